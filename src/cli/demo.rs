@@ -1,0 +1,79 @@
+//! `bm2ironic demo`: a rehearsal sandbox on embedded SQLite (no servers needed). For now it builds the
+//! nova_bm part of the sandbox and shows its inventory; the wizard opens on it once it exists.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::{inventory, Failure, GlobalArgs};
+use crate::core::db::{Access, Db};
+use crate::core::dburl::DbUrl;
+use crate::core::fixture::{self, Fixture};
+use crate::core::source::NovaBmSource;
+
+const MARKER: &str = ".bm2ironic-demo";
+const NOVA_BM_FILE: &str = "nova_bm.sqlite";
+
+#[derive(Args, Debug, Default)]
+pub struct DemoArgs {
+    /// Where to build the sandbox (default: a new directory under the system temp dir)
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Only build the sandbox and print its connection settings
+    #[arg(long)]
+    pub no_tui: bool,
+}
+
+pub async fn run(_global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
+    let dir = match args.dir {
+        Some(d) => d,
+        None => std::env::temp_dir().join(format!("bm2ironic-demo-{}", std::process::id())),
+    };
+    prepare_dir(&dir)?;
+    let dir = dir.canonicalize().map_err(|e| Failure::runtime(format!("cannot resolve {}: {e}", dir.display())))?;
+    let db_path = dir.join(NOVA_BM_FILE);
+    let url_text = format!("sqlite:///{}", db_path.display());
+    let url = DbUrl::parse(&url_text).map_err(|e| Failure::runtime(e.to_string()))?;
+    let db = Db::connect(&url, Access::ReadWrite).await.map_err(|e| Failure::runtime(e.to_string()))?;
+    fixture::build(&db, &Fixture::demo()).await.map_err(|e| Failure::runtime(format!("cannot build the demo nova_bm: {e}")))?;
+    db.close().await;
+    tracing::info!(dir = %dir.display(), "demo sandbox built");
+
+    println!("Demo sandbox in {}", dir.display());
+    println!("  export BM2IRONIC_NOVA_BM_DB='{url_text}'");
+    if args.no_tui {
+        return Ok(());
+    }
+    let source = NovaBmSource::open(&url).await?;
+    let inv = source.read_inventory(|_| {}).await?;
+    source.close().await;
+    println!();
+    print!("{}", inventory::render_table(&inv, &inv.summary()));
+    println!();
+    println!("(The interactive wizard is not built yet: this is the nova_bm inventory it will migrate.)");
+    Ok(())
+}
+
+/// Creates `dir`, or empties it when it is an earlier demo sandbox. Never touches other directories.
+fn prepare_dir(dir: &Path) -> Result<(), Failure> {
+    if dir.exists() {
+        let is_sandbox = dir.join(MARKER).exists();
+        let empty = std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false);
+        if !is_sandbox && !empty {
+            return Err(Failure::runtime(format!(
+                "{} is not empty and is not a bm2ironic demo sandbox: choose another --dir",
+                dir.display()
+            )));
+        }
+        for f in [NOVA_BM_FILE, "nova_bm.sqlite-wal", "nova_bm.sqlite-shm", "nova_bm.sqlite-journal"] {
+            let p = dir.join(f);
+            if p.exists() {
+                std::fs::remove_file(&p).map_err(|e| Failure::runtime(format!("cannot remove {}: {e}", p.display())))?;
+            }
+        }
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Failure::runtime(format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::write(dir.join(MARKER), "bm2ironic demo sandbox: safe to delete\n")
+        .map_err(|e| Failure::runtime(format!("cannot write in {}: {e}", dir.display())))?;
+    Ok(())
+}

@@ -1,0 +1,211 @@
+//! The scriptable face: argument parsing, exit codes (INTERFACE.md), and one module per command.
+
+mod demo;
+mod inventory;
+pub mod table;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::audit;
+use crate::core::conf::{ConnectionFlags, ConnectionSettings, SettingsError};
+use crate::core::dburl::redact_url;
+use crate::core::source::SourceError;
+
+/// Exit codes of the command-line contract.
+pub mod exit {
+    pub const OK: u8 = 0;
+    pub const RUNTIME: u8 = 1;
+    pub const USAGE: u8 = 2;
+    pub const CONFLICTS: u8 = 3;
+    pub const DIFFERENCES: u8 = 4;
+}
+
+/// A command's failure: the exit code and one line for the operator (already redacted).
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn runtime(message: impl Into<String>) -> Failure {
+        Failure { code: exit::RUNTIME, message: message.into() }
+    }
+    pub fn usage(message: impl Into<String>) -> Failure {
+        Failure { code: exit::USAGE, message: message.into() }
+    }
+}
+
+impl From<SettingsError> for Failure {
+    fn from(e: SettingsError) -> Failure {
+        let code = if e.is_usage() { exit::USAGE } else { exit::RUNTIME };
+        Failure { code, message: e.to_string() }
+    }
+}
+
+impl From<SourceError> for Failure {
+    fn from(e: SourceError) -> Failure {
+        Failure::runtime(e.to_string())
+    }
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "bm2ironic",
+    version,
+    about = "Move a nova baremetal (nova_bm) inventory to Ironic in one maintenance window, without losing a running instance",
+    after_help = "Connections: flag > environment (BM2IRONIC_NOVA_BM_DB, BM2IRONIC_IRONIC_DB, BM2IRONIC_NOVA_DB, BM2IRONIC_IRONIC_URL) > --nova-conf/--ironic-conf.\nPasswords on the command line are visible in `ps`: prefer the environment or a config file.\nExit codes: 0 ok, 1 runtime error, 2 usage error, 3 blocking conflicts, 4 verification differences."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct GlobalArgs {
+    /// nova_bm database URL (SQLAlchemy or sqlx form)
+    #[arg(long, global = true, value_name = "URL")]
+    pub nova_bm_db: Option<String>,
+    /// Ironic database URL
+    #[arg(long, global = true, value_name = "URL")]
+    pub ironic_db: Option<String>,
+    /// Nova database URL (optional: instances, flavors, services)
+    #[arg(long, global = true, value_name = "URL")]
+    pub nova_db: Option<String>,
+    /// Ironic API endpoint (optional)
+    #[arg(long, global = true, value_name = "URL")]
+    pub ironic_url: Option<String>,
+    /// nova.conf of a baremetal nova-compute host ([baremetal] sql_connection, power manager, ...)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub nova_conf: Option<PathBuf>,
+    /// ironic.conf ([database] connection)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub ironic_conf: Option<PathBuf>,
+    /// Directory of the audit log (default: ~/.local/state/bm2ironic; env BM2IRONIC_LOG_DIR)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
+    /// Mirror the audit log to stderr (-v, -vv, -vvv; CLI commands only)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+impl GlobalArgs {
+    fn connection_flags(&self) -> ConnectionFlags {
+        ConnectionFlags {
+            nova_bm_db: self.nova_bm_db.clone(),
+            ironic_db: self.ironic_db.clone(),
+            nova_db: self.nova_db.clone(),
+            ironic_url: self.ironic_url.clone(),
+            nova_conf: self.nova_conf.clone(),
+            ironic_conf: self.ironic_conf.clone(),
+        }
+    }
+
+    /// Resolves every connection (flag > environment > config file) and prints the `ps` warnings.
+    pub fn settings(&self) -> Result<ConnectionSettings, Failure> {
+        let s = ConnectionSettings::resolve(&self.connection_flags(), &|k| std::env::var(k).ok())?;
+        for w in s.warnings() {
+            eprintln!("{w}");
+            tracing::warn!("{w}");
+        }
+        Ok(s)
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// The interactive wizard (full-screen terminal UI); also what runs without a command
+    Wizard,
+    /// Build a rehearsal sandbox on embedded SQLite and open it
+    Demo(demo::DemoArgs),
+    /// Read-only browse of the nova_bm inventory (a table, or --json)
+    Inventory(inventory::InventoryArgs),
+}
+
+/// Entry point: parse, start the audit log, run, map the outcome to an exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // clap may echo a misplaced argument: redact URLs before printing
+            let code = e.exit_code();
+            let text = e.render().to_string();
+            let text: String = text.split_inclusive('\n').map(|l| redact_words(l)).collect();
+            if code == 0 {
+                print!("{text}");
+            } else {
+                eprint!("{text}");
+            }
+            return ExitCode::from(code as u8);
+        }
+    };
+    let runs_tui = matches!(cli.command, None | Some(Command::Wizard));
+    let log_dir = cli.global.log_dir.clone().or_else(|| std::env::var_os(audit::ENV_LOG_DIR).map(PathBuf::from));
+    let log = audit::init(log_dir.as_deref(), !runs_tui && cli.global.verbose > 0, cli.global.verbose);
+    if let Some(w) = &log.warning {
+        eprintln!("{w}");
+    }
+    let argv: Vec<String> = std::env::args().map(|a| redact_words(&a)).collect();
+    tracing::info!(argv = ?argv, version = env!("CARGO_PKG_VERSION"), "command started");
+
+    let outcome = run(cli);
+    let code = match outcome {
+        Ok(()) => exit::OK,
+        Err(f) => {
+            tracing::error!(code = f.code, message = %f.message, "command failed");
+            eprintln!("bm2ironic: {}", f.message);
+            f.code
+        }
+    };
+    tracing::info!(code, "command finished");
+    drop(log);
+    ExitCode::from(code)
+}
+
+fn redact_words(text: &str) -> String {
+    text.split_inclusive(char::is_whitespace).map(redact_url).collect()
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::runtime(format!("cannot start the async runtime: {e}")))?;
+    match cli.command {
+        None | Some(Command::Wizard) => wizard(&cli.global),
+        Some(Command::Demo(args)) => rt.block_on(demo::run(&cli.global, args)),
+        Some(Command::Inventory(args)) => rt.block_on(inventory::run(&cli.global, args)),
+    }
+}
+
+fn wizard(global: &GlobalArgs) -> Result<(), Failure> {
+    if !crate::tui::have_terminal() {
+        return Err(Failure::usage(
+            "the wizard needs an interactive terminal (stdin and stdout): run it in one, or use the scriptable commands (inventory --json, ...)",
+        ));
+    }
+    let _ = global.settings()?;
+    Err(Failure::runtime("the interactive wizard is not built yet; use `bm2ironic inventory` to browse nova_bm"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_words_hides_passwords_in_argv() {
+        assert_eq!(redact_words("--nova-bm-db=mysql://u:pw@h/db"), "--nova-bm-db=mysql://u:***@h/db");
+        assert_eq!(redact_words("error: 'mysql://u:pw@h/db' unexpected"), "error: 'mysql://u:***@h/db' unexpected");
+    }
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,215 @@
+//! The nova_bm inventory as typed rows: `BmNode`, `BmInterface`, and `Inventory` (nodes with their
+//! interfaces, plus interfaces whose node does not exist). Passwords are `Secret`s.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDateTime;
+use serde::Serialize;
+
+use super::secret::Secret;
+
+/// One `bm_nodes` row.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BmNode {
+    pub id: i64,
+    pub uuid: Option<String>,
+    pub service_host: Option<String>,
+    pub task_state: Option<String>,
+    pub instance_uuid: Option<String>,
+    pub instance_name: Option<String>,
+    pub cpus: Option<i64>,
+    pub memory_mb: Option<i64>,
+    pub local_gb: Option<i64>,
+    pub pm_address: Option<String>,
+    pub pm_user: Option<String>,
+    /// Never shown: serialises as "***" (or null when there is none).
+    pub pm_password: Option<Secret>,
+    pub terminal_port: Option<i64>,
+    pub image_path: Option<String>,
+    pub pxe_config_path: Option<String>,
+    pub deploy_key: Option<String>,
+    pub root_mb: Option<i64>,
+    pub swap_mb: Option<i64>,
+    pub ephemeral_mb: Option<i64>,
+    pub preserve_ephemeral: Option<bool>,
+    pub created_at: Option<NaiveDateTime>,
+    pub updated_at: Option<NaiveDateTime>,
+    pub deleted_at: Option<NaiveDateTime>,
+    /// The `deleted` column as stored: NULL (rows inserted by hand) means live.
+    pub deleted_raw: Option<i64>,
+    /// Soft-deleted (`deleted` set and not 0).
+    pub deleted: bool,
+}
+
+/// One `bm_interfaces` row.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BmInterface {
+    pub id: i64,
+    pub bm_node_id: Option<i64>,
+    /// As the operator typed it.
+    pub address: Option<String>,
+    /// `aa:bb:cc:dd:ee:ff`, or None when the address is not a MAC.
+    pub address_normalized: Option<String>,
+    pub datapath_id: Option<String>,
+    pub port_no: Option<i64>,
+    pub vif_uuid: Option<String>,
+    pub created_at: Option<NaiveDateTime>,
+    pub updated_at: Option<NaiveDateTime>,
+    pub deleted_at: Option<NaiveDateTime>,
+    pub deleted_raw: Option<i64>,
+    pub deleted: bool,
+}
+
+impl BmInterface {
+    pub fn normalize(mut self) -> Self {
+        self.address_normalized = self.address.as_deref().and_then(normalize_mac);
+        self
+    }
+}
+
+/// A node and its interfaces.
+#[derive(Debug, Clone, Serialize)]
+pub struct InventoryNode {
+    #[serde(flatten)]
+    pub node: BmNode,
+    pub interfaces: Vec<BmInterface>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct InventorySummary {
+    pub nodes: usize,
+    pub live: usize,
+    pub soft_deleted: usize,
+    /// live nodes by `task_state` ("none" for NULL)
+    pub by_state: BTreeMap<String, usize>,
+    pub with_instance: usize,
+    pub interfaces: usize,
+    pub orphan_interfaces: usize,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Inventory {
+    pub nodes: Vec<InventoryNode>,
+    /// Interfaces whose `bm_node_id` matches no `bm_nodes` row at all.
+    pub orphan_interfaces: Vec<BmInterface>,
+}
+
+impl Inventory {
+    /// Joins nodes and interfaces. Both must be sorted: nodes by id, interfaces by (bm_node_id, id).
+    pub fn join(nodes: Vec<BmNode>, interfaces: Vec<BmInterface>) -> Inventory {
+        let mut by_node: BTreeMap<i64, Vec<BmInterface>> = BTreeMap::new();
+        let mut orphans = Vec::new();
+        let ids: std::collections::HashSet<i64> = nodes.iter().map(|n| n.id).collect();
+        for i in interfaces {
+            match i.bm_node_id {
+                Some(nid) if ids.contains(&nid) => by_node.entry(nid).or_default().push(i),
+                _ => orphans.push(i),
+            }
+        }
+        let nodes = nodes
+            .into_iter()
+            .map(|node| {
+                let interfaces = by_node.remove(&node.id).unwrap_or_default();
+                InventoryNode { node, interfaces }
+            })
+            .collect();
+        Inventory { nodes, orphan_interfaces: orphans }
+    }
+
+    pub fn summary(&self) -> InventorySummary {
+        let mut s = InventorySummary { nodes: self.nodes.len(), orphan_interfaces: self.orphan_interfaces.len(), ..Default::default() };
+        for n in &self.nodes {
+            s.interfaces += n.interfaces.len();
+            if n.node.deleted {
+                s.soft_deleted += 1;
+                continue;
+            }
+            s.live += 1;
+            *s.by_state.entry(n.node.task_state.clone().unwrap_or_else(|| "none".into())).or_default() += 1;
+            if n.node.instance_uuid.is_some() {
+                s.with_instance += 1;
+            }
+        }
+        s.interfaces += self.orphan_interfaces.len();
+        s
+    }
+}
+
+/// Normalises a MAC as operators type them (`AA:BB:CC:DD:EE:FF`, `aa-bb-cc-dd-ee-ff`,
+/// `aabb.ccdd.eeff`, `aabbccddeeff`, single-digit octets `a:b:c:d:e:f`) to `aa:bb:cc:dd:ee:ff`.
+/// None when it is not a 6-octet MAC.
+pub fn normalize_mac(input: &str) -> Option<String> {
+    let s = input.trim();
+    if s.is_empty() {
+        return None;
+    }
+    let octets: Vec<String> = if s.contains([':', '-']) {
+        let parts: Vec<&str> = s.split([':', '-']).collect();
+        if parts.len() != 6 || parts.iter().any(|p| p.is_empty() || p.len() > 2) {
+            return None;
+        }
+        parts.iter().map(|p| format!("{:0>2}", p.to_ascii_lowercase())).collect()
+    } else {
+        let hex: String = if s.contains('.') {
+            let parts: Vec<&str> = s.split('.').collect();
+            if parts.len() != 3 || parts.iter().any(|p| p.len() != 4) {
+                return None;
+            }
+            parts.concat()
+        } else {
+            s.to_string()
+        };
+        if hex.len() != 12 {
+            return None;
+        }
+        (0..6).map(|i| hex[i * 2..i * 2 + 2].to_ascii_lowercase()).collect()
+    };
+    if octets.iter().all(|o| o.chars().all(|c| c.is_ascii_hexdigit())) {
+        Some(octets.join(":"))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mac_forms() {
+        for (i, o) in [
+            ("52:54:00:AB:cd:01", Some("52:54:00:ab:cd:01")),
+            ("52-54-00-AB-CD-01", Some("52:54:00:ab:cd:01")),
+            ("5254.00ab.cd01", Some("52:54:00:ab:cd:01")),
+            ("525400ABCD01", Some("52:54:00:ab:cd:01")),
+            ("2:54:0:ab:cd:1", Some("02:54:00:ab:cd:01")),
+            (" 52:54:00:ab:cd:01 ", Some("52:54:00:ab:cd:01")),
+            ("52:54:00:ab:cd", None),
+            ("52:54:00:ab:cd:zz", None),
+            ("52:54:00:ab:cd:01:02", None),
+            ("not-a-mac", None),
+            ("", None),
+            ("52::54:00:ab:cd", None),
+        ] {
+            assert_eq!(normalize_mac(i).as_deref(), o, "{i}");
+        }
+    }
+
+    #[test]
+    fn join_puts_orphans_apart_and_counts() {
+        let n = |id, deleted, state: Option<&str>| BmNode { id, deleted, task_state: state.map(Into::into), ..Default::default() };
+        let i = |id, node| BmInterface { id, bm_node_id: node, ..Default::default() };
+        let inv = Inventory::join(
+            vec![n(1, false, Some("active")), n(2, true, Some("deleted")), n(3, false, None)],
+            vec![i(1, Some(1)), i(2, Some(2)), i(3, Some(99)), i(4, None)],
+        );
+        assert_eq!(inv.nodes[0].interfaces.len(), 1);
+        assert_eq!(inv.nodes[1].interfaces.len(), 1, "interfaces of a soft-deleted node stay with it");
+        assert_eq!(inv.orphan_interfaces.iter().map(|i| i.id).collect::<Vec<_>>(), vec![3, 4]);
+        let s = inv.summary();
+        assert_eq!((s.nodes, s.live, s.soft_deleted, s.interfaces, s.orphan_interfaces), (3, 2, 1, 4, 2));
+        assert_eq!(s.by_state.get("active"), Some(&1));
+        assert_eq!(s.by_state.get("none"), Some(&1));
+        assert_eq!(s.by_state.get("deleted"), None, "soft-deleted nodes are not counted by state");
+    }
+}

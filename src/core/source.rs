@@ -1,0 +1,372 @@
+//! The nova_bm source: opens the database read-only, checks that it is nova_bm at schema version
+//! 10, and streams `bm_nodes` / `bm_interfaces` into typed rows (one pass, no second copy).
+
+use futures::stream::{BoxStream, StreamExt, TryStreamExt};
+use sqlx::Row;
+
+use super::db::{Access, Db, DbError, Pool};
+use super::dburl::{Backend, DbUrl};
+use super::model::{BmInterface, BmNode, Inventory};
+use super::secret::Secret;
+
+pub const NOVA_BM_REPOSITORY: &str = "nova_bm";
+/// nova_bm's last schema version (Icehouse and Juno).
+pub const NOVA_BM_VERSION: i64 = 10;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("{what} is not a nova_bm database: it has no {missing} table (point --nova-bm-db at the database of nova.conf [baremetal] sql_connection)")]
+    NotNovaBm { what: String, missing: String },
+    #[error("{what} is not a nova_bm database: its migrate_version holds {found} (point --nova-bm-db at the database of nova.conf [baremetal] sql_connection)")]
+    WrongRepository { what: String, found: String },
+    #[error("{what}: the nova_bm schema is at version {found}, bm2ironic reads version 10 (Icehouse/Juno): upgrade it first with `nova-baremetal-manage db sync` from Icehouse or Juno nova")]
+    OldVersion { what: String, found: i64 },
+    #[error("{what}: the nova_bm schema is at version {found}, newer than the last nova_bm release (10): this is not a schema bm2ironic knows")]
+    UnknownVersion { what: String, found: i64 },
+    #[error("{what}: {table} row id {id}: column {column}: {reason} (fix or remove the row, then run again)")]
+    BadRow { what: String, table: &'static str, id: String, column: String, reason: String },
+}
+
+/// An open, checked nova_bm database.
+pub struct NovaBmSource {
+    pub db: Db,
+    pub schema_version: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Int,
+    Bool,
+    Text,
+    Time,
+}
+use Kind::*;
+
+const NODE_COLUMNS: &[(&str, Kind)] = &[
+    ("id", Int),
+    ("uuid", Text),
+    ("service_host", Text),
+    ("task_state", Text),
+    ("instance_uuid", Text),
+    ("instance_name", Text),
+    ("cpus", Int),
+    ("memory_mb", Int),
+    ("local_gb", Int),
+    ("pm_address", Text),
+    ("pm_user", Text),
+    ("pm_password", Text),
+    ("terminal_port", Int),
+    ("image_path", Text),
+    ("pxe_config_path", Text),
+    ("deploy_key", Text),
+    ("root_mb", Int),
+    ("swap_mb", Int),
+    ("ephemeral_mb", Int),
+    ("preserve_ephemeral", Bool),
+    ("created_at", Time),
+    ("updated_at", Time),
+    ("deleted_at", Time),
+    ("deleted", Bool),
+];
+
+const INTERFACE_COLUMNS: &[(&str, Kind)] = &[
+    ("id", Int),
+    ("bm_node_id", Int),
+    ("address", Text),
+    ("datapath_id", Text),
+    ("port_no", Int),
+    ("vif_uuid", Text),
+    ("created_at", Time),
+    ("updated_at", Time),
+    ("deleted_at", Time),
+    ("deleted", Bool),
+];
+
+/// SELECT with casts that give every backend the same Rust types (i64, String, NaiveDateTime):
+/// booleans and integers arrive as BIGINT whatever the column type a site ended up with.
+fn select_sql(backend: Backend, table: &str, cols: &[(&str, Kind)], order: &str) -> String {
+    let exprs: Vec<String> = cols
+        .iter()
+        .map(|(c, k)| match (backend, k) {
+            (Backend::MySql, Int | Bool) => format!("CAST({c} AS SIGNED) AS {c}"),
+            (Backend::Postgres, Int) => format!("{c}::bigint AS {c}"),
+            (Backend::Postgres, Bool) => format!("{c}::int::bigint AS {c}"),
+            (Backend::Postgres, Text) => format!("{c}::text AS {c}"),
+            (Backend::Postgres, Time) => format!("{c}::timestamp AS {c}"),
+            _ => c.to_string(),
+        })
+        .collect();
+    format!("SELECT {} FROM {table} ORDER BY {order}", exprs.join(", "))
+}
+
+/// Typed column access shared by the three backends' row types.
+trait RowRead {
+    fn int(&self, col: &str) -> Result<Option<i64>, String>;
+    fn text(&self, col: &str) -> Result<Option<String>, String>;
+    fn time(&self, col: &str) -> Result<Option<chrono::NaiveDateTime>, String>;
+}
+
+macro_rules! impl_row_read {
+    ($row:ty) => {
+        impl RowRead for $row {
+            fn int(&self, col: &str) -> Result<Option<i64>, String> {
+                self.try_get::<Option<i64>, _>(col).map_err(|e| decode_reason(e, "an integer"))
+            }
+            fn text(&self, col: &str) -> Result<Option<String>, String> {
+                self.try_get::<Option<String>, _>(col).map_err(|e| decode_reason(e, "text"))
+            }
+            fn time(&self, col: &str) -> Result<Option<chrono::NaiveDateTime>, String> {
+                self.try_get::<Option<chrono::NaiveDateTime>, _>(col).map_err(|e| decode_reason(e, "a date and time"))
+            }
+        }
+    };
+}
+impl_row_read!(sqlx::mysql::MySqlRow);
+impl_row_read!(sqlx::postgres::PgRow);
+impl_row_read!(sqlx::sqlite::SqliteRow);
+
+fn decode_reason(e: sqlx::Error, expected: &str) -> String {
+    match e {
+        sqlx::Error::ColumnDecode { source, .. } => format!("expected {expected}: {source}"),
+        other => format!("expected {expected}: {other}"),
+    }
+}
+
+/// Decodes a row, naming the first bad column.
+struct RowDecoder<'a, R: RowRead> {
+    row: &'a R,
+    table: &'static str,
+    what: &'a str,
+}
+
+impl<R: RowRead> RowDecoder<'_, R> {
+    fn bad(&self, column: &str, reason: String) -> SourceError {
+        let id = self.row.int("id").ok().flatten().map(|i| i.to_string()).unwrap_or_else(|| "?".into());
+        SourceError::BadRow { what: self.what.to_string(), table: self.table, id, column: column.into(), reason }
+    }
+    fn int(&self, c: &str) -> Result<Option<i64>, SourceError> {
+        self.row.int(c).map_err(|r| self.bad(c, r))
+    }
+    fn text(&self, c: &str) -> Result<Option<String>, SourceError> {
+        self.row.text(c).map_err(|r| self.bad(c, r))
+    }
+    fn time(&self, c: &str) -> Result<Option<chrono::NaiveDateTime>, SourceError> {
+        self.row.time(c).map_err(|r| self.bad(c, r))
+    }
+    fn id(&self) -> Result<i64, SourceError> {
+        self.int("id")?.ok_or_else(|| self.bad("id", "is NULL".into()))
+    }
+}
+
+fn node_from_row<R: RowRead>(row: &R, what: &str) -> Result<BmNode, SourceError> {
+    let d = RowDecoder { row, table: "bm_nodes", what };
+    let deleted_raw = d.int("deleted")?;
+    Ok(BmNode {
+        id: d.id()?,
+        uuid: d.text("uuid")?,
+        service_host: d.text("service_host")?,
+        task_state: d.text("task_state")?,
+        instance_uuid: d.text("instance_uuid")?.filter(|s| !s.is_empty()),
+        instance_name: d.text("instance_name")?,
+        cpus: d.int("cpus")?,
+        memory_mb: d.int("memory_mb")?,
+        local_gb: d.int("local_gb")?,
+        pm_address: d.text("pm_address")?,
+        pm_user: d.text("pm_user")?,
+        pm_password: d.text("pm_password")?.map(Secret::new),
+        terminal_port: d.int("terminal_port")?,
+        image_path: d.text("image_path")?,
+        pxe_config_path: d.text("pxe_config_path")?,
+        deploy_key: d.text("deploy_key")?,
+        root_mb: d.int("root_mb")?,
+        swap_mb: d.int("swap_mb")?,
+        ephemeral_mb: d.int("ephemeral_mb")?,
+        preserve_ephemeral: d.int("preserve_ephemeral")?.map(|v| v != 0),
+        created_at: d.time("created_at")?,
+        updated_at: d.time("updated_at")?,
+        deleted_at: d.time("deleted_at")?,
+        deleted: deleted_raw.is_some_and(|v| v != 0),
+        deleted_raw,
+    })
+}
+
+fn interface_from_row<R: RowRead>(row: &R, what: &str) -> Result<BmInterface, SourceError> {
+    let d = RowDecoder { row, table: "bm_interfaces", what };
+    let deleted_raw = d.int("deleted")?;
+    Ok(BmInterface {
+        id: d.id()?,
+        bm_node_id: d.int("bm_node_id")?,
+        address: d.text("address")?,
+        address_normalized: None,
+        datapath_id: d.text("datapath_id")?,
+        port_no: d.int("port_no")?,
+        vif_uuid: d.text("vif_uuid")?.filter(|s| !s.is_empty()),
+        created_at: d.time("created_at")?,
+        updated_at: d.time("updated_at")?,
+        deleted_at: d.time("deleted_at")?,
+        deleted: deleted_raw.is_some_and(|v| v != 0),
+        deleted_raw,
+    }
+    .normalize())
+}
+
+/// Progress while reading a large inventory.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadProgress {
+    pub nodes: usize,
+    pub interfaces: usize,
+}
+
+const PROGRESS_EVERY: usize = 1000;
+
+impl NovaBmSource {
+    /// Connects read-only and checks the schema.
+    pub async fn open(url: &DbUrl) -> Result<NovaBmSource, SourceError> {
+        let db = Db::connect(url, Access::ReadOnly).await?;
+        match NovaBmSource::check(db.clone()).await {
+            Ok(s) => Ok(s),
+            Err(e) => {
+                db.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Checks that `db` is nova_bm at version 10.
+    pub async fn check(db: Db) -> Result<NovaBmSource, SourceError> {
+        let what = db.url.describe() + &db.url.database.as_ref().map(|d| format!(", database {d}")).unwrap_or_default();
+        let tables = db.table_names().await?;
+        for t in ["migrate_version", "bm_nodes", "bm_interfaces"] {
+            if !tables.iter().any(|x| x.eq_ignore_ascii_case(t)) {
+                return Err(SourceError::NotNovaBm { what, missing: t.into() });
+            }
+        }
+        let sql = match db.backend() {
+            Backend::MySql => "SELECT CAST(repository_id AS CHAR), CAST(version AS SIGNED) FROM migrate_version",
+            Backend::Postgres => "SELECT repository_id::text, version::bigint FROM migrate_version",
+            Backend::Sqlite => "SELECT repository_id, version FROM migrate_version",
+        };
+        let rows: Vec<(String, Option<i64>)> = match &db.pool {
+            Pool::MySql(p) => sqlx::query_as(sql).fetch_all(p).await,
+            Pool::Postgres(p) => sqlx::query_as(sql).fetch_all(p).await,
+            Pool::Sqlite(p) => sqlx::query_as(sql).fetch_all(p).await,
+        }
+        .map_err(|e| db.error(e))?;
+        let Some((_, version)) = rows.iter().find(|(r, _)| r == NOVA_BM_REPOSITORY) else {
+            let found = if rows.is_empty() {
+                "no rows".to_string()
+            } else {
+                rows.iter().map(|(r, v)| format!("'{r}' version {}", v.unwrap_or(-1))).collect::<Vec<_>>().join(", ")
+            };
+            return Err(SourceError::WrongRepository { what, found });
+        };
+        let version = version.unwrap_or(0);
+        if version < NOVA_BM_VERSION {
+            return Err(SourceError::OldVersion { what, found: version });
+        }
+        if version > NOVA_BM_VERSION {
+            return Err(SourceError::UnknownVersion { what, found: version });
+        }
+        tracing::info!(url = %db.url.redacted(), version, "nova_bm schema checked");
+        Ok(NovaBmSource { db, schema_version: version })
+    }
+
+    fn what(&self) -> String {
+        self.db.url.describe()
+    }
+
+    /// Streams `bm_nodes` (all rows, soft-deleted ones marked), ordered by id.
+    pub fn nodes(&self) -> BoxStream<'_, Result<BmNode, SourceError>> {
+        let sql = sqlx::AssertSqlSafe(select_sql(self.db.backend(), "bm_nodes", NODE_COLUMNS, "id"));
+        let what = self.what();
+        let db = &self.db;
+        macro_rules! run {
+            ($p:expr) => {
+                sqlx::query(sql)
+                    .fetch($p)
+                    .map_err(move |e| SourceError::from(db.error(e)))
+                    .and_then(move |row| futures::future::ready(node_from_row(&row, &what)))
+                    .boxed()
+            };
+        }
+        match &self.db.pool {
+            Pool::MySql(p) => run!(p),
+            Pool::Postgres(p) => run!(p),
+            Pool::Sqlite(p) => run!(p),
+        }
+    }
+
+    /// Streams `bm_interfaces`, ordered by node then id, MACs normalised beside the stored form.
+    pub fn interfaces(&self) -> BoxStream<'_, Result<BmInterface, SourceError>> {
+        let sql = sqlx::AssertSqlSafe(select_sql(self.db.backend(), "bm_interfaces", INTERFACE_COLUMNS, "bm_node_id, id"));
+        let what = self.what();
+        let db = &self.db;
+        macro_rules! run {
+            ($p:expr) => {
+                sqlx::query(sql)
+                    .fetch($p)
+                    .map_err(move |e| SourceError::from(db.error(e)))
+                    .and_then(move |row| futures::future::ready(interface_from_row(&row, &what)))
+                    .boxed()
+            };
+        }
+        match &self.db.pool {
+            Pool::MySql(p) => run!(p),
+            Pool::Postgres(p) => run!(p),
+            Pool::Sqlite(p) => run!(p),
+        }
+    }
+
+    /// Reads the whole inventory, reporting progress every 1000 rows.
+    pub async fn read_inventory(&self, mut progress: impl FnMut(ReadProgress)) -> Result<Inventory, SourceError> {
+        let mut p = ReadProgress::default();
+        let mut nodes = Vec::new();
+        let mut stream = self.nodes();
+        while let Some(n) = stream.next().await {
+            nodes.push(n?);
+            p.nodes += 1;
+            if p.nodes % PROGRESS_EVERY == 0 {
+                tracing::debug!(rows = p.nodes, "read bm_nodes batch");
+                progress(p);
+            }
+        }
+        drop(stream);
+        let mut interfaces = Vec::new();
+        let mut stream = self.interfaces();
+        while let Some(i) = stream.next().await {
+            interfaces.push(i?);
+            p.interfaces += 1;
+            if p.interfaces % PROGRESS_EVERY == 0 {
+                tracing::debug!(rows = p.interfaces, "read bm_interfaces batch");
+                progress(p);
+            }
+        }
+        drop(stream);
+        progress(p);
+        tracing::info!(nodes = p.nodes, interfaces = p.interfaces, "read nova_bm inventory");
+        Ok(Inventory::join(nodes, interfaces))
+    }
+
+    pub async fn close(&self) {
+        self.db.close().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn select_casts_per_backend() {
+        let my = select_sql(Backend::MySql, "bm_nodes", NODE_COLUMNS, "id");
+        assert!(my.contains("CAST(deleted AS SIGNED) AS deleted"));
+        assert!(my.contains("CAST(cpus AS SIGNED) AS cpus"));
+        let pg = select_sql(Backend::Postgres, "bm_nodes", NODE_COLUMNS, "id");
+        assert!(pg.contains("deleted::int::bigint AS deleted"));
+        assert!(pg.contains("created_at::timestamp AS created_at"));
+        let lite = select_sql(Backend::Sqlite, "bm_nodes", NODE_COLUMNS, "id");
+        assert!(lite.starts_with("SELECT id, uuid,"));
+    }
+}

@@ -1,0 +1,8 @@
+//! bm2ironic: move a nova baremetal (nova_bm) inventory to Ironic without losing a running instance.
+//!
+//! `core` is the engine (no terminal code); `cli` and `tui` are its faces; `audit` is the log.
+
+pub mod audit;
+pub mod cli;
+pub mod core;
+pub mod tui;
