@@ -27,7 +27,7 @@ pub fn init(dir: Option<&Path>, to_stderr: bool, verbosity: u8) -> AuditLog {
     let dir = dir.map(Path::to_path_buf).or_else(default_dir);
     let mut warning = None;
     let file = match &dir {
-        Some(d) => match std::fs::create_dir_all(d).and_then(|_| check_writable(d)) {
+        Some(d) => match create_private_dir(d).and_then(|_| check_writable(d)) {
             Ok(()) => {
                 let appender = tracing_appender::rolling::daily(d, LOG_FILE_PREFIX);
                 Some(tracing_appender::non_blocking(appender))
@@ -61,6 +61,21 @@ pub fn init(dir: Option<&Path>, to_stderr: bool, verbosity: u8) -> AuditLog {
     // try_init: tests may call this more than once in a process
     let _ = tracing_subscriber::registry().with(file_layer).with(stderr_layer).try_init();
     AuditLog { _guard: guard, dir, warning }
+}
+
+/// Creates the log directory readable by its owner only (the log names hosts, users and BMC
+/// addresses, never passwords). An existing directory keeps the mode the operator gave it.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
 }
 
 fn check_writable(dir: &Path) -> std::io::Result<()> {

@@ -151,7 +151,8 @@ pub fn main() -> ExitCode {
         eprintln!("{w}");
     }
     let argv: Vec<String> = std::env::args().map(|a| redact_words(&a)).collect();
-    tracing::info!(argv = ?argv, version = env!("CARGO_PKG_VERSION"), "command started");
+    let user = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| "?".into());
+    tracing::info!(argv = ?argv, user = %user, pid = std::process::id(), version = env!("CARGO_PKG_VERSION"), "command started");
 
     let outcome = run(cli);
     let code = match outcome {

@@ -94,9 +94,8 @@ impl Db {
                             Ok(())
                         })
                     })
-                    .connect_with(o)
-                    .await
-                    .map_err(classify)?;
+                    .connect_lazy_with(o.clone());
+                probe::<sqlx::MySqlConnection>(&o, url).await?;
                 Pool::MySql(p)
             }
             Backend::Postgres => {
@@ -129,9 +128,8 @@ impl Db {
                             Ok(())
                         })
                     })
-                    .connect_with(o)
-                    .await
-                    .map_err(classify)?;
+                    .connect_lazy_with(o.clone());
+                probe::<sqlx::PgConnection>(&o, url).await?;
                 Pool::Postgres(p)
             }
             Backend::Sqlite => {
@@ -148,9 +146,8 @@ impl Db {
                 let p = SqlitePoolOptions::new()
                     .max_connections(if read_only { max_connections } else { 1 })
                     .acquire_timeout(CONNECT_TIMEOUT)
-                    .connect_with(o)
-                    .await
-                    .map_err(classify)?;
+                    .connect_lazy_with(o.clone());
+                probe::<sqlx::SqliteConnection>(&o, url).await?;
                 Pool::Sqlite(p)
             }
         };
@@ -216,6 +213,22 @@ impl Db {
             Pool::MySql(p) => p.close().await,
             Pool::Postgres(p) => p.close().await,
             Pool::Sqlite(p) => p.close().await,
+        }
+    }
+}
+
+/// Opens one connection directly: a pool retries until its timeout and then reports only "timed
+/// out", hiding "connection refused" or "access denied" that the operator needs to see at once.
+async fn probe<C: sqlx::Connection>(options: &<C as sqlx::Connection>::Options, url: &DbUrl) -> Result<(), DbError> {
+    match tokio::time::timeout(CONNECT_TIMEOUT, C::connect_with(options)).await {
+        Err(_) => Err(DbError::Unreachable {
+            what: url.describe(),
+            reason: format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()),
+        }),
+        Ok(Err(e)) => Err(classify(url, e)),
+        Ok(Ok(c)) => {
+            let _ = c.close().await;
+            Ok(())
         }
     }
 }

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run): starts throw-away MariaDB and PostgreSQL servers
+# (installing them with apt on a new machine), runs every test against SQLite, MariaDB and
+# PostgreSQL with the servers' URLs in the environment, then stops the servers.
+# Extra arguments go to `cargo test` (e.g. scripts/test.sh --test inventory).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first" >&2; exit 1; }
+
+echo "== starting test services (MariaDB, PostgreSQL) =="
+scripts/test-services.sh clean >/dev/null 2>&1 || true
+trap 'scripts/test-services.sh stop || true' EXIT
+eval "$(scripts/test-services.sh start)"
+echo "   MariaDB    ${BM2IRONIC_TEST_MYSQL_ADMIN//:adminpass@/:***@}"
+echo "   PostgreSQL ${BM2IRONIC_TEST_PG_ADMIN//:adminpass@/:***@}"
+echo "   SQLite     in-process (temp files)"
+
+echo "== cargo test (every server test runs once per backend: sqlite::, mysql::, postgres::) =="
+cargo test --locked "$@"
