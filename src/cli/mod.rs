@@ -1,6 +1,7 @@
 //! The scriptable face: argument parsing, exit codes (INTERFACE.md), and one module per command.
 
 mod demo;
+mod engine;
 mod inventory;
 pub mod table;
 
@@ -125,6 +126,14 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Read-only browse of the nova_bm inventory (a table, or --json)
     Inventory(inventory::InventoryArgs),
+    /// Compute what would be written and every conflict; writes nothing (exit 3: blocking conflicts)
+    Plan(engine::PlanArgs),
+    /// Perform the migration (one transaction on the Ironic database; --rehearse rolls it back)
+    Migrate(engine::MigrateArgs),
+    /// Compare what a run wrote with the Ironic database, nova_bm and (--ironic-url) the API (exit 4: differences)
+    Verify(engine::VerifyArgs),
+    /// Remove from Ironic what a migration run wrote
+    Rollback(engine::RollbackArgs),
 }
 
 /// Entry point: parse, start the audit log, run, map the outcome to an exit code.
@@ -135,7 +144,7 @@ pub fn main() -> ExitCode {
             // clap may echo a misplaced argument: redact URLs before printing
             let code = e.exit_code();
             let text = e.render().to_string();
-            let text: String = text.split_inclusive('\n').map(|l| redact_words(l)).collect();
+            let text: String = text.split_inclusive('\n').map(redact_words).collect();
             if code == 0 {
                 print!("{text}");
             } else {
@@ -181,6 +190,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         None | Some(Command::Wizard) => wizard(&cli.global),
         Some(Command::Demo(args)) => rt.block_on(demo::run(&cli.global, args)),
         Some(Command::Inventory(args)) => rt.block_on(inventory::run(&cli.global, args)),
+        Some(Command::Plan(args)) => rt.block_on(engine::plan(&cli.global, args)),
+        Some(Command::Migrate(args)) => rt.block_on(engine::migrate(&cli.global, args)),
+        Some(Command::Verify(args)) => rt.block_on(engine::verify(&cli.global, args)),
+        Some(Command::Rollback(args)) => rt.block_on(engine::rollback_cmd(&cli.global, args)),
     }
 }
 

@@ -9,6 +9,7 @@ use super::dburl::Backend;
 use super::model::{BmInterface, BmNode};
 use super::secret::Secret;
 use super::source::NOVA_BM_REPOSITORY;
+use super::sql::{multi_insert, placeholders, statements, Val};
 
 const SCHEMA_MYSQL: &str = include_str!("../../assets/nova_bm/schema.mysql.sql");
 const SCHEMA_POSTGRES: &str = include_str!("../../assets/nova_bm/schema.postgres.sql");
@@ -190,14 +191,6 @@ impl Fixture {
     }
 }
 
-/// A value to bind, whatever the backend.
-enum Val {
-    Int(Option<i64>),
-    Bool(Option<bool>),
-    Text(Option<String>),
-    Time(Option<NaiveDateTime>),
-}
-
 const NODE_INSERT_COLUMNS: &[&str] = &[
     "id", "uuid", "service_host", "task_state", "instance_uuid", "instance_name", "cpus", "memory_mb", "local_gb",
     "pm_address", "pm_user", "pm_password", "terminal_port", "image_path", "pxe_config_path", "deploy_key", "root_mb",
@@ -260,12 +253,6 @@ fn schema_for(backend: Backend) -> &'static str {
     }
 }
 
-/// Statements of a DDL file (split at `;` line ends, comments dropped).
-fn statements(ddl: &str) -> Vec<String> {
-    let body: String = ddl.lines().map(|l| l.split("--").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
-    body.split(";\n").map(str::trim).map(|s| s.trim_end_matches(';').to_string()).filter(|s| !s.is_empty()).collect()
-}
-
 const ROWS_PER_INSERT: usize = 200;
 
 /// Creates the nova_bm schema and loads `fixture` into `db`, in one transaction where the backend
@@ -297,15 +284,7 @@ pub async fn build(db: &Db, fixture: &Fixture) -> Result<(), DbError> {
         ($pool:expr) => {{
             let mut tx = $pool.begin().await.map_err(|e| db.error(e))?;
             for (sql, vals) in stmts {
-                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-                for v in vals {
-                    q = match v {
-                        Val::Int(x) => q.bind(x),
-                        Val::Bool(x) => q.bind(x),
-                        Val::Text(x) => q.bind(x),
-                        Val::Time(x) => q.bind(x),
-                    };
-                }
+                let q = crate::bind_vals!(sqlx::query(sqlx::AssertSqlSafe(sql)), vals);
                 q.execute(&mut *tx).await.map_err(|e| db.error(e))?;
             }
             tx.commit().await.map_err(|e| db.error(e))?;
@@ -320,30 +299,6 @@ pub async fn build(db: &Db, fixture: &Fixture) -> Result<(), DbError> {
     Ok(())
 }
 
-fn multi_insert(backend: Backend, table: &str, cols: &[&str], rows: Vec<Vec<Val>>) -> (String, Vec<Val>) {
-    let row = format!("({})", vec!["?"; cols.len()].join(", "));
-    let sql = format!("INSERT INTO {table} ({}) VALUES {}", cols.join(", "), vec![row; rows.len()].join(", "));
-    (placeholders(backend, &sql), rows.into_iter().flatten().collect())
-}
-
-/// `?` placeholders to `$1..$n` on PostgreSQL.
-fn placeholders(backend: Backend, sql: &str) -> String {
-    if backend != Backend::Postgres {
-        return sql.to_string();
-    }
-    let mut out = String::with_capacity(sql.len() + 16);
-    let mut n = 0;
-    for c in sql.chars() {
-        if c == '?' {
-            n += 1;
-            out.push_str(&format!("${n}"));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,12 +310,6 @@ mod tests {
             assert_eq!(s.iter().filter(|s| s.starts_with("CREATE TABLE")).count(), 3, "{b}");
             assert!(s.iter().all(|s| !s.contains("--")));
         }
-    }
-
-    #[test]
-    fn postgres_placeholders_are_numbered() {
-        assert_eq!(placeholders(Backend::Postgres, "VALUES (?, ?), (?)"), "VALUES ($1, $2), ($3)");
-        assert_eq!(placeholders(Backend::MySql, "VALUES (?)"), "VALUES (?)");
     }
 
     #[test]

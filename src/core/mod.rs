@@ -2,9 +2,19 @@
 //! work reports through callbacks or channels that the CLI and the TUI render.
 
 pub mod conf;
+pub mod conflict;
 pub mod db;
 pub mod dburl;
 pub mod fixture;
+pub mod ironic_api;
+pub mod load;
 pub mod model;
+pub mod nova;
+pub mod plan;
+pub mod prepare;
+pub mod rollback;
 pub mod secret;
 pub mod source;
+pub mod sql;
+pub mod target;
+pub mod verify;

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# ironic.sh: a real Ironic (PyPI `ironic`) for the tests, in a cached venv.
+#
+# Usage: scripts/ironic.sh install            create the venv (cached in $BM2_IRONIC_VENV) and print its path
+#        scripts/ironic.sh conf DIR DB_URL PORT  write DIR/ironic.conf for a throw-away all-in-one Ironic
+#                                               (noauth, rpc_transport=none, loopback only)
+# The tests call `ironic-dbsync` and `ironic` from the venv themselves, with such a conf.
+set -euo pipefail
+
+VENV=${BM2_IRONIC_VENV:-/tmp/bm2ironic-ironic-venv}
+SPEC=${BM2_IRONIC_SPEC:-ironic==39.0.0}
+export PYTHONWARNINGS=ignore
+log() { echo "[ironic] $*" >&2; }
+
+install() {
+  command -v ipmitool >/dev/null 2>&1 || {
+    log "installing ipmitool with apt (the ipmi hardware type refuses to load without it)"
+    apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q ipmitool >/dev/null; }
+  if [ ! -x "$VENV/bin/ironic" ] || [ "$(cat "$VENV/.spec" 2>/dev/null)" != "$SPEC" ]; then
+    log "creating $VENV with $SPEC (about a minute, cached afterwards)"
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check --upgrade pip
+    "$VENV/bin/pip" install -q --disable-pip-version-check "$SPEC" PyMySQL psycopg2-binary
+    echo "$SPEC" > "$VENV/.spec"
+  fi
+  echo "$VENV"
+}
+
+conf() {
+  local dir=$1 db=$2 port=$3
+  mkdir -p "$dir"/{state,locks,tftpboot/master_images,httpboot}
+  cat > "$dir/ironic.conf" <<CONF
+[DEFAULT]
+auth_strategy = noauth
+rpc_transport = none
+host = bm2ironic-test-conductor
+enabled_hardware_types = fake-hardware,ipmi,manual-management
+enabled_boot_interfaces = fake,pxe
+enabled_deploy_interfaces = fake,direct
+enabled_management_interfaces = fake,ipmitool,noop
+enabled_power_interfaces = fake,ipmitool
+enabled_console_interfaces = no-console,fake
+enabled_inspect_interfaces = no-inspect,fake
+enabled_raid_interfaces = no-raid,fake
+enabled_rescue_interfaces = no-rescue,fake
+enabled_vendor_interfaces = no-vendor,fake,ipmitool
+enabled_bios_interfaces = no-bios,fake
+enabled_firmware_interfaces = no-firmware,fake
+enabled_network_interfaces = noop
+enabled_storage_interfaces = noop
+default_network_interface = noop
+log_file = $dir/ironic.log
+debug = false
+state_path = $dir/state
+
+[database]
+connection = $db
+
+[api]
+host_ip = 127.0.0.1
+port = $port
+
+[conductor]
+automated_clean = false
+graceful_shutdown_timeout = 5
+# test BMC addresses are 127.0.0.1 only
+sync_power_state_interval = 60
+
+[oslo_concurrency]
+lock_path = $dir/locks
+
+[json_rpc]
+auth_strategy = noauth
+host_ip = 127.0.0.1
+
+[pxe]
+tftp_root = $dir/tftpboot
+tftp_master_path = $dir/tftpboot/master_images
+
+[deploy]
+http_root = $dir/httpboot
+http_url = http://127.0.0.1:8088
+
+[dhcp]
+dhcp_provider = none
+
+[service_catalog]
+auth_type = none
+endpoint_override = http://127.0.0.1:$port
+CONF
+  echo "$dir/ironic.conf"
+}
+
+case "${1:-}" in
+  install) install ;;
+  conf) shift; conf "$@" ;;
+  *) echo "usage: $0 install | conf DIR DB_URL PORT" >&2; exit 2 ;;
+esac

@@ -1,0 +1,316 @@
+//! Conflicts (stable codes of INTERFACE.md) and the operator's decisions about them. Resolutions
+//! are data: saved by the wizard, replayed by `migrate --resolutions FILE`, or given per code with
+//! `--resolve CODE=ACTION`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! codes {
+    ($($variant:ident = $text:literal, blocking: $blocking:literal, actions: [$($action:ident),*], default: $default:expr;)*) => {
+        /// Every conflict has a stable code.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum ConflictCode { $($variant),* }
+
+        impl ConflictCode {
+            pub const ALL: &'static [ConflictCode] = &[$(ConflictCode::$variant),*];
+            pub fn as_str(self) -> &'static str { match self { $(ConflictCode::$variant => $text),* } }
+            /// Blocking conflicts stop `migrate` until resolved.
+            pub fn blocking(self) -> bool { match self { $(ConflictCode::$variant => $blocking),* } }
+            pub fn actions(self) -> &'static [Action] { match self { $(ConflictCode::$variant => &[$(Action::$action),*]),* } }
+            /// What happens when the operator says nothing (non-blocking codes only).
+            pub fn default_action(self) -> Option<Action> { match self { $(ConflictCode::$variant => $default),* } }
+        }
+    };
+}
+
+codes! {
+    DeletedNode = "deleted-node", blocking: false, actions: [Skip, Migrate], default: Some(Action::Skip);
+    OrphanInterface = "orphan-interface", blocking: false, actions: [Skip], default: Some(Action::Skip);
+    InvalidMac = "invalid-mac", blocking: true, actions: [SkipPort, Skip], default: None;
+    DuplicateMac = "duplicate-mac", blocking: true, actions: [SkipPort, Skip], default: None;
+    MacInIronic = "mac-in-ironic", blocking: true, actions: [SkipPort, Skip], default: None;
+    UuidInIronic = "uuid-in-ironic", blocking: true, actions: [Skip, Replace], default: None;
+    AlreadyMigrated = "already-migrated", blocking: false, actions: [Skip], default: Some(Action::Skip);
+    InstanceInIronic = "instance-in-ironic", blocking: true, actions: [Skip], default: None;
+    MissingUuid = "missing-uuid", blocking: true, actions: [Generate, Skip], default: None;
+    MidDeploy = "mid-deploy", blocking: true, actions: [Maintenance, Skip], default: None;
+    FailedDeploy = "failed-deploy", blocking: true, actions: [Maintenance, Skip], default: None;
+    InstanceMissingInNova = "instance-missing-in-nova", blocking: true, actions: [Free, Maintenance, Skip], default: None;
+    MissingBmc = "missing-bmc", blocking: true, actions: [Maintenance, Skip], default: None;
+    UnsupportedPower = "unsupported-power", blocking: true, actions: [Maintenance, Skip], default: None;
+    MissingArch = "missing-arch", blocking: true, actions: [Skip], default: None;
+    IncompleteProperties = "incomplete-properties", blocking: false, actions: [Maintenance, Migrate, Skip], default: Some(Action::Migrate);
+    MissingDeployImages = "missing-deploy-images", blocking: true, actions: [], default: None;
+    NovaComputeRunning = "nova-compute-running", blocking: true, actions: [Ignore], default: None;
+}
+
+impl fmt::Display for ConflictCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ConflictCode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ConflictCode::ALL.iter().copied().find(|c| c.as_str() == s).ok_or_else(|| {
+            format!("unknown conflict code '{s}' (known: {})", ConflictCode::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "))
+        })
+    }
+}
+
+impl Serialize for ConflictCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ConflictCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    Skip,
+    Migrate,
+    SkipPort,
+    Replace,
+    Generate,
+    Maintenance,
+    Free,
+    Ignore,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Skip => "skip",
+            Action::Migrate => "migrate",
+            Action::SkipPort => "skip-port",
+            Action::Replace => "replace",
+            Action::Generate => "generate",
+            Action::Maintenance => "maintenance",
+            Action::Free => "free",
+            Action::Ignore => "ignore",
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Action {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        [Action::Skip, Action::Migrate, Action::SkipPort, Action::Replace, Action::Generate, Action::Maintenance, Action::Free, Action::Ignore]
+            .into_iter()
+            .find(|a| a.as_str() == s)
+            .ok_or_else(|| format!("unknown action '{s}'"))
+    }
+}
+
+/// What a conflict is about: a node (by nova_bm id), an interface, a host, or the whole run.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Subject {
+    Node { nova_bm_id: i64 },
+    Interface { nova_bm_id: i64, interface_id: i64 },
+    Host { host: String },
+    Run,
+}
+
+/// One conflict found by the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Conflict {
+    pub code: ConflictCode,
+    pub blocking: bool,
+    pub subject: Subject,
+    pub node_uuid: Option<String>,
+    pub detail: String,
+    /// The decision that applies (None while a blocking conflict is unresolved).
+    pub action: Option<Action>,
+    /// Where the decision came from: "default", "--resolve", "resolutions file".
+    pub decided_by: Option<&'static str>,
+}
+
+impl Conflict {
+    pub fn is_unresolved_blocking(&self) -> bool {
+        self.blocking && self.action.is_none()
+    }
+}
+
+/// One saved decision about one conflict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    pub code: ConflictCode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    pub action: Action,
+}
+
+/// The operator's decisions: per code (`--resolve`, `[defaults]` of a file) and per item.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resolutions {
+    #[serde(default)]
+    pub defaults: BTreeMap<ConflictCode, Action>,
+    #[serde(default, rename = "decision")]
+    pub decisions: Vec<Decision>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResolutionError {
+    #[error("cannot read resolutions file {path}: {reason}")]
+    Read { path: String, reason: String },
+    #[error("resolutions file {path}: {reason}")]
+    Parse { path: String, reason: String },
+    #[error("--resolve {given}: {reason}")]
+    Flag { given: String, reason: String },
+}
+
+impl Resolutions {
+    pub fn load(path: &Path) -> Result<Resolutions, ResolutionError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ResolutionError::Read { path: path.display().to_string(), reason: e.to_string() })?;
+        let r: Resolutions =
+            toml::from_str(&text).map_err(|e| ResolutionError::Parse { path: path.display().to_string(), reason: e.to_string() })?;
+        r.validate().map_err(|reason| ResolutionError::Parse { path: path.display().to_string(), reason })?;
+        Ok(r)
+    }
+
+    pub fn to_toml(&self) -> String {
+        let header = "# bm2ironic resolutions: decisions about conflicts, replayed with `migrate --resolutions FILE`.\n\n";
+        header.to_string() + &toml::to_string_pretty(self).unwrap_or_default()
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        for (code, action) in &self.defaults {
+            check_action(*code, *action)?;
+        }
+        for d in &self.decisions {
+            check_action(d.code, d.action)?;
+        }
+        Ok(())
+    }
+
+    /// Adds `--resolve CODE=ACTION` (later flags win over files).
+    pub fn add_flag(&mut self, given: &str) -> Result<(), ResolutionError> {
+        let err = |reason: String| ResolutionError::Flag { given: given.to_string(), reason };
+        let (code, action) = given.split_once('=').ok_or_else(|| err("expected CODE=ACTION, e.g. duplicate-mac=skip-port".into()))?;
+        let code: ConflictCode = code.trim().parse().map_err(err)?;
+        let action: Action = action.trim().parse().map_err(err)?;
+        check_action(code, action).map_err(err)?;
+        self.defaults.insert(code, action);
+        Ok(())
+    }
+
+    /// The decision for a conflict: a decision about this very item, else the code's default.
+    pub fn decide(&self, code: ConflictCode, subject: &Subject) -> Option<(Action, &'static str)> {
+        let item = self.decisions.iter().rev().find(|d| {
+            d.code == code
+                && match subject {
+                    Subject::Node { nova_bm_id } => d.node == Some(*nova_bm_id) && d.interface.is_none(),
+                    Subject::Interface { nova_bm_id, interface_id } => {
+                        d.interface == Some(*interface_id) || (d.interface.is_none() && d.node == Some(*nova_bm_id))
+                    }
+                    Subject::Host { host } => d.host.as_deref() == Some(host),
+                    Subject::Run => d.node.is_none() && d.interface.is_none() && d.host.is_none(),
+                }
+        });
+        if let Some(d) = item {
+            return Some((d.action, "resolutions"));
+        }
+        self.defaults.get(&code).map(|a| (*a, "resolve"))
+    }
+
+    /// Records a decision about one item (the wizard's "this one").
+    pub fn decide_item(&mut self, code: ConflictCode, subject: &Subject, action: Action) {
+        let (node, interface, host) = match subject {
+            Subject::Node { nova_bm_id } => (Some(*nova_bm_id), None, None),
+            Subject::Interface { nova_bm_id, interface_id } => (Some(*nova_bm_id), Some(*interface_id), None),
+            Subject::Host { host } => (None, None, Some(host.clone())),
+            Subject::Run => (None, None, None),
+        };
+        self.decisions.retain(|d| !(d.code == code && d.node == node && d.interface == interface && d.host == host));
+        self.decisions.push(Decision { code, node, interface, host, action });
+    }
+}
+
+fn check_action(code: ConflictCode, action: Action) -> Result<(), String> {
+    if code.actions().contains(&action) {
+        Ok(())
+    } else if code.actions().is_empty() {
+        Err(format!("{code} has no action: fix its cause (see `bm2ironic plan`)"))
+    } else {
+        Err(format!(
+            "'{action}' is not an action of {code} (allowed: {})",
+            code.actions().iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_match_the_contract() {
+        for c in ConflictCode::ALL {
+            assert_eq!(c.as_str().parse::<ConflictCode>().unwrap(), *c);
+            if !c.blocking() {
+                assert!(c.default_action().is_some(), "{c} is non-blocking and needs a default");
+            }
+        }
+        assert_eq!(ConflictCode::ALL.len(), 18);
+        assert!(ConflictCode::DuplicateMac.blocking());
+        assert!(!ConflictCode::IncompleteProperties.blocking());
+    }
+
+    #[test]
+    fn resolve_flag_checks_the_action() {
+        let mut r = Resolutions::default();
+        r.add_flag("duplicate-mac=skip-port").unwrap();
+        assert!(r.add_flag("duplicate-mac=replace").unwrap_err().to_string().contains("allowed: skip-port, skip"));
+        assert!(r.add_flag("no-such-code=skip").is_err());
+        assert!(r.add_flag("missing-deploy-images=skip").unwrap_err().to_string().contains("no action"));
+        assert_eq!(r.decide(ConflictCode::DuplicateMac, &Subject::Node { nova_bm_id: 1 }), Some((Action::SkipPort, "resolve")));
+    }
+
+    #[test]
+    fn item_decisions_win_over_code_defaults_and_survive_toml() {
+        let mut r = Resolutions::default();
+        r.add_flag("mid-deploy=skip").unwrap();
+        r.decide_item(ConflictCode::MidDeploy, &Subject::Node { nova_bm_id: 4 }, Action::Maintenance);
+        let text = r.to_toml();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.toml");
+        std::fs::write(&p, &text).unwrap();
+        let back = Resolutions::load(&p).unwrap();
+        assert_eq!(back, r, "{text}");
+        assert_eq!(back.decide(ConflictCode::MidDeploy, &Subject::Node { nova_bm_id: 4 }).unwrap().0, Action::Maintenance);
+        assert_eq!(back.decide(ConflictCode::MidDeploy, &Subject::Node { nova_bm_id: 5 }).unwrap().0, Action::Skip);
+    }
+
+    #[test]
+    fn bad_resolutions_file_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.toml");
+        std::fs::write(&p, "[defaults]\nmid-deploy = \"free\"\n").unwrap();
+        let e = Resolutions::load(&p).unwrap_err().to_string();
+        assert!(e.contains("r.toml") && e.contains("'free' is not an action of mid-deploy"), "{e}");
+    }
+}

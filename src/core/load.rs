@@ -1,0 +1,473 @@
+//! Loading a plan into the Ironic database by SQL, in ONE transaction: all nodes and ports of the
+//! run, and the run record that `verify` and `rollback` find it by. Nothing is committed until the
+//! end; a failure, a cancel or a killed process leaves the target as it was. `rehearse` does
+//! everything and rolls back. Source primary keys are never forced: Ironic assigns ids.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use chrono::NaiveDateTime;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use sqlx::Row;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::db::{Db, DbError, Pool};
+use super::dburl::Backend;
+use super::plan::{IronicNode, IronicPort, NodeAction, Plan};
+use super::sql::{marks, multi_insert, placeholders, Stmt, Val};
+use super::target::{TargetKind, TargetSchema};
+
+pub const RUNS_TABLE: &str = "bm2ironic_runs";
+/// Nodes per multi-row INSERT (and per progress step).
+pub const BATCH: usize = 100;
+
+/// Progress of a load, for the CLI (a line or NDJSON) and the TUI.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum LoadEvent {
+    Started { run_id: String, nodes: usize, ports: usize, rehearse: bool },
+    Node { nova_bm_id: i64, uuid: String, status: NodeStatus },
+    Progress { done: usize, total: usize },
+    Summary(LoadSummary),
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeStatus {
+    Written,
+    Skipped { reason: String },
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadSummary {
+    pub run_id: String,
+    pub rehearse: bool,
+    pub committed: bool,
+    pub read: usize,
+    pub created: usize,
+    pub skipped: usize,
+    pub already_migrated: usize,
+    pub maintenance: usize,
+    pub ports: usize,
+    pub errors: usize,
+    pub elapsed_ms: u64,
+    pub plan_checksum: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("{0} blocking conflict(s) unresolved: nothing written (see `bm2ironic plan`)")]
+    Blocked(usize),
+    #[error("cancelled: the transaction was rolled back, the target is as it was")]
+    Cancelled,
+    #[error("writing node {uuid} failed: {message}; the transaction was rolled back, the target is as it was")]
+    Node { uuid: String, message: String },
+}
+
+/// What a run wrote, kept in `bm2ironic_runs.written` (no secrets).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WrittenNode {
+    pub nova_bm_id: i64,
+    pub uuid: String,
+    pub provision_state: Option<String>,
+    pub instance_uuid: Option<String>,
+    pub maintenance: bool,
+    pub driver: String,
+    /// driver_info with passwords as "***"
+    pub driver_info: Value,
+    pub properties: Value,
+    pub instance_info: Value,
+    pub ports: Vec<WrittenPort>,
+    /// uuid of an Ironic node this run deleted (`replace`); rollback cannot bring it back
+    #[serde(default)]
+    pub replaced: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WrittenPort {
+    pub uuid: String,
+    pub address: String,
+    pub nova_bm_interface_id: i64,
+    pub vif: Option<String>,
+}
+
+/// A row of `bm2ironic_runs`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRecord {
+    pub id: String,
+    pub started_at: NaiveDateTime,
+    pub finished_at: Option<NaiveDateTime>,
+    pub status: String,
+    pub plan_checksum: String,
+    pub source: String,
+    pub target_kind: String,
+    pub written: Vec<WrittenNode>,
+}
+
+fn written(node: &IronicNode, ports: &[IronicPort], nova_bm_id: i64, replaced: Option<i64>) -> WrittenNode {
+    WrittenNode {
+        nova_bm_id,
+        uuid: node.uuid.clone(),
+        provision_state: node.provision_state.clone(),
+        instance_uuid: node.instance_uuid.clone(),
+        maintenance: node.maintenance,
+        driver: node.driver.clone(),
+        driver_info: node.driver_info.redacted_json(),
+        properties: node.properties.clone(),
+        instance_info: node.instance_info.clone(),
+        ports: ports
+            .iter()
+            .map(|p| WrittenPort {
+                uuid: p.uuid.clone(),
+                address: p.address.clone(),
+                nova_bm_interface_id: p.nova_bm_interface_id,
+                vif: p.internal_info.get("tenant_vif_port_id").or_else(|| p.extra.get("vif_port_id")).and_then(|v| v.as_str()).map(String::from),
+            })
+            .collect(),
+        replaced,
+    }
+}
+
+fn runs_ddl(backend: Backend) -> String {
+    let (ts, text) = match backend {
+        Backend::MySql => ("DATETIME", "LONGTEXT"),
+        Backend::Postgres => ("TIMESTAMP", "TEXT"),
+        Backend::Sqlite => ("DATETIME", "TEXT"),
+    };
+    format!(
+        "CREATE TABLE IF NOT EXISTS {RUNS_TABLE} (id VARCHAR(36) NOT NULL PRIMARY KEY, started_at {ts} NOT NULL, finished_at {ts} NULL, \
+         status VARCHAR(20) NOT NULL, plan_checksum VARCHAR(64) NOT NULL, source VARCHAR(512) NOT NULL, target_kind VARCHAR(10) NOT NULL, written {text} NOT NULL)"
+    )
+}
+
+pub async fn runs_table_exists(db: &Db) -> Result<bool, DbError> {
+    Ok(db.table_names().await?.iter().any(|t| t.eq_ignore_ascii_case(RUNS_TABLE)))
+}
+
+fn json_text(v: &Value) -> Val {
+    Val::Text(Some(v.to_string()))
+}
+
+const MODERN_EMPTY_JSON_NODE_COLUMNS: &[&str] =
+    &["driver_internal_info", "clean_step", "deploy_step", "raid_config", "target_raid_config", "network_data", "service_step"];
+
+/// Columns and values of the node INSERT for this schema.
+fn node_columns(schema: &TargetSchema) -> Vec<&'static str> {
+    let mut cols = vec![
+        "uuid", "instance_uuid", "driver", "driver_info", "properties", "instance_info", "provision_state", "power_state",
+        "maintenance", "console_enabled", "extra", "created_at", "updated_at",
+    ];
+    if schema.kind == TargetKind::Modern {
+        cols.extend(["maintenance_reason", "resource_class", "conductor_group", "protected", "version"]);
+        if schema.has_node_column("instance_name") {
+            cols.push("instance_name");
+        }
+        cols.extend(MODERN_EMPTY_JSON_NODE_COLUMNS.iter().copied().filter(|c| schema.has_node_column(c)));
+    }
+    cols
+}
+
+fn node_values(schema: &TargetSchema, cols: &[&str], n: &IronicNode, run_id: &str) -> Vec<Val> {
+    let mut extra = n.extra.clone();
+    extra["bm2ironic"]["run"] = json!(run_id);
+    cols.iter()
+        .map(|c| match *c {
+            "uuid" => Val::Text(Some(n.uuid.clone())),
+            "instance_uuid" => Val::Text(n.instance_uuid.clone()),
+            "instance_name" => Val::Text(n.instance_name.clone()),
+            "driver" => Val::Text(Some(n.driver.clone())),
+            "driver_info" => json_text(&n.driver_info.expose_json()),
+            "properties" => json_text(&n.properties),
+            "instance_info" => json_text(&n.instance_info),
+            "provision_state" => Val::Text(n.provision_state.clone()),
+            "power_state" => Val::Text(n.power_state.clone()),
+            "maintenance" => Val::Bool(Some(n.maintenance)),
+            "console_enabled" => Val::Bool(Some(false)),
+            "extra" => json_text(&extra),
+            "created_at" => Val::Time(n.created_at),
+            "updated_at" => Val::Time(n.updated_at),
+            "maintenance_reason" => Val::Text(n.maintenance_reason.clone()),
+            "resource_class" => Val::Text(n.resource_class.clone()),
+            "conductor_group" => Val::Text(Some(String::new())),
+            "protected" => Val::Bool(Some(false)),
+            "version" => Val::Text(schema.node_version.clone()),
+            _ => Val::Text(Some("{}".into())), // the empty JSON columns
+        })
+        .collect()
+}
+
+fn port_columns(schema: &TargetSchema) -> Vec<&'static str> {
+    let mut cols = vec!["uuid", "address", "node_id", "extra", "created_at", "updated_at"];
+    if schema.kind == TargetKind::Modern {
+        cols.extend(["internal_info", "pxe_enabled", "version"]);
+        if schema.has_port_column("local_link_connection") {
+            cols.push("local_link_connection");
+        }
+    }
+    cols
+}
+
+fn port_values(schema: &TargetSchema, cols: &[&str], p: &IronicPort, node_id: i64) -> Vec<Val> {
+    cols.iter()
+        .map(|c| match *c {
+            "uuid" => Val::Text(Some(p.uuid.clone())),
+            "address" => Val::Text(Some(p.address.clone())),
+            "node_id" => Val::Int(Some(node_id)),
+            "extra" => json_text(&p.extra),
+            "created_at" => Val::Time(p.created_at),
+            "updated_at" => Val::Time(p.updated_at),
+            "internal_info" => json_text(&p.internal_info),
+            "pxe_enabled" => Val::Bool(Some(p.pxe_enabled)),
+            "version" => Val::Text(schema.port_version.clone()),
+            _ => Val::Text(Some("{}".into())),
+        })
+        .collect()
+}
+
+pub struct LoadRequest<'a> {
+    pub plan: &'a Plan,
+    pub schema: &'a TargetSchema,
+    pub rehearse: bool,
+    /// redacted source URL, for the run record
+    pub source: String,
+    pub run_id: String,
+}
+
+fn now() -> NaiveDateTime {
+    chrono::Utc::now().naive_utc()
+}
+
+/// Loads the plan. Events go to `events` (a closed receiver is fine); `cancel` stops between batches.
+pub async fn load_db(db: &Db, req: LoadRequest<'_>, events: &UnboundedSender<LoadEvent>, cancel: &CancellationToken) -> Result<LoadSummary, LoadError> {
+    let started = Instant::now();
+    let plan = req.plan;
+    if plan.blocking() > 0 {
+        return Err(LoadError::Blocked(plan.blocking()));
+    }
+    let to_write: Vec<_> = plan.to_write().collect();
+    let total_ports: usize = to_write.iter().map(|n| n.ports.len()).sum();
+    let _ = events.send(LoadEvent::Started { run_id: req.run_id.clone(), nodes: to_write.len(), ports: total_ports, rehearse: req.rehearse });
+    for n in &plan.nodes {
+        if !matches!(n.action, NodeAction::Create | NodeAction::Replace) {
+            let reason = match n.action {
+                NodeAction::AlreadyMigrated => "already migrated".to_string(),
+                _ => n.conflicts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),
+            };
+            let _ = events.send(LoadEvent::Node { nova_bm_id: n.nova_bm_id, uuid: n.uuid.clone().unwrap_or_default(), status: NodeStatus::Skipped { reason } });
+        }
+    }
+    let mut summary = LoadSummary {
+        run_id: req.run_id.clone(),
+        rehearse: req.rehearse,
+        committed: false,
+        read: plan.nodes.len(),
+        created: 0,
+        skipped: plan.summary.skip + plan.summary.blocked,
+        already_migrated: plan.summary.already_migrated,
+        maintenance: plan.summary.maintenance,
+        ports: 0,
+        errors: 0,
+        elapsed_ms: 0,
+        plan_checksum: plan.checksum.clone(),
+    };
+    if to_write.is_empty() {
+        tracing::info!(run = %req.run_id, "nothing to write");
+        summary.elapsed_ms = started.elapsed().as_millis() as u64;
+        let _ = events.send(LoadEvent::Summary(summary.clone()));
+        return Ok(summary);
+    }
+    let backend = db.backend();
+    let record_run = !req.rehearse || runs_table_exists(db).await?;
+    if !req.rehearse {
+        // DDL outside the transaction: MySQL commits implicitly on DDL
+        exec_one(db, (runs_ddl(backend), vec![])).await?;
+    }
+    let ncols = node_columns(req.schema);
+    let pcols = port_columns(req.schema);
+    let started_at = now();
+
+    macro_rules! run_tx {
+        ($pool:expr) => {{
+            let mut tx = $pool.begin().await.map_err(|e| db.error(e))?;
+            let mut done = 0usize;
+            let mut record: Vec<WrittenNode> = Vec::with_capacity(to_write.len());
+            for batch in to_write.chunks(BATCH) {
+                if cancel.is_cancelled() {
+                    tx.rollback().await.map_err(|e| db.error(e))?;
+                    tracing::warn!(run = %req.run_id, done, "load cancelled, rolled back");
+                    return Err(LoadError::Cancelled);
+                }
+                // `replace`: the other node and its ports go first
+                for n in batch.iter().filter(|n| n.replaces.is_some()) {
+                    let id = n.replaces.unwrap_or_default();
+                    for t in ["ports", "nodes"] {
+                        let col = if t == "ports" { "node_id" } else { "id" };
+                        let sql = placeholders(backend, &format!("DELETE FROM {t} WHERE {col} = ?"));
+                        sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).execute(&mut *tx).await.map_err(|e| db.error(e))?;
+                    }
+                    tracing::warn!(run = %req.run_id, replaced_id = id, uuid = ?n.uuid, "replaced an Ironic node (operator's decision)");
+                }
+                let rows: Vec<Vec<Val>> = batch.iter().filter_map(|n| n.node.as_ref()).map(|n| node_values(req.schema, &ncols, n, &req.run_id)).collect();
+                let (sql, vals) = multi_insert(backend, "nodes", &ncols, rows);
+                let q = crate::bind_vals!(sqlx::query(sqlx::AssertSqlSafe(sql)), vals);
+                if let Err(e) = q.execute(&mut *tx).await {
+                    let _ = tx.rollback().await;
+                    let uuid = batch.first().and_then(|n| n.uuid.clone()).unwrap_or_default();
+                    return Err(LoadError::Node { uuid: format!("{uuid} (batch of {})", batch.len()), message: db.error(e).to_string() });
+                }
+                // the ids Ironic's database assigned
+                let uuids: Vec<String> = batch.iter().filter_map(|n| n.uuid.clone()).collect();
+                let sql = placeholders(backend, &format!("SELECT id, uuid FROM nodes WHERE uuid IN {}", marks(uuids.len())));
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for u in &uuids {
+                    q = q.bind(u.clone());
+                }
+                let ids: HashMap<String, i64> = q
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(|e| db.error(e))?
+                    .iter()
+                    .map(|r| -> Result<(String, i64), sqlx::Error> {
+                        let id: i64 = match r.try_get::<i64, _>("id") {
+                            Ok(v) => v,
+                            Err(_) => r.try_get::<i32, _>("id")? as i64,
+                        };
+                        Ok((r.try_get("uuid")?, id))
+                    })
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| db.error(e))?;
+                let port_rows: Vec<Vec<Val>> = batch
+                    .iter()
+                    .flat_map(|n| n.ports.iter().map(|p| (p, ids.get(&p.node_uuid).copied().unwrap_or_default())))
+                    .map(|(p, id)| port_values(req.schema, &pcols, p, id))
+                    .collect();
+                for chunk in port_rows.chunks(BATCH * 2) {
+                    let (sql, vals) = multi_insert(backend, "ports", &pcols, chunk.to_vec());
+                    let q = crate::bind_vals!(sqlx::query(sqlx::AssertSqlSafe(sql)), vals);
+                    if let Err(e) = q.execute(&mut *tx).await {
+                        let _ = tx.rollback().await;
+                        return Err(LoadError::Node { uuid: "(ports)".into(), message: db.error(e).to_string() });
+                    }
+                }
+                for n in batch {
+                    if let Some(node) = &n.node {
+                        record.push(written(node, &n.ports, n.nova_bm_id, n.replaces));
+                        summary.ports += n.ports.len();
+                        let _ = events.send(LoadEvent::Node { nova_bm_id: n.nova_bm_id, uuid: node.uuid.clone(), status: NodeStatus::Written });
+                    }
+                }
+                done += batch.len();
+                tracing::debug!(run = %req.run_id, done, total = to_write.len(), "batch written");
+                let _ = events.send(LoadEvent::Progress { done, total: to_write.len() });
+            }
+            summary.created = done;
+            if record_run {
+                let written_json = serde_json::to_string(&record).unwrap_or_else(|_| "[]".into());
+                let (sql, vals) = multi_insert(
+                    backend,
+                    RUNS_TABLE,
+                    &["id", "started_at", "finished_at", "status", "plan_checksum", "source", "target_kind", "written"],
+                    vec![vec![
+                        Val::Text(Some(req.run_id.clone())),
+                        Val::Time(Some(started_at)),
+                        Val::Time(Some(now())),
+                        Val::Text(Some(if req.rehearse { "rehearsal".into() } else { "committed".into() })),
+                        Val::Text(Some(plan.checksum.clone())),
+                        Val::Text(Some(req.source.clone())),
+                        Val::Text(Some(serde_json::to_value(req.schema.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default())),
+                        Val::Text(Some(written_json)),
+                    ]],
+                );
+                let q = crate::bind_vals!(sqlx::query(sqlx::AssertSqlSafe(sql)), vals);
+                q.execute(&mut *tx).await.map_err(|e| db.error(e))?;
+            }
+            if cancel.is_cancelled() {
+                tx.rollback().await.map_err(|e| db.error(e))?;
+                return Err(LoadError::Cancelled);
+            }
+            if req.rehearse {
+                tx.rollback().await.map_err(|e| db.error(e))?;
+                tracing::info!(run = %req.run_id, created = done, "rehearsal complete, rolled back");
+            } else {
+                tx.commit().await.map_err(|e| db.error(e))?;
+                summary.committed = true;
+                tracing::info!(run = %req.run_id, created = done, ports = summary.ports, checksum = %plan.checksum, "load committed");
+            }
+        }};
+    }
+    match &db.pool {
+        Pool::MySql(p) => run_tx!(p),
+        Pool::Postgres(p) => run_tx!(p),
+        Pool::Sqlite(p) => run_tx!(p),
+    }
+    summary.elapsed_ms = started.elapsed().as_millis() as u64;
+    let _ = events.send(LoadEvent::Summary(summary.clone()));
+    Ok(summary)
+}
+
+async fn exec_one(db: &Db, (sql, vals): Stmt) -> Result<(), DbError> {
+    macro_rules! go {
+        ($p:expr) => {{
+            let q = crate::bind_vals!(sqlx::query(sqlx::AssertSqlSafe(sql)), vals);
+            q.execute($p).await.map(|_| ())
+        }};
+    }
+    match &db.pool {
+        Pool::MySql(p) => go!(p),
+        Pool::Postgres(p) => go!(p),
+        Pool::Sqlite(p) => go!(p),
+    }
+    .map_err(|e| db.error(e))
+}
+
+/// Reads run records, newest first.
+pub async fn runs(db: &Db) -> Result<Vec<RunRecord>, DbError> {
+    if !runs_table_exists(db).await? {
+        return Ok(Vec::new());
+    }
+    let sql = match db.backend() {
+        Backend::Postgres => "SELECT id::text AS id, started_at, finished_at, status::text AS status, plan_checksum::text AS plan_checksum, source::text AS source, target_kind::text AS target_kind, written FROM bm2ironic_runs ORDER BY started_at DESC, id",
+        _ => "SELECT id, started_at, finished_at, status, plan_checksum, source, target_kind, written FROM bm2ironic_runs ORDER BY started_at DESC, id",
+    };
+    macro_rules! read {
+        ($p:expr) => {
+            sqlx::query(sql)
+                .fetch_all($p)
+                .await
+                .map_err(|e| db.error(e))?
+                .iter()
+                .map(|r| -> Result<RunRecord, sqlx::Error> {
+                    let written: String = r.try_get("written")?;
+                    Ok(RunRecord {
+                        id: r.try_get("id")?,
+                        started_at: r.try_get("started_at")?,
+                        finished_at: r.try_get("finished_at")?,
+                        status: r.try_get("status")?,
+                        plan_checksum: r.try_get("plan_checksum")?,
+                        source: r.try_get("source")?,
+                        target_kind: r.try_get("target_kind")?,
+                        written: serde_json::from_str(&written).unwrap_or_default(),
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| db.error(e))?
+        };
+    }
+    Ok(match &db.pool {
+        Pool::MySql(p) => read!(p),
+        Pool::Postgres(p) => read!(p),
+        Pool::Sqlite(p) => read!(p),
+    })
+}
+
+/// Sets a run's status (e.g. "rolled-back") inside an open transaction's statements list.
+pub fn set_status_stmt(backend: Backend, run_id: &str, status: &str) -> Stmt {
+    (
+        placeholders(backend, &format!("UPDATE {RUNS_TABLE} SET status = ? WHERE id = ?")),
+        vec![Val::Text(Some(status.into())), Val::Text(Some(run_id.into()))],
+    )
+}

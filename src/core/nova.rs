@@ -1,0 +1,186 @@
+//! The Nova database (optional, read only): the instances nova_bm nodes hold (image_ref and sizes
+//! for Ironic's instance_info; deleted or missing ones are conflicts) and the nova-compute services'
+//! heartbeats (a baremetal nova-compute still running during the load is a conflict).
+
+use std::collections::HashMap;
+
+use chrono::NaiveDateTime;
+use serde::Serialize;
+use sqlx::Row;
+
+use super::db::{Access, Db, DbError, Pool};
+use super::dburl::{Backend, DbUrl};
+
+/// nova's default `service_down_time`: a service whose heartbeat is older is down.
+pub const SERVICE_DOWN_SECONDS: i64 = 60;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NovaInstance {
+    pub uuid: String,
+    pub image_ref: Option<String>,
+    pub root_gb: Option<i64>,
+    pub ephemeral_gb: Option<i64>,
+    pub node: Option<String>,
+    pub host: Option<String>,
+    pub vm_state: Option<String>,
+    /// nova soft-deletes with `deleted = id`
+    pub deleted: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NovaService {
+    pub host: String,
+    pub binary: String,
+    pub updated_at: Option<NaiveDateTime>,
+    pub disabled: bool,
+}
+
+/// What the plan needs from Nova.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NovaFacts {
+    pub instances: HashMap<String, NovaInstance>,
+    pub services: Vec<NovaService>,
+    /// The database server's clock (UTC), against which heartbeats are judged.
+    pub now: Option<NaiveDateTime>,
+}
+
+impl NovaFacts {
+    /// nova-compute services on `host` whose heartbeat is recent.
+    pub fn running_compute(&self, host: &str) -> Option<&NovaService> {
+        let now = self.now?;
+        self.services.iter().find(|s| {
+            s.binary == "nova-compute"
+                && s.host == host
+                && s.updated_at.is_some_and(|t| (now - t).num_seconds() < SERVICE_DOWN_SECONDS)
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum NovaError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("{what} does not look like Nova's database: it has no {missing} table (point --nova-db at nova.conf [database] connection)")]
+    NotNova { what: String, missing: String },
+}
+
+const BATCH: usize = 500;
+
+/// Opens the Nova DB read-only and reads the given instances and every service.
+pub async fn read_facts(url: &DbUrl, instance_uuids: &[String]) -> Result<NovaFacts, NovaError> {
+    let db = Db::connect(url, Access::ReadOnly).await?;
+    let r = read_from(&db, instance_uuids).await;
+    db.close().await;
+    r
+}
+
+pub async fn read_from(db: &Db, instance_uuids: &[String]) -> Result<NovaFacts, NovaError> {
+    let what = db.url.describe();
+    let tables: Vec<String> = db.table_names().await?.into_iter().map(|t| t.to_ascii_lowercase()).collect();
+    for t in ["instances", "services"] {
+        if !tables.iter().any(|x| x == t) {
+            return Err(NovaError::NotNova { what, missing: t.into() });
+        }
+    }
+    let b = db.backend();
+    let int = |c: &str| -> String {
+        match b {
+            Backend::MySql => format!("CAST({c} AS SIGNED) AS {c}"),
+            Backend::Postgres => format!("{c}::bigint AS {c}"),
+            Backend::Sqlite => c.to_string(),
+        }
+    };
+    let mut facts = NovaFacts::default();
+    for chunk in instance_uuids.chunks(BATCH) {
+        let marks: Vec<String> = (1..=chunk.len()).map(|i| if b == Backend::Postgres { format!("${i}") } else { "?".into() }).collect();
+        let sql = format!(
+            "SELECT uuid, image_ref, {}, {}, node, host, vm_state, {} FROM instances WHERE uuid IN ({})",
+            int("root_gb"),
+            int("ephemeral_gb"),
+            int("deleted"),
+            marks.join(", ")
+        );
+        macro_rules! run {
+            ($p:expr) => {{
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for u in chunk {
+                    q = q.bind(u.clone());
+                }
+                q.fetch_all($p)
+                    .await
+                    .map_err(|e| db.error(e))?
+                    .iter()
+                    .map(|r| -> Result<NovaInstance, sqlx::Error> {
+                        Ok(NovaInstance {
+                            uuid: r.try_get("uuid")?,
+                            image_ref: r.try_get("image_ref")?,
+                            root_gb: r.try_get("root_gb")?,
+                            ephemeral_gb: r.try_get("ephemeral_gb")?,
+                            node: r.try_get("node")?,
+                            host: r.try_get("host")?,
+                            vm_state: r.try_get("vm_state")?,
+                            deleted: r.try_get::<Option<i64>, _>("deleted")?.unwrap_or(0) != 0,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| db.error(e))?
+            }};
+        }
+        let rows = match &db.pool {
+            Pool::MySql(p) => run!(p),
+            Pool::Postgres(p) => run!(p),
+            Pool::Sqlite(p) => run!(p),
+        };
+        for i in rows {
+            // a live row wins over soft-deleted duplicates of the same uuid
+            match facts.instances.get(&i.uuid) {
+                Some(existing) if !existing.deleted => {}
+                _ => {
+                    facts.instances.insert(i.uuid.clone(), i);
+                }
+            }
+        }
+    }
+    let (svc_sql, now_sql) = match b {
+        Backend::MySql => (
+            "SELECT host, `binary` AS bin, updated_at, CAST(COALESCE(disabled, 0) AS SIGNED) AS disabled FROM services WHERE deleted = 0",
+            "SELECT UTC_TIMESTAMP()",
+        ),
+        Backend::Postgres => (
+            "SELECT host::text, \"binary\"::text AS bin, updated_at::timestamp AS updated_at, COALESCE(disabled, false)::int::bigint AS disabled FROM services WHERE deleted = 0",
+            "SELECT (now() AT TIME ZONE 'UTC')::timestamp",
+        ),
+        Backend::Sqlite => (
+            "SELECT host, \"binary\" AS bin, updated_at, COALESCE(disabled, 0) AS disabled FROM services WHERE deleted = 0",
+            "SELECT datetime('now')",
+        ),
+    };
+    macro_rules! services {
+        ($p:expr) => {{
+            let rows = sqlx::query(svc_sql).fetch_all($p).await.map_err(|e| db.error(e))?;
+            let svcs = rows
+                .iter()
+                .map(|r| -> Result<NovaService, sqlx::Error> {
+                    Ok(NovaService {
+                        host: r.try_get::<Option<String>, _>("host")?.unwrap_or_default(),
+                        binary: r.try_get::<Option<String>, _>("bin")?.unwrap_or_default(),
+                        updated_at: r.try_get("updated_at")?,
+                        disabled: r.try_get::<i64, _>("disabled")? != 0,
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| db.error(e))?;
+            let now: NaiveDateTime = sqlx::query_scalar(now_sql).fetch_one($p).await.map_err(|e| db.error(e))?;
+            (svcs, now)
+        }};
+    }
+    let (services, now) = match &db.pool {
+        Pool::MySql(p) => services!(p),
+        Pool::Postgres(p) => services!(p),
+        Pool::Sqlite(p) => services!(p),
+    };
+    facts.services = services;
+    facts.now = Some(now);
+    tracing::info!(url = %db.url.redacted(), instances = facts.instances.len(), services = facts.services.len(), "read nova facts");
+    Ok(facts)
+}

@@ -1,0 +1,790 @@
+//! The plan: a pure function from (nova_bm inventory, target state, Nova facts, options,
+//! resolutions) to every node's fate, every conflict with its code, and every row to write. No I/O.
+//! DOMAIN.md section 4 is the mapping; section 5 (what the 2014 tool got wrong) is tested below.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use chrono::NaiveDateTime;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::conf::BaremetalConf;
+use super::conflict::{Action, Conflict, ConflictCode, Resolutions, Subject};
+use super::model::{BmInterface, BmNode, Inventory};
+use super::nova::NovaFacts;
+use super::secret::Secret;
+use super::target::{TargetKind, TargetState};
+
+/// Namespace of the uuids we generate (stable, so a rehearsal and the real run agree).
+const BM2IRONIC_NS: uuid::Uuid = uuid::Uuid::from_u128(0x6b6d_3269_726f_4e69_8c00_6e6f_7661_626d);
+
+const MID_DEPLOY_STATES: &[&str] = &["building", "deploying", "prepared", "deploy complete"];
+const FAILED_STATES: &[&str] = &["error", "deploy failed"];
+
+/// How free nodes arrive in modern Ironic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FreeState {
+    #[default]
+    Available,
+    Manageable,
+    Enroll,
+}
+
+impl std::str::FromStr for FreeState {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "available" => Ok(FreeState::Available),
+            "manageable" => Ok(FreeState::Manageable),
+            "enroll" => Ok(FreeState::Enroll),
+            _ => Err(format!("'{s}' is not a free state (available, manageable, enroll)")),
+        }
+    }
+}
+
+impl FreeState {
+    fn as_str(self) -> &'static str {
+        match self {
+            FreeState::Available => "available",
+            FreeState::Manageable => "manageable",
+            FreeState::Enroll => "enroll",
+        }
+    }
+}
+
+/// nova baremetal's power manager (global in nova.conf `[baremetal] power_manager`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PowerManager {
+    Ipmi,
+    VirtualPower,
+    IBoot,
+    Unsupported(String),
+}
+
+impl PowerManager {
+    pub fn from_class(class: &str) -> PowerManager {
+        let c = class.trim();
+        if c.ends_with("IPMI") {
+            PowerManager::Ipmi
+        } else if c.ends_with("VirtualPowerManager") {
+            PowerManager::VirtualPower
+        } else if c.ends_with("IBootManager") {
+            PowerManager::IBoot
+        } else {
+            PowerManager::Unsupported(c.to_string())
+        }
+    }
+
+    /// The target driver, or None when the target has no equivalent.
+    fn driver(&self, kind: TargetKind) -> Option<&'static str> {
+        match (self, kind) {
+            (PowerManager::Ipmi, TargetKind::Modern) => Some("ipmi"),
+            (PowerManager::Ipmi, TargetKind::Juno) => Some("pxe_ipmitool"),
+            (PowerManager::VirtualPower, TargetKind::Juno) => Some("pxe_ssh"),
+            (PowerManager::IBoot, TargetKind::Juno) => Some("pxe_iboot"),
+            _ => None,
+        }
+    }
+}
+
+/// Everything the operator tells the plan besides resolutions.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    pub deploy_kernel: Option<String>,
+    pub deploy_ramdisk: Option<String>,
+    pub default_arch: Option<String>,
+    pub arch_by_host: BTreeMap<String, String>,
+    pub resource_class: Option<String>,
+    pub free_state: FreeState,
+    /// nova.conf `[baremetal]` (power manager and its settings; cpu_arch of `conf_host`)
+    pub baremetal: BaremetalConf,
+    /// nova.conf `[DEFAULT] host`: the host whose `flavor_extra_specs` cpu_arch the conf gives
+    pub conf_host: Option<String>,
+}
+
+/// `driver_info`: values as Ironic needs them; passwords serialise as "***" everywhere but the loader.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DriverInfo(BTreeMap<String, Value>, BTreeMap<String, Secret>);
+
+impl DriverInfo {
+    fn set(&mut self, k: &str, v: Value) {
+        self.0.insert(k.to_string(), v);
+    }
+    fn secret(&mut self, k: &str, v: &Secret) {
+        self.1.insert(k.to_string(), v.clone());
+    }
+    pub fn get(&self, k: &str) -> Option<&Value> {
+        self.0.get(k)
+    }
+    pub fn has_secret(&self, k: &str) -> bool {
+        self.1.contains_key(k)
+    }
+    /// The JSON the loader writes (passwords in clear: only for the target database).
+    pub fn expose_json(&self) -> Value {
+        let mut m: Map<String, Value> = self.0.clone().into_iter().collect();
+        for (k, s) in &self.1 {
+            m.insert(k.clone(), Value::String(s.expose().to_string()));
+        }
+        Value::Object(m)
+    }
+    pub fn redacted_json(&self) -> Value {
+        let mut m: Map<String, Value> = self.0.clone().into_iter().collect();
+        for k in self.1.keys() {
+            m.insert(k.clone(), json!("***"));
+        }
+        Value::Object(m)
+    }
+}
+
+impl Serialize for DriverInfo {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.redacted_json().serialize(s)
+    }
+}
+
+/// An Ironic node row as we will write it.
+#[derive(Debug, Clone, Serialize)]
+pub struct IronicNode {
+    pub uuid: String,
+    pub instance_uuid: Option<String>,
+    pub instance_name: Option<String>,
+    pub driver: String,
+    pub driver_info: DriverInfo,
+    pub properties: Value,
+    pub resource_class: Option<String>,
+    pub instance_info: Value,
+    pub provision_state: Option<String>,
+    /// Always None: Ironic reads the real power state from the BMC instead of forcing a guess.
+    pub power_state: Option<String>,
+    pub maintenance: bool,
+    pub maintenance_reason: Option<String>,
+    pub created_at: Option<NaiveDateTime>,
+    pub updated_at: Option<NaiveDateTime>,
+    pub extra: Value,
+}
+
+/// An Ironic port row as we will write it.
+#[derive(Debug, Clone, Serialize)]
+pub struct IronicPort {
+    pub uuid: String,
+    pub address: String,
+    pub node_uuid: String,
+    pub nova_bm_interface_id: i64,
+    pub pxe_enabled: bool,
+    pub extra: Value,
+    pub internal_info: Value,
+    pub created_at: Option<NaiveDateTime>,
+    pub updated_at: Option<NaiveDateTime>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NodeAction {
+    Create,
+    /// delete the Ironic node holding this uuid, then create ours
+    Replace,
+    Skip,
+    AlreadyMigrated,
+    /// an unresolved blocking conflict
+    Blocked,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NodePlan {
+    pub nova_bm_id: i64,
+    pub uuid: Option<String>,
+    pub service_host: Option<String>,
+    pub action: NodeAction,
+    pub conflicts: Vec<ConflictCode>,
+    pub node: Option<IronicNode>,
+    pub ports: Vec<IronicPort>,
+    /// Ironic id of the node a `replace` deletes.
+    pub replaces: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PlanSummary {
+    pub create: usize,
+    pub skip: usize,
+    pub already_migrated: usize,
+    pub blocked: usize,
+    pub maintenance: usize,
+    pub active: usize,
+    pub ports: usize,
+    pub blocking: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceCounts {
+    pub nodes: usize,
+    pub live: usize,
+    pub soft_deleted: usize,
+    pub interfaces: usize,
+    pub orphan_interfaces: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetInfo {
+    pub kind: TargetKind,
+    pub schema: String,
+    pub existing_nodes: usize,
+    pub existing_ports: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub source: SourceCounts,
+    pub target: TargetInfo,
+    pub nodes: Vec<NodePlan>,
+    pub conflicts: Vec<Conflict>,
+    pub warnings: Vec<String>,
+    pub summary: PlanSummary,
+    /// sha256 of what would be written (passwords excluded): the same plan, the same checksum.
+    pub checksum: String,
+}
+
+impl Plan {
+    pub fn blocking(&self) -> usize {
+        self.summary.blocking
+    }
+    pub fn to_write(&self) -> impl Iterator<Item = &NodePlan> {
+        self.nodes.iter().filter(|n| matches!(n.action, NodeAction::Create | NodeAction::Replace))
+    }
+}
+
+/// Collects conflicts and applies the operator's decisions as they are found.
+struct Decider<'a> {
+    resolutions: &'a Resolutions,
+    conflicts: Vec<Conflict>,
+}
+
+impl Decider<'_> {
+    fn raise(&mut self, code: ConflictCode, subject: Subject, node_uuid: Option<&str>, detail: String) -> Option<Action> {
+        let (action, decided_by) = match self.resolutions.decide(code, &subject) {
+            Some((a, by)) => (Some(a), Some(by)),
+            None => match code.default_action() {
+                Some(a) => (Some(a), Some("default")),
+                None => (None, None),
+            },
+        };
+        self.conflicts.push(Conflict { code, blocking: code.blocking(), subject, node_uuid: node_uuid.map(str::to_string), detail, action, decided_by });
+        action
+    }
+}
+
+fn has_instance(n: &BmNode) -> bool {
+    n.instance_uuid.as_deref().is_some_and(|s| !s.is_empty())
+}
+
+fn incomplete(n: &BmNode) -> Vec<&'static str> {
+    let mut missing = Vec::new();
+    for (name, v) in [("cpus", n.cpus), ("memory_mb", n.memory_mb), ("local_gb", n.local_gb)] {
+        if v.unwrap_or(0) <= 0 {
+            missing.push(name);
+        }
+    }
+    missing
+}
+
+fn arch_for(opts: &PlanOptions, host: Option<&str>) -> Option<String> {
+    if let Some(a) = host.and_then(|h| opts.arch_by_host.get(h)) {
+        return Some(a.clone());
+    }
+    if let Some(a) = opts.baremetal.cpu_arch() {
+        // a nova.conf names its own host's arch; without [DEFAULT] host it is taken for every host
+        if opts.conf_host.is_none() || opts.conf_host.as_deref() == host {
+            return Some(a.to_string());
+        }
+    }
+    opts.default_arch.clone()
+}
+
+/// The per-node outcome of the rules, before rows are built.
+struct Fate {
+    action: NodeAction,
+    uuid: Option<String>,
+    keep_instance: bool,
+    maintenance_reasons: Vec<String>,
+    unsupported_power: bool,
+    skipped_interfaces: HashSet<i64>,
+    codes: Vec<ConflictCode>,
+    replaces: Option<i64>,
+}
+
+impl Fate {
+    fn apply(&mut self, code: ConflictCode, action: Option<Action>) {
+        self.codes.push(code);
+        match action {
+            None => {
+                if self.action != NodeAction::Skip {
+                    self.action = NodeAction::Blocked;
+                }
+            }
+            Some(Action::Skip) => self.action = NodeAction::Skip,
+            _ => {}
+        }
+    }
+}
+
+/// Builds the plan. Pure: the same inputs give the same plan (and checksum).
+pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opts: &PlanOptions, resolutions: &Resolutions) -> Plan {
+    let kind = target.schema.kind;
+    let power = PowerManager::from_class(opts.baremetal.power_manager());
+    let mut d = Decider { resolutions, conflicts: Vec::new() };
+    let mut warnings = Vec::new();
+
+    let by_uuid: HashMap<&str, &super::target::ExistingNode> = target.nodes.iter().filter_map(|n| n.uuid.as_deref().map(|u| (u, n))).collect();
+    let by_instance: HashMap<&str, &super::target::ExistingNode> =
+        target.nodes.iter().filter_map(|n| n.instance_uuid.as_deref().map(|u| (u, n))).collect();
+    let node_id_to_uuid: HashMap<i64, Option<&str>> = target.nodes.iter().map(|n| (n.id, n.uuid.as_deref())).collect();
+    let port_macs: HashMap<String, Option<i64>> =
+        target.ports.iter().filter_map(|p| p.address.as_deref().map(|a| (a.to_ascii_lowercase(), p.node_id))).collect();
+
+    // nova-compute services still heartbeating on the baremetal hosts
+    if let Some(facts) = nova {
+        let hosts: std::collections::BTreeSet<&str> = inv.nodes.iter().filter(|n| !n.node.deleted).filter_map(|n| n.node.service_host.as_deref()).collect();
+        for h in hosts {
+            if let Some(s) = facts.running_compute(h) {
+                d.raise(
+                    ConflictCode::NovaComputeRunning,
+                    Subject::Host { host: h.to_string() },
+                    None,
+                    format!("nova-compute on {h} sent a heartbeat at {} (stop it before the load)", s.updated_at.map(|t| t.to_string()).unwrap_or_default()),
+                );
+            }
+        }
+    }
+
+    // Who is first to hold each MAC among the nodes that may be migrated (lowest nova_bm id first).
+    let candidate = |n: &BmNode| !n.deleted || resolutions.decide(ConflictCode::DeletedNode, &Subject::Node { nova_bm_id: n.id }).is_some_and(|(a, _)| a == Action::Migrate);
+    let mut first_holder: HashMap<String, (i64, i64)> = HashMap::new();
+    for n in inv.nodes.iter().filter(|n| candidate(&n.node)) {
+        for i in n.interfaces.iter().filter(|i| !i.deleted) {
+            if let Some(mac) = &i.address_normalized {
+                first_holder.entry(mac.clone()).or_insert((n.node.id, i.id));
+            }
+        }
+    }
+
+    let mut nodes = Vec::with_capacity(inv.nodes.len());
+    for entry in &inv.nodes {
+        let n = &entry.node;
+        let subject = Subject::Node { nova_bm_id: n.id };
+        let mut f = Fate {
+            action: NodeAction::Create,
+            uuid: n.uuid.clone().filter(|u| !u.is_empty()),
+            keep_instance: has_instance(n) && !n.deleted,
+            maintenance_reasons: Vec::new(),
+            unsupported_power: false,
+            skipped_interfaces: HashSet::new(),
+            codes: Vec::new(),
+            replaces: None,
+        };
+        let uuid_ref = f.uuid.clone();
+        let uuid_s = uuid_ref.as_deref();
+
+        if n.deleted {
+            let a = d.raise(ConflictCode::DeletedNode, subject.clone(), uuid_s, format!("soft-deleted in nova_bm at {}", n.deleted_at.map(|t| t.to_string()).unwrap_or_else(|| "an unknown time".into())));
+            f.apply(ConflictCode::DeletedNode, a);
+            if f.action == NodeAction::Skip {
+                for i in &entry.interfaces {
+                    let a = d.raise(ConflictCode::OrphanInterface, Subject::Interface { nova_bm_id: n.id, interface_id: i.id }, uuid_s, format!("interface {} of soft-deleted node {}", i.address.as_deref().unwrap_or("-"), n.id));
+                    let _ = a;
+                }
+                nodes.push(finish(n, f, None, Vec::new()));
+                continue;
+            }
+        }
+
+        if f.uuid.is_none() {
+            let a = d.raise(ConflictCode::MissingUuid, subject.clone(), None, format!("nova_bm node {} has no uuid, so no Nova instance can point at it", n.id));
+            f.apply(ConflictCode::MissingUuid, a);
+            if a == Some(Action::Generate) {
+                f.uuid = Some(uuid::Uuid::new_v5(&BM2IRONIC_NS, format!("nova_bm-node:{}:{}", n.id, n.service_host.as_deref().unwrap_or("")).as_bytes()).to_string());
+            }
+        }
+        let uuid_s = f.uuid.clone();
+        let uuid_s = uuid_s.as_deref();
+        // an earlier run of ours, or somebody else's node with this uuid
+        if let Some(existing) = uuid_s.and_then(|u| by_uuid.get(u)) {
+            if existing.migrated_from() == Some(n.id) {
+                let a = d.raise(ConflictCode::AlreadyMigrated, subject.clone(), uuid_s, format!("Ironic node {} came from this nova_bm node (run {})", existing.id, existing.migrated_by_run().unwrap_or("?")));
+                f.apply(ConflictCode::AlreadyMigrated, a);
+                f.action = NodeAction::AlreadyMigrated;
+                nodes.push(finish(n, f, None, Vec::new()));
+                continue;
+            }
+            let a = d.raise(ConflictCode::UuidInIronic, subject.clone(), uuid_s, format!("Ironic node {} (provision state {}) already has this uuid", existing.id, existing.provision_state.as_deref().unwrap_or("none")));
+            f.apply(ConflictCode::UuidInIronic, a);
+            if a == Some(Action::Replace) {
+                f.replaces = Some(existing.id);
+            }
+        }
+
+
+        if f.keep_instance {
+            let state = n.task_state.as_deref().unwrap_or("");
+            let inst = n.instance_uuid.as_deref().unwrap_or("");
+            if MID_DEPLOY_STATES.contains(&state) {
+                let a = d.raise(ConflictCode::MidDeploy, subject.clone(), uuid_s, format!("instance {inst} with task_state '{state}': the deploy never finished"));
+                f.apply(ConflictCode::MidDeploy, a);
+                if a == Some(Action::Maintenance) {
+                    f.maintenance_reasons.push(format!("nova_bm task_state was '{state}' (deploy not finished) at migration"));
+                }
+            } else if FAILED_STATES.contains(&state) {
+                let a = d.raise(ConflictCode::FailedDeploy, subject.clone(), uuid_s, format!("instance {inst} with task_state '{state}'"));
+                f.apply(ConflictCode::FailedDeploy, a);
+                if a == Some(Action::Maintenance) {
+                    f.maintenance_reasons.push(format!("nova_bm task_state was '{state}' (failed deploy) at migration"));
+                }
+            }
+            if let Some(facts) = nova {
+                let gone = match facts.instances.get(inst) {
+                    None => Some("is not in Nova's instances table"),
+                    Some(i) if i.deleted => Some("is deleted in Nova"),
+                    Some(_) => None,
+                };
+                if let Some(why) = gone {
+                    let a = d.raise(ConflictCode::InstanceMissingInNova, subject.clone(), uuid_s, format!("instance {inst} {why}"));
+                    f.apply(ConflictCode::InstanceMissingInNova, a);
+                    match a {
+                        Some(Action::Free) => f.keep_instance = false,
+                        Some(Action::Maintenance) => f.maintenance_reasons.push(format!("instance {inst} {why} at migration")),
+                        _ => {}
+                    }
+                }
+            }
+            if f.keep_instance {
+                if let Some(other) = by_instance.get(inst) {
+                    if other.uuid.as_deref() != uuid_s && f.replaces != Some(other.id) {
+                        let a = d.raise(ConflictCode::InstanceInIronic, subject.clone(), uuid_s, format!("Ironic node {} already holds instance {inst}", other.uuid.as_deref().unwrap_or("?")));
+                        f.apply(ConflictCode::InstanceInIronic, a);
+                    }
+                }
+            }
+        }
+
+        match power.driver(kind) {
+            None => {
+                let class = opts.baremetal.power_manager();
+                let a = d.raise(ConflictCode::UnsupportedPower, subject.clone(), uuid_s, format!("power manager {class} has no equivalent in a {} Ironic", kind_name(kind)));
+                f.apply(ConflictCode::UnsupportedPower, a);
+                if a == Some(Action::Maintenance) {
+                    f.unsupported_power = true;
+                    f.maintenance_reasons.push(format!("nova baremetal power manager {class} has no Ironic equivalent: no power control"));
+                }
+            }
+            Some(_) => {
+                let missing = match power {
+                    PowerManager::Ipmi | PowerManager::IBoot => n.pm_address.as_deref().is_none_or(|a| a.trim().is_empty()),
+                    PowerManager::VirtualPower => opts.baremetal.virtual_power_ssh_host.is_none(),
+                    PowerManager::Unsupported(_) => false,
+                };
+                if missing {
+                    let a = d.raise(ConflictCode::MissingBmc, subject.clone(), uuid_s, "no BMC address (pm_address) to drive its power".into());
+                    f.apply(ConflictCode::MissingBmc, a);
+                    if a == Some(Action::Maintenance) {
+                        f.maintenance_reasons.push("no BMC address in nova_bm: add driver_info before leaving maintenance".into());
+                    }
+                }
+            }
+        }
+
+        let arch = arch_for(opts, n.service_host.as_deref());
+        if arch.is_none() {
+            let a = d.raise(ConflictCode::MissingArch, subject.clone(), uuid_s, format!("no cpu_arch known for host {} (give --arch HOST=ARCH or --default-arch)", n.service_host.as_deref().unwrap_or("-")));
+            f.apply(ConflictCode::MissingArch, a);
+        }
+
+        let missing_props = incomplete(n);
+        if !missing_props.is_empty() {
+            let a = d.raise(ConflictCode::IncompleteProperties, subject.clone(), uuid_s, format!("{} missing or zero", missing_props.join(", ")));
+            f.apply(ConflictCode::IncompleteProperties, a);
+            if a == Some(Action::Maintenance) {
+                f.maintenance_reasons.push(format!("properties incomplete in nova_bm ({})", missing_props.join(", ")));
+            }
+        }
+
+        // interfaces
+        let mut seen_here: HashSet<String> = HashSet::new();
+        for i in entry.interfaces.iter().filter(|i| !i.deleted) {
+            let isub = Subject::Interface { nova_bm_id: n.id, interface_id: i.id };
+            let shown = i.address.as_deref().unwrap_or("(none)");
+            let Some(mac) = &i.address_normalized else {
+                let a = d.raise(ConflictCode::InvalidMac, isub, uuid_s, format!("interface {} address '{shown}' is not a MAC", i.id));
+                f.apply(ConflictCode::InvalidMac, a);
+                if a == Some(Action::SkipPort) {
+                    f.skipped_interfaces.insert(i.id);
+                }
+                continue;
+            };
+            let first = first_holder.get(mac).copied();
+            if first.is_some_and(|(nid, iid)| (nid, iid) != (n.id, i.id)) || !seen_here.insert(mac.clone()) {
+                let (fnode, _) = first.unwrap_or((n.id, i.id));
+                let a = d.raise(ConflictCode::DuplicateMac, isub, uuid_s, format!("MAC {mac} (typed '{shown}') is also on nova_bm node {fnode}"));
+                f.apply(ConflictCode::DuplicateMac, a);
+                if a == Some(Action::SkipPort) {
+                    f.skipped_interfaces.insert(i.id);
+                }
+                continue;
+            }
+            if let Some(owner) = port_macs.get(mac) {
+                let owner_uuid = owner.and_then(|id| node_id_to_uuid.get(&id).copied().flatten());
+                let ours = owner_uuid.is_some() && owner_uuid == uuid_s && f.replaces.is_none();
+                let replaced = f.replaces.is_some() && *owner == f.replaces;
+                if !ours && !replaced {
+                    let a = d.raise(ConflictCode::MacInIronic, isub, uuid_s, format!("MAC {mac} is already a port of Ironic node {}", owner_uuid.unwrap_or("(none)")));
+                    f.apply(ConflictCode::MacInIronic, a);
+                    if a == Some(Action::SkipPort) {
+                        f.skipped_interfaces.insert(i.id);
+                    }
+                }
+            }
+        }
+
+        let node = if matches!(f.action, NodeAction::Create) { f.uuid.as_deref().map(|u| build_node(n, u, &f, arch.as_deref(), &power, kind, nova, opts)) } else { None };
+        let ports = match &node {
+            Some(node) => entry
+                .interfaces
+                .iter()
+                .filter(|i| !i.deleted && !f.skipped_interfaces.contains(&i.id))
+                .filter_map(|i| build_port(i, node, f.keep_instance, kind))
+                .collect(),
+            None => Vec::new(),
+        };
+        if f.replaces.is_some() && f.action == NodeAction::Create {
+            f.action = NodeAction::Replace;
+        }
+        nodes.push(finish(n, f, node, ports));
+    }
+
+    for i in &inv.orphan_interfaces {
+        d.raise(
+            ConflictCode::OrphanInterface,
+            Subject::Interface { nova_bm_id: i.bm_node_id.unwrap_or(-1), interface_id: i.id },
+            None,
+            format!("interface {} ({}) points at nova_bm node {} which does not exist", i.id, i.address.as_deref().unwrap_or("-"), i.bm_node_id.map(|v| v.to_string()).unwrap_or_else(|| "NULL".into())),
+        );
+    }
+
+    let writes_any = nodes.iter().any(|n| matches!(n.action, NodeAction::Create | NodeAction::Replace | NodeAction::Blocked));
+    if writes_any && (opts.deploy_kernel.is_none() || opts.deploy_ramdisk.is_none()) {
+        d.raise(ConflictCode::MissingDeployImages, Subject::Run, None, "no Ironic deploy kernel/ramdisk given: nodes would fail validation (give --deploy-kernel and --deploy-ramdisk)".into());
+    }
+
+    let without_image = nodes.iter().filter_map(|n| n.node.as_ref()).filter(|n| n.instance_uuid.is_some() && n.instance_info.get("image_source").is_none()).count();
+    if without_image > 0 {
+        warnings.push(format!(
+            "{without_image} node(s) with an instance get no instance_info.image_source (give --nova-db): Ironic cannot tear them down later (LP#1368984)"
+        ));
+    }
+    if kind == TargetKind::Modern && opts.resource_class.is_none() && nodes.iter().any(|n| n.node.is_some()) {
+        warnings.push("no --resource-class: modern Nova schedules bare metal by resource class; nodes get none".into());
+    }
+
+    let conflicts = d.conflicts;
+    let mut summary = PlanSummary::default();
+    for n in &nodes {
+        match n.action {
+            NodeAction::Create | NodeAction::Replace => summary.create += 1,
+            NodeAction::Skip => summary.skip += 1,
+            NodeAction::AlreadyMigrated => summary.already_migrated += 1,
+            NodeAction::Blocked => summary.blocked += 1,
+        }
+        if let Some(node) = &n.node {
+            summary.maintenance += node.maintenance as usize;
+            summary.active += (node.provision_state.as_deref() == Some("active")) as usize;
+        }
+        summary.ports += n.ports.len();
+    }
+    summary.blocking = conflicts.iter().filter(|c| c.is_unresolved_blocking()).count();
+    let s = inv.summary();
+    let checksum = checksum(&nodes);
+    Plan {
+        source: SourceCounts { nodes: s.nodes, live: s.live, soft_deleted: s.soft_deleted, interfaces: s.interfaces, orphan_interfaces: s.orphan_interfaces },
+        target: TargetInfo { kind, schema: target.schema.schema.clone(), existing_nodes: target.nodes.len(), existing_ports: target.ports.len() },
+        nodes,
+        conflicts,
+        warnings,
+        summary,
+        checksum,
+    }
+}
+
+fn kind_name(k: TargetKind) -> &'static str {
+    match k {
+        TargetKind::Modern => "modern",
+        TargetKind::Juno => "Juno",
+    }
+}
+
+fn finish(n: &BmNode, f: Fate, node: Option<IronicNode>, ports: Vec<IronicPort>) -> NodePlan {
+    NodePlan { nova_bm_id: n.id, uuid: f.uuid, service_host: n.service_host.clone(), action: f.action, conflicts: f.codes, node, ports, replaces: f.replaces }
+}
+
+fn checksum(nodes: &[NodePlan]) -> String {
+    let rows: Vec<(&Option<String>, NodeAction, &Option<IronicNode>, &Vec<IronicPort>)> = nodes.iter().map(|n| (&n.uuid, n.action, &n.node, &n.ports)).collect();
+    let text = serde_json::to_string(&rows).unwrap_or_default();
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_node(n: &BmNode, uuid: &str, f: &Fate, arch: Option<&str>, power: &PowerManager, kind: TargetKind, nova: Option<&NovaFacts>, opts: &PlanOptions) -> IronicNode {
+    let bm = &opts.baremetal;
+    let mut di = DriverInfo::default();
+    let driver = if f.unsupported_power {
+        match kind {
+            TargetKind::Modern => "manual-management".to_string(),
+            TargetKind::Juno => "fake".to_string(),
+        }
+    } else {
+        match power {
+            PowerManager::Ipmi => {
+                if let Some(a) = n.pm_address.as_deref().filter(|a| !a.is_empty()) {
+                    di.set("ipmi_address", json!(a));
+                }
+                if let Some(u) = n.pm_user.as_deref().filter(|a| !a.is_empty()) {
+                    di.set("ipmi_username", json!(u));
+                }
+                if let Some(p) = n.pm_password.as_ref().filter(|p| !p.is_empty()) {
+                    di.secret("ipmi_password", p);
+                }
+                if let Some(t) = n.terminal_port {
+                    di.set("ipmi_terminal_port", json!(t));
+                }
+            }
+            PowerManager::VirtualPower => {
+                if let Some(h) = &bm.virtual_power_ssh_host {
+                    di.set("ssh_address", json!(h));
+                }
+                di.set("ssh_port", json!(bm.virtual_power_ssh_port.unwrap_or(22)));
+                if let Some(u) = &bm.virtual_power_host_user {
+                    di.set("ssh_username", json!(u));
+                }
+                di.set("ssh_virt_type", json!(bm.virtual_power_type.as_deref().unwrap_or("virsh")));
+                if let Some(k) = &bm.virtual_power_host_key {
+                    di.set("ssh_key_filename", json!(k));
+                } else if let Some(p) = &bm.virtual_power_host_pass {
+                    di.secret("ssh_password", p);
+                }
+            }
+            PowerManager::IBoot => {
+                // pm_address = host[:port][,relay]
+                let addr = n.pm_address.as_deref().unwrap_or("");
+                let (hostport, relay) = addr.split_once(',').unwrap_or((addr, ""));
+                let (host, port) = hostport.split_once(':').unwrap_or((hostport, ""));
+                di.set("iboot_address", json!(host));
+                if let Ok(p) = port.parse::<u16>() {
+                    di.set("iboot_port", json!(p));
+                }
+                if let Ok(r) = relay.parse::<u16>() {
+                    di.set("iboot_relay_id", json!(r));
+                }
+                if let Some(u) = n.pm_user.as_deref().filter(|a| !a.is_empty()) {
+                    di.set("iboot_username", json!(u));
+                }
+                if let Some(p) = n.pm_password.as_ref().filter(|p| !p.is_empty()) {
+                    di.secret("iboot_password", p);
+                }
+            }
+            PowerManager::Unsupported(_) => {}
+        }
+        power.driver(kind).unwrap_or("fake").to_string()
+    };
+    let (k_key, r_key) = match kind {
+        TargetKind::Modern => ("deploy_kernel", "deploy_ramdisk"),
+        TargetKind::Juno => ("pxe_deploy_kernel", "pxe_deploy_ramdisk"),
+    };
+    if let Some(k) = &opts.deploy_kernel {
+        di.set(k_key, json!(k));
+    }
+    if let Some(r) = &opts.deploy_ramdisk {
+        di.set(r_key, json!(r));
+    }
+
+    let mut props = Map::new();
+    for (k, v) in [("cpus", n.cpus), ("memory_mb", n.memory_mb), ("local_gb", n.local_gb)] {
+        if let Some(v) = v {
+            props.insert(k.into(), json!(v));
+        }
+    }
+    if let Some(a) = arch {
+        props.insert("cpu_arch".into(), json!(a));
+    }
+
+    let mut instance_info = Map::new();
+    if f.keep_instance {
+        let inst = nova.and_then(|facts| n.instance_uuid.as_deref().and_then(|u| facts.instances.get(u))).filter(|i| !i.deleted);
+        if let Some(img) = inst.and_then(|i| i.image_ref.as_deref()).filter(|s| !s.is_empty()) {
+            instance_info.insert("image_source".into(), json!(img));
+        }
+        let root_gb = inst.and_then(|i| i.root_gb).or(n.root_mb.map(|mb| mb / 1024));
+        if let Some(r) = root_gb {
+            instance_info.insert("root_gb".into(), json!(r));
+        }
+        instance_info.insert("swap_mb".into(), json!(n.swap_mb.unwrap_or(0)));
+        let eph = inst.and_then(|i| i.ephemeral_gb).or(n.ephemeral_mb.map(|mb| mb / 1024)).unwrap_or(0);
+        instance_info.insert("ephemeral_gb".into(), json!(eph));
+        instance_info.insert("preserve_ephemeral".into(), json!(n.preserve_ephemeral.unwrap_or(false)));
+    }
+
+    let maintenance = !f.maintenance_reasons.is_empty();
+    let reason = maintenance.then(|| format!("bm2ironic: {}", f.maintenance_reasons.join("; ")));
+    let mut marker = json!({"nova_bm_id": n.id, "service_host": n.service_host});
+    if kind == TargetKind::Juno {
+        if let Some(r) = &reason {
+            marker["maintenance_reason"] = json!(r); // Juno has no maintenance_reason column
+        }
+    }
+    IronicNode {
+        uuid: uuid.to_string(),
+        instance_uuid: if f.keep_instance { n.instance_uuid.clone() } else { None },
+        instance_name: if f.keep_instance { n.instance_name.clone() } else { None },
+        driver,
+        driver_info: di,
+        properties: Value::Object(props),
+        resource_class: if kind == TargetKind::Modern { opts.resource_class.clone() } else { None },
+        instance_info: Value::Object(instance_info),
+        provision_state: if f.keep_instance {
+            Some("active".into())
+        } else {
+            match kind {
+                TargetKind::Modern => Some(opts.free_state.as_str().into()),
+                TargetKind::Juno => None,
+            }
+        },
+        power_state: None,
+        maintenance,
+        maintenance_reason: reason,
+        created_at: n.created_at,
+        updated_at: n.updated_at,
+        extra: json!({ "bm2ironic": marker }),
+    }
+}
+
+fn build_port(i: &BmInterface, node: &IronicNode, keep_instance: bool, kind: TargetKind) -> Option<IronicPort> {
+    let mac = i.address_normalized.clone()?;
+    let vif = i.vif_uuid.clone().filter(|_| keep_instance);
+    let mut extra = json!({"bm2ironic": {"nova_bm_interface_id": i.id}});
+    let mut internal_info = json!({});
+    if let Some(v) = vif {
+        match kind {
+            TargetKind::Juno => extra["vif_port_id"] = json!(v),
+            TargetKind::Modern => internal_info["tenant_vif_port_id"] = json!(v),
+        }
+    }
+    Some(IronicPort {
+        uuid: uuid::Uuid::new_v5(&BM2IRONIC_NS, format!("port:{}:{mac}", node.uuid).as_bytes()).to_string(),
+        address: mac,
+        node_uuid: node.uuid.clone(),
+        nova_bm_interface_id: i.id,
+        pxe_enabled: true,
+        extra,
+        internal_info,
+        created_at: i.created_at,
+        updated_at: i.updated_at,
+    })
+}

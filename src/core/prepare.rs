@@ -1,0 +1,80 @@
+//! Everything before a load, in order: open nova_bm (read only) and read the inventory, open the
+//! Ironic database and detect its schema, read Nova's facts when given, and compute the plan.
+//! Shared by `plan`, `migrate` and the wizard.
+
+use super::conf::ConnectionSettings;
+use super::conflict::Resolutions;
+use super::db::Db;
+use super::model::Inventory;
+use super::nova::{self, NovaError, NovaFacts};
+use super::plan::{self, Plan, PlanOptions};
+use super::source::{NovaBmSource, SourceError};
+use super::target::{self, TargetError, TargetState};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error("no nova_bm database given: use --nova-bm-db URL, BM2IRONIC_NOVA_BM_DB, or --nova-conf with [baremetal] sql_connection")]
+    NoSource,
+    #[error("no Ironic database given: use --ironic-db URL, BM2IRONIC_IRONIC_DB, or --ironic-conf with [database] connection")]
+    NoTarget,
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error(transparent)]
+    Nova(#[from] NovaError),
+}
+
+impl PrepareError {
+    pub fn is_usage(&self) -> bool {
+        matches!(self, PrepareError::NoSource | PrepareError::NoTarget)
+    }
+}
+
+pub struct Prepared {
+    pub inventory: Inventory,
+    pub target_db: Db,
+    pub target: TargetState,
+    pub nova: Option<NovaFacts>,
+    pub plan: Plan,
+    /// redacted nova_bm URL
+    pub source: String,
+}
+
+pub async fn prepare(
+    settings: &ConnectionSettings,
+    options: &PlanOptions,
+    resolutions: &Resolutions,
+    object_version: Option<&(String, String)>,
+) -> Result<Prepared, PrepareError> {
+    let src_url = &settings.nova_bm_db.as_ref().ok_or(PrepareError::NoSource)?.value;
+    let tgt_url = &settings.ironic_db.as_ref().ok_or(PrepareError::NoTarget)?.value;
+    let source = NovaBmSource::open(src_url).await?;
+    let inventory = source.read_inventory(|_| {}).await;
+    source.close().await;
+    let inventory = inventory?;
+
+    let target_db = target::connect(tgt_url).await?;
+    let schema = target::detect(&target_db, object_version).await?;
+    let target = target::read_state(&target_db, schema).await?;
+
+    let nova = match &settings.nova_db {
+        Some(u) => {
+            let uuids: Vec<String> = inventory.nodes.iter().filter_map(|n| n.node.instance_uuid.clone()).collect();
+            Some(nova::read_facts(&u.value, &uuids).await?)
+        }
+        None => None,
+    };
+    let plan = plan::plan(&inventory, &target, nova.as_ref(), options, resolutions);
+    tracing::info!(
+        create = plan.summary.create,
+        skip = plan.summary.skip,
+        blocking = plan.summary.blocking,
+        checksum = %plan.checksum,
+        "plan computed"
+    );
+    for c in &plan.conflicts {
+        tracing::info!(code = %c.code, subject = ?c.subject, action = ?c.action, decided_by = ?c.decided_by, "conflict: {}", c.detail);
+    }
+    Ok(Prepared { inventory, target_db, target, nova, plan, source: src_url.redacted().to_string() })
+}

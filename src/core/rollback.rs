@@ -1,0 +1,195 @@
+//! `rollback`: removes exactly what one run wrote (its nodes, their ports) in one transaction, and
+//! refuses when Ironic has since changed those nodes (e.g. a new instance) unless forced.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+use sqlx::Row;
+
+use super::db::{Db, DbError, Pool};
+use super::dburl::Backend;
+use super::load::{self, RunRecord};
+use super::sql::{marks, placeholders};
+
+/// Tables whose rows hang off a node and go with it (Ironic writes node_history on its own).
+const NODE_CHILD_TABLES: &[&str] = &["node_history", "node_traits", "node_tags", "bios_settings", "node_inventory", "firmware_information"];
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RollbackReport {
+    pub run_id: String,
+    pub removed_nodes: usize,
+    pub removed_ports: usize,
+    pub already_gone: usize,
+    pub changed_but_forced: Vec<String>,
+    /// nodes the run deleted with `replace`: a rollback cannot bring them back
+    pub not_restored: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RollbackError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("no committed bm2ironic run in this Ironic database")]
+    NoRun,
+    #[error("no run {0} in this Ironic database (see `bm2ironic rollback --list`)")]
+    UnknownRun(String),
+    #[error("run {run} is {status}, not committed: nothing to roll back")]
+    NotCommitted { run: String, status: String },
+    #[error("Ironic has changed {count} node(s) of run {run} since the load: {examples}; nothing removed (use --force to remove them anyway)")]
+    Changed { run: String, count: usize, examples: String },
+}
+
+pub fn pick_run(runs: Vec<RunRecord>, id: Option<&str>) -> Result<RunRecord, RollbackError> {
+    match id {
+        Some(id) => runs.into_iter().find(|r| r.id == id).ok_or_else(|| RollbackError::UnknownRun(id.into())),
+        None => runs.into_iter().find(|r| r.status == "committed").ok_or(RollbackError::NoRun),
+    }
+}
+
+struct Current {
+    id: i64,
+    uuid: String,
+    provision_state: Option<String>,
+    instance_uuid: Option<String>,
+    reservation: Option<String>,
+}
+
+pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<RollbackReport, RollbackError> {
+    let run = pick_run(load::runs(db).await?, run_id)?;
+    if run.status != "committed" {
+        return Err(RollbackError::NotCommitted { run: run.id, status: run.status });
+    }
+    let b = db.backend();
+    let uuids: Vec<String> = run.written.iter().map(|w| w.uuid.clone()).collect();
+    let our_ports: HashSet<String> = run.written.iter().flat_map(|w| w.ports.iter().map(|p| p.uuid.clone())).collect();
+
+    // what is there now
+    let mut current: Vec<Current> = Vec::new();
+    let mut foreign_ports: Vec<String> = Vec::new();
+    for chunk in uuids.chunks(500) {
+        let m = marks(chunk.len());
+        let nsql = placeholders(b, &match b {
+            Backend::MySql => format!("SELECT CAST(id AS SIGNED) AS id, uuid, provision_state, instance_uuid, reservation FROM nodes WHERE uuid IN {m}"),
+            Backend::Postgres => format!("SELECT id::bigint AS id, uuid::text, provision_state::text, instance_uuid::text, reservation::text FROM nodes WHERE uuid IN {m}"),
+            Backend::Sqlite => format!("SELECT id, uuid, provision_state, instance_uuid, reservation FROM nodes WHERE uuid IN {m}"),
+        });
+        let psql = placeholders(b, &match b {
+            Backend::Postgres => format!("SELECT p.uuid::text AS uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
+            _ => format!("SELECT p.uuid AS uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
+        });
+        macro_rules! read {
+            ($p:expr) => {{
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(nsql));
+                for u in chunk {
+                    q = q.bind(u.clone());
+                }
+                for r in q.fetch_all($p).await.map_err(|e| db.error(e))? {
+                    let c = (|| -> Result<Current, sqlx::Error> {
+                        Ok(Current {
+                            id: r.try_get("id")?,
+                            uuid: r.try_get("uuid")?,
+                            provision_state: r.try_get("provision_state")?,
+                            instance_uuid: r.try_get("instance_uuid")?,
+                            reservation: r.try_get("reservation")?,
+                        })
+                    })()
+                    .map_err(|e| db.error(e))?;
+                    current.push(c);
+                }
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(psql));
+                for u in chunk {
+                    q = q.bind(u.clone());
+                }
+                for r in q.fetch_all($p).await.map_err(|e| db.error(e))? {
+                    let u: Option<String> = r.try_get("uuid").map_err(|e| db.error(e))?;
+                    if let Some(u) = u.filter(|u| !our_ports.contains(u)) {
+                        foreign_ports.push(u);
+                    }
+                }
+            }};
+        }
+        match &db.pool {
+            Pool::MySql(p) => read!(p),
+            Pool::Postgres(p) => read!(p),
+            Pool::Sqlite(p) => read!(p),
+        }
+    }
+
+    let mut changed = Vec::new();
+    for c in &current {
+        let Some(w) = run.written.iter().find(|w| w.uuid == c.uuid) else { continue };
+        let mut why = Vec::new();
+        if c.provision_state != w.provision_state {
+            why.push(format!("provision state {} (was {})", c.provision_state.as_deref().unwrap_or("none"), w.provision_state.as_deref().unwrap_or("none")));
+        }
+        if c.instance_uuid != w.instance_uuid {
+            why.push(format!("instance {}", c.instance_uuid.as_deref().unwrap_or("none")));
+        }
+        if let Some(r) = &c.reservation {
+            why.push(format!("locked by conductor {r}"));
+        }
+        if !why.is_empty() {
+            changed.push(format!("{} ({})", c.uuid, why.join(", ")));
+        }
+    }
+    if !foreign_ports.is_empty() {
+        changed.push(format!("{} port(s) added since", foreign_ports.len()));
+    }
+    if !changed.is_empty() && !force {
+        let examples = changed.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
+        return Err(RollbackError::Changed { run: run.id, count: changed.len(), examples });
+    }
+
+    let ids: Vec<i64> = current.iter().map(|c| c.id).collect();
+    let tables: Vec<String> = db.table_names().await?.into_iter().map(|t| t.to_ascii_lowercase()).collect();
+    let mut removed_ports = 0u64;
+    let mut removed_nodes = 0u64;
+    macro_rules! tx {
+        ($p:expr) => {{
+            let mut tx = $p.begin().await.map_err(|e| db.error(e))?;
+            for chunk in ids.chunks(500) {
+                let m = marks(chunk.len());
+                for t in NODE_CHILD_TABLES.iter().filter(|t| tables.iter().any(|x| x == *t)) {
+                    let sql = placeholders(b, &format!("DELETE FROM {t} WHERE node_id IN {m}"));
+                    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+                    for id in chunk {
+                        q = q.bind(*id);
+                    }
+                    q.execute(&mut *tx).await.map_err(|e| db.error(e))?;
+                }
+                for (t, col) in [("ports", "node_id"), ("nodes", "id")] {
+                    let sql = placeholders(b, &format!("DELETE FROM {t} WHERE {col} IN {m}"));
+                    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+                    for id in chunk {
+                        q = q.bind(*id);
+                    }
+                    let n = q.execute(&mut *tx).await.map_err(|e| db.error(e))?.rows_affected();
+                    if t == "ports" {
+                        removed_ports += n;
+                    } else {
+                        removed_nodes += n;
+                    }
+                }
+            }
+            let (sql, vals) = load::set_status_stmt(b, &run.id, "rolled-back");
+            let q = crate::bind_vals!(sqlx::query(sqlx::AssertSqlSafe(sql)), vals);
+            q.execute(&mut *tx).await.map_err(|e| db.error(e))?;
+            tx.commit().await.map_err(|e| db.error(e))?;
+        }};
+    }
+    match &db.pool {
+        Pool::MySql(p) => tx!(p),
+        Pool::Postgres(p) => tx!(p),
+        Pool::Sqlite(p) => tx!(p),
+    }
+    let not_restored: Vec<String> = run.written.iter().filter_map(|w| w.replaced.map(|id| format!("Ironic node id {id} (replaced by {})", w.uuid))).collect();
+    tracing::warn!(run = %run.id, removed_nodes, removed_ports, forced = force, "rollback committed");
+    Ok(RollbackReport {
+        run_id: run.id.clone(),
+        removed_nodes: removed_nodes as usize,
+        removed_ports: removed_ports as usize,
+        already_gone: uuids.len() - current.len(),
+        changed_but_forced: if force { changed } else { Vec::new() },
+        not_restored,
+    })
+}

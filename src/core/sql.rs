@@ -1,0 +1,95 @@
+//! Small helpers for SQL that runs on all three backends: values to bind, `?` -> `$n` placeholders,
+//! multi-row INSERTs, and executing a statement list on any pool or transaction.
+
+use chrono::NaiveDateTime;
+
+use super::dburl::Backend;
+
+/// A value to bind, whatever the backend.
+#[derive(Debug, Clone)]
+pub enum Val {
+    Int(Option<i64>),
+    Bool(Option<bool>),
+    Text(Option<String>),
+    Time(Option<NaiveDateTime>),
+}
+
+/// One statement and its values.
+pub type Stmt = (String, Vec<Val>);
+
+/// `?` placeholders to `$1..$n` on PostgreSQL (our SQL never has `?` inside literals).
+pub fn placeholders(backend: Backend, sql: &str) -> String {
+    if backend != Backend::Postgres {
+        return sql.to_string();
+    }
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut n = 0;
+    for c in sql.chars() {
+        if c == '?' {
+            n += 1;
+            out.push_str(&format!("${n}"));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `INSERT INTO table (cols) VALUES (...), (...)` for a batch of rows.
+pub fn multi_insert(backend: Backend, table: &str, cols: &[&str], rows: Vec<Vec<Val>>) -> Stmt {
+    let row = format!("({})", vec!["?"; cols.len()].join(", "));
+    let sql = format!("INSERT INTO {table} ({}) VALUES {}", cols.join(", "), vec![row; rows.len()].join(", "));
+    (placeholders(backend, &sql), rows.into_iter().flatten().collect())
+}
+
+/// `(?, ?, ...)` with n marks, for IN lists.
+pub fn marks(n: usize) -> String {
+    format!("({})", vec!["?"; n].join(", "))
+}
+
+/// Statements of a DDL file (split at `;` line ends, `--` comments dropped).
+pub fn statements(ddl: &str) -> Vec<String> {
+    let body: String = ddl.lines().map(|l| l.split("--").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+    body.split(";\n").map(str::trim).map(|s| s.trim_end_matches(';').to_string()).filter(|s| !s.is_empty()).collect()
+}
+
+/// Binds `vals` onto a sqlx query of any backend.
+#[macro_export]
+macro_rules! bind_vals {
+    ($q:expr, $vals:expr) => {{
+        let mut q = $q;
+        for v in $vals {
+            q = match v {
+                $crate::core::sql::Val::Int(x) => q.bind(x),
+                $crate::core::sql::Val::Bool(x) => q.bind(x),
+                $crate::core::sql::Val::Text(x) => q.bind(x),
+                $crate::core::sql::Val::Time(x) => q.bind(x),
+            };
+        }
+        q
+    }};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_placeholders_are_numbered() {
+        assert_eq!(placeholders(Backend::Postgres, "VALUES (?, ?), (?)"), "VALUES ($1, $2), ($3)");
+        assert_eq!(placeholders(Backend::MySql, "VALUES (?)"), "VALUES (?)");
+    }
+
+    #[test]
+    fn multi_row_insert() {
+        let (sql, vals) = multi_insert(Backend::Postgres, "t", &["a", "b"], vec![vec![Val::Int(Some(1)), Val::Int(None)], vec![Val::Int(Some(2)), Val::Int(None)]]);
+        assert_eq!(sql, "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)");
+        assert_eq!(vals.len(), 4);
+    }
+
+    #[test]
+    fn ddl_statements() {
+        let s = statements("-- c\nCREATE TABLE a (x INT);\n\nCREATE TABLE b (y INT); -- tail\nINSERT INTO a VALUES (1);\n");
+        assert_eq!(s, vec!["CREATE TABLE a (x INT)", "CREATE TABLE b (y INT)", "INSERT INTO a VALUES (1)"]);
+    }
+}

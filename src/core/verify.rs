@@ -1,0 +1,223 @@
+//! `verify`: after a load, compares what a run wrote with the Ironic database (every field we set,
+//! every port) and with the nova_bm source, and, given the API, asks Ironic itself for every node
+//! and port (this is what catches rows the database accepts but the API cannot read).
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::Row;
+
+use super::db::{Db, DbError, Pool};
+use super::dburl::Backend;
+use super::ironic_api::IronicApi;
+use super::load::{RunRecord, WrittenNode};
+use super::model::Inventory;
+use super::sql::{marks, placeholders};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Difference {
+    pub uuid: String,
+    pub nova_bm_id: i64,
+    /// "database", "source" or "api"
+    pub against: &'static str,
+    pub field: String,
+    pub expected: String,
+    pub found: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VerifyReport {
+    pub run_id: String,
+    pub nodes_checked: usize,
+    pub ports_checked: usize,
+    pub api_checked: bool,
+    pub differences: Vec<Difference>,
+}
+
+struct TargetNode {
+    instance_uuid: Option<String>,
+    provision_state: Option<String>,
+    driver: Option<String>,
+    driver_info: Value,
+    properties: Value,
+    instance_info: Value,
+    maintenance: bool,
+}
+
+fn parse(s: Option<String>) -> Value {
+    s.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Value::Null)
+}
+
+async fn read_nodes(db: &Db, uuids: &[String]) -> Result<(HashMap<String, TargetNode>, HashMap<String, BTreeSet<String>>), DbError> {
+    let b = db.backend();
+    let mut nodes = HashMap::new();
+    let mut ports: HashMap<String, BTreeSet<String>> = HashMap::new();
+    for chunk in uuids.chunks(500) {
+        let m = marks(chunk.len());
+        let nsql = placeholders(b, &match b {
+            Backend::MySql => format!("SELECT uuid, instance_uuid, provision_state, driver, driver_info, properties, instance_info, CAST(COALESCE(maintenance, 0) AS SIGNED) AS maintenance FROM nodes WHERE uuid IN {m}"),
+            Backend::Postgres => format!("SELECT uuid::text, instance_uuid::text, provision_state::text, driver::text, driver_info::text, properties::text, instance_info::text, COALESCE(maintenance, false)::int::bigint AS maintenance FROM nodes WHERE uuid IN {m}"),
+            Backend::Sqlite => format!("SELECT uuid, instance_uuid, provision_state, driver, driver_info, properties, instance_info, COALESCE(maintenance, 0) AS maintenance FROM nodes WHERE uuid IN {m}"),
+        });
+        let psql = placeholders(b, &match b {
+            Backend::Postgres => format!("SELECT p.address::text AS address, n.uuid::text AS node_uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
+            _ => format!("SELECT p.address AS address, n.uuid AS node_uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
+        });
+        macro_rules! read {
+            ($p:expr) => {{
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(nsql));
+                for u in chunk {
+                    q = q.bind(u.clone());
+                }
+                for r in q.fetch_all($p).await.map_err(|e| db.error(e))? {
+                    let node = (|| -> Result<(String, TargetNode), sqlx::Error> {
+                        Ok((
+                            r.try_get("uuid")?,
+                            TargetNode {
+                                instance_uuid: r.try_get("instance_uuid")?,
+                                provision_state: r.try_get("provision_state")?,
+                                driver: r.try_get("driver")?,
+                                driver_info: parse(r.try_get("driver_info")?),
+                                properties: parse(r.try_get("properties")?),
+                                instance_info: parse(r.try_get("instance_info")?),
+                                maintenance: r.try_get::<i64, _>("maintenance")? != 0,
+                            },
+                        ))
+                    })()
+                    .map_err(|e| db.error(e))?;
+                    nodes.insert(node.0, node.1);
+                }
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(psql));
+                for u in chunk {
+                    q = q.bind(u.clone());
+                }
+                for r in q.fetch_all($p).await.map_err(|e| db.error(e))? {
+                    let a: Option<String> = r.try_get("address").map_err(|e| db.error(e))?;
+                    let n: String = r.try_get("node_uuid").map_err(|e| db.error(e))?;
+                    ports.entry(n).or_default().insert(a.unwrap_or_default());
+                }
+            }};
+        }
+        match &db.pool {
+            Pool::MySql(p) => read!(p),
+            Pool::Postgres(p) => read!(p),
+            Pool::Sqlite(p) => read!(p),
+        }
+    }
+    Ok((nodes, ports))
+}
+
+fn show(v: &impl Serialize) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+struct Diffs<'a> {
+    out: &'a mut Vec<Difference>,
+    w: &'a WrittenNode,
+    against: &'static str,
+}
+
+impl Diffs<'_> {
+    fn check<T: PartialEq + Serialize>(&mut self, field: &str, expected: &T, found: &T) {
+        if expected != found {
+            self.out.push(Difference {
+                uuid: self.w.uuid.clone(),
+                nova_bm_id: self.w.nova_bm_id,
+                against: self.against,
+                field: field.into(),
+                expected: show(expected),
+                found: show(found),
+            });
+        }
+    }
+    fn missing(&mut self, field: &str, found: String) {
+        self.out.push(Difference { uuid: self.w.uuid.clone(), nova_bm_id: self.w.nova_bm_id, against: self.against, field: field.into(), expected: "present".into(), found });
+    }
+}
+
+/// driver_info as recorded ("***" for secrets) against the target's (a secret must be non-empty).
+fn driver_info_matches(recorded: &Value, found: &Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    if let Some(m) = recorded.as_object() {
+        for (k, v) in m {
+            let f = found.get(k);
+            let ok = if v == "***" { f.and_then(|x| x.as_str()).is_some_and(|s| !s.is_empty() && s != "***") || f.is_some_and(|x| x == "******") } else { f == Some(v) };
+            if !ok {
+                bad.push(k.clone());
+            }
+        }
+    }
+    bad
+}
+
+pub async fn verify(db: &Db, run: &RunRecord, source: &Inventory, api: Option<&IronicApi>) -> Result<VerifyReport, DbError> {
+    let uuids: Vec<String> = run.written.iter().map(|w| w.uuid.clone()).collect();
+    let (nodes, ports) = read_nodes(db, &uuids).await?;
+    let by_id: HashMap<i64, &super::model::InventoryNode> = source.nodes.iter().map(|n| (n.node.id, n)).collect();
+    let mut out = Vec::new();
+    let mut ports_checked = 0;
+    for w in &run.written {
+        let expected_ports: BTreeSet<String> = w.ports.iter().map(|p| p.address.clone()).collect();
+        ports_checked += expected_ports.len();
+        let mut d = Diffs { out: &mut out, w, against: "database" };
+        match nodes.get(&w.uuid) {
+            None => d.missing("node", "missing in the Ironic database".into()),
+            Some(t) => {
+                d.check("provision_state", &w.provision_state, &t.provision_state);
+                d.check("instance_uuid", &w.instance_uuid, &t.instance_uuid);
+                d.check("driver", &Some(w.driver.clone()), &t.driver);
+                d.check("maintenance", &w.maintenance, &t.maintenance);
+                d.check("properties", &w.properties, &t.properties);
+                d.check("instance_info", &w.instance_info, &t.instance_info);
+                for k in driver_info_matches(&w.driver_info, &t.driver_info) {
+                    d.check(&format!("driver_info.{k}"), &w.driver_info.get(&k).cloned(), &t.driver_info.get(&k).map(|_| Value::String("(differs)".into())));
+                }
+                let found = ports.get(&w.uuid).cloned().unwrap_or_default();
+                d.check("ports", &expected_ports, &found);
+            }
+        }
+        // against the source itself
+        let mut d = Diffs { out: &mut out, w, against: "source" };
+        match by_id.get(&w.nova_bm_id) {
+            None => d.missing("nova_bm node", "no longer in nova_bm".into()),
+            Some(src) => {
+                let n = &src.node;
+                d.check("uuid", &Some(w.uuid.clone()), &n.uuid.clone().or(Some(w.uuid.clone())));
+                for (k, v) in [("cpus", n.cpus), ("memory_mb", n.memory_mb), ("local_gb", n.local_gb)] {
+                    if let Some(v) = v {
+                        d.check(&format!("properties.{k}"), &Some(serde_json::json!(v)), &w.properties.get(k).cloned());
+                    }
+                }
+                if w.instance_uuid.is_some() {
+                    d.check("instance_uuid", &n.instance_uuid, &w.instance_uuid);
+                }
+                let src_macs: BTreeSet<String> = src.interfaces.iter().filter(|i| !i.deleted).filter_map(|i| i.address_normalized.clone()).collect();
+                for p in &w.ports {
+                    if !src_macs.contains(&p.address) {
+                        d.check("port", &"a MAC of this nova_bm node".to_string(), &p.address);
+                    }
+                }
+            }
+        }
+        if let Some(api) = api {
+            let mut d = Diffs { out: &mut out, w, against: "api" };
+            match api.node(&w.uuid).await {
+                Err(e) => d.missing("node", e.to_string()),
+                Ok(v) => {
+                    d.check("provision_state", &w.provision_state, &v["provision_state"].as_str().map(String::from));
+                    d.check("driver", &Some(w.driver.clone()), &v["driver"].as_str().map(String::from));
+                    d.check("instance_uuid", &w.instance_uuid, &v["instance_uuid"].as_str().map(String::from));
+                    d.check("maintenance", &w.maintenance, &v["maintenance"].as_bool().unwrap_or(false));
+                    d.check("properties", &w.properties, &v["properties"]);
+                }
+            }
+            match api.node_port_addresses(&w.uuid).await {
+                Err(e) => d.missing("ports", e.to_string()),
+                Ok(a) => d.check("ports", &expected_ports, &a.into_iter().collect::<BTreeSet<_>>()),
+            }
+        }
+    }
+    tracing::info!(run = %run.id, nodes = run.written.len(), ports = ports_checked, differences = out.len(), api = api.is_some(), "verify finished");
+    Ok(VerifyReport { run_id: run.id.clone(), nodes_checked: run.written.len(), ports_checked, api_checked: api.is_some(), differences: out })
+}
