@@ -16,5 +16,8 @@ echo "   MariaDB    ${BM2IRONIC_TEST_MYSQL_ADMIN//:adminpass@/:***@}"
 echo "   PostgreSQL ${BM2IRONIC_TEST_PG_ADMIN//:adminpass@/:***@}"
 echo "   SQLite     in-process (temp files)"
 
+echo "== real Ironic (PyPI ironic==39.0.0): venv, and its schema from ironic-dbsync upgrade on both servers =="
+eval "$(scripts/ironic-schemas.sh)"
+
 echo "== cargo test (every server test runs once per backend: sqlite::, mysql::, postgres::) =="
 cargo test --locked "$@"

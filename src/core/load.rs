@@ -290,6 +290,7 @@ pub async fn load_db(db: &Db, req: LoadRequest<'_>, events: &UnboundedSender<Loa
     let pcols = port_columns(req.schema);
     let started_at = now();
 
+    let counters = read_counters(db).await?;
     macro_rules! run_tx {
         ($pool:expr) => {{
             let mut tx = $pool.begin().await.map_err(|e| db.error(e))?;
@@ -399,14 +400,81 @@ pub async fn load_db(db: &Db, req: LoadRequest<'_>, events: &UnboundedSender<Loa
             }
         }};
     }
-    match &db.pool {
-        Pool::MySql(p) => run_tx!(p),
-        Pool::Postgres(p) => run_tx!(p),
-        Pool::Sqlite(p) => run_tx!(p),
+    let outcome = async {
+        match &db.pool {
+            Pool::MySql(p) => run_tx!(p),
+            Pool::Postgres(p) => run_tx!(p),
+            Pool::Sqlite(p) => run_tx!(p),
+        }
+        Ok::<(), LoadError>(())
     }
+    .await;
+    if !summary.committed {
+        // a rolled-back INSERT still advances sequences / AUTO_INCREMENT: put them back
+        restore_counters(db, &counters).await;
+    }
+    outcome?;
     summary.elapsed_ms = started.elapsed().as_millis() as u64;
     let _ = events.send(LoadEvent::Summary(summary.clone()));
     Ok(summary)
+}
+
+/// The id counters of `nodes` and `ports` before the load (PostgreSQL sequences, MySQL AUTO_INCREMENT).
+struct Counter {
+    table: &'static str,
+    /// PostgreSQL: sequence name, last_value, is_called
+    pg: Option<(String, i64, bool)>,
+    /// MySQL: AUTO_INCREMENT
+    my: Option<i64>,
+}
+
+async fn read_counters(db: &Db) -> Result<Vec<Counter>, DbError> {
+    let mut out = Vec::new();
+    for table in ["nodes", "ports"] {
+        match &db.pool {
+            Pool::Postgres(p) => {
+                let seq: Option<String> = sqlx::query_scalar("SELECT pg_get_serial_sequence($1, 'id')").bind(table).fetch_one(p).await.map_err(|e| db.error(e))?;
+                if let Some(seq) = seq {
+                    let sql = format!("SELECT last_value, is_called FROM {seq}");
+                    let (last, called): (i64, bool) = sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_one(p).await.map_err(|e| db.error(e))?;
+                    out.push(Counter { table, pg: Some((seq, last, called)), my: None });
+                }
+            }
+            Pool::MySql(p) => {
+                let _ = sqlx::query("SET SESSION information_schema_stats_expiry = 0").execute(p).await; // MySQL 8 caches it; MariaDB has no such variable
+                let ai: Option<i64> = sqlx::query_scalar("SELECT CAST(AUTO_INCREMENT AS SIGNED) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?")
+                    .bind(table)
+                    .fetch_optional(p)
+                    .await
+                    .map_err(|e| db.error(e))?
+                    .flatten();
+                out.push(Counter { table, pg: None, my: ai });
+            }
+            Pool::Sqlite(_) => {} // rowid tables: nothing advances on rollback
+        }
+    }
+    Ok(out)
+}
+
+/// Best effort, never below the highest id present.
+async fn restore_counters(db: &Db, counters: &[Counter]) {
+    for c in counters {
+        let r = match (&db.pool, &c.pg, c.my) {
+            (Pool::Postgres(p), Some((seq, last, called)), _) => {
+                let sql = format!("SELECT setval('{seq}', GREATEST({last}, (SELECT COALESCE(MAX(id), 1) FROM {})), {called})", c.table);
+                sqlx::query(sqlx::AssertSqlSafe(sql)).execute(p).await.map(|_| ())
+            }
+            (Pool::MySql(p), _, Some(ai)) => {
+                let sql = format!("ALTER TABLE {} AUTO_INCREMENT = {ai}", c.table);
+                sqlx::query(sqlx::AssertSqlSafe(sql)).execute(p).await.map(|_| ())
+            }
+            _ => Ok(()),
+        };
+        match r {
+            Ok(()) => tracing::debug!(table = c.table, "id counter restored after rollback"),
+            Err(e) => tracing::warn!(table = c.table, error = %db.error(e), "could not restore the id counter after rollback (harmless: ids stay unique)"),
+        }
+    }
 }
 
 async fn exec_one(db: &Db, (sql, vals): Stmt) -> Result<(), DbError> {

@@ -52,6 +52,31 @@ pub struct TargetSchema {
 }
 
 impl TargetSchema {
+    /// A schema description without a database (pure planning in tests and previews): Ironic 39.0.0
+    /// for `Modern`, head 487deb87cc9d for `Juno`.
+    pub fn known(kind: TargetKind) -> TargetSchema {
+        let (schema, nodes, ports, nv, pv): (&str, Vec<&str>, Vec<&str>, Option<&str>, Option<&str>) = match kind {
+            TargetKind::Juno => (JUNO_HEAD, JUNO_NODE_COLUMNS.to_vec(), vec!["id", "uuid", "address", "node_id", "extra", "created_at", "updated_at"], None, None),
+            TargetKind::Modern => {
+                let mut n = JUNO_NODE_COLUMNS.to_vec();
+                n.extend(MODERN_NODE_MARKERS);
+                n.extend(["instance_name", "driver_internal_info", "clean_step", "deploy_step", "raid_config", "target_raid_config", "network_data", "service_step"]);
+                let mut p = vec!["id", "uuid", "address", "node_id", "extra", "created_at", "updated_at", "local_link_connection"];
+                p.extend(MODERN_PORT_MARKERS);
+                ("9fb44677ef15", n, p, Some("1.44"), Some("1.16"))
+            }
+        };
+        TargetSchema {
+            kind,
+            schema: schema.into(),
+            node_columns: nodes.into_iter().map(String::from).collect(),
+            port_columns: ports.into_iter().map(String::from).collect(),
+            node_version: nv.map(String::from),
+            port_version: pv.map(String::from),
+            versions_from: Some("known head".into()),
+        }
+    }
+
     pub fn has_node_column(&self, c: &str) -> bool {
         self.node_columns.contains(c)
     }

@@ -161,3 +161,160 @@ macro_rules! per_backend {
         mod postgres { $( #[tokio::test(flavor = "multi_thread")] async fn $name() { $body($crate::common::Backend::Postgres).await } )* }
     };
 }
+
+pub const IRONIC_VENV: &str = "BM2IRONIC_TEST_IRONIC_VENV";
+pub const IRONIC_MYSQL_SCHEMA: &str = "BM2IRONIC_TEST_IRONIC_MYSQL_SCHEMA";
+pub const IRONIC_PG_SCHEMA: &str = "BM2IRONIC_TEST_IRONIC_PG_SCHEMA";
+
+fn repo_file(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// Connection pieces of an admin URL, for the command-line clients.
+fn cli_parts(url: &str) -> (String, u16, String, String, String) {
+    let u = DbUrl::parse(url).unwrap();
+    (u.host.clone(), u.port, u.user.clone().unwrap_or_default(), u.password.as_ref().map(|p| p.expose().to_string()).unwrap_or_default(), u.database.clone().unwrap_or_default())
+}
+
+impl TestDb {
+    /// A fresh database holding the real Ironic 39.0.0 schema (from `ironic-dbsync`; on SQLite from
+    /// the schema it creates, kept in assets/).
+    pub async fn ironic(backend: Backend, tag: &str) -> Option<TestDb> {
+        let file = match backend {
+            Backend::Sqlite => repo_file("assets/ironic/schema-39.0.0.sqlite.sql"),
+            Backend::MySql => PathBuf::from(server_env(IRONIC_MYSQL_SCHEMA)?),
+            Backend::Postgres => PathBuf::from(server_env(IRONIC_PG_SCHEMA)?),
+        };
+        let t = TestDb::create(backend, tag).await?;
+        t.load_sql_file(&file).await;
+        Some(t)
+    }
+
+    /// A fresh database holding the Juno (487deb87cc9d) Ironic schema.
+    pub async fn juno(backend: Backend, tag: &str) -> Option<TestDb> {
+        let name = match backend {
+            Backend::Sqlite => "sqlite",
+            Backend::MySql => "mysql",
+            Backend::Postgres => "postgres",
+        };
+        let t = TestDb::create(backend, tag).await?;
+        t.load_sql_file(&repo_file(&format!("assets/ironic/schema-juno.{name}.sql"))).await;
+        Some(t)
+    }
+
+    /// Loads an SQL file: with the real `mariadb` / `psql` clients (dumps carry client commands),
+    /// statement by statement on SQLite.
+    pub async fn load_sql_file(&self, file: &Path) {
+        match self.backend {
+            Backend::Sqlite => {
+                let db = self.admin().await;
+                let text = std::fs::read_to_string(file).unwrap();
+                for s in bm2ironic::core::sql::statements(&text) {
+                    if let Pool::Sqlite(p) = &db.pool {
+                        sqlx::query(sqlx::AssertSqlSafe(s)).execute(p).await.expect("schema statement");
+                    }
+                }
+                db.close().await;
+            }
+            Backend::MySql => {
+                let (h, port, u, pw, d) = cli_parts(&self.admin_url);
+                let out = std::process::Command::new("mariadb")
+                    .args(["--no-defaults", "-h", &h, "-P", &port.to_string(), "-u", &u, &d])
+                    .env("MYSQL_PWD", pw)
+                    .stdin(std::fs::File::open(file).unwrap())
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "mariadb < {}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+            }
+            Backend::Postgres => {
+                let (h, port, u, pw, d) = cli_parts(&self.admin_url);
+                let out = std::process::Command::new("psql")
+                    .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", &h, "-p", &port.to_string(), "-U", &u, "-d", &d, "-f"])
+                    .arg(file)
+                    .env("PGPASSWORD", pw)
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "psql -f {}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+            }
+        }
+    }
+
+    /// A full dump (schema, data, counters) for byte-for-byte comparisons: mariadb-dump, pg_dump, or
+    /// the SQLite file's bytes.
+    pub fn dump(&self) -> Vec<u8> {
+        match self.backend {
+            Backend::Sqlite => std::fs::read(self.admin_url.trim_start_matches("sqlite:///")).unwrap(),
+            Backend::MySql => {
+                let (h, port, u, pw, d) = cli_parts(&self.admin_url);
+                let out = std::process::Command::new("mariadb-dump")
+                    .args(["--no-defaults", "--skip-dump-date", "--skip-comments", "-h", &h, "-P", &port.to_string(), "-u", &u, &d])
+                    .env("MYSQL_PWD", pw)
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                out.stdout
+            }
+            Backend::Postgres => {
+                let (h, port, u, pw, d) = cli_parts(&self.admin_url);
+                let out = std::process::Command::new("pg_dump")
+                    .args(["--restrict-key=bm2ironictest", "-h", &h, "-p", &port.to_string(), "-U", &u, &d])
+                    .env("PGPASSWORD", pw)
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                out.stdout
+            }
+        }
+    }
+
+    pub async fn scalar_i64(&self, sql: &str) -> i64 {
+        let db = self.admin().await;
+        let sql = sql.to_string();
+        let v: i64 = match &db.pool {
+            Pool::MySql(p) => sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(p).await,
+            Pool::Postgres(p) => sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(p).await,
+            Pool::Sqlite(p) => sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(p).await,
+        }
+        .expect("scalar query");
+        db.close().await;
+        v
+    }
+
+    /// Rows of a query as strings (NULL as "NULL"); every selected column must be text.
+    pub async fn rows(&self, sql: &str) -> Vec<Vec<String>> {
+        use sqlx::Row;
+        let db = self.admin().await;
+        let sql = sql.to_string();
+        macro_rules! go {
+            ($p:expr) => {
+                sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .fetch_all($p)
+                    .await
+                    .expect("rows query")
+                    .iter()
+                    .map(|r| (0..r.len()).map(|i| r.try_get::<Option<String>, _>(i).expect("text column").unwrap_or_else(|| "NULL".into())).collect())
+                    .collect()
+            };
+        }
+        let out = match &db.pool {
+            Pool::MySql(p) => go!(p),
+            Pool::Postgres(p) => go!(p),
+            Pool::Sqlite(p) => go!(p),
+        };
+        db.close().await;
+        out
+    }
+}
+
+/// The standard set of resolutions that resolves every blocking conflict of `Fixture::standard()`.
+pub const STANDARD_RESOLUTIONS: &[&str] = &[
+    "--default-arch", "x86_64",
+    "--deploy-kernel", "file:///var/lib/ironic/deploy.kernel",
+    "--deploy-ramdisk", "file:///var/lib/ironic/deploy.initramfs",
+    "--resolve", "invalid-mac=skip-port",
+    "--resolve", "duplicate-mac=skip-port",
+    "--resolve", "missing-uuid=generate",
+    "--resolve", "mid-deploy=maintenance",
+    "--resolve", "failed-deploy=maintenance",
+    "--resolve", "missing-bmc=maintenance",
+];
