@@ -23,7 +23,7 @@ async fn nova_db(backend: Backend, live: &[i64], deleted: &[i64]) -> Option<Test
         Backend::Postgres => ("\"binary\"", "TIMESTAMP"),
         Backend::Sqlite => ("\"binary\"", "DATETIME"),
     };
-    t.exec(&format!("CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER)")).await;
+    t.exec("CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER)").await;
     t.exec(&format!("CREATE TABLE services (id INTEGER NOT NULL PRIMARY KEY, host VARCHAR(255), {bin} VARCHAR(255), topic VARCHAR(255), report_count INTEGER NOT NULL, disabled BOOLEAN, deleted INTEGER, created_at {ts}, updated_at {ts})")).await;
     for (i, id) in live.iter().chain(deleted).enumerate() {
         let del = if deleted.contains(id) { i as i64 + 1 } else { 0 };
@@ -277,6 +277,26 @@ async fn juno_target_gets_juno_rows(backend: Backend) {
     assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
 }
 
+async fn unsupported_power_manager_from_nova_conf(backend: Backend) {
+    let Some(src) = TestDb::with_fixture(backend, "src", &Fixture::standard()).await else { return };
+    let Some(tgt) = TestDb::ironic(backend, "tgt").await else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("nova.conf");
+    std::fs::write(&conf, "[DEFAULT]\nhost = bm-compute-1\n\n[baremetal]\npower_manager = nova.virt.baremetal.tilera_pdu.Pdu\nflavor_extra_specs = cpu_arch:x86_64\n").unwrap();
+    let conf_s = conf.display().to_string();
+    let base = with(&["plan", "--json", "--nova-conf", &conf_s], &[STANDARD_RESOLUTIONS]);
+    let r = run(&args(&base), &src, &tgt, None);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let plan: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(plan["conflicts"].as_array().unwrap().iter().any(|c| c["code"] == "unsupported-power" && c["action"].is_null()));
+    let full = with(&["migrate", "--yes", "--nova-conf", &conf_s, "--resolve", "unsupported-power=maintenance"], &[STANDARD_RESOLUTIONS]);
+    let r = run(&args(&full), &src, &tgt, None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let driver = tgt.rows(&format!("SELECT driver FROM nodes WHERE uuid = '{}'", uuid("bbbbbbbb", 1))).await;
+    assert_eq!(driver[0][0], "manual-management");
+    assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes WHERE maintenance = false").await, 0, "no power control: every node in maintenance");
+}
+
 async fn not_an_ironic_database_is_refused(backend: Backend) {
     let Some(src) = TestDb::with_fixture(backend, "src", &Fixture::standard()).await else { return };
     // pointing the target at the nova_bm database by mistake
@@ -292,4 +312,5 @@ per_backend! {
     sigkill_mid_load_leaves_the_target_as_before => super::sigkill_mid_load_leaves_the_target_as_before;
     juno_target_gets_juno_rows => super::juno_target_gets_juno_rows;
     not_an_ironic_database_is_refused => super::not_an_ironic_database_is_refused;
+    unsupported_power_manager_from_nova_conf => super::unsupported_power_manager_from_nova_conf;
 }

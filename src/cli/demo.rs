@@ -13,6 +13,7 @@ use crate::core::source::NovaBmSource;
 
 const MARKER: &str = ".bm2ironic-demo";
 const NOVA_BM_FILE: &str = "nova_bm.sqlite";
+const IRONIC_FILE: &str = "ironic.sqlite";
 
 #[derive(Args, Debug, Default)]
 pub struct DemoArgs {
@@ -37,10 +38,16 @@ pub async fn run(_global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
     let db = Db::connect(&url, Access::ReadWrite).await.map_err(|e| Failure::runtime(e.to_string()))?;
     fixture::build(&db, &Fixture::demo()).await.map_err(|e| Failure::runtime(format!("cannot build the demo nova_bm: {e}")))?;
     db.close().await;
+    let ironic_text = format!("sqlite:///{}", dir.join(IRONIC_FILE).display());
+    let ironic_url = DbUrl::parse(&ironic_text).map_err(|e| Failure::runtime(e.to_string()))?;
+    let idb = Db::connect(&ironic_url, Access::ReadWrite).await.map_err(|e| Failure::runtime(e.to_string()))?;
+    fixture::build_ironic_sqlite(&idb).await.map_err(|e| Failure::runtime(format!("cannot build the demo Ironic database: {e}")))?;
+    idb.close().await;
     tracing::info!(dir = %dir.display(), "demo sandbox built");
 
     println!("Demo sandbox in {}", dir.display());
     println!("  export BM2IRONIC_NOVA_BM_DB='{url_text}'");
+    println!("  export BM2IRONIC_IRONIC_DB='{ironic_text}'");
     if args.no_tui {
         return Ok(());
     }
@@ -50,7 +57,11 @@ pub async fn run(_global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
     println!();
     print!("{}", inventory::render_table(&inv, &inv.summary()));
     println!();
-    println!("(The interactive wizard is not built yet: this is the nova_bm inventory it will migrate.)");
+    println!("(The interactive wizard is not built yet.) With the two exports above, try:");
+    println!("  bm2ironic plan --default-arch x86_64 --deploy-kernel file:///k --deploy-ramdisk file:///r");
+    println!("  bm2ironic migrate --rehearse --default-arch x86_64 --deploy-kernel file:///k --deploy-ramdisk file:///r \\");
+    println!("      --resolve invalid-mac=skip-port --resolve duplicate-mac=skip-port --resolve missing-uuid=generate \\");
+    println!("      --resolve mid-deploy=maintenance --resolve failed-deploy=maintenance --resolve missing-bmc=maintenance");
     Ok(())
 }
 
@@ -65,7 +76,7 @@ fn prepare_dir(dir: &Path) -> Result<(), Failure> {
                 dir.display()
             )));
         }
-        for f in [NOVA_BM_FILE, "nova_bm.sqlite-wal", "nova_bm.sqlite-shm", "nova_bm.sqlite-journal"] {
+        for f in [NOVA_BM_FILE, "nova_bm.sqlite-journal", IRONIC_FILE, "ironic.sqlite-journal"] {
             let p = dir.join(f);
             if p.exists() {
                 std::fs::remove_file(&p).map_err(|e| Failure::runtime(format!("cannot remove {}: {e}", p.display())))?;

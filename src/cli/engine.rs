@@ -107,7 +107,10 @@ impl From<PrepareError> for Failure {
     }
 }
 
-fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<(PlanOptions, Resolutions, Option<(String, String)>), Failure> {
+/// Plan options, the operator's decisions, and `--object-version`.
+type Decided = (PlanOptions, Resolutions, Option<(String, String)>);
+
+fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided, Failure> {
     let mut arch_by_host = BTreeMap::new();
     for a in &args.arch {
         let (h, v) = a.split_once('=').ok_or_else(|| Failure::usage(format!("--arch {a}: expected HOST=ARCH, e.g. bm-compute-1=x86_64")))?;

@@ -14,6 +14,21 @@ use super::sql::{multi_insert, placeholders, statements, Val};
 const SCHEMA_MYSQL: &str = include_str!("../../assets/nova_bm/schema.mysql.sql");
 const SCHEMA_POSTGRES: &str = include_str!("../../assets/nova_bm/schema.postgres.sql");
 const SCHEMA_SQLITE: &str = include_str!("../../assets/nova_bm/schema.sqlite.sql");
+/// The schema `ironic-dbsync create_schema` builds for Ironic 39.0.0 on SQLite.
+const IRONIC_SQLITE_SCHEMA: &str = include_str!("../../assets/ironic/schema-39.0.0.sqlite.sql");
+
+/// Creates an empty modern (39.0.0) Ironic schema in a SQLite database (the demo sandbox's target).
+pub async fn build_ironic_sqlite(db: &Db) -> Result<(), DbError> {
+    let Pool::Sqlite(p) = &db.pool else {
+        return Err(DbError::Other { what: db.url.describe(), message: "the embedded Ironic schema is for SQLite; use ironic-dbsync elsewhere".into() });
+    };
+    let mut tx = p.begin().await.map_err(|e| db.error(e))?;
+    for s in statements(IRONIC_SQLITE_SCHEMA) {
+        sqlx::query(sqlx::AssertSqlSafe(s)).execute(&mut *tx).await.map_err(|e| db.error(e))?;
+    }
+    tx.commit().await.map_err(|e| db.error(e))?;
+    Ok(())
+}
 
 /// A described nova_bm inventory.
 #[derive(Debug, Clone)]

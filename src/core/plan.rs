@@ -318,11 +318,8 @@ impl Fate {
     fn apply(&mut self, code: ConflictCode, action: Option<Action>) {
         self.codes.push(code);
         match action {
-            None => {
-                if self.action != NodeAction::Skip {
-                    self.action = NodeAction::Blocked;
-                }
-            }
+            None if self.action != NodeAction::Skip => self.action = NodeAction::Blocked,
+            None => {}
             Some(Action::Skip) => self.action = NodeAction::Skip,
             _ => {}
         }
@@ -626,7 +623,7 @@ fn finish(n: &BmNode, f: Fate, node: Option<IronicNode>, ports: Vec<IronicPort>)
 }
 
 fn checksum(nodes: &[NodePlan]) -> String {
-    let rows: Vec<(&Option<String>, NodeAction, &Option<IronicNode>, &Vec<IronicPort>)> = nodes.iter().map(|n| (&n.uuid, n.action, &n.node, &n.ports)).collect();
+    let rows: Vec<Value> = nodes.iter().map(|n| json!([n.uuid, n.action, n.node, n.ports])).collect();
     let text = serde_json::to_string(&rows).unwrap_or_default();
     hex::encode(Sha256::digest(text.as_bytes()))
 }
