@@ -110,7 +110,7 @@ impl From<PrepareError> for Failure {
 /// Plan options, the operator's decisions, and `--object-version`.
 type Decided = (PlanOptions, Resolutions, Option<(String, String)>);
 
-fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided, Failure> {
+pub(crate) fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided, Failure> {
     let mut arch_by_host = BTreeMap::new();
     for a in &args.arch {
         let (h, v) = a.split_once('=').ok_or_else(|| Failure::usage(format!("--arch {a}: expected HOST=ARCH, e.g. bm-compute-1=x86_64")))?;
@@ -257,7 +257,9 @@ pub async fn plan(global: &GlobalArgs, args: PlanArgs) -> Result<(), Failure> {
     } else {
         print(&render_plan(p));
     }
-    prepared.target_db.close().await;
+    if let Some(db) = &prepared.target_db {
+        db.close().await;
+    }
     if p.blocking() > 0 {
         return Err(Failure { code: exit::CONFLICTS, message: format!("{} blocking conflict(s) unresolved: nothing would be written", p.blocking()) });
     }
@@ -295,10 +297,13 @@ pub async fn migrate(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failu
         } else {
             print(&render_plan(p));
         }
-        prepared.target_db.close().await;
+        if let Some(db) = &prepared.target_db {
+            db.close().await;
+        }
         return Err(Failure { code: exit::CONFLICTS, message: format!("{} blocking conflict(s) unresolved: nothing written", p.blocking()) });
     }
-    let target_desc = prepared.target_db.url.redacted().to_string();
+    let target_db = prepared.target_db.clone().ok_or_else(|| Failure::runtime("no Ironic database open"))?;
+    let target_desc = target_db.url.redacted().to_string();
     if !args.rehearse {
         confirm(
             args.yes,
@@ -315,7 +320,7 @@ pub async fn migrate(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failu
             cancel_on_ctrl_c.cancel();
         }
     });
-    let db = prepared.target_db.clone();
+    let db = target_db.clone();
     let schema = prepared.target.schema.clone();
     let plan_owned = prepared.plan.clone();
     let source = prepared.source.clone();
@@ -346,7 +351,7 @@ pub async fn migrate(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failu
         eprintln!();
     }
     let result = task.await.map_err(|e| Failure::runtime(format!("the load task failed: {e}")))?;
-    prepared.target_db.close().await;
+    target_db.close().await;
     let s = result.map_err(|e| Failure::runtime(e.to_string()))?;
     if !json_out {
         let mut t = Table::new(&[("read", true), ("created", true), ("skipped", true), ("already", true), ("maintenance", true), ("ports", true), ("errors", true), ("time", true)]);

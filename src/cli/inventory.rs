@@ -40,6 +40,13 @@ pub async fn run(global: &GlobalArgs, args: InventoryArgs) -> Result<(), Failure
         ));
     };
     tracing::info!(url = %url.value.redacted(), origin = %url.origin, "inventory: opening nova_bm");
+    if !args.json && crate::tui::have_terminal() {
+        // on a terminal: the READ-ONLY browse (the wizard's inventory screen, no write keys)
+        let mut app = crate::tui::App::new(crate::tui::Mode::ReadOnly, super::prefill(&settings, &Default::default()), Default::default(), Default::default());
+        app.audit_log = super::audit_dir(global);
+        let ctx = crate::tui::Context { auto_prepare: true, ..Default::default() };
+        return crate::tui::run_wizard(app, ctx).await.map_err(Failure::runtime);
+    }
     let source = NovaBmSource::open(&url.value).await?;
     let show_progress = std::io::stderr().is_terminal();
     let inventory = source

@@ -121,7 +121,7 @@ impl GlobalArgs {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// The interactive wizard (full-screen terminal UI); also what runs without a command
-    Wizard,
+    Wizard(WizardArgs),
     /// Build a rehearsal sandbox on embedded SQLite and open it
     Demo(demo::DemoArgs),
     /// Read-only browse of the nova_bm inventory (a table, or --json)
@@ -153,7 +153,12 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code as u8);
         }
     };
-    let runs_tui = matches!(cli.command, None | Some(Command::Wizard));
+    let runs_tui = match &cli.command {
+        None | Some(Command::Wizard(_)) => true,
+        Some(Command::Demo(a)) => !a.no_tui,
+        Some(Command::Inventory(a)) => !a.json && crate::tui::have_terminal(),
+        _ => false,
+    };
     let log_dir = cli.global.log_dir.clone().or_else(|| std::env::var_os(audit::ENV_LOG_DIR).map(PathBuf::from));
     let log = audit::init(log_dir.as_deref(), !runs_tui && cli.global.verbose > 0, cli.global.verbose);
     if let Some(w) = &log.warning {
@@ -187,7 +192,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
         .build()
         .map_err(|e| Failure::runtime(format!("cannot start the async runtime: {e}")))?;
     match cli.command {
-        None | Some(Command::Wizard) => wizard(&cli.global),
+        None => rt.block_on(wizard(&cli.global, WizardArgs::default())),
+        Some(Command::Wizard(args)) => rt.block_on(wizard(&cli.global, args)),
         Some(Command::Demo(args)) => rt.block_on(demo::run(&cli.global, args)),
         Some(Command::Inventory(args)) => rt.block_on(inventory::run(&cli.global, args)),
         Some(Command::Plan(args)) => rt.block_on(engine::plan(&cli.global, args)),
@@ -197,14 +203,70 @@ fn run(cli: Cli) -> Result<(), Failure> {
     }
 }
 
-fn wizard(global: &GlobalArgs) -> Result<(), Failure> {
-    if !crate::tui::have_terminal() {
-        return Err(Failure::usage(
-            "the wizard needs an interactive terminal (stdin and stdout): run it in one, or use the scriptable commands (inventory --json, ...)",
-        ));
+pub const DEFAULT_CONDUCTOR_LOG: &str = "/var/log/ironic/ironic-conductor.log";
+pub const DEFAULT_COMPUTE_LOG: &str = "/var/log/nova/nova-compute.log";
+
+#[derive(Args, Debug, Default)]
+pub struct WizardArgs {
+    #[command(flatten)]
+    pub plan: engine::PlanArgs,
+    /// A guided rehearsal: everything runs, then the transaction is rolled back
+    #[arg(long)]
+    pub rehearse: bool,
+    /// Ironic conductor log to watch during the takeover
+    #[arg(long, value_name = "PATH")]
+    pub conductor_log: Option<PathBuf>,
+    /// nova-compute log to watch
+    #[arg(long, value_name = "PATH")]
+    pub compute_log: Option<PathBuf>,
+}
+
+/// The wizard's fields, prefilled from flags, environment and config files.
+pub(crate) fn prefill(settings: &ConnectionSettings, plan: &engine::PlanArgs) -> crate::tui::Prefill {
+    crate::tui::Prefill {
+        nova_bm_db: settings.nova_bm_db.as_ref().map(|s| s.value.expose_url().to_string()),
+        ironic_db: settings.ironic_db.as_ref().map(|s| s.value.expose_url().to_string()),
+        nova_db: settings.nova_db.as_ref().map(|s| s.value.expose_url().to_string()),
+        ironic_url: settings.ironic_url.as_ref().map(|s| s.value.clone()),
+        deploy_kernel: plan.deploy_kernel.clone(),
+        deploy_ramdisk: plan.deploy_ramdisk.clone(),
+        default_arch: plan.default_arch.clone(),
+        resource_class: plan.resource_class.clone(),
     }
-    let _ = global.settings()?;
-    Err(Failure::runtime("the interactive wizard is not built yet; use `bm2ironic inventory` to browse nova_bm"))
+}
+
+fn no_terminal(what: &str) -> Failure {
+    Failure::usage(format!(
+        "{what} needs an interactive terminal (stdin and stdout): run it in one, or use the scriptable commands (inventory --json, plan, migrate ...)"
+    ))
+}
+
+async fn wizard(global: &GlobalArgs, args: WizardArgs) -> Result<(), Failure> {
+    if !crate::tui::have_terminal() {
+        return Err(no_terminal("the wizard"));
+    }
+    let settings = global.settings()?;
+    let (opts, resolutions, _) = engine::options(&args.plan, &settings)?;
+    let mode = if args.rehearse { crate::tui::Mode::Rehearsal } else { crate::tui::Mode::Live };
+    let mut app = crate::tui::App::new(mode, prefill(&settings, &args.plan), opts, resolutions);
+    app.audit_log = audit_dir(global);
+    let ctx = crate::tui::Context {
+        logs: vec![
+            ("ironic".into(), args.conductor_log.unwrap_or_else(|| DEFAULT_CONDUCTOR_LOG.into())),
+            ("nova-compute".into(), args.compute_log.unwrap_or_else(|| DEFAULT_COMPUTE_LOG.into())),
+        ],
+        ..Default::default()
+    };
+    crate::tui::run_wizard(app, ctx).await.map_err(Failure::runtime)
+}
+
+pub(crate) fn audit_dir(global: &GlobalArgs) -> Option<String> {
+    global
+        .log_dir
+        .clone()
+        .or_else(|| std::env::var_os(audit::ENV_LOG_DIR).map(PathBuf::from))
+        .or_else(audit::default_dir)
+        .map(|d| d.display().to_string())
 }
 
 #[cfg(test)]

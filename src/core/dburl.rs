@@ -59,6 +59,7 @@ pub struct DbUrl {
     /// Query parameters we understood and pass on (e.g. charset, sslmode, socket).
     pub params: Vec<(String, String)>,
     redacted: String,
+    original: Secret,
 }
 
 impl DbUrl {
@@ -161,7 +162,13 @@ impl DbUrl {
             path: None,
             params,
             redacted,
+            original: Secret::new(input),
         })
+    }
+
+    /// The URL as given, password included: only to prefill the wizard's (masked) fields.
+    pub fn expose_url(&self) -> &str {
+        self.original.expose()
     }
 
     /// The URL with the password replaced by `***`: the only form that is ever shown or logged.
@@ -214,6 +221,7 @@ impl fmt::Display for DbUrl {
 }
 
 fn parse_sqlite(rest: &str, redacted: String) -> Result<DbUrl, UrlError> {
+    // a SQLite URL holds no password: the redacted form is the original
     let err = |reason: &str| UrlError { url: redacted.clone(), reason: reason.to_string() };
     let rest = rest.split_once('?').map(|(p, _)| p).unwrap_or(rest);
     // SQLAlchemy: sqlite:////abs/path (absolute), sqlite:///rel/path (relative), sqlite:// (memory).
@@ -238,6 +246,7 @@ fn parse_sqlite(rest: &str, redacted: String) -> Result<DbUrl, UrlError> {
         database: None,
         path: Some(PathBuf::from(path)),
         params: Vec::new(),
+        original: Secret::new(redacted.clone()),
         redacted,
     })
 }

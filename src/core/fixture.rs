@@ -17,6 +17,46 @@ const SCHEMA_SQLITE: &str = include_str!("../../assets/nova_bm/schema.sqlite.sql
 /// The schema `ironic-dbsync create_schema` builds for Ironic 39.0.0 on SQLite.
 const IRONIC_SQLITE_SCHEMA: &str = include_str!("../../assets/ironic/schema-39.0.0.sqlite.sql");
 
+/// A small Nova database for the demo (SQLite): `instances` for the fixture's instances (one of them
+/// deleted in Nova), `services` (the baremetal nova-computes, stopped), Juno-style flavors.
+pub async fn build_nova_sqlite(db: &Db, fixture: &Fixture) -> Result<(), DbError> {
+    let Pool::Sqlite(p) = &db.pool else {
+        return Err(DbError::Other { what: db.url.describe(), message: "the demo Nova database is SQLite only".into() });
+    };
+    let mut stmts: Vec<String> = vec![
+        "CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER)".into(),
+        "CREATE TABLE services (id INTEGER NOT NULL PRIMARY KEY, host VARCHAR(255), \"binary\" VARCHAR(255), topic VARCHAR(255), report_count INTEGER NOT NULL, disabled BOOLEAN, deleted INTEGER, created_at DATETIME, updated_at DATETIME)".into(),
+        "CREATE TABLE instance_types (id INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255), memory_mb INTEGER, vcpus INTEGER, root_gb INTEGER, ephemeral_gb INTEGER, flavorid VARCHAR(255), deleted INTEGER)".into(),
+        "CREATE TABLE instance_type_extra_specs (id INTEGER NOT NULL PRIMARY KEY, instance_type_id INTEGER, \"key\" VARCHAR(255), value VARCHAR(255), deleted INTEGER)".into(),
+        "INSERT INTO instance_types VALUES (1, 'baremetal', 16384, 8, 20, 0, 'bm.large', 0)".into(),
+        "INSERT INTO instance_type_extra_specs VALUES (1, 1, 'cpu_arch', 'x86_64', 0), (2, 1, 'baremetal:deploy_kernel_id', 'nova-bm-kernel', 0), (3, 1, 'baremetal:deploy_ramdisk_id', 'nova-bm-ramdisk', 0)".into(),
+    ];
+    let with_instance: Vec<&BmNode> = fixture.nodes.iter().filter(|n| n.instance_uuid.is_some() && n.deleted_raw != Some(1)).collect();
+    for (i, n) in with_instance.iter().enumerate() {
+        // the last one was deleted in Nova behind nova_bm's back (an instance-missing-in-nova conflict)
+        let deleted = if i + 1 == with_instance.len() { i + 1 } else { 0 };
+        stmts.push(format!(
+            "INSERT INTO instances VALUES ({}, '{}', 'glance-image-{:04}', {}, {}, '{}', '{}', 'active', 1, {deleted})",
+            i + 1,
+            n.instance_uuid.clone().unwrap_or_default(),
+            n.id,
+            n.root_mb.unwrap_or(0) / 1024,
+            n.ephemeral_mb.unwrap_or(0) / 1024,
+            n.uuid.clone().unwrap_or_default(),
+            n.service_host.clone().unwrap_or_default()
+        ));
+    }
+    for (i, h) in ["bm-compute-1", "bm-compute-2", "bm-compute-3"].iter().enumerate() {
+        stmts.push(format!("INSERT INTO services VALUES ({}, '{h}', 'nova-compute', 'compute', 100, 0, 0, '2014-09-01 00:00:00', '2014-09-01 00:00:00')", i + 1));
+    }
+    let mut tx = p.begin().await.map_err(|e| db.error(e))?;
+    for s in stmts {
+        sqlx::query(sqlx::AssertSqlSafe(s)).execute(&mut *tx).await.map_err(|e| db.error(e))?;
+    }
+    tx.commit().await.map_err(|e| db.error(e))?;
+    Ok(())
+}
+
 /// Creates an empty modern (39.0.0) Ironic schema in a SQLite database (the demo sandbox's target).
 pub async fn build_ironic_sqlite(db: &Db) -> Result<(), DbError> {
     let Pool::Sqlite(p) = &db.pool else {
@@ -197,6 +237,24 @@ impl Fixture {
             i.id += first_iface;
             i
         }));
+        // uuids that look like the real thing (the test fixtures' patterned ones share a prefix)
+        let ns = uuid::Uuid::from_u128(0x0bad_c0de_0000_4000_8000_000000000000);
+        for n in &mut f.nodes {
+            if n.uuid.is_some() {
+                n.uuid = Some(uuid::Uuid::new_v5(&ns, format!("node-{}", n.id).as_bytes()).to_string());
+            }
+            if n.instance_uuid.is_some() {
+                n.instance_uuid = Some(uuid::Uuid::new_v5(&ns, format!("instance-{}", n.id).as_bytes()).to_string());
+            }
+            if let Some(p) = &n.pxe_config_path {
+                n.pxe_config_path = Some(p.replace("bbbbbbbb-0000-4000-8000", "node"));
+            }
+        }
+        for i in &mut f.interfaces {
+            if i.vif_uuid.is_some() {
+                i.vif_uuid = Some(uuid::Uuid::new_v5(&ns, format!("vif-{}", i.id).as_bytes()).to_string());
+            }
+        }
         f
     }
 

@@ -8,6 +8,7 @@ pub mod dburl;
 pub mod fixture;
 pub mod ironic_api;
 pub mod load;
+pub mod logtail;
 pub mod model;
 pub mod nova;
 pub mod plan;

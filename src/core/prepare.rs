@@ -31,14 +31,38 @@ impl PrepareError {
     }
 }
 
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Prepared {{ nodes: {}, plan: {} }}", self.inventory.nodes.len(), self.plan.checksum)
+    }
+}
+
 pub struct Prepared {
     pub inventory: Inventory,
-    pub target_db: Db,
+    /// None when browsing read-only (no target opened)
+    pub target_db: Option<Db>,
     pub target: TargetState,
     pub nova: Option<NovaFacts>,
     pub plan: Plan,
     /// redacted nova_bm URL
     pub source: String,
+}
+
+/// Read-only browse: nova_bm only, planned against an empty modern Ironic so source-side conflicts show.
+pub async fn browse(settings: &ConnectionSettings, options: &PlanOptions, resolutions: &Resolutions) -> Result<Prepared, PrepareError> {
+    let src_url = &settings.nova_bm_db.as_ref().ok_or(PrepareError::NoSource)?.value;
+    let source = NovaBmSource::open(src_url).await?;
+    let inventory = source.read_inventory(|_| {}).await;
+    source.close().await;
+    let inventory = inventory?;
+    let target = TargetState { schema: target::TargetSchema::known(target::TargetKind::Modern), nodes: vec![], ports: vec![] };
+    // target-side choices are not the browser's business: mark only what nova_bm itself holds
+    let mut options = options.clone();
+    options.default_arch.get_or_insert_with(|| "(any)".into());
+    options.deploy_kernel.get_or_insert_with(|| "(any)".into());
+    options.deploy_ramdisk.get_or_insert_with(|| "(any)".into());
+    let plan = plan::plan(&inventory, &target, None, &options, resolutions);
+    Ok(Prepared { inventory, target_db: None, target, nova: None, plan, source: src_url.redacted().to_string() })
 }
 
 pub async fn prepare(
@@ -76,5 +100,5 @@ pub async fn prepare(
     for c in &plan.conflicts {
         tracing::info!(code = %c.code, subject = ?c.subject, action = ?c.action, decided_by = ?c.decided_by, "conflict: {}", c.detail);
     }
-    Ok(Prepared { inventory, target_db, target, nova, plan, source: src_url.redacted().to_string() })
+    Ok(Prepared { inventory, target_db: Some(target_db), target, nova, plan, source: src_url.redacted().to_string() })
 }

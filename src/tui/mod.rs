@@ -1,10 +1,82 @@
 //! The wizard (full-screen TUI). It renders the core's inventory, plan and progress events; it adds
-//! no migration logic of its own. The screens arrive with the wizard issue; for now this module owns
-//! the terminal check every TUI entry point makes first.
+//! no migration logic of its own. `app` is the state and its pure update, `view` draws, `run` is the
+//! runtime; this module owns the terminal: raw mode, alternate screen, and restoring it on every exit
+//! path (Drop guard, panic hook, SIGTERM/SIGHUP).
+
+pub mod app;
+pub mod demo;
+pub mod run;
+pub mod view;
 
 use std::io::IsTerminal;
+
+use futures::StreamExt;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::{cursor, event::EventStream, execute, terminal};
+use ratatui::Terminal;
+
+pub use app::{App, Mode, Prefill};
+pub use run::{Context, Runner};
 
 /// True when both stdin and stdout are terminals (a TUI needs both: keys in, screen out).
 pub fn have_terminal() -> bool {
     std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+}
+
+fn restore_terminal() {
+    let _ = terminal::disable_raw_mode();
+    let _ = execute!(std::io::stdout(), terminal::LeaveAlternateScreen, cursor::Show);
+}
+
+struct TerminalGuard;
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+/// Runs the wizard until the operator quits. Must be called inside a tokio runtime.
+pub async fn run_wizard(app: App, ctx: Context) -> Result<(), String> {
+    // A panic anywhere (the render loop or any task) restores the terminal, says what happened, and
+    // ends the process: a task's panic would otherwise leave a wizard that can no longer work.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        let msg = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown".into());
+        let place = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        tracing::error!("wizard panicked: {msg}{place}");
+        eprintln!("bm2ironic: internal error: {msg}{place}. The terminal was restored; nothing was committed unless the summary said so. See the audit log.");
+        let _ = &default_hook;
+        std::process::exit(70);
+    }));
+    terminal::enable_raw_mode().map_err(|e| format!("cannot switch the terminal to raw mode: {e}"))?;
+    let guard = TerminalGuard;
+    execute!(std::io::stdout(), terminal::EnterAlternateScreen).map_err(|e| format!("cannot open the alternate screen: {e}"))?;
+    let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(|e| format!("cannot start the terminal: {e}"))?;
+    let mut runner = Runner::new(app, terminal, view::Theme::from_env(), ctx);
+    let signals = signal_stream();
+    let r = runner.run(EventStream::new(), signals).await;
+    drop(guard);
+    let _ = std::panic::take_hook();
+    r.map_err(|e| format!("terminal error: {e}"))
+}
+
+/// SIGTERM and SIGHUP as a stream (handled like `q`).
+fn signal_stream() -> futures::stream::BoxStream<'static, ()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    for kind in [SignalKind::terminate(), SignalKind::hangup()] {
+        if let Ok(mut s) = signal(kind) {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                while s.recv().await.is_some() {
+                    if tx.send(()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    }
+    futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|v| (v, rx)) }).boxed()
 }

@@ -1,0 +1,191 @@
+//! Following log files (Ironic conductor, nova-compute) for the wizard's log pane: starts at the
+//! end, picks up appended lines, survives truncation (copytruncate) and replacement (rename + new
+//! file), and reads the level of oslo.log lines (`date time pid LEVEL logger ...`); continuation
+//! lines (tracebacks) take the level of the line they follow. Issue #5 grows this into the watcher.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    pub source: String,
+    pub level: LogLevel,
+    pub text: String,
+    /// false for continuation lines (tracebacks) that belong to the record above
+    pub starts_record: bool,
+}
+
+impl LogLine {
+    /// The line without its date and pid (`12:00:01.123 ERROR ironic.conductor.manager ...`).
+    pub fn compact(&self) -> String {
+        if !self.starts_record {
+            return format!("    {}", self.text.splitn(5, ' ').nth(4).map(|r| r.splitn(2, ' ').nth(1).unwrap_or(r)).unwrap_or(&self.text));
+        }
+        let mut it = self.text.splitn(4, ' ');
+        let (_date, time, _pid, rest) = (it.next(), it.next().unwrap_or(""), it.next(), it.next().unwrap_or(""));
+        format!("{time} {rest}")
+    }
+}
+
+/// The level of an oslo.log line, or None for a continuation line.
+pub fn oslo_level(line: &str) -> Option<LogLevel> {
+    let mut it = line.split_whitespace();
+    let (date, _time, pid, level) = (it.next()?, it.next()?, it.next()?, it.next()?);
+    if date.len() != 10 || !date.as_bytes()[4].eq(&b'-') || !pid.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    Some(match level {
+        "DEBUG" => LogLevel::Debug,
+        "INFO" | "AUDIT" => LogLevel::Info,
+        "WARNING" | "WARN" => LogLevel::Warning,
+        "ERROR" | "CRITICAL" | "TRACE" => LogLevel::Error,
+        _ => return None,
+    })
+}
+
+/// oslo.log writes record lines as `date time pid LEVEL logger [context] message` and each traceback
+/// line with `logging_exception_prefix` (`date time pid ERROR logger message`, no `[...]`).
+fn is_traceback_text(line: &str) -> bool {
+    line.splitn(6, ' ').nth(5).is_some_and(|rest| !rest.starts_with('['))
+}
+
+struct Followed {
+    name: String,
+    path: PathBuf,
+    offset: u64,
+    ino: Option<u64>,
+    partial: String,
+    last_level: LogLevel,
+}
+
+fn inode(meta: &std::fs::Metadata) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some(meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
+impl Followed {
+    fn poll(&mut self) -> Vec<LogLine> {
+        let Ok(meta) = std::fs::metadata(&self.path) else { return vec![] };
+        let ino = inode(&meta);
+        if ino != self.ino || meta.len() < self.offset {
+            // rotated (a new file) or truncated: read the new content from its start
+            self.ino = ino;
+            self.offset = 0;
+            self.partial.clear();
+        }
+        if meta.len() == self.offset {
+            return vec![];
+        }
+        let Ok(mut f) = std::fs::File::open(&self.path) else { return vec![] };
+        if f.seek(SeekFrom::Start(self.offset)).is_err() {
+            return vec![];
+        }
+        let mut buf = Vec::new();
+        let Ok(n) = f.take(4 << 20).read_to_end(&mut buf) else { return vec![] };
+        self.offset += n as u64;
+        self.partial.push_str(&String::from_utf8_lossy(&buf));
+        let mut out = Vec::new();
+        while let Some(pos) = self.partial.find('\n') {
+            let line: String = self.partial.drain(..=pos).collect();
+            let line = line.trim_end_matches(['\n', '\r']).to_string();
+            let own = oslo_level(&line);
+            // an oslo TRACE/ERROR line that repeats the previous record's prefix is a traceback line
+            let starts_record = own.is_some() && !(own == Some(LogLevel::Error) && self.last_level == LogLevel::Error && is_traceback_text(&line));
+            let level = own.unwrap_or(self.last_level);
+            self.last_level = level;
+            out.push(LogLine { source: self.name.clone(), level, text: line, starts_record });
+        }
+        out
+    }
+}
+
+/// Follows `files` (name, path) from their current end until `cancel`; batches go to `tx`.
+pub fn follow(files: Vec<(String, PathBuf)>, tx: UnboundedSender<Vec<LogLine>>, cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut followed: Vec<Followed> = files
+            .into_iter()
+            .map(|(name, path)| {
+                let meta = std::fs::metadata(&path).ok();
+                Followed { name, offset: meta.as_ref().map(|m| m.len()).unwrap_or(0), ino: meta.as_ref().and_then(inode), path, partial: String::new(), last_level: LogLevel::Info }
+            })
+            .collect();
+        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            let mut batch = Vec::new();
+            for f in &mut followed {
+                batch.extend(f.poll());
+            }
+            if !batch.is_empty() && tx.send(batch).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_of_oslo_lines() {
+        assert_eq!(oslo_level("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager [req-1] boom"), Some(LogLevel::Error));
+        assert_eq!(oslo_level("2014-10-02 12:00:01.123 4242 INFO nova.compute [-] ok"), Some(LogLevel::Info));
+        assert_eq!(oslo_level("Traceback (most recent call last):"), None);
+    }
+
+    #[test]
+    fn traceback_lines_with_the_error_prefix_belong_to_their_record() {
+        assert!(!is_traceback_text("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager [req-1 - -] Failed to take over node x"));
+        assert!(is_traceback_text("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager Traceback (most recent call last):"));
+        assert!(is_traceback_text("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager   File \"a.py\", line 1"));
+    }
+
+    #[test]
+    fn follows_appends_truncation_and_rotation() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.log");
+        std::fs::write(&p, "old line before we started\n").unwrap();
+        let meta = std::fs::metadata(&p).unwrap();
+        let mut f = Followed { name: "c".into(), path: p.clone(), offset: meta.len(), ino: inode(&meta), partial: String::new(), last_level: LogLevel::Info };
+        assert!(f.poll().is_empty(), "starts at the end");
+        use std::io::Write;
+        let mut w = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        write!(w, "2014-10-02 12:00:01.123 1 ERROR x [-] failed\n  File \"a.py\"\n2014-10-02 12:00:02.000 1 INF").unwrap();
+        let got = f.poll();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[1].level, LogLevel::Error, "a traceback line takes the level of its ERROR");
+        write!(w, "O x [-] half line completed\n").unwrap();
+        assert_eq!(f.poll()[0].text, "2014-10-02 12:00:02.000 1 INFO x [-] half line completed");
+        // copytruncate
+        std::fs::write(&p, "2014-10-02 12:00:03.000 1 WARNING x [-] after truncate\n").unwrap();
+        assert_eq!(f.poll()[0].level, LogLevel::Warning);
+        // rename + new file
+        std::fs::rename(&p, dir.path().join("c.log.1")).unwrap();
+        std::fs::write(&p, "2014-10-02 12:00:04.000 1 INFO x [-] new file\n").unwrap();
+        assert_eq!(f.poll()[0].text, "2014-10-02 12:00:04.000 1 INFO x [-] new file");
+    }
+}
