@@ -99,8 +99,12 @@ fn clap_errors_do_not_echo_passwords() {
 fn demo_never_shows_bmc_passwords() {
     let dir = tempfile::tempdir().unwrap();
     let logs = tempfile::tempdir().unwrap();
-    let out = bm2ironic(logs.path()).args(["demo", "--dir"]).arg(dir.path().join("sb")).output().unwrap();
+    let out = bm2ironic(logs.path()).args(["demo", "--no-tui", "--dir"]).arg(dir.path().join("sb")).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_nothing_leaks("demo", &out.stdout, &out.stderr, logs.path(), &[BMC_PASSWORD_PREFIX]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("bm-compute-3"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("BM2IRONIC_IRONIC_DB"));
+    // without a terminal and without --no-tui: exit 2, one clear line
+    let out = bm2ironic(logs.path()).args(["demo", "--dir"]).arg(dir.path().join("sb2")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--no-tui"));
 }

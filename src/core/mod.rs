@@ -14,6 +14,7 @@ pub mod nova;
 pub mod plan;
 pub mod prepare;
 pub mod rollback;
+pub mod sandbox;
 pub mod secret;
 pub mod source;
 pub mod sql;

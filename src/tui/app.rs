@@ -436,7 +436,7 @@ impl App {
             Msg::Saved(r) => {
                 match r {
                     Ok(p) => {
-                        self.toast = Some(format!("decisions saved to {p} (replay: migrate --resolutions {p})"));
+                        self.toast = Some(format!("decisions saved: {p}"));
                         self.saved_to = Some(p);
                     }
                     Err(e) => self.toast = Some(format!("could not save decisions: {e}")),

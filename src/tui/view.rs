@@ -119,21 +119,35 @@ fn draw_header(app: &App, f: &mut Frame, area: Rect, theme: Theme) {
     let line1 = Line::from(vec![
         Span::styled(format!(" {} ", app.mode.label()), theme.mode(app.mode)),
         Span::raw(" bm2ironic  "),
-        Span::styled(shorten(&src, budget), theme.fg(Color::Cyan)),
+        Span::styled(endpoint_label(&src, budget), theme.fg(Color::Cyan)),
         Span::raw(" -> "),
-        Span::styled(shorten(&tgt, budget), theme.fg(Color::Magenta)),
+        Span::styled(endpoint_label(&tgt, budget), theme.fg(Color::Magenta)),
     ]);
     let mut steps: Vec<Span> = vec![Span::raw(" ")];
     let shown: Vec<Screen> = if app.mode == Mode::ReadOnly { vec![Screen::Inventory] } else { Screen::STEPS.to_vec() };
+    let narrow = area.width < 100;
     for (i, s) in shown.iter().enumerate() {
         let current = *s == app.screen || (app.screen == Screen::Logs && *s == Screen::Progress);
-        let text = format!("{} {}", i + 1, s.title());
+        let text = if narrow && !current { format!("{}", i + 1) } else { format!("{} {}", i + 1, s.title()) };
         steps.push(if current { Span::styled(format!("[{text}]"), theme.key()) } else { Span::styled(format!(" {text} "), theme.dim()) });
         if i + 1 < shown.len() {
             steps.push(Span::styled(" > ", theme.dim()));
         }
     }
     f.render_widget(Paragraph::new(vec![line1, Line::from(steps)]), area);
+}
+
+/// A database for the header: the (redacted) URL, or for a SQLite file too long to show, its name.
+fn endpoint_label(url: &str, max: usize) -> String {
+    if url.chars().count() <= max {
+        return url.to_string();
+    }
+    if let Some(path) = url.strip_prefix("sqlite:") {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let label = format!("sqlite …/{name}");
+        return if label.chars().count() <= max { label } else { shorten(name, max) };
+    }
+    shorten(url, max)
 }
 
 /// Keeps the start (titles): "nova_bm: 36 nodes ... …".
@@ -249,8 +263,8 @@ fn draw_credentials(app: &App, f: &mut Frame, area: Rect, theme: Theme) {
     }
     if y < inner.y + inner.height {
         let hint = match app.mode {
-            Mode::Live => "LIVE: the load writes into the Ironic database (you confirm before it starts).",
-            Mode::Rehearsal => "REHEARSAL: everything runs, then the transaction is rolled back. Nothing stays.",
+            Mode::Live => "LIVE: the load writes into the Ironic database (you confirm first).",
+            Mode::Rehearsal => "REHEARSAL: everything runs, then rolls back. Nothing stays.",
             Mode::ReadOnly => "READ-ONLY: only nova_bm is read.",
         };
         f.render_widget(Paragraph::new(Span::styled(hint, theme.dim())), Rect::new(inner.x + 2, inner.y + inner.height - 1, inner.width.saturating_sub(2), 1));
@@ -543,9 +557,9 @@ fn draw_summary(app: &App, f: &mut Frame, area: Rect, theme: Theme) {
     let mut lines = vec![Line::from("")];
     match &p.finished {
         Some(Ok(s)) => {
-            lines.push(Line::from(Span::styled("   read   created   skipped   already   in maintenance   ports   errors   time", theme.key())));
+            lines.push(Line::from(Span::styled("    read  created  skipped  already  maintenance  ports  errors     time", theme.key())));
             lines.push(Line::from(format!(
-                "  {:>5}   {:>7}   {:>7}   {:>7}   {:>14}   {:>5}   {:>6}   {:.2}s",
+                "  {:>6}  {:>7}  {:>7}  {:>7}  {:>11}  {:>5}  {:>6}  {:>7.2}s",
                 s.read, s.created, s.skipped, s.already_migrated, s.maintenance, s.ports, s.errors, s.elapsed_ms as f64 / 1000.0
             )));
             lines.push(Line::from(""));
@@ -568,18 +582,19 @@ fn draw_summary(app: &App, f: &mut Frame, area: Rect, theme: Theme) {
         lines.push(Line::from(format!("  Audit log      {a}")));
     }
     if let Some(r) = &app.saved_to {
-        lines.push(Line::from(format!("  Decisions      {r}  (replay: bm2ironic migrate --resolutions {r})")));
+        lines.push(Line::from(format!("  Decisions      {r}")));
+        lines.push(Line::from(Span::styled("                 replay them with: bm2ironic migrate --resolutions FILE", theme.dim())));
     }
     let errors = app.logs.lines.iter().filter(|l| l.level == Level::Error && l.starts_record).count();
     lines.push(Line::from(vec![Span::raw("  Takeover log   "), if errors > 0 { Span::styled(format!("{errors} error line(s): press L"), theme.bad()) } else { Span::styled("no errors seen", theme.good()) }]));
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("  Next steps", theme.key())));
     for s in [
-        "1. Start Ironic (conductor + API); watch the takeover here or with `bm2ironic watch`.",
-        "2. nova-scheduler: host_manager = ironic host manager (exact-match filters); restart.",
-        "3. nova-compute: compute_driver = ironic (ClusteredComputeManager); restart.",
-        "4. Watch nova-compute's log: it must see every node's resources.",
-        "5. `bm2ironic verify --ironic-url ...`; undo with `bm2ironic rollback --run <id>`.",
+        "1. Start Ironic; watch the takeover (L here, or bm2ironic watch).",
+        "2. nova-scheduler: Ironic host manager, exact-match filters; restart.",
+        "3. nova-compute: Ironic driver (ClusteredComputeManager); restart.",
+        "4. Watch nova-compute's log: every node's resources reported.",
+        "5. bm2ironic verify --ironic-url URL; undo: bm2ironic rollback.",
     ] {
         lines.push(Line::from(format!("  {s}")));
     }

@@ -1,0 +1,237 @@
+//! The wizard, headless: the real app (update, views, runtime, effects) on a ratatui `TestBackend`,
+//! driven by key events through a whole rehearsal on the SQLite sandbox, with `insta` snapshots of
+//! every screen at 80x24 and 120x40.
+
+use std::time::Duration;
+
+use bm2ironic::core::sandbox::{self, Sandbox};
+use bm2ironic::tui::app::{App, Screen};
+use bm2ironic::tui::view::Theme;
+use bm2ironic::tui::{Mode, Runner};
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+use ratatui::Terminal;
+
+const WAIT: Duration = Duration::from_secs(20);
+const NONE: KeyModifiers = KeyModifiers::NONE;
+
+async fn runner(mode: Mode, w: u16, h: u16) -> (Runner<TestBackend>, Sandbox, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let sb = sandbox::build(&tmp.path().join("sb")).await.unwrap();
+    let app = App::new(mode, sb.prefill(), Default::default(), Default::default());
+    let mut r = Runner::new(app, Terminal::new(TestBackend::new(w, h)).unwrap(), Theme { color: true }, sb.context());
+    r.start();
+    (r, sb, tmp)
+}
+
+/// Screens hold temp paths, times and run ids: keep the snapshot about the layout and the words.
+fn snap(r: &mut Runner<TestBackend>, name: &str) {
+    r.draw().unwrap();
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"/tmp/\.tmp[A-Za-z0-9]{6}", "/tmp/.tmpXXXXXX");
+    settings.add_filter(r"\d\d:\d\d:\d\d\.\d\d\d", "HH:MM:SS.mmm");
+    settings.add_filter(r"run [0-9a-f]{8}", "run XXXXXXXX");
+    settings.add_filter(r"Committed run [0-9a-f-]{36}", "Committed run RUN-ID");
+    settings.add_filter(r"checksum [0-9a-f]{12}", "checksum XXXXXXXXXXXX");
+    settings.set_snapshot_suffix(format!("{}x{}", r.terminal.backend().buffer().area.width, r.terminal.backend().buffer().area.height));
+    settings.bind(|| insta::assert_snapshot!(name, r.terminal.backend()));
+}
+
+fn screen_text(r: &mut Runner<TestBackend>) -> String {
+    r.draw().unwrap();
+    r.terminal.backend().buffer().content.iter().map(|c| c.symbol()).collect::<String>()
+}
+
+async fn drive_rehearsal(w: u16, h: u16) {
+    let (mut r, sb, _tmp) = runner(Mode::Rehearsal, w, h).await;
+    snap(&mut r, "1_credentials");
+
+    // test a connection in the background
+    r.key(KeyCode::Char('t'), KeyModifiers::CONTROL);
+    assert!(r.pump_until(|a| matches!(a.fields[0].status, bm2ironic::tui::app::FieldStatus::Ok(_)), WAIT).await);
+    assert!(screen_text(&mut r).contains("ok: SQLite"), "server version shown");
+
+    r.key(KeyCode::Enter, NONE);
+    assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await, "prepare finished: {:?}", r.app.toast);
+    r.app.logs.lines.clear(); // log lines written before the test hold times
+    snap(&mut r, "2_inventory");
+
+    // filter, then clear it
+    r.key(KeyCode::Char('/'), NONE);
+    r.type_text("bm-compute-2");
+    let n = r.app.inv.rows.len();
+    assert!(n > 0 && n < 36, "filter keeps only bm-compute-2's nodes: {n}");
+    snap(&mut r, "2_inventory_filtered");
+    r.key(KeyCode::Esc, NONE);
+    assert_eq!(r.app.inv.rows.len(), 36);
+
+    r.key(KeyCode::Char('?'), NONE);
+    snap(&mut r, "2_inventory_help");
+    r.key(KeyCode::Char('x'), NONE);
+    assert!(!r.app.help);
+
+    r.key(KeyCode::Char('n'), NONE);
+    assert_eq!(r.app.screen, Screen::Conflicts);
+    snap(&mut r, "3_conflicts");
+    // blocking conflicts prevent going on
+    r.key(KeyCode::Char('n'), NONE);
+    assert_eq!(r.app.screen, Screen::Conflicts);
+    assert!(r.app.toast.as_deref().unwrap_or("").contains("blocking"));
+    // one per item, then "apply to all of this code" for the rest
+    r.key(KeyCode::Char('1'), NONE);
+    r.key(KeyCode::Char('a'), NONE);
+    while r.app.plan.as_ref().unwrap().blocking() > 0 {
+        let before = r.app.plan.as_ref().unwrap().blocking();
+        r.key(KeyCode::Char('1'), NONE);
+        assert!(r.app.plan.as_ref().unwrap().blocking() < before, "each decision resolves something");
+    }
+    r.key(KeyCode::Char('w'), NONE);
+    assert!(r.pump_until(|a| a.saved_to.is_some(), WAIT).await);
+    snap(&mut r, "3_conflicts_decided");
+
+    r.key(KeyCode::Char('n'), NONE);
+    assert_eq!(r.app.screen, Screen::Confirm);
+    snap(&mut r, "4_confirm");
+    r.key(KeyCode::Enter, NONE);
+    assert_eq!(r.app.screen, Screen::Progress);
+    assert!(r.pump_until(|a| a.progress.finished.is_some() && a.logs.lines.iter().any(|l| l.text.contains("Failed to take over")), WAIT).await);
+    r.app.progress.elapsed = Duration::from_millis(1500);
+    if let Some(Ok(s)) = &mut r.app.progress.finished {
+        s.elapsed_ms = 1500;
+    }
+    snap(&mut r, "5_progress");
+
+    r.key(KeyCode::Char('L'), NONE);
+    assert_eq!(r.app.screen, Screen::Logs);
+    r.key(KeyCode::Char('e'), NONE);
+    assert!(r.app.logs.lines[r.app.logs.scroll].text.contains("Failed to take over"), "jumps to the takeover error");
+    snap(&mut r, "5_logs");
+    r.key(KeyCode::Esc, NONE);
+    r.key(KeyCode::Enter, NONE);
+    assert_eq!(r.app.screen, Screen::Summary);
+    snap(&mut r, "6_summary");
+
+    // REHEARSAL: nothing stayed
+    let ironic = bm2ironic::core::dburl::DbUrl::parse(&sb.ironic_url).unwrap();
+    let db = bm2ironic::core::db::Db::connect(&ironic, bm2ironic::core::db::Access::ReadOnly).await.unwrap();
+    let bm2ironic::core::db::Pool::Sqlite(p) = &db.pool else { panic!() };
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM nodes").fetch_one(p).await.unwrap();
+    assert_eq!(n, 0);
+
+    r.key(KeyCode::Char('q'), NONE);
+    assert!(r.app.quit);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rehearsal_from_credentials_to_summary_120x40() {
+    drive_rehearsal(120, 40).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rehearsal_from_credentials_to_summary_80x24() {
+    drive_rehearsal(80, 24).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn live_needs_the_word_then_commits_and_verifies() {
+    let (mut r, sb, _tmp) = runner(Mode::Live, 120, 40).await;
+    r.key(KeyCode::Enter, NONE);
+    assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await);
+    r.key(KeyCode::Char('n'), NONE);
+    r.key(KeyCode::Char('a'), NONE);
+    while r.app.plan.as_ref().unwrap().blocking() > 0 {
+        r.key(KeyCode::Char('1'), NONE);
+    }
+    r.key(KeyCode::Char('n'), NONE);
+    assert!(screen_text(&mut r).contains("LIVE: this writes into the Ironic database"));
+    r.type_text("yes");
+    r.key(KeyCode::Enter, NONE);
+    assert_eq!(r.app.screen, Screen::Confirm, "a wrong word does not start");
+    for _ in 0..3 {
+        r.key(KeyCode::Backspace, NONE);
+    }
+    r.type_text("migrate");
+    snap(&mut r, "4_confirm_live");
+    r.key(KeyCode::Enter, NONE);
+    assert!(r.pump_until(|a| a.verify.is_some(), WAIT).await, "{:?}", r.app.progress.finished);
+    assert!(r.app.verify.as_ref().unwrap().as_ref().is_ok_and(|v| v.contains("no differences")), "{:?}", r.app.verify);
+    r.key(KeyCode::Enter, NONE);
+    assert!(screen_text(&mut r).contains("Committed run"));
+    // the decisions the wizard saved replay in the CLI (rehearse on staging, replay in production)
+    r.app.resolutions_path = sb.dir.join("decisions.toml").display().to_string();
+    r.handle(bm2ironic::tui::app::Msg::Key(ratatui::crossterm::event::KeyEvent::new(KeyCode::Char('i'), NONE)));
+    let text = r.app.resolutions.to_toml();
+    std::fs::write(sb.dir.join("decisions.toml"), text).unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let out = assert_cmd::Command::cargo_bin("bm2ironic")
+        .unwrap()
+        .args(["--log-dir"])
+        .arg(logs.path())
+        .args(["plan", "--json", "--resolutions"])
+        .arg(sb.dir.join("decisions.toml"))
+        .args(["--default-arch", "x86_64", "--deploy-kernel", &sb.deploy_kernel, "--deploy-ramdisk", &sb.deploy_ramdisk, "--resource-class", "baremetal"])
+        .env("BM2IRONIC_NOVA_BM_DB", &sb.nova_bm_url)
+        .env("BM2IRONIC_IRONIC_DB", &sb.ironic_url)
+        .env("BM2IRONIC_NOVA_DB", &sb.nova_url)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["summary"]["blocking"], 0, "the saved decisions resolve everything");
+    assert_eq!(plan["summary"]["already_migrated"], 35, "and the wizard's live run is what is there");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_only_browse_has_no_write_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sb = sandbox::build(&tmp.path().join("sb")).await.unwrap();
+    let app = App::new(Mode::ReadOnly, sb.prefill(), Default::default(), Default::default());
+    let ctx = bm2ironic::tui::Context { auto_prepare: true, ..Default::default() };
+    let mut r = Runner::new(app, Terminal::new(TestBackend::new(120, 40)).unwrap(), Theme { color: true }, ctx);
+    r.start();
+    assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await);
+    let keys: Vec<&str> = r.app.keys().iter().map(|k| k.what).collect();
+    assert!(!keys.contains(&"conflicts") && !keys.contains(&"back"), "{keys:?}");
+    r.key(KeyCode::Char('n'), NONE);
+    r.key(KeyCode::Esc, NONE);
+    assert_eq!(r.app.screen, Screen::Inventory);
+    r.key(KeyCode::Char('G'), NONE);
+    assert_eq!(r.app.inv.selected, 35);
+    snap(&mut r, "readonly_inventory");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn too_small_and_no_color() {
+    let (mut r, _sb, _tmp) = runner(Mode::Rehearsal, 79, 24).await;
+    assert!(screen_text(&mut r).contains("terminal too small"));
+    let (mut r, _sb, _tmp) = runner(Mode::Rehearsal, 80, 24).await;
+    r.theme = Theme { color: false };
+    r.draw().unwrap();
+    let colored = r.terminal.backend().buffer().content.iter().any(|c| c.fg != ratatui::style::Color::Reset || c.bg != ratatui::style::Color::Reset);
+    assert!(!colored, "NO_COLOR: no colours at all");
+    r.theme = Theme { color: true };
+    r.draw().unwrap();
+    assert!(r.terminal.backend().buffer().content.iter().any(|c| c.bg == ratatui::style::Color::Yellow), "REHEARSAL badge is yellow");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_asks_and_rolls_back() {
+    let (mut r, _sb, _tmp) = runner(Mode::Rehearsal, 120, 40).await;
+    r.key(KeyCode::Enter, NONE);
+    assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await);
+    r.key(KeyCode::Char('n'), NONE);
+    r.key(KeyCode::Char('a'), NONE);
+    while r.app.plan.as_ref().unwrap().blocking() > 0 {
+        r.key(KeyCode::Char('1'), NONE);
+    }
+    r.key(KeyCode::Char('n'), NONE);
+    r.key(KeyCode::Enter, NONE);
+    // q while a load may run asks first
+    r.key(KeyCode::Char('q'), NONE);
+    if r.app.work_running() {
+        assert!(r.app.quit_asked);
+        r.key(KeyCode::Char('n'), NONE);
+        assert!(!r.app.quit);
+    }
+    assert!(r.pump_until(|a| a.progress.finished.is_some(), WAIT).await);
+}
