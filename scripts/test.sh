@@ -7,6 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first" >&2; exit 1; }
+if ! command -v tmux >/dev/null; then   # the wizard's end-to-end tests run the binary in tmux
+  echo "== installing tmux (apt) =="
+  apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q tmux >/dev/null
+fi
 
 echo "== starting test services (MariaDB, PostgreSQL) =="
 scripts/test-services.sh clean >/dev/null 2>&1 || true

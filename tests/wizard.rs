@@ -29,7 +29,7 @@ fn snap(r: &mut Runner<TestBackend>, name: &str) {
     r.draw().unwrap();
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(r"/tmp/\.tmp[A-Za-z0-9]{6}", "/tmp/.tmpXXXXXX");
-    settings.add_filter(r"\d\d:\d\d:\d\d\.\d\d\d", "HH:MM:SS.mmm");
+    settings.add_filter(r"\b\d\d:\d\d:\d\d(\.\d\d\d)?\b", "HH:MM:SS");
     settings.add_filter(r"run [0-9a-f]{8}", "run XXXXXXXX");
     settings.add_filter(r"Committed run [0-9a-f-]{36}", "Committed run RUN-ID");
     settings.add_filter(r"checksum [0-9a-f]{12}", "checksum XXXXXXXXXXXX");
@@ -234,4 +234,83 @@ async fn cancel_asks_and_rolls_back() {
         assert!(!r.app.quit);
     }
     assert!(r.pump_until(|a| a.progress.finished.is_some(), WAIT).await);
+}
+
+/// Not a test: renders every screen of a real rehearsal to JSON cell grids for scripts/screenshots.sh
+/// (which rasterises them to screenshots/*.png). Run with `--ignored`.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore]
+async fn render_screenshots() {
+    let Ok(out) = std::env::var("BM2IRONIC_SCREENSHOT_DIR") else { return };
+    let out = std::path::PathBuf::from(out);
+    std::fs::create_dir_all(&out).unwrap();
+    let dump = |r: &mut Runner<TestBackend>, name: &str| {
+        r.draw().unwrap();
+        let buf = r.terminal.backend().buffer();
+        let color = |c: ratatui::style::Color, bg: bool| -> String {
+            use ratatui::style::Color::*;
+            match c {
+                Reset => if bg { "#1b1d23" } else { "#d4d4d4" }.into(),
+                Black => "#000000".into(),
+                Red => "#e05252".into(),
+                Green => "#3fbf7f".into(),
+                Yellow => "#e5c07b".into(),
+                Blue => "#4f8fdc".into(),
+                Magenta => "#c678dd".into(),
+                Cyan => "#56b6c2".into(),
+                Gray => "#c8c8c8".into(),
+                DarkGray => if bg { "#3a3f4b" } else { "#7f848e" }.into(),
+                White => "#ffffff".into(),
+                Rgb(r, g, b) => format!("#{r:02x}{g:02x}{b:02x}"),
+                _ => "#d4d4d4".into(),
+            }
+        };
+        let rows: Vec<Vec<serde_json::Value>> = (0..buf.area.height)
+            .map(|y| {
+                (0..buf.area.width)
+                    .map(|x| {
+                        let c = &buf[(x, y)];
+                        let rev = c.modifier.contains(ratatui::style::Modifier::REVERSED);
+                        let (fg, bg) = (color(c.fg, false), color(c.bg, true));
+                        let (fg, bg) = if rev { (bg, fg) } else { (fg, bg) };
+                        serde_json::json!([c.symbol(), fg, bg, c.modifier.contains(ratatui::style::Modifier::BOLD)])
+                    })
+                    .collect()
+            })
+            .collect();
+        std::fs::write(out.join(format!("{name}.json")), serde_json::to_string(&rows).unwrap()).unwrap();
+    };
+    let (mut r, _sb, _tmp) = runner(Mode::Rehearsal, 120, 40).await;
+    dump(&mut r, "1-credentials");
+    r.key(KeyCode::Enter, NONE);
+    assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await);
+    r.key(KeyCode::Down, NONE);
+    r.key(KeyCode::Down, NONE);
+    r.key(KeyCode::Down, NONE);
+    dump(&mut r, "2-inventory");
+    r.key(KeyCode::Char('?'), NONE);
+    dump(&mut r, "2-help");
+    r.key(KeyCode::Char('x'), NONE);
+    r.key(KeyCode::Char('n'), NONE);
+    r.key(KeyCode::Char('1'), NONE);
+    dump(&mut r, "3-conflicts");
+    r.key(KeyCode::Char('a'), NONE);
+    while r.app.plan.as_ref().unwrap().blocking() > 0 {
+        r.key(KeyCode::Char('1'), NONE);
+    }
+    r.key(KeyCode::Char('n'), NONE);
+    dump(&mut r, "4-confirm");
+    r.key(KeyCode::Enter, NONE);
+    assert!(r.pump_until(|a| a.progress.finished.is_some() && a.logs.lines.iter().any(|l| l.text.contains("nova.compute")), WAIT).await);
+    dump(&mut r, "5-progress");
+    r.key(KeyCode::Char('L'), NONE);
+    r.key(KeyCode::Char('e'), NONE);
+    dump(&mut r, "5-logs");
+    r.key(KeyCode::Esc, NONE);
+    r.key(KeyCode::Enter, NONE);
+    dump(&mut r, "6-summary");
+    let (mut r, _sb, _tmp) = runner(Mode::Rehearsal, 80, 24).await;
+    r.key(KeyCode::Enter, NONE);
+    assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await);
+    dump(&mut r, "7-inventory-80x24");
 }

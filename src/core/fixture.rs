@@ -238,7 +238,7 @@ impl Fixture {
             i
         }));
         // uuids that look like the real thing (the test fixtures' patterned ones share a prefix)
-        let ns = uuid::Uuid::from_u128(0x0bad_c0de_0000_4000_8000_000000000000);
+        let ns = uuid::Uuid::from_u128(0x0bad_c0de_0000_4000_8000_0000_0000_0000);
         for n in &mut f.nodes {
             if n.uuid.is_some() {
                 n.uuid = Some(uuid::Uuid::new_v5(&ns, format!("node-{}", n.id).as_bytes()).to_string());

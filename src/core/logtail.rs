@@ -28,14 +28,22 @@ pub struct LogLine {
 }
 
 impl LogLine {
-    /// The line without its date and pid (`12:00:01.123 ERROR ironic.conductor.manager ...`).
+    /// For a narrow pane: `12:00:01 ERROR message` (no date, pid, logger or request context);
+    /// traceback lines indented under their record. Lines that are not oslo.log are shown whole.
     pub fn compact(&self) -> String {
-        if !self.starts_record {
-            return format!("    {}", self.text.splitn(5, ' ').nth(4).map(|r| r.splitn(2, ' ').nth(1).unwrap_or(r)).unwrap_or(&self.text));
+        let parts: Vec<&str> = self.text.splitn(6, ' ').collect();
+        if parts.len() < 6 || oslo_level(&self.text).is_none() {
+            return self.text.clone();
         }
-        let mut it = self.text.splitn(4, ' ');
-        let (_date, time, _pid, rest) = (it.next(), it.next().unwrap_or(""), it.next(), it.next().unwrap_or(""));
-        format!("{time} {rest}")
+        let (time, level, rest) = (parts[1].split('.').next().unwrap_or(parts[1]), parts[3], parts[5]);
+        if !self.starts_record {
+            return format!("    {rest}");
+        }
+        let msg = match rest.strip_prefix('[') {
+            Some(r) => r.split_once("] ").map(|(_, m)| m).unwrap_or(r),
+            None => rest,
+        };
+        format!("{time} {level} {msg}")
     }
 }
 
@@ -158,6 +166,16 @@ mod tests {
     }
 
     #[test]
+    fn compact_keeps_time_level_and_message() {
+        let l = LogLine { source: "ironic".into(), level: LogLevel::Error, text: "2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager [req-1 - - - -] Failed to take over node x".into(), starts_record: true };
+        assert_eq!(l.compact(), "12:00:01 ERROR Failed to take over node x");
+        let t = LogLine { starts_record: false, text: "2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager Traceback (most recent call last):".into(), ..l.clone() };
+        assert_eq!(t.compact(), "    Traceback (most recent call last):");
+        let plain = LogLine { text: "something else".into(), ..l };
+        assert_eq!(plain.compact(), "something else");
+    }
+
+    #[test]
     fn traceback_lines_with_the_error_prefix_belong_to_their_record() {
         assert!(!is_traceback_text("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager [req-1 - -] Failed to take over node x"));
         assert!(is_traceback_text("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager Traceback (most recent call last):"));
@@ -178,7 +196,7 @@ mod tests {
         let got = f.poll();
         assert_eq!(got.len(), 2);
         assert_eq!(got[1].level, LogLevel::Error, "a traceback line takes the level of its ERROR");
-        write!(w, "O x [-] half line completed\n").unwrap();
+        writeln!(w, "O x [-] half line completed").unwrap();
         assert_eq!(f.poll()[0].text, "2014-10-02 12:00:02.000 1 INFO x [-] half line completed");
         // copytruncate
         std::fs::write(&p, "2014-10-02 12:00:03.000 1 WARNING x [-] after truncate\n").unwrap();

@@ -49,7 +49,7 @@ pub fn marks(n: usize) -> String {
 
 /// Statements of a DDL file (split at `;` line ends, `--` comments dropped).
 pub fn statements(ddl: &str) -> Vec<String> {
-    let body: String = ddl.lines().map(|l| l.split("--").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+    let body: String = ddl.lines().map(|l| l.split("--").next().unwrap_or("").trim_end()).collect::<Vec<_>>().join("\n");
     body.split(";\n").map(str::trim).map(|s| s.trim_end_matches(';').to_string()).filter(|s| !s.is_empty()).collect()
 }
 

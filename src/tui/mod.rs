@@ -23,6 +23,12 @@ pub fn have_terminal() -> bool {
     std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
 }
 
+/// Held while a frame is written, and by the panic hook while it restores the terminal: a panic in a
+/// task must not race a frame being drawn on another thread.
+pub(crate) static TERMINAL_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// Set once the terminal has been given back: no frame is drawn after it.
+pub(crate) static RESTORED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn restore_terminal() {
     let _ = terminal::disable_raw_mode();
     let _ = execute!(std::io::stdout(), terminal::LeaveAlternateScreen, cursor::Show);
@@ -41,7 +47,19 @@ pub async fn run_wizard(app: App, ctx: Context) -> Result<(), String> {
     // A panic anywhere (the render loop or any task) restores the terminal, says what happened, and
     // ends the process: a task's panic would otherwise leave a wizard that can no longer work.
     let default_hook = std::panic::take_hook();
+    RESTORED.store(false, std::sync::atomic::Ordering::SeqCst);
     std::panic::set_hook(Box::new(move |info| {
+        // take the terminal from a frame in progress (not forever: the panic may be in the drawing thread)
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
+        let _guard = loop {
+            match TERMINAL_LOCK.try_lock() {
+                Ok(g) => break Some(g),
+                Err(std::sync::TryLockError::Poisoned(p)) => break Some(p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(5)),
+                Err(std::sync::TryLockError::WouldBlock) => break None,
+            }
+        };
+        RESTORED.store(true, std::sync::atomic::Ordering::SeqCst);
         restore_terminal();
         let msg = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown".into());
         let place = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();

@@ -13,7 +13,7 @@ use ratatui::Terminal;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
-use super::app::{App, Effect, FieldKind, Mode, Msg, Screen, F_API, F_IRONIC, F_NOVA, F_NOVA_BM};
+use super::app::{App, Effect, FieldKind, Mode, Msg, F_API, F_IRONIC, F_NOVA, F_NOVA_BM};
 use super::view::{view, Theme};
 use crate::core::conf::{ConnectionSettings, Origin, Setting};
 use crate::core::db::{Access, Db};
@@ -93,6 +93,10 @@ impl<B: Backend> Runner<B> {
     }
 
     pub fn draw(&mut self) -> std::io::Result<()> {
+        let _lock = super::TERMINAL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        if super::RESTORED.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(());
+        }
         let app = &self.app;
         let theme = self.theme;
         self.terminal.draw(|f| view(app, f, theme)).map_err(|e| std::io::Error::other(e.to_string()))?;
@@ -318,6 +322,5 @@ impl<B: Backend> Runner<B> {
                 });
             }
         }
-        let _ = Screen::Summary;
     }
 }

@@ -9,7 +9,6 @@ use ratatui::Frame;
 
 use super::app::{App, FieldStatus, Level, Mode, Screen, SortKey};
 use crate::core::dburl::redact_url;
-use crate::core::plan::NodeAction;
 
 pub const MIN_WIDTH: u16 = 80;
 pub const MIN_HEIGHT: u16 = 24;
@@ -362,8 +361,8 @@ fn draw_node_detail(app: &App, f: &mut Frame, area: Rect, theme: Theme) {
     let target = plan_node.and_then(|x| x.node.as_ref());
     let action = plan_node.map(|x| serde_json::to_value(x.action).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()).unwrap_or_else(|| "-".into());
     let mut lines: Vec<Line> = Vec::new();
-    let row = |k: &str, src: String, dst: String| Line::from(vec![Span::styled(format!("{k:<10}"), theme.dim()), Span::raw(format!("{src:<18} ")), Span::styled(dst, theme.fg(Color::Magenta))]);
-    lines.push(Line::from(vec![Span::styled(format!("{:<10}{:<18} ", "", "nova_bm"), theme.key()), Span::styled("Ironic", theme.key())]));
+    let row = |k: &str, src: String, dst: String| Line::from(vec![Span::styled(format!("{k:<11}"), theme.dim()), Span::raw(format!("{src:<18} ")), Span::styled(dst, theme.fg(Color::Magenta))]);
+    lines.push(Line::from(vec![Span::styled(format!("{:<11}{:<18} ", "", "nova_bm"), theme.key()), Span::styled("Ironic", theme.key())]));
     lines.push(row("action", String::new(), action));
     lines.push(row("uuid", short_uuid(b.uuid.as_deref()), target.map(|t| short_uuid(Some(&t.uuid))).unwrap_or("-".into())));
     lines.push(row("state", dash(b.task_state.as_deref()), target.map(|t| t.provision_state.clone().unwrap_or("(none)".into())).unwrap_or("-".into())));
@@ -505,7 +504,7 @@ fn draw_progress(app: &App, f: &mut Frame, area: Rect, theme: Theme) {
         Some(Err(e)) => Span::styled(format!("FAILED, rolled back: {e}"), theme.bad()),
     };
     f.render_widget(
-        Paragraph::new(vec![Line::from(format!(" {rate:.0} nodes/s   elapsed {secs:.1}s   ETA {eta}")), Line::from(vec![Span::raw(" "), state])]).block(Block::new().borders(Borders::LEFT | Borders::RIGHT | Borders::BOTTOM)),
+        Paragraph::new(vec![Line::from(format!(" {rate:.0} nodes/s   elapsed {secs:.3}s   ETA {eta}")), Line::from(vec![Span::raw(" "), state])]).block(Block::new().borders(Borders::LEFT | Borders::RIGHT | Borders::BOTTOM)),
         stats,
     );
     let h = list.height.saturating_sub(2) as usize;
@@ -598,6 +597,5 @@ fn draw_summary(app: &App, f: &mut Frame, area: Rect, theme: Theme) {
     ] {
         lines.push(Line::from(format!("  {s}")));
     }
-    let _ = NodeAction::Create;
     f.render_widget(Paragraph::new(lines).block(Block::bordered().title(" Summary ")).wrap(Wrap { trim: false }), area);
 }

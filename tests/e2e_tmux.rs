@@ -1,0 +1,123 @@
+//! The real binary in a real terminal (tmux): `demo`, resolve the conflicts, run the rehearsal, see
+//! the summary, quit, and the terminal is restored (alternate screen left, cursor shown). And a panic
+//! inside a task restores the terminal and exits with a message.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn tmux(args: &[&str]) -> String {
+    let out = Command::new("tmux").args(args).output().expect("tmux");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn have_tmux() -> bool {
+    if Command::new("tmux").arg("-V").output().is_ok() {
+        return true;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("tmux is missing: scripts/test.sh installs it");
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "\n*** SKIPPED: tmux is not installed (scripts/test.sh installs it) ***");
+    false
+}
+
+struct Session {
+    name: String,
+    socket: String,
+}
+
+impl Session {
+    fn start(name: &str, cmd: &str) -> Session {
+        let socket = format!("bm2ironic-test-{}-{name}", std::process::id());
+        let s = Session { name: name.into(), socket };
+        let out = Command::new("tmux").args(["-L", &s.socket, "new-session", "-d", "-s", name, "-x", "120", "-y", "40", cmd]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        tmux(&["-L", &s.socket, "set-option", "-t", name, "remain-on-exit", "on"]);
+        s
+    }
+    fn screen(&self) -> String {
+        tmux(&["-L", &self.socket, "capture-pane", "-p", "-t", &self.name])
+    }
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            tmux(&["-L", &self.socket, "send-keys", "-t", &self.name, k]);
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    }
+    fn wait_for(&self, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let s = self.screen();
+            if s.contains(text) {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "'{text}' never appeared:\n{s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    fn format(&self, f: &str) -> String {
+        tmux(&["-L", &self.socket, "display-message", "-p", "-t", &self.name, f]).trim().to_string()
+    }
+    /// The exit status the shell printed after the program ended.
+    fn wait_exit(&self) -> String {
+        let s = self.wait_for("EXIT=");
+        s.split("EXIT=").nth(1).unwrap_or("").split_whitespace().next().unwrap_or("").to_string()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
+    }
+}
+
+fn command(dir: &Path, logs: &Path, env: &str) -> String {
+    let bin = assert_cmd::cargo::cargo_bin("bm2ironic");
+    format!("env -u NO_COLOR {env} TERM=xterm-256color {} --log-dir {} demo --dir {}; echo EXIT=$?; sleep 60", bin.display(), logs.display(), dir.display())
+}
+
+#[test]
+fn demo_rehearsal_end_to_end_in_a_real_terminal() {
+    if !have_tmux() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Session::start("e2e", &command(&tmp.path().join("sb"), &tmp.path().join("logs"), ""));
+    s.wait_for("Connections and options");
+    assert_eq!(s.format("#{alternate_on}"), "1", "the wizard owns the alternate screen");
+    s.keys(&["Enter"]);
+    s.wait_for("nova_bm: 36 nodes");
+    s.keys(&["n"]);
+    s.wait_for("blocking left");
+    s.keys(&["a", "1", "1", "1", "1", "1", "1", "1"]);
+    s.wait_for("all decided");
+    s.keys(&["n"]);
+    s.wait_for("Press Enter to start the rehearsal");
+    s.keys(&["Enter"]);
+    s.wait_for("rehearsal done, rolled back");
+    s.wait_for("1 error(s)");
+    s.keys(&["Enter"]);
+    let summary = s.wait_for("Nothing stayed");
+    assert!(summary.contains("35") && summary.contains("58"), "{summary}");
+    s.keys(&["q"]);
+    assert_eq!(s.wait_exit(), "0", "exit status");
+    assert_eq!(s.format("#{alternate_on}"), "0", "the alternate screen was left");
+    assert_eq!(s.format("#{cursor_flag}"), "1", "the cursor is visible again");
+}
+
+#[test]
+fn a_panic_inside_a_task_restores_the_terminal_and_says_so() {
+    if !have_tmux() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Session::start("panic", &command(&tmp.path().join("sb"), &tmp.path().join("logs"), "BM2IRONIC_TEST_PANIC_IN_TASK=1"));
+    let status = s.wait_exit();
+    assert_eq!(status, "70", "exit status of an internal error:\n{}", s.screen());
+    assert_eq!(s.format("#{alternate_on}"), "0");
+    assert_eq!(s.format("#{cursor_flag}"), "1");
+    let screen = s.screen();
+    assert!(screen.contains("internal error: test panic inside a task") && screen.contains("terminal was restored"), "{screen}");
+}
