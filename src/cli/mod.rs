@@ -4,6 +4,7 @@ mod demo;
 mod engine;
 mod inventory;
 pub mod table;
+mod watch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -134,6 +135,8 @@ pub enum Command {
     Verify(engine::VerifyArgs),
     /// Remove from Ironic what a migration run wrote
     Rollback(engine::RollbackArgs),
+    /// Follow the Ironic and nova-compute logs and report takeover errors (exit 4 when any)
+    Watch(watch::WatchArgs),
 }
 
 /// Entry point: parse, start the audit log, run, map the outcome to an exit code.
@@ -200,6 +203,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Some(Command::Migrate(args)) => rt.block_on(engine::migrate(&cli.global, args)),
         Some(Command::Verify(args)) => rt.block_on(engine::verify(&cli.global, args)),
         Some(Command::Rollback(args)) => rt.block_on(engine::rollback_cmd(&cli.global, args)),
+        Some(Command::Watch(args)) => rt.block_on(watch::run(&cli.global, args)),
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LogLevel {
     Debug,
     Info,
@@ -69,15 +69,6 @@ fn is_traceback_text(line: &str) -> bool {
     line.splitn(6, ' ').nth(5).is_some_and(|rest| !rest.starts_with('['))
 }
 
-struct Followed {
-    name: String,
-    path: PathBuf,
-    offset: u64,
-    ino: Option<u64>,
-    partial: String,
-    last_level: LogLevel,
-}
-
 fn inode(meta: &std::fs::Metadata) -> Option<u64> {
     #[cfg(unix)]
     {
@@ -91,52 +82,138 @@ fn inode(meta: &std::fs::Metadata) -> Option<u64> {
     }
 }
 
-impl Followed {
-    fn poll(&mut self) -> Vec<LogLine> {
-        let Ok(meta) = std::fs::metadata(&self.path) else { return vec![] };
-        let ino = inode(&meta);
-        if ino != self.ino || meta.len() < self.offset {
-            // rotated (a new file) or truncated: read the new content from its start
-            self.ino = ino;
+/// Follows one file like `tail -F`: keeps the open file and reads what is appended; when the path
+/// is replaced (rename + new file: another inode) it first drains the old file to its end, then reads
+/// the new one from its start; when the file shrinks (copytruncate) it reads from the start again.
+/// No line is lost or repeated across a rotation.
+pub struct FileFollower {
+    pub name: String,
+    pub path: PathBuf,
+    file: Option<std::fs::File>,
+    offset: u64,
+    ino: Option<u64>,
+    partial: String,
+    /// the last bytes before `offset`: when they change, the file was truncated and rewritten
+    /// (copytruncate that regrew past our offset before we looked)
+    fingerprint: Vec<u8>,
+}
+
+const FINGERPRINT: usize = 64;
+
+/// Bytes read per poll at most (the rest comes at the next poll).
+const READ_CAP: u64 = 4 << 20;
+
+impl FileFollower {
+    /// Starts at the current end (a 1 GB log costs an open and a `stat`).
+    pub fn at_end(name: &str, path: &std::path::Path) -> FileFollower {
+        let mut f = FileFollower::at_offset(name, path, 0);
+        if let Some(file) = &f.file {
+            f.offset = file.metadata().map(|m| m.len()).unwrap_or(0);
+        }
+        f.fingerprint = f.read_fingerprint().unwrap_or_default();
+        f
+    }
+
+    /// The bytes just before `offset` as they are in the file now.
+    fn read_fingerprint(&mut self) -> Option<Vec<u8>> {
+        let f = self.file.as_mut()?;
+        let n = self.offset.min(FINGERPRINT as u64);
+        f.seek(SeekFrom::Start(self.offset - n)).ok()?;
+        let mut buf = vec![0u8; n as usize];
+        f.read_exact(&mut buf).ok()?;
+        Some(buf)
+    }
+
+    pub fn at_offset(name: &str, path: &std::path::Path, offset: u64) -> FileFollower {
+        let file = std::fs::File::open(path).ok();
+        let ino = file.as_ref().and_then(|f| f.metadata().ok()).as_ref().and_then(inode);
+        let mut f = FileFollower { name: name.into(), path: path.into(), file, offset, ino, partial: String::new(), fingerprint: Vec::new() };
+        f.fingerprint = f.read_fingerprint().unwrap_or_default();
+        f
+    }
+
+    fn drain(&mut self, out: &mut Vec<String>) {
+        let Some(f) = &mut self.file else { return };
+        let Ok(len) = f.metadata().map(|m| m.len()) else { return };
+        if len == self.offset {
+            return;
+        }
+        if len < self.offset || self.read_fingerprint().as_deref() != Some(&self.fingerprint[..]) {
+            // copytruncate: the file was emptied under us (and may have grown again since)
             self.offset = 0;
             self.partial.clear();
         }
-        if meta.len() == self.offset {
-            return vec![];
-        }
-        let Ok(mut f) = std::fs::File::open(&self.path) else { return vec![] };
+        let Some(f) = &mut self.file else { return };
         if f.seek(SeekFrom::Start(self.offset)).is_err() {
-            return vec![];
+            return;
         }
         let mut buf = Vec::new();
-        let Ok(n) = f.take(4 << 20).read_to_end(&mut buf) else { return vec![] };
+        let Ok(n) = f.take(READ_CAP).read_to_end(&mut buf) else { return };
         self.offset += n as u64;
+        let keep = buf.len().min(FINGERPRINT);
+        if buf.len() >= FINGERPRINT {
+            self.fingerprint = buf[buf.len() - keep..].to_vec();
+        } else {
+            self.fingerprint.extend_from_slice(&buf);
+            let drop = self.fingerprint.len().saturating_sub(FINGERPRINT);
+            self.fingerprint.drain(..drop);
+        }
         self.partial.push_str(&String::from_utf8_lossy(&buf));
-        let mut out = Vec::new();
         while let Some(pos) = self.partial.find('\n') {
             let line: String = self.partial.drain(..=pos).collect();
-            let line = line.trim_end_matches(['\n', '\r']).to_string();
-            let own = oslo_level(&line);
-            // an oslo TRACE/ERROR line that repeats the previous record's prefix is a traceback line
-            let starts_record = own.is_some() && !(own == Some(LogLevel::Error) && self.last_level == LogLevel::Error && is_traceback_text(&line));
-            let level = own.unwrap_or(self.last_level);
-            self.last_level = level;
-            out.push(LogLine { source: self.name.clone(), level, text: line, starts_record });
+            out.push(line.trim_end_matches(['\n', '\r']).to_string());
+        }
+    }
+
+    /// Complete lines appended since the last poll.
+    pub fn poll_lines(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.drain(&mut out);
+        // rotated (or appeared): the path now names another file
+        let now = std::fs::metadata(&self.path).ok().as_ref().and_then(inode);
+        if now.is_some() && now != self.ino {
+            self.drain(&mut out);
+            if !self.partial.is_empty() {
+                // the old file ended without a newline
+                out.push(std::mem::take(&mut self.partial));
+            }
+            self.file = std::fs::File::open(&self.path).ok();
+            self.ino = self.file.as_ref().and_then(|f| f.metadata().ok()).as_ref().and_then(inode);
+            self.offset = 0;
+            self.fingerprint.clear();
+            self.drain(&mut out);
         }
         out
+    }
+}
+
+/// The pane's view of a follower: levels, with continuation lines taking their record's level.
+struct Followed {
+    file: FileFollower,
+    last_level: LogLevel,
+}
+
+impl Followed {
+    fn poll(&mut self) -> Vec<LogLine> {
+        self.file
+            .poll_lines()
+            .into_iter()
+            .map(|line| {
+                let own = oslo_level(&line);
+                // an oslo TRACE/ERROR line that repeats the previous record's prefix is a traceback line
+                let starts_record = own.is_some() && !(own == Some(LogLevel::Error) && self.last_level == LogLevel::Error && is_traceback_text(&line));
+                let level = own.unwrap_or(self.last_level);
+                self.last_level = level;
+                LogLine { source: self.file.name.clone(), level, text: line, starts_record }
+            })
+            .collect()
     }
 }
 
 /// Follows `files` (name, path) from their current end until `cancel`; batches go to `tx`.
 pub fn follow(files: Vec<(String, PathBuf)>, tx: UnboundedSender<Vec<LogLine>>, cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut followed: Vec<Followed> = files
-            .into_iter()
-            .map(|(name, path)| {
-                let meta = std::fs::metadata(&path).ok();
-                Followed { name, offset: meta.as_ref().map(|m| m.len()).unwrap_or(0), ino: meta.as_ref().and_then(inode), path, partial: String::new(), last_level: LogLevel::Info }
-            })
-            .collect();
+        let mut followed: Vec<Followed> = files.into_iter().map(|(name, path)| Followed { file: FileFollower::at_end(&name, &path), last_level: LogLevel::Info }).collect();
         let mut tick = tokio::time::interval(Duration::from_millis(250));
         loop {
             tokio::select! {
@@ -187,8 +264,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("c.log");
         std::fs::write(&p, "old line before we started\n").unwrap();
-        let meta = std::fs::metadata(&p).unwrap();
-        let mut f = Followed { name: "c".into(), path: p.clone(), offset: meta.len(), ino: inode(&meta), partial: String::new(), last_level: LogLevel::Info };
+        let mut f = Followed { file: FileFollower::at_end("c", &p), last_level: LogLevel::Info };
         assert!(f.poll().is_empty(), "starts at the end");
         use std::io::Write;
         let mut w = std::fs::OpenOptions::new().append(true).open(&p).unwrap();

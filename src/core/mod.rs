@@ -9,6 +9,7 @@ pub mod fixture;
 pub mod ironic_api;
 pub mod load;
 pub mod logtail;
+pub mod logwatch;
 pub mod model;
 pub mod nova;
 pub mod plan;

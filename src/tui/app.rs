@@ -260,9 +260,13 @@ pub struct App {
     pub field: usize,
     pub busy: Option<String>,
     pub prepared: Option<Arc<Prepared>>,
+    /// counts of the inventory, computed once (the title must not walk 100,000 nodes per frame)
+    pub inv_summary: crate::core::model::InventorySummary,
     pub plan_options: PlanOptions,
     pub resolutions: Resolutions,
     pub plan: Option<Plan>,
+    /// nova_bm id -> (conflicts, any blocking unresolved), computed once per plan
+    pub markers: std::collections::HashMap<i64, (usize, bool)>,
     pub inv: InventoryView,
     pub sort: SortKey,
     pub conflicts: ConflictsView,
@@ -307,9 +311,11 @@ impl App {
             field: 0,
             busy: None,
             prepared: None,
+            inv_summary: Default::default(),
             plan_options,
             resolutions,
             plan: None,
+            markers: Default::default(),
             inv: InventoryView::default(),
             sort: SortKey::Id,
             conflicts: ConflictsView::default(),
@@ -397,6 +403,7 @@ impl App {
                 self.busy = None;
                 match r {
                     Ok(p) => {
+                        self.inv_summary = p.inventory.summary();
                         self.prepared = Some(p);
                         self.replan();
                         self.screen = Screen::Inventory;
@@ -411,9 +418,22 @@ impl App {
             }
             Msg::LoadDone(r) => {
                 let ok = r.as_ref().is_ok_and(|s| s.committed);
-                if let Ok(s) = &r {
-                    self.progress.elapsed = Duration::from_millis(s.elapsed_ms);
-                    self.progress.done = s.created;
+                match &r {
+                    Ok(s) => {
+                        self.progress.elapsed = Duration::from_millis(s.elapsed_ms);
+                        self.progress.done = s.created;
+                        if s.rehearse {
+                            for n in self.progress.nodes.iter_mut().filter(|n| n.status == "done") {
+                                n.status = "done (rolled back: rehearsal)".into();
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        for n in self.progress.nodes.iter_mut().filter(|n| matches!(n.status.as_str(), "done" | "writing" | "queued")) {
+                            n.status = format!("failed, rolled back: {e}");
+                            n.failed = true;
+                        }
+                    }
                 }
                 self.progress.cancelling = false;
                 self.progress.cancel_asked = false;
@@ -463,14 +483,23 @@ impl App {
                     NodeStatus::Written => ("done".to_string(), false),
                     NodeStatus::Skipped { reason } => (format!("skipped: {reason}"), false),
                 };
-                if p.nodes.len() >= PROGRESS_KEEP {
-                    p.nodes.pop_front();
+                match p.nodes.iter_mut().find(|n| n.nova_bm_id == nova_bm_id) {
+                    Some(n) => n.status = status,
+                    None => {
+                        if p.nodes.len() >= PROGRESS_KEEP {
+                            p.nodes.pop_front();
+                        }
+                        p.nodes.push_back(NodeProgress { nova_bm_id, uuid, status, failed });
+                    }
                 }
-                p.nodes.push_back(NodeProgress { nova_bm_id, uuid, status, failed });
             }
             LoadEvent::Progress { done, total } => {
                 p.done = done;
                 p.total = total;
+                // the next batch is being written now
+                for n in p.nodes.iter_mut().filter(|n| n.status == "queued").take(crate::core::load::BATCH) {
+                    n.status = "writing".into();
+                }
             }
             LoadEvent::Summary(_) => {}
         }
@@ -485,7 +514,16 @@ impl App {
         opts.deploy_ramdisk = text(F_RAMDISK);
         opts.default_arch = text(F_ARCH);
         opts.resource_class = text(F_RCLASS);
-        self.plan = Some(plan::plan(&p.inventory, &p.target, p.nova.as_ref(), &opts, &self.resolutions));
+        let plan = plan::plan(&p.inventory, &p.target, p.nova.as_ref(), &opts, &self.resolutions);
+        self.markers.clear();
+        for c in &plan.conflicts {
+            if let Subject::Node { nova_bm_id } | Subject::Interface { nova_bm_id, .. } = &c.subject {
+                let m = self.markers.entry(*nova_bm_id).or_default();
+                m.0 += 1;
+                m.1 |= c.is_unresolved_blocking();
+            }
+        }
+        self.plan = Some(plan);
         self.refresh_rows();
         let groups = self.conflict_groups().len();
         if self.conflicts.group >= groups {
@@ -495,20 +533,7 @@ impl App {
 
     /// Node conflict marker: (number of conflicts, any unresolved blocking).
     pub fn node_marker(&self, nova_bm_id: i64) -> (usize, bool) {
-        let Some(plan) = &self.plan else { return (0, false) };
-        let mut n = 0;
-        let mut blocking = false;
-        for c in &plan.conflicts {
-            let id = match &c.subject {
-                Subject::Node { nova_bm_id } | Subject::Interface { nova_bm_id, .. } => *nova_bm_id,
-                _ => continue,
-            };
-            if id == nova_bm_id {
-                n += 1;
-                blocking |= c.is_unresolved_blocking();
-            }
-        }
-        (n, blocking)
+        self.markers.get(&nova_bm_id).copied().unwrap_or((0, false))
     }
 
     pub fn refresh_rows(&mut self) {
@@ -807,6 +832,13 @@ impl App {
                     return vec![];
                 }
                 self.progress = ProgressView { rehearse, ..Default::default() };
+                // every node to write starts queued; the first batch is being written
+                if let Some(plan) = &self.plan {
+                    for (i, n) in plan.to_write().take(PROGRESS_KEEP).enumerate() {
+                        let status = if i < crate::core::load::BATCH { "writing" } else { "queued" };
+                        self.progress.nodes.push_back(NodeProgress { nova_bm_id: n.nova_bm_id, uuid: n.uuid.clone().unwrap_or_default(), status: status.into(), failed: false });
+                    }
+                }
                 self.screen = Screen::Progress;
                 return vec![Effect::StartLoad { rehearse }];
             }

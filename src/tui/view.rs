@@ -291,7 +291,7 @@ fn draw_inventory(app: &App, f: &mut Frame, area: Rect, theme: Theme) {
         let [a, b] = Layout::vertical([Constraint::Min(6), Constraint::Length(9)]).areas(area);
         (a, b)
     };
-    let s = p.inventory.summary();
+    let s = &app.inv_summary;
     let states: Vec<String> = s.by_state.iter().map(|(k, v)| format!("{k} {v}")).collect();
     let sort = match app.sort {
         SortKey::Id => "id",
@@ -508,17 +508,23 @@ fn draw_progress(app: &App, f: &mut Frame, area: Rect, theme: Theme) {
         stats,
     );
     let h = list.height.saturating_sub(2) as usize;
+    // in plan order, the window kept on the work in progress (or on the end once finished)
+    let first_open = p.nodes.iter().position(|n| n.status == "writing" || n.status == "queued");
+    let start = match first_open {
+        Some(i) => i.saturating_sub(h / 3),
+        None => p.nodes.len().saturating_sub(h),
+    };
     let lines: Vec<Line> = p
         .nodes
         .iter()
-        .rev()
+        .skip(start)
         .take(h)
         .map(|n| {
-            let st = if n.failed { theme.bad() } else if n.status == "done" { theme.good() } else { theme.dim() };
+            let st = if n.failed { theme.bad() } else if n.status.starts_with("done") { theme.good() } else if n.status == "writing" { theme.warn() } else { theme.dim() };
             Line::from(vec![Span::raw(format!(" {:>5} {} ", n.nova_bm_id, short_uuid(Some(&n.uuid)))), Span::styled(n.status.clone(), st)])
         })
         .collect();
-    f.render_widget(Paragraph::new(lines).block(Block::bordered().title(" Nodes (newest first) ")), list);
+    f.render_widget(Paragraph::new(lines).block(Block::bordered().title(format!(" Nodes: {} to write ", p.total))), list);
     if let Some(l) = logs {
         draw_logs(app, f, l, theme, "Takeover watch");
     }

@@ -1,0 +1,187 @@
+//! `bm2ironic watch`: follows the Ironic conductor and nova-compute logs after the load and reports
+//! takeover trouble per record (exit 4 when any takeover error was seen, 0 otherwise), so a script
+//! can gate on it: `bm2ironic watch --for 10m && echo takeover clean`.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::{exit, Failure, GlobalArgs};
+use crate::core::logtail::LogLevel;
+use crate::core::logwatch::{self, Patterns, Start, WatchedLog};
+
+#[derive(Args, Debug, Default)]
+pub struct WatchArgs {
+    /// A log to follow, NAME=PATH (repeatable; default ironic=/var/log/ironic/ironic-conductor.log and
+    /// nova-compute=/var/log/nova/nova-compute.log)
+    #[arg(long = "log", value_name = "NAME=PATH")]
+    pub logs: Vec<WatchedLog>,
+    /// Stop after this long (e.g. 90s, 10m, 1h); default: until Ctrl-C
+    #[arg(long = "for", value_name = "DURATION")]
+    pub duration: Option<String>,
+    /// Read from this time on (`YYYY-MM-DD HH:MM:SS`) instead of from the end
+    #[arg(long, value_name = "TIME", conflicts_with = "from_start")]
+    pub since: Option<String>,
+    /// Read the files from their beginning
+    #[arg(long)]
+    pub from_start: bool,
+    /// Classification patterns (TOML; default: the built-in assets/takeover-patterns.toml)
+    #[arg(long, value_name = "FILE")]
+    pub patterns: Option<PathBuf>,
+    /// Tie records to the nodes this run wrote (needs the Ironic DB; default: the newest run)
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+    /// Show every record, not only warnings and errors
+    #[arg(long)]
+    pub all: bool,
+    /// NDJSON: one event per record, ending with a summary line
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num.parse().map_err(|_| format!("'{s}' is not a duration (e.g. 90s, 10m, 1h)"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        _ => return Err(format!("'{s}': unknown unit '{unit}' (s, m, h)")),
+    };
+    Ok(Duration::from_secs(secs))
+}
+
+fn level(l: LogLevel) -> &'static str {
+    match l {
+        LogLevel::Debug => "DEBUG",
+        LogLevel::Info => "INFO",
+        LogLevel::Warning => "WARNING",
+        LogLevel::Error => "ERROR",
+    }
+}
+
+pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
+    let duration = args.duration.as_deref().map(parse_duration).transpose().map_err(Failure::usage)?;
+    let start = if args.from_start {
+        Start::Beginning
+    } else if let Some(t) = &args.since {
+        let (d, tm) = t.trim().split_once(' ').ok_or_else(|| Failure::usage(format!("--since '{t}': expected YYYY-MM-DD HH:MM:SS")))?;
+        Start::Since(logwatch::parse_time(d, tm).ok_or_else(|| Failure::usage(format!("--since '{t}': expected YYYY-MM-DD HH:MM:SS")))?)
+    } else {
+        Start::End
+    };
+    let patterns = match &args.patterns {
+        Some(p) => Patterns::load(p).map_err(|e| Failure::usage(e.to_string()))?,
+        None => Patterns::default_set(),
+    };
+    let logs = if args.logs.is_empty() {
+        vec![
+            WatchedLog { name: "ironic".into(), path: super::DEFAULT_CONDUCTOR_LOG.into() },
+            WatchedLog { name: "nova-compute".into(), path: super::DEFAULT_COMPUTE_LOG.into() },
+        ]
+    } else {
+        args.logs.clone()
+    };
+    for l in &logs {
+        if !l.path.exists() {
+            eprintln!("warning: {} ({}) does not exist yet: it is read from its start when it appears", l.path.display(), l.name);
+        }
+    }
+    // the migrated nodes, when the Ironic database is known
+    let mut migrated: HashSet<String> = HashSet::new();
+    let settings = global.settings()?;
+    if let Some(t) = &settings.ironic_db {
+        let db = crate::core::target::connect(&t.value).await.map_err(|e| Failure::runtime(e.to_string()))?;
+        let runs = crate::core::load::runs(&db).await.map_err(|e| Failure::runtime(e.to_string()))?;
+        db.close().await;
+        if let Ok(run) = crate::core::rollback::pick_run(runs, args.run.as_deref()) {
+            migrated = run.written.iter().map(|w| w.uuid.to_ascii_lowercase()).collect();
+        }
+    }
+    tracing::info!(logs = ?logs.iter().map(|l| l.path.display().to_string()).collect::<Vec<_>>(), migrated = migrated.len(), "watch started");
+
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    tokio::spawn(async move {
+        match duration {
+            Some(d) => {
+                tokio::select! { _ = tokio::time::sleep(d) => {}, _ = tokio::signal::ctrl_c() => {} }
+            }
+            None => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+        c2.cancel();
+    });
+    let task = {
+        let logs = logs.clone();
+        tokio::spawn(async move { logwatch::watch(&logs, start, &patterns, &migrated, tx, cancel).await })
+    };
+    let (mut records, mut errors) = (0usize, 0usize);
+    let mut error_nodes: Vec<String> = Vec::new();
+    let mut out = std::io::stdout().lock();
+    while let Some(r) = rx.recv().await {
+        records += 1;
+        if r.takeover_error {
+            errors += 1;
+            for n in &r.nodes {
+                if !error_nodes.contains(n) {
+                    error_nodes.push(n.clone());
+                }
+            }
+            tracing::warn!(source = %r.source, category = ?r.category, nodes = ?r.nodes, "takeover error: {}", r.message);
+        }
+        if args.json {
+            let _ = writeln!(out, "{}", json!({"event": "record", "record": r}));
+        } else if args.all || r.level >= LogLevel::Warning || r.category.is_some() {
+            let nodes = if r.nodes.is_empty() { String::new() } else { format!(" [{}{}]", r.nodes.join(","), if r.migrated_node { " migrated" } else { "" }) };
+            let _ = writeln!(
+                out,
+                "{} {:<7} {:<12} {:<24} {}{}{}",
+                r.time.map(|t| t.format("%H:%M:%S").to_string()).unwrap_or_else(|| "--:--:--".into()),
+                level(r.level),
+                r.source,
+                r.category.as_deref().unwrap_or("-"),
+                if r.takeover_error { "!! " } else { "" },
+                r.message,
+                nodes
+            );
+            if r.takeover_error && !r.traceback.is_empty() {
+                let _ = writeln!(out, "    ({} traceback lines; last: {})", r.traceback.len(), r.traceback.last().map(|s| s.trim()).unwrap_or(""));
+            }
+        }
+        let _ = out.flush();
+    }
+    task.await.map_err(|e| Failure::runtime(format!("watch task failed: {e}")))?.map_err(|e| Failure::runtime(e.to_string()))?;
+    if args.json {
+        let _ = writeln!(out, "{}", json!({"event": "summary", "records": records, "takeover_errors": errors, "nodes_with_errors": error_nodes}));
+    } else {
+        let _ = writeln!(out, "watch: {records} records, {errors} takeover error(s){}", if error_nodes.is_empty() { String::new() } else { format!(" on {}", error_nodes.join(", ")) });
+    }
+    if errors > 0 {
+        Err(Failure { code: exit::DIFFERENCES, message: format!("{errors} takeover error(s) seen") })
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("5d").is_err());
+    }
+}
