@@ -267,7 +267,7 @@ pub async fn plan(global: &GlobalArgs, args: PlanArgs) -> Result<(), Failure> {
 }
 
 /// Asks the operator to type `word`, or refuses without a terminal (unless `--yes`).
-fn confirm(yes: bool, what: &str, word: &str) -> Result<(), Failure> {
+pub(crate) fn confirm(yes: bool, what: &str, word: &str) -> Result<(), Failure> {
     if yes {
         return Ok(());
     }

@@ -2,6 +2,7 @@
 
 mod demo;
 mod engine;
+mod flavors;
 mod inventory;
 pub mod table;
 mod watch;
@@ -137,6 +138,8 @@ pub enum Command {
     Rollback(engine::RollbackArgs),
     /// Follow the Ironic and nova-compute logs and report takeover errors (exit 4 when any)
     Watch(watch::WatchArgs),
+    /// Show, and with --apply make, the flavor metadata changes (--restore undoes them)
+    Flavors(flavors::FlavorsArgs),
 }
 
 /// Entry point: parse, start the audit log, run, map the outcome to an exit code.
@@ -204,6 +207,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Some(Command::Verify(args)) => rt.block_on(engine::verify(&cli.global, args)),
         Some(Command::Rollback(args)) => rt.block_on(engine::rollback_cmd(&cli.global, args)),
         Some(Command::Watch(args)) => rt.block_on(watch::run(&cli.global, args)),
+        Some(Command::Flavors(args)) => rt.block_on(flavors::run(&cli.global, args)),
     }
 }
 

@@ -6,6 +6,7 @@ pub mod conflict;
 pub mod db;
 pub mod dburl;
 pub mod fixture;
+pub mod flavors;
 pub mod ironic_api;
 pub mod load;
 pub mod logtail;
