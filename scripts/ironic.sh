@@ -17,13 +17,13 @@ install() {
     log "installing ipmitool with apt (the ipmi hardware type refuses to load without it)"
     apt-get update -q >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q ipmitool >/dev/null; }
-  if [ ! -x "$VENV/bin/ironic" ] || [ "$(cat "$VENV/.spec" 2>/dev/null)" != "$SPEC" ]; then
+  if [ ! -x "$VENV/bin/ironic" ] || [ "$(cat "$VENV/.spec" 2>/dev/null)" != "$SPEC+pyghmi" ]; then
     log "creating $VENV with $SPEC (about a minute, cached afterwards)"
     rm -rf "$VENV"
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check --upgrade pip
-    "$VENV/bin/pip" install -q --disable-pip-version-check "$SPEC" PyMySQL psycopg2-binary
-    echo "$SPEC" > "$VENV/.spec"
+    "$VENV/bin/pip" install -q --disable-pip-version-check "$SPEC" PyMySQL psycopg2-binary pyghmi
+    echo "$SPEC+pyghmi" > "$VENV/.spec"
   fi
   echo "$VENV"
 }
@@ -66,7 +66,13 @@ port = $port
 automated_clean = false
 graceful_shutdown_timeout = 5
 # test BMC addresses are 127.0.0.1 only
-sync_power_state_interval = 60
+sync_power_state_interval = ${BM2_IRONIC_SYNC_INTERVAL:-60}
+power_state_sync_max_retries = 2
+
+[ipmi]
+# give up on an unreachable BMC quickly (default 60 s per command): tests wait on it
+command_retry_timeout = ${BM2_IRONIC_IPMI_RETRY:-10}
+min_command_interval = 1
 
 [oslo_concurrency]
 lock_path = $dir/locks

@@ -81,6 +81,16 @@ pub struct VerifyArgs {
     /// NDJSON events, one per difference, ending with a summary line
     #[arg(long)]
     pub json: bool,
+    /// Also wait for Ironic to take every migrated node over (needs --ironic-url): a power state read
+    /// from the BMC, no last_error or fault, not stuck, a conductor
+    #[arg(long)]
+    pub takeover: bool,
+    /// How long --takeover waits (e.g. 90s, 10m)
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    pub timeout: String,
+    /// Logs whose records name a node are shown with it (NAME=PATH, repeatable)
+    #[arg(long = "log", value_name = "NAME=PATH")]
+    pub logs: Vec<crate::core::logwatch::WatchedLog>,
 }
 
 #[derive(Args, Debug, Default)]
@@ -386,6 +396,11 @@ pub async fn verify(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure
     };
     let report = verify::verify(&db, &run, &inv, api.as_ref()).await.map_err(|e| Failure::runtime(e.to_string()))?;
     db.close().await;
+    let takeover_failed = match (args.takeover, &api) {
+        (false, _) => 0,
+        (true, None) => return Err(Failure::usage("--takeover asks the Ironic API: give --ironic-url or BM2IRONIC_IRONIC_URL")),
+        (true, Some(api)) => takeover(&args, api, &run)?.await?,
+    };
     if args.json {
         for d in &report.differences {
             print(&format!("{}\n", json!({"event": "difference", "uuid": d.uuid, "nova_bm_id": d.nova_bm_id, "against": d.against, "field": d.field, "expected": d.expected, "found": d.found})));
@@ -408,11 +423,69 @@ pub async fn verify(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure
             report.differences.len()
         ));
     }
-    if report.differences.is_empty() {
-        Ok(())
-    } else {
-        Err(Failure { code: exit::DIFFERENCES, message: format!("{} difference(s) between what run {} wrote and what is there", report.differences.len(), report.run_id) })
+    if !report.differences.is_empty() {
+        return Err(Failure { code: exit::DIFFERENCES, message: format!("{} difference(s) between what run {} wrote and what is there", report.differences.len(), report.run_id) });
     }
+    if takeover_failed > 0 {
+        return Err(Failure { code: exit::DIFFERENCES, message: format!("{takeover_failed} node(s) not taken over cleanly by Ironic") });
+    }
+    Ok(())
+}
+
+/// `verify --takeover`: waits for Ironic to take the run's nodes over; returns the failed count.
+fn takeover<'a>(args: &'a VerifyArgs, api: &'a IronicApi, run: &'a crate::core::load::RunRecord) -> Result<impl std::future::Future<Output = Result<usize, Failure>> + 'a, Failure> {
+    use crate::core::takeover::{self, TakeoverState};
+    let timeout = super::watch::parse_duration(&args.timeout).map_err(Failure::usage)?;
+    Ok(async move {
+        let uuids: Vec<String> = run.written.iter().map(|w| w.uuid.clone()).collect();
+        let tty = std::io::stderr().is_terminal();
+        let mut nodes = takeover::check(api, &uuids, timeout, std::time::Duration::from_secs(2), |n| {
+            if tty {
+                let ok = n.iter().filter(|x| x.state != TakeoverState::Pending).count();
+                eprint!("\r  takeover: {ok}/{} nodes settled", n.len());
+            }
+        })
+        .await;
+        if tty {
+            eprintln!();
+        }
+        if !args.logs.is_empty() {
+            let migrated = uuids.iter().cloned().collect();
+            let since = run.finished_at.or(Some(run.started_at));
+            let records = crate::core::logwatch::scan(&args.logs, since, &crate::core::logwatch::Patterns::default_set(), &migrated).map_err(|e| Failure::runtime(e.to_string()))?;
+            takeover::attach_logs(&mut nodes, &records);
+        }
+        let failed = nodes.iter().filter(|n| n.state == TakeoverState::Failed).count();
+        for n in &nodes {
+            tracing::info!(uuid = %n.uuid, state = ?n.state, power = ?n.power_state, problems = ?n.problems, "takeover");
+        }
+        if args.json {
+            for n in &nodes {
+                print(&format!("{}\n", json!({"event": "takeover", "node": n})));
+            }
+        } else {
+            let mut t = Table::new(&[("UUID", false), ("TAKEOVER", false), ("POWER", false), ("STATE", false), ("CONDUCTOR", false), ("PROBLEMS", false)]);
+            for n in &nodes {
+                t.row(vec![
+                    n.uuid.clone(),
+                    serde_json::to_value(n.state).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+                    n.power_state.clone().unwrap_or_else(|| "-".into()),
+                    n.provision_state.clone().unwrap_or_else(|| "-".into()),
+                    n.conductor.clone().unwrap_or_else(|| "-".into()),
+                    n.problems.join("; "),
+                ]);
+            }
+            print(&t.render());
+            for n in nodes.iter().filter(|n| !n.log_errors.is_empty()) {
+                print(&format!("log records naming {}:\n", n.uuid));
+                for e in &n.log_errors {
+                    print(&format!("  {e}\n"));
+                }
+            }
+            print(&format!("takeover: {} of {} node(s) failed\n", failed, nodes.len()));
+        }
+        Ok(failed)
+    })
 }
 
 pub async fn rollback_cmd(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure> {

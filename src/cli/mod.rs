@@ -5,7 +5,7 @@ mod engine;
 mod flavors;
 mod inventory;
 pub mod table;
-mod watch;
+pub(crate) mod watch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

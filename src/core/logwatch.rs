@@ -517,3 +517,32 @@ pub async fn watch(
         }
     }
 }
+
+/// Reads the records of `logs` from `since` to their current end (one pass, no following).
+pub fn scan(logs: &[WatchedLog], since: Option<NaiveDateTime>, patterns: &Patterns, migrated: &HashSet<String>) -> Result<Vec<Record>, WatchError> {
+    use super::logtail::FileFollower;
+    let mut out = Vec::new();
+    for l in logs.iter().filter(|l| l.path.exists()) {
+        let offset = match since {
+            Some(t) => offset_at_time(&l.path, t)?,
+            None => 0,
+        };
+        let mut f = FileFollower::at_offset(&l.name, &l.path, offset);
+        let mut b = RecordBuilder::new(&l.name);
+        loop {
+            let lines = f.poll_lines();
+            if lines.is_empty() {
+                break;
+            }
+            for line in lines {
+                if let Some(r) = b.push(&line) {
+                    out.push(finish(r, patterns, migrated));
+                }
+            }
+        }
+        if let Some(r) = b.flush() {
+            out.push(finish(r, patterns, migrated));
+        }
+    }
+    Ok(out)
+}

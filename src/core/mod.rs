@@ -19,6 +19,7 @@ pub mod rollback;
 pub mod sandbox;
 pub mod secret;
 pub mod source;
+pub mod takeover;
 pub mod sql;
 pub mod target;
 pub mod verify;
