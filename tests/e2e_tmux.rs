@@ -94,6 +94,8 @@ fn demo_rehearsal_end_to_end_in_a_real_terminal() {
     s.keys(&["a", "1", "1", "1", "1", "1", "1", "1"]);
     s.wait_for("all decided");
     s.keys(&["n"]);
+    s.wait_for("REHEARSAL: shown only, nothing is changed in Nova");
+    s.keys(&["n"]);
     s.wait_for("Press Enter to start the rehearsal");
     s.keys(&["Enter"]);
     s.wait_for("rehearsal done, rolled back");

@@ -37,6 +37,15 @@ fn snap(r: &mut Runner<TestBackend>, name: &str) {
     settings.bind(|| insta::assert_snapshot!(name, r.terminal.backend()));
 }
 
+/// From the decided conflicts through the flavors step to the confirm screen.
+async fn through_flavors(r: &mut Runner<TestBackend>) {
+    r.key(KeyCode::Char('n'), NONE);
+    assert_eq!(r.app.screen, Screen::Flavors);
+    assert!(r.pump_until(|a| a.flavors.is_some(), WAIT).await);
+    r.key(KeyCode::Char('n'), NONE);
+    assert_eq!(r.app.screen, Screen::Confirm);
+}
+
 fn screen_text(r: &mut Runner<TestBackend>) -> String {
     r.draw().unwrap();
     r.terminal.backend().buffer().content.iter().map(|c| c.symbol()).collect::<String>()
@@ -90,6 +99,14 @@ async fn drive_rehearsal(w: u16, h: u16) {
     snap(&mut r, "3_conflicts_decided");
 
     r.key(KeyCode::Char('n'), NONE);
+    assert_eq!(r.app.screen, Screen::Flavors);
+    assert!(r.pump_until(|a| a.flavors.is_some(), WAIT).await);
+    let v = r.app.flavors.as_ref().unwrap().as_ref().unwrap();
+    assert_eq!(v.changes.len(), 4, "bm.large gets the resource class and zeroed VCPU/MEMORY_MB/DISK_GB: {:?}", v.changes);
+    snap(&mut r, "3b_flavors");
+    r.key(KeyCode::Char('A'), NONE);
+    assert!(r.app.flavors.as_ref().unwrap().as_ref().unwrap().applied.is_none(), "a rehearsal never changes Nova");
+    r.key(KeyCode::Char('n'), NONE);
     assert_eq!(r.app.screen, Screen::Confirm);
     snap(&mut r, "4_confirm");
     r.key(KeyCode::Enter, NONE);
@@ -142,6 +159,11 @@ async fn live_needs_the_word_then_commits_and_verifies() {
     while r.app.plan.as_ref().unwrap().blocking() > 0 {
         r.key(KeyCode::Char('1'), NONE);
     }
+    r.key(KeyCode::Char('n'), NONE);
+    assert_eq!(r.app.screen, Screen::Flavors);
+    assert!(r.pump_until(|a| a.flavors.is_some(), WAIT).await);
+    r.key(KeyCode::Char('A'), NONE);
+    assert!(r.pump_until(|a| a.flavors.as_ref().is_some_and(|f| f.as_ref().is_ok_and(|v| v.applied.is_some())), WAIT).await, "{:?}", r.app.toast);
     r.key(KeyCode::Char('n'), NONE);
     assert!(screen_text(&mut r).contains("LIVE: this writes into the Ironic database"));
     r.type_text("yes");
@@ -224,7 +246,7 @@ async fn cancel_asks_and_rolls_back() {
     while r.app.plan.as_ref().unwrap().blocking() > 0 {
         r.key(KeyCode::Char('1'), NONE);
     }
-    r.key(KeyCode::Char('n'), NONE);
+    through_flavors(&mut r).await;
     r.key(KeyCode::Enter, NONE);
     // q while a load may run asks first
     r.key(KeyCode::Char('q'), NONE);
@@ -299,6 +321,9 @@ async fn render_screenshots() {
         r.key(KeyCode::Char('1'), NONE);
     }
     r.key(KeyCode::Char('n'), NONE);
+    assert!(r.pump_until(|a| a.flavors.is_some(), WAIT).await);
+    dump(&mut r, "4-flavors");
+    r.key(KeyCode::Char('n'), NONE);
     dump(&mut r, "4-confirm");
     r.key(KeyCode::Enter, NONE);
     assert!(r.pump_until(|a| a.progress.finished.is_some() && a.logs.lines.iter().any(|l| l.text.contains("nova.compute")), WAIT).await);
@@ -327,7 +352,7 @@ async fn progress_shows_queued_writing_done_and_failed() {
     while r.app.plan.as_ref().unwrap().blocking() > 0 {
         r.key(KeyCode::Char('1'), NONE);
     }
-    r.key(KeyCode::Char('n'), NONE);
+    through_flavors(&mut r).await;
     // drive the state by hand (pure update), not the real load
     let effects = r.app.update(Msg::Key(ratatui::crossterm::event::KeyEvent::new(KeyCode::Enter, NONE)));
     assert_eq!(effects, vec![bm2ironic::tui::app::Effect::StartLoad { rehearse: true }]);

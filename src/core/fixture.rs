@@ -26,10 +26,10 @@ pub async fn build_nova_sqlite(db: &Db, fixture: &Fixture) -> Result<(), DbError
     let mut stmts: Vec<String> = vec![
         "CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER)".into(),
         "CREATE TABLE services (id INTEGER NOT NULL PRIMARY KEY, host VARCHAR(255), \"binary\" VARCHAR(255), topic VARCHAR(255), report_count INTEGER NOT NULL, disabled BOOLEAN, deleted INTEGER, created_at DATETIME, updated_at DATETIME)".into(),
-        "CREATE TABLE instance_types (id INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255), memory_mb INTEGER, vcpus INTEGER, root_gb INTEGER, ephemeral_gb INTEGER, flavorid VARCHAR(255), deleted INTEGER)".into(),
-        "CREATE TABLE instance_type_extra_specs (id INTEGER NOT NULL PRIMARY KEY, instance_type_id INTEGER, \"key\" VARCHAR(255), value VARCHAR(255), deleted INTEGER)".into(),
-        "INSERT INTO instance_types VALUES (1, 'baremetal', 16384, 8, 20, 0, 'bm.large', 0)".into(),
-        "INSERT INTO instance_type_extra_specs VALUES (1, 1, 'cpu_arch', 'x86_64', 0), (2, 1, 'baremetal:deploy_kernel_id', 'nova-bm-kernel', 0), (3, 1, 'baremetal:deploy_ramdisk_id', 'nova-bm-ramdisk', 0)".into(),
+        "CREATE TABLE instance_types (id INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255), memory_mb INTEGER, vcpus INTEGER, root_gb INTEGER, ephemeral_gb INTEGER, flavorid VARCHAR(255), deleted INTEGER, created_at DATETIME, updated_at DATETIME, deleted_at DATETIME)".into(),
+        "CREATE TABLE instance_type_extra_specs (id INTEGER NOT NULL PRIMARY KEY, instance_type_id INTEGER, \"key\" VARCHAR(255), value VARCHAR(255), deleted INTEGER, created_at DATETIME, updated_at DATETIME, deleted_at DATETIME)".into(),
+        "INSERT INTO instance_types VALUES (1, 'bm.large', 16384, 8, 20, 0, 'bm.large', 0, '2014-05-01 10:00:00', NULL, NULL), (2, 'm1.small', 2048, 1, 20, 0, '2', 0, '2014-05-01 10:00:00', NULL, NULL)".into(),
+        "INSERT INTO instance_type_extra_specs VALUES (1, 1, 'cpu_arch', 'x86_64', 0, '2014-05-01 10:00:00', NULL, NULL), (2, 1, 'baremetal:deploy_kernel_id', 'nova-bm-kernel', 0, '2014-05-01 10:00:00', NULL, NULL), (3, 1, 'baremetal:deploy_ramdisk_id', 'nova-bm-ramdisk', 0, '2014-05-01 10:00:00', NULL, NULL), (4, 2, 'hw:cpu_policy', 'shared', 0, '2014-05-01 10:00:00', NULL, NULL)".into(),
     ];
     let with_instance: Vec<&BmNode> = fixture.nodes.iter().filter(|n| n.instance_uuid.is_some() && n.deleted_raw != Some(1)).collect();
     for (i, n) in with_instance.iter().enumerate() {

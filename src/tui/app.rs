@@ -37,6 +37,7 @@ pub enum Screen {
     Credentials,
     Inventory,
     Conflicts,
+    Flavors,
     Confirm,
     Progress,
     Logs,
@@ -44,12 +45,13 @@ pub enum Screen {
 }
 
 impl Screen {
-    pub const STEPS: [Screen; 6] = [Screen::Credentials, Screen::Inventory, Screen::Conflicts, Screen::Confirm, Screen::Progress, Screen::Summary];
+    pub const STEPS: [Screen; 7] = [Screen::Credentials, Screen::Inventory, Screen::Conflicts, Screen::Flavors, Screen::Confirm, Screen::Progress, Screen::Summary];
     pub fn title(self) -> &'static str {
         match self {
             Screen::Credentials => "Connections",
             Screen::Inventory => "Inventory",
             Screen::Conflicts => "Conflicts",
+            Screen::Flavors => "Flavors",
             Screen::Confirm => "Confirm",
             Screen::Progress => "Migration",
             Screen::Logs => "Logs",
@@ -224,6 +226,15 @@ impl Default for LogView {
     }
 }
 
+/// The flavors step: the diff the Nova DB needs, and whether it was applied.
+#[derive(Debug, Clone, Default)]
+pub struct FlavorView {
+    pub schema: String,
+    pub what: String,
+    pub changes: Vec<crate::core::flavors::SpecChange>,
+    pub applied: Option<String>,
+}
+
 pub const LOG_CAPACITY: usize = 5000;
 pub const PROGRESS_KEEP: usize = 2000;
 
@@ -236,6 +247,8 @@ pub enum Effect {
     Cancel,
     SaveResolutions,
     Verify,
+    PlanFlavors,
+    ApplyFlavors,
     Quit,
 }
 
@@ -251,6 +264,8 @@ pub enum Msg {
     Logs(Vec<LogLine>),
     Saved(Result<String, String>),
     Verified(Result<String, String>),
+    Flavors(Result<FlavorView, String>),
+    FlavorsApplied(Result<String, String>),
 }
 
 pub struct App {
@@ -274,6 +289,7 @@ pub struct App {
     pub progress: ProgressView,
     pub logs: LogView,
     pub verify: Option<Result<String, String>>,
+    pub flavors: Option<Result<FlavorView, String>>,
     pub saved_to: Option<String>,
     pub toast: Option<String>,
     pub help: bool,
@@ -323,6 +339,7 @@ impl App {
             progress: ProgressView::default(),
             logs: LogView::default(),
             verify: None,
+            flavors: None,
             saved_to: None,
             toast: None,
             help: false,
@@ -368,6 +385,8 @@ impl App {
                 k("Esc", "back"),
                 k("q", "quit"),
             ],
+            Screen::Flavors if self.mode == Mode::Live => vec![k("A", "apply to Nova"), k("n", "confirm"), k("Esc", "back"), k("q", "quit")],
+            Screen::Flavors => vec![k("n", "confirm"), k("Esc", "back"), k("q", "quit")],
             Screen::Confirm => vec![k("type", if self.mode == Mode::Live { "the word" } else { "-" }), k("Enter", "start"), k("Esc", "back")],
             Screen::Progress if self.progress.cancel_asked => vec![k("y", "cancel the load"), k("n", "keep going")],
             Screen::Progress => vec![k("c", "cancel"), k("L", "logs"), k("Enter", "summary (when done)"), k("q", "quit")],
@@ -465,6 +484,21 @@ impl App {
             }
             Msg::Verified(r) => {
                 self.verify = Some(r);
+                vec![]
+            }
+            Msg::Flavors(r) => {
+                self.flavors = Some(r);
+                vec![]
+            }
+            Msg::FlavorsApplied(r) => {
+                match (r, &mut self.flavors) {
+                    (Ok(set), Some(Ok(v))) => {
+                        self.toast = Some(format!("flavors changed (change set {set}; undo: bm2ironic flavors --restore)"));
+                        v.applied = Some(set);
+                    }
+                    (Err(e), _) => self.toast = Some(format!("flavors not changed: {e}")),
+                    _ => {}
+                }
                 vec![]
             }
         }
@@ -631,6 +665,7 @@ impl App {
             Screen::Credentials => self.key_credentials(key),
             Screen::Inventory => self.key_inventory(key),
             Screen::Conflicts => self.key_conflicts(key),
+            Screen::Flavors => self.key_flavors(key),
             Screen::Confirm => self.key_confirm(key),
             Screen::Progress => self.key_progress(key),
             Screen::Logs => self.key_logs(key),
@@ -786,9 +821,15 @@ impl App {
                 let blocking = plan.blocking();
                 if blocking > 0 {
                     self.toast = Some(format!("{blocking} blocking conflict(s) remain: decide them first"));
-                } else {
+                } else if self.fields[F_NOVA].value().is_empty() {
+                    self.toast = Some("no Nova database: the flavors step is skipped (bm2ironic flavors does it later)".into());
                     self.confirm.reset();
                     self.screen = Screen::Confirm;
+                } else {
+                    self.screen = Screen::Flavors;
+                    if self.flavors.is_none() {
+                        return vec![Effect::PlanFlavors];
+                    }
                 }
             }
             KeyCode::Esc => self.screen = Screen::Inventory,
@@ -822,9 +863,25 @@ impl App {
         }
     }
 
+    fn key_flavors(&mut self, key: KeyEvent) -> Vec<Effect> {
+        match key.code {
+            KeyCode::Char('n') | KeyCode::Enter => {
+                self.confirm.reset();
+                self.screen = Screen::Confirm;
+            }
+            KeyCode::Esc => self.screen = Screen::Conflicts,
+            KeyCode::Char('A') if self.mode == Mode::Live => match &self.flavors {
+                Some(Ok(v)) if v.applied.is_none() && !v.changes.is_empty() => return vec![Effect::ApplyFlavors],
+                _ => self.toast = Some("nothing to apply".into()),
+            },
+            _ => {}
+        }
+        vec![]
+    }
+
     fn key_confirm(&mut self, key: KeyEvent) -> Vec<Effect> {
         match key.code {
-            KeyCode::Esc => self.screen = Screen::Conflicts,
+            KeyCode::Esc => self.screen = if self.fields[F_NOVA].value().is_empty() { Screen::Conflicts } else { Screen::Flavors },
             KeyCode::Enter => {
                 let rehearse = self.mode != Mode::Live;
                 if !rehearse && self.confirm.value().trim() != "migrate" {

@@ -301,6 +301,51 @@ impl<B: Backend> Runner<B> {
                 let r = std::fs::write(&path, text).map(|_| path.clone()).map_err(|e| format!("{path}: {e}"));
                 let _ = tx.send(Msg::Saved(r));
             }
+            Effect::PlanFlavors | Effect::ApplyFlavors => {
+                let apply = e == Effect::ApplyFlavors;
+                let nova = self.app.fields[F_NOVA].value().to_string();
+                let kind = self.app.prepared.as_ref().map(|p| p.target.schema.kind).unwrap_or(TargetKind::Modern);
+                let text = |i: usize| self.app.fields[i].value().to_string();
+                let target = match kind {
+                    TargetKind::Juno => Some(crate::core::flavors::FlavorTarget::DeployImages { kernel: text(super::app::F_KERNEL), ramdisk: text(super::app::F_RAMDISK) }),
+                    TargetKind::Modern => Some(text(super::app::F_RCLASS)).filter(|c| !c.is_empty()).map(crate::core::flavors::FlavorTarget::ResourceClass),
+                };
+                let changes = match &self.app.flavors {
+                    Some(Ok(v)) => v.changes.clone(),
+                    _ => vec![],
+                };
+                tokio::spawn(async move {
+                    use crate::core::flavors;
+                    let r: Result<Msg, String> = async {
+                        let url = DbUrl::parse(&nova).map_err(|e| e.to_string())?;
+                        let db = Db::connect(&url, if apply { Access::ReadWrite } else { Access::ReadOnly }).await.map_err(|e| e.to_string())?;
+                        let schema = flavors::detect(&db).await.map_err(|e| e.to_string());
+                        let out = match (schema, target) {
+                            (Err(e), _) => Ok(Msg::Flavors(Err(e))),
+                            (Ok(_), None) => Ok(Msg::Flavors(Ok(super::app::FlavorView { what: "no resource class given: modern Nova flavors need one (field Resource class)".into(), ..Default::default() }))),
+                            (Ok(schema), Some(_)) if apply => {
+                                let set = uuid::Uuid::new_v4().to_string();
+                                flavors::apply(&db, schema, &changes, &set).await.map(|_| Msg::FlavorsApplied(Ok(set))).map_err(|e| e.to_string())
+                            }
+                            (Ok(schema), Some(t)) => {
+                                let what = match &t {
+                                    flavors::FlavorTarget::DeployImages { .. } => "Juno/Kilo Nova copies the deploy images from the flavor: point them at Ironic's".to_string(),
+                                    flavors::FlavorTarget::ResourceClass(c) => format!("modern Nova schedules bare metal by resource class {}", flavors::custom_class(c)),
+                                };
+                                flavors::plan_changes(&db, schema, &t, &[]).await.map(|changes| Msg::Flavors(Ok(super::app::FlavorView { schema: format!("{schema:?}"), what, changes, applied: None }))).map_err(|e| e.to_string())
+                            }
+                        };
+                        db.close().await;
+                        out
+                    }
+                    .await;
+                    let _ = tx.send(match r {
+                        Ok(m) => m,
+                        Err(e) if apply => Msg::FlavorsApplied(Err(e)),
+                        Err(e) => Msg::Flavors(Err(e)),
+                    });
+                });
+            }
             Effect::Verify => {
                 let (Some(prepared), Some(Ok(summary))) = (self.app.prepared.clone(), self.app.progress.finished.clone()) else { return };
                 let Some(db) = prepared.target_db.clone() else { return };

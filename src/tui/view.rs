@@ -88,6 +88,7 @@ pub fn view(app: &App, f: &mut Frame, theme: Theme) {
         Screen::Credentials => draw_credentials(app, f, body, theme),
         Screen::Inventory => draw_inventory(app, f, body, theme),
         Screen::Conflicts => draw_conflicts(app, f, body, theme),
+        Screen::Flavors => draw_flavors(app, f, body, theme),
         Screen::Confirm => draw_confirm(app, f, body, theme),
         Screen::Progress => draw_progress(app, f, body, theme),
         Screen::Logs => draw_logs(app, f, body, theme, "Logs: Ironic conductor and nova-compute"),
@@ -444,6 +445,45 @@ fn draw_conflicts(app: &App, f: &mut Frame, area: Rect, theme: Theme) {
         lines.push(Line::from(Span::styled(format!("   {}", c.detail), theme.dim())));
     }
     f.render_widget(Paragraph::new(lines).block(Block::bordered().title(format!(" {} of {} ", app.conflicts.item + 1, idx.len()))).wrap(Wrap { trim: false }), right);
+}
+
+fn draw_flavors(app: &App, f: &mut Frame, area: Rect, theme: Theme) {
+    let mut lines = vec![Line::from("")];
+    match &app.flavors {
+        None => lines.push(Line::from(format!("  {} reading the Nova flavors…", SPINNER[app.spinner % 4]))),
+        Some(Err(e)) => {
+            lines.push(Line::from(Span::styled(format!("  Cannot plan the flavor change: {e}"), theme.warn())));
+            lines.push(Line::from("  Continue with n; do it later with `bm2ironic flavors`."));
+        }
+        Some(Ok(v)) => {
+            lines.push(Line::from(format!("  {}", v.what)));
+            lines.push(Line::from(""));
+            if v.changes.is_empty() {
+                lines.push(Line::from(Span::styled("  The baremetal flavors need no change.", theme.good())));
+            } else {
+                let new_w = (area.width as usize).saturating_sub(2 + 2 + 14 + 1 + 30 + 1 + 16 + 1).max(8);
+                lines.push(Line::from(Span::styled(format!("  {:<14} {:<30} {:<16} {}", "FLAVOR", "KEY", "OLD", "NEW"), theme.key())));
+                for c in &v.changes {
+                    lines.push(Line::from(format!(
+                        "  {:<14} {:<30} {:<16} {}",
+                        clip(&c.flavor, 14),
+                        clip(&c.key, 30),
+                        clip(c.old.as_deref().unwrap_or("(added)"), 16),
+                        clip(&c.new, new_w)
+                    )));
+                }
+            }
+            lines.push(Line::from(""));
+            let status = match (&v.applied, app.mode) {
+                (Some(set), _) => Span::styled(format!("  Applied as change set {set} (undo: bm2ironic flavors --restore)."), theme.good()),
+                (None, Mode::Live) if !v.changes.is_empty() => Span::styled("  A applies this to the Nova DB in one transaction (before the load); n goes on without it.", theme.warn()),
+                (None, Mode::Live) => Span::raw(""),
+                (None, _) => Span::styled("  REHEARSAL: shown only, nothing is changed in Nova.", theme.warn()),
+            };
+            lines.push(Line::from(status));
+        }
+    }
+    f.render_widget(Paragraph::new(lines).block(Block::bordered().title(" Flavors (Nova) ")).wrap(Wrap { trim: false }), area);
 }
 
 fn draw_confirm(app: &App, f: &mut Frame, area: Rect, theme: Theme) {
