@@ -97,3 +97,37 @@ per_backend! {
     juno_deploy_images_diff_apply_restore => super::juno_deploy_images_diff_apply_restore;
     modern_resource_class_diff_apply_restore => super::modern_resource_class_diff_apply_restore;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rollback_restores_the_flavors_too() {
+    use bm2ironic::core::fixture::Fixture;
+    let Some(src) = TestDb::with_fixture(Backend::Sqlite, "rsrc", &Fixture::generated(4, 1)).await else { return };
+    let Some(tgt) = TestDb::ironic(Backend::Sqlite, "rtgt").await else { return };
+    let Some(nova) = juno_flavors(Backend::Sqlite).await else { return };
+    let before = specs(&nova, "instance_type_extra_specs", "instance_type_id").await;
+    let logs = tempfile::tempdir().unwrap();
+    let cmd = |args: &[&str]| {
+        bm2ironic(logs.path())
+            .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
+            .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+            .env("BM2IRONIC_NOVA_DB", &nova.admin_url)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(cmd(&["flavors", "--deploy-kernel", "k2", "--deploy-ramdisk", "r2", "--apply", "--yes"]).status.success());
+    assert_ne!(specs(&nova, "instance_type_extra_specs", "instance_type_id").await, before);
+    // (this Nova DB holds only flavors: the load runs without it)
+    let out = bm2ironic(logs.path())
+        .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
+        .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+        .args(["migrate", "--yes", "--default-arch", "x86_64", "--deploy-kernel", "k2", "--deploy-ramdisk", "r2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cmd(&["rollback", "--yes"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Restored 2 flavor spec(s)"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(specs(&nova, "instance_type_extra_specs", "instance_type_id").await, before);
+    assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 0);
+}

@@ -519,5 +519,19 @@ pub async fn rollback_cmd(global: &GlobalArgs, args: RollbackArgs) -> Result<(),
             print(&format!("  NOT restored (deleted by `replace`): {n}\n"));
         }
     }
+    // the flavors changed for the upgrade go back too, when the Nova DB is given
+    if let Some(nova) = &settings.nova_db {
+        let ndb = crate::core::db::Db::connect(&nova.value, crate::core::db::Access::ReadWrite).await.map_err(|e| Failure::runtime(e.to_string()))?;
+        let restored = match crate::core::flavors::detect(&ndb).await {
+            Ok(schema) => crate::core::flavors::restore(&ndb, schema, None).await,
+            Err(e) => Err(e),
+        };
+        ndb.close().await;
+        match restored {
+            Ok((set, n)) => print(&format!("Restored {n} flavor spec(s) of change set {set}.\n")),
+            Err(crate::core::flavors::FlavorError::NothingToRestore) => print("No flavor change to restore.\n"),
+            Err(e) => return Err(Failure::runtime(format!("Ironic was rolled back, but the flavors were not restored: {e} (retry with `bm2ironic flavors --restore`)"))),
+        }
+    }
     Ok(())
 }
