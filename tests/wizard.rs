@@ -37,6 +37,16 @@ fn snap(r: &mut Runner<TestBackend>, name: &str) {
     settings.bind(|| insta::assert_snapshot!(name, r.terminal.backend()));
 }
 
+/// On the conflicts screen: "apply to all of this code", then the first action of each code.
+fn decide_all(r: &mut Runner<TestBackend>) {
+    r.key(KeyCode::Char('a'), NONE);
+    while r.app.plan.as_ref().unwrap().blocking() > 0 {
+        let before = r.app.plan.as_ref().unwrap().blocking();
+        r.key(KeyCode::Char('1'), NONE);
+        assert!(r.app.plan.as_ref().unwrap().blocking() < before, "each decision resolves something");
+    }
+}
+
 /// From the decided conflicts through the flavors step to the confirm screen.
 async fn through_flavors(r: &mut Runner<TestBackend>) {
     r.key(KeyCode::Char('n'), NONE);
@@ -155,10 +165,7 @@ async fn live_needs_the_word_then_commits_and_verifies() {
     r.key(KeyCode::Enter, NONE);
     assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await);
     r.key(KeyCode::Char('n'), NONE);
-    r.key(KeyCode::Char('a'), NONE);
-    while r.app.plan.as_ref().unwrap().blocking() > 0 {
-        r.key(KeyCode::Char('1'), NONE);
-    }
+    decide_all(&mut r);
     r.key(KeyCode::Char('n'), NONE);
     assert_eq!(r.app.screen, Screen::Flavors);
     assert!(r.pump_until(|a| a.flavors.is_some(), WAIT).await);
@@ -242,10 +249,7 @@ async fn cancel_asks_and_rolls_back() {
     r.key(KeyCode::Enter, NONE);
     assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await);
     r.key(KeyCode::Char('n'), NONE);
-    r.key(KeyCode::Char('a'), NONE);
-    while r.app.plan.as_ref().unwrap().blocking() > 0 {
-        r.key(KeyCode::Char('1'), NONE);
-    }
+    decide_all(&mut r);
     through_flavors(&mut r).await;
     r.key(KeyCode::Enter, NONE);
     // q while a load may run asks first
@@ -316,10 +320,7 @@ async fn render_screenshots() {
     r.key(KeyCode::Char('n'), NONE);
     r.key(KeyCode::Char('1'), NONE);
     dump(&mut r, "3-conflicts");
-    r.key(KeyCode::Char('a'), NONE);
-    while r.app.plan.as_ref().unwrap().blocking() > 0 {
-        r.key(KeyCode::Char('1'), NONE);
-    }
+    decide_all(&mut r);
     r.key(KeyCode::Char('n'), NONE);
     assert!(r.pump_until(|a| a.flavors.is_some(), WAIT).await);
     dump(&mut r, "4-flavors");
@@ -348,10 +349,7 @@ async fn progress_shows_queued_writing_done_and_failed() {
     r.key(KeyCode::Enter, NONE);
     assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await);
     r.key(KeyCode::Char('n'), NONE);
-    r.key(KeyCode::Char('a'), NONE);
-    while r.app.plan.as_ref().unwrap().blocking() > 0 {
-        r.key(KeyCode::Char('1'), NONE);
-    }
+    decide_all(&mut r);
     through_flavors(&mut r).await;
     // drive the state by hand (pure update), not the real load
     let effects = r.app.update(Msg::Key(ratatui::crossterm::event::KeyEvent::new(KeyCode::Enter, NONE)));

@@ -91,7 +91,7 @@ pub fn view(app: &App, f: &mut Frame, theme: Theme) {
         Screen::Flavors => draw_flavors(app, f, body, theme),
         Screen::Confirm => draw_confirm(app, f, body, theme),
         Screen::Progress => draw_progress(app, f, body, theme),
-        Screen::Logs => draw_logs(app, f, body, theme, "Logs: Ironic conductor and nova-compute"),
+        Screen::Logs => draw_logs(app, f, body, theme, &format!("Logs ({})", app.logs.files.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "))),
         Screen::Summary => draw_summary(app, f, body, theme),
     }
     if let Some(t) = &app.toast {
@@ -301,8 +301,9 @@ fn draw_inventory(app: &App, f: &mut Frame, area: Rect, theme: Theme) {
         SortKey::Conflicts => "conflicts",
     };
     let filter = if app.inv.filtering || !app.inv.filter.value().is_empty() { format!(" filter: {}{} ", app.inv.filter.value(), if app.inv.filtering { "▏" } else { "" }) } else { String::new() };
-    let title = format!(" nova_bm: {} nodes ({} live, {} deleted) | {} | sort {sort}{} {filter}", s.nodes, s.live, s.soft_deleted, states.join(", "), if app.inv.sort_desc { " desc" } else { "" });
-    let block = Block::bordered().title(clip(&title, table_area.width as usize - 2));
+    let title = format!(" nova_bm: {} nodes ({} live, {} deleted) | sort {sort}{} {filter}", s.nodes, s.live, s.soft_deleted, if app.inv.sort_desc { " desc" } else { "" });
+    let bottom = format!(" {} ", states.join(", "));
+    let block = Block::bordered().title(clip(&title, table_area.width as usize - 2)).title_bottom(clip(&bottom, table_area.width as usize - 2));
     let inner_h = block.inner(table_area).height.saturating_sub(1) as usize;
     // only the visible rows are built (smooth with 100,000 nodes)
     let sel = app.inv.selected;
@@ -572,27 +573,49 @@ fn draw_progress(app: &App, f: &mut Frame, area: Rect, theme: Theme) {
 
 fn draw_logs(app: &App, f: &mut Frame, area: Rect, theme: Theme, title: &str) {
     let h = area.height.saturating_sub(2) as usize;
+    let w = (area.width as usize).saturating_sub(2).max(10);
     let n = app.logs.lines.len();
-    let start = if app.logs.follow { n.saturating_sub(h) } else { app.logs.scroll.min(n.saturating_sub(1)) };
     let errors = app.logs.lines.iter().filter(|l| l.level == Level::Error && l.starts_record).count();
-    let lines: Vec<Line> = app
-        .logs
-        .lines
-        .iter()
-        .skip(start)
-        .take(h)
-        .map(|l| {
-            let st = match l.level {
-                Level::Error => theme.bad(),
-                Level::Warning => theme.warn(),
-                Level::Info => Style::new(),
-                Level::Debug => theme.dim(),
-            };
-            Line::from(vec![Span::styled(format!("{:<7}", l.source.chars().take(6).collect::<String>()), theme.dim()), Span::styled(l.compact(), st)])
-        })
-        .collect();
-    let files = if app.logs.files.is_empty() { "no log files".to_string() } else { app.logs.files.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>().join(", ") };
-    let title = format!(" {title}: {errors} error(s) | {} | {files} ", if app.logs.follow { "following" } else { "paused" });
+    let style = |l: &crate::core::logtail::LogLine| match l.level {
+        Level::Error => theme.bad(),
+        Level::Warning => theme.warn(),
+        Level::Info => Style::new(),
+        Level::Debug => theme.dim(),
+    };
+    // long lines wrap (nothing is cut off); the window is counted in screen rows
+    let rows_of = |l: &crate::core::logtail::LogLine| -> Vec<Line> {
+        let text: Vec<char> = l.compact().chars().collect();
+        let tag = format!("{:<7}", l.source.chars().take(6).collect::<String>());
+        let first = w.saturating_sub(7).max(1);
+        let mut out = vec![Line::from(vec![Span::styled(tag, theme.dim()), Span::styled(text.iter().take(first).collect::<String>(), style(l))])];
+        let mut rest = &text[text.len().min(first)..];
+        while !rest.is_empty() {
+            let take = rest.len().min(w.saturating_sub(7).max(1));
+            out.push(Line::from(vec![Span::raw("       "), Span::styled(rest[..take].iter().collect::<String>(), style(l))]));
+            rest = &rest[take..];
+        }
+        out
+    };
+    let mut lines: Vec<Line> = Vec::new();
+    if app.logs.follow {
+        for l in app.logs.lines.iter().rev() {
+            let mut r = rows_of(l);
+            if lines.len() + r.len() > h {
+                break;
+            }
+            r.extend(lines);
+            lines = r;
+        }
+    } else {
+        for l in app.logs.lines.iter().skip(app.logs.scroll.min(n.saturating_sub(1))) {
+            lines.extend(rows_of(l));
+            if lines.len() >= h {
+                lines.truncate(h);
+                break;
+            }
+        }
+    }
+    let title = format!(" {title}: {errors} error(s), {} ", if app.logs.follow { "following" } else { "paused" });
     let body = if lines.is_empty() { vec![Line::from(Span::styled("waiting for log lines…", theme.dim()))] } else { lines };
     f.render_widget(Paragraph::new(body).block(Block::bordered().title(clip(&title, area.width as usize - 2))), area);
 }
