@@ -1,4 +1,4 @@
-//! What following logs costs: process CPU time over 5 s of `logwatch::watch` on two files, idle and
+//! What following logs costs: process CPU time over 5 s of `bm2ironic::core::logs::watch::watch` on two files, idle and
 //! with 1,000 lines/s arriving, measured side by side in one run (from /proc/self/stat; Linux).
 //! Run: cargo bench --bench watch_idle
 
@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::time::Duration;
 
-use bm2ironic::core::logwatch::{self, Patterns, Start, WatchedLog};
+use bm2ironic::core::logs::watch::{Patterns, Start, WatchedLog};
 use tokio_util::sync::CancellationToken;
 
 fn cpu_ms() -> f64 {
@@ -28,7 +28,7 @@ fn run(lines_per_sec: u64) -> (f64, usize) {
         let cancel = CancellationToken::new();
         let (l2, c2) = (logs.clone(), cancel.clone());
         let patterns = Patterns::default_set();
-        let task = tokio::spawn(async move { logwatch::watch(&l2, Start::End, &patterns, &HashSet::new(), tx, c2).await });
+        let task = tokio::spawn(async move { bm2ironic::core::logs::watch::watch(&l2, Start::End, &patterns, &HashSet::new(), tx, c2).await });
         let counter = tokio::spawn(async move {
             let mut n = 0;
             while rx.recv().await.is_some() {

@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bm2ironic::core::fixture::Fixture;
-use bm2ironic::core::model::Inventory;
-use bm2ironic::core::plan::{self, PlanOptions};
-use bm2ironic::core::prepare::Prepared;
-use bm2ironic::core::target::{TargetKind, TargetSchema, TargetState};
+use bm2ironic::core::demo::fixture::Fixture;
+use bm2ironic::core::ironic::target::{TargetKind, TargetSchema, TargetState};
+use bm2ironic::core::migrate::plan::{self, PlanOptions};
+use bm2ironic::core::migrate::prepare::Prepared;
+use bm2ironic::core::source::model::Inventory;
 use bm2ironic::tui::app::{App, Screen, SortKey};
 use bm2ironic::tui::view::{view, Theme};
 use bm2ironic::tui::Mode;
@@ -21,11 +21,17 @@ fn app(nodes: usize) -> App {
     let f = Fixture::generated(nodes, 40);
     let inv = Inventory::join(f.nodes, f.interfaces);
     let target = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
-    let opts = PlanOptions { default_arch: Some("x86_64".into()), deploy_kernel: Some("k".into()), deploy_ramdisk: Some("r".into()), ..Default::default() };
+    let opts = PlanOptions {
+        default_arch: Some("x86_64".into()),
+        deploy_kernel: Some("k".into()),
+        deploy_ramdisk: Some("r".into()),
+        ..Default::default()
+    };
     let plan = plan::plan(&inv, &target, None, &opts, &Default::default());
     let mut a = App::new(Mode::ReadOnly, Default::default(), opts, Default::default());
     a.inv_summary = inv.summary();
-    a.prepared = Some(Arc::new(Prepared { inventory: inv, target_db: None, target, nova: None, plan, source: "bench".into() }));
+    a.prepared =
+        Some(Arc::new(Prepared { inventory: inv, target_db: None, target, nova: None, plan, source: "bench".into() }));
     a.replan();
     a.screen = Screen::Inventory;
     a
@@ -37,11 +43,15 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn measure(mut f: impl FnMut(), n: usize) -> Duration {
-    median((0..n).map(|_| {
-        let t = Instant::now();
-        f();
-        t.elapsed()
-    }).collect())
+    median(
+        (0..n)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect(),
+    )
 }
 
 fn main() {
@@ -50,15 +60,27 @@ fn main() {
         let mut a = app(nodes);
         a.inv.selected = nodes / 2;
         let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
-        let frame = measure(|| { term.draw(|f| view(&a, f, Theme { color: true })).unwrap(); }, 51);
-        let resort = measure(|| {
-            a.sort = if a.sort == SortKey::Host { SortKey::Conflicts } else { SortKey::Host };
-            a.refresh_rows();
-        }, 11);
+        let frame = measure(
+            || {
+                term.draw(|f| view(&a, f, Theme { color: true })).unwrap();
+            },
+            51,
+        );
+        let resort = measure(
+            || {
+                a.sort = if a.sort == SortKey::Host { SortKey::Conflicts } else { SortKey::Host };
+                a.refresh_rows();
+            },
+            11,
+        );
         println!("{nodes:>7} nodes: frame {frame:>10.2?}   re-filter+sort {resort:>10.2?}");
         results.push((frame, resort));
     }
     let (f1, s1) = results[0];
     let (f2, s2) = results[1];
-    println!("ratio 100k/1k: frame {:.2}x (rows are built for the visible window only), re-sort {:.1}x", f2.as_secs_f64() / f1.as_secs_f64(), s2.as_secs_f64() / s1.as_secs_f64());
+    println!(
+        "ratio 100k/1k: frame {:.2}x (rows are built for the visible window only), re-sort {:.1}x",
+        f2.as_secs_f64() / f1.as_secs_f64(),
+        s2.as_secs_f64() / s1.as_secs_f64()
+    );
 }

@@ -33,7 +33,10 @@ pub fn init(dir: Option<&Path>, to_stderr: bool, verbosity: u8) -> AuditLog {
                 Some(tracing_appender::non_blocking(appender))
             }
             Err(e) => {
-                warning = Some(format!("warning: audit log disabled: cannot write to {}: {e} (choose another with --log-dir)", d.display()));
+                warning = Some(format!(
+                    "warning: audit log disabled: cannot write to {}: {e} (choose another with --log-dir)",
+                    d.display()
+                ));
                 None
             }
         },

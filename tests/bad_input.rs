@@ -2,7 +2,7 @@
 
 mod common;
 
-use bm2ironic::core::fixture::Fixture;
+use bm2ironic::core::demo::fixture::Fixture;
 use common::{bm2ironic, server_env, Backend, TestDb, MYSQL_READER, PG_READER};
 
 struct Outcome {

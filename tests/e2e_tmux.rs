@@ -32,7 +32,10 @@ impl Session {
     fn start(name: &str, cmd: &str) -> Session {
         let socket = format!("bm2ironic-test-{}-{name}", std::process::id());
         let s = Session { name: name.into(), socket };
-        let out = Command::new("tmux").args(["-L", &s.socket, "new-session", "-d", "-s", name, "-x", "120", "-y", "40", cmd]).output().unwrap();
+        let out = Command::new("tmux")
+            .args(["-L", &s.socket, "new-session", "-d", "-s", name, "-x", "120", "-y", "40", cmd])
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         tmux(&["-L", &s.socket, "set-option", "-t", name, "remain-on-exit", "on"]);
         s
@@ -75,7 +78,12 @@ impl Drop for Session {
 
 fn command(dir: &Path, logs: &Path, env: &str) -> String {
     let bin = assert_cmd::cargo::cargo_bin("bm2ironic");
-    format!("env -u NO_COLOR {env} TERM=xterm-256color {} --log-dir {} demo --dir {}; echo EXIT=$?; sleep 60", bin.display(), logs.display(), dir.display())
+    format!(
+        "env -u NO_COLOR {env} TERM=xterm-256color {} --log-dir {} demo --dir {}; echo EXIT=$?; sleep 60",
+        bin.display(),
+        logs.display(),
+        dir.display()
+    )
 }
 
 #[test]
@@ -115,11 +123,17 @@ fn a_panic_inside_a_task_restores_the_terminal_and_says_so() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let s = Session::start("panic", &command(&tmp.path().join("sb"), &tmp.path().join("logs"), "BM2IRONIC_TEST_PANIC_IN_TASK=1"));
+    let s = Session::start(
+        "panic",
+        &command(&tmp.path().join("sb"), &tmp.path().join("logs"), "BM2IRONIC_TEST_PANIC_IN_TASK=1"),
+    );
     let status = s.wait_exit();
     assert_eq!(status, "70", "exit status of an internal error:\n{}", s.screen());
     assert_eq!(s.format("#{alternate_on}"), "0");
     assert_eq!(s.format("#{cursor_flag}"), "1");
     let screen = s.screen();
-    assert!(screen.contains("internal error: test panic inside a task") && screen.contains("terminal was restored"), "{screen}");
+    assert!(
+        screen.contains("internal error: test panic inside a task") && screen.contains("terminal was restored"),
+        "{screen}"
+    );
 }

@@ -10,7 +10,11 @@ const TS: &str = "'2014-09-01 00:00:00'";
 
 async fn juno_flavors(backend: Backend) -> Option<TestDb> {
     let t = TestDb::create(backend, "fjuno").await?;
-    let (key, ts) = if backend == Backend::MySql { ("`key`", "DATETIME") } else { ("\"key\"", if backend == Backend::Postgres { "TIMESTAMP" } else { "DATETIME" }) };
+    let (key, ts) = if backend == Backend::MySql {
+        ("`key`", "DATETIME")
+    } else {
+        ("\"key\"", if backend == Backend::Postgres { "TIMESTAMP" } else { "DATETIME" })
+    };
     t.exec(&format!("CREATE TABLE instance_types (id INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255), memory_mb INTEGER, vcpus INTEGER, root_gb INTEGER, flavorid VARCHAR(255), deleted INTEGER, created_at {ts}, updated_at {ts})")).await;
     t.exec(&format!("CREATE TABLE instance_type_extra_specs (id {}, instance_type_id INTEGER, {key} VARCHAR(255), value VARCHAR(255), deleted INTEGER, created_at {ts}, updated_at {ts}, deleted_at {ts})", if backend == Backend::MySql { "INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY" } else if backend == Backend::Postgres { "SERIAL PRIMARY KEY" } else { "INTEGER PRIMARY KEY" })).await;
     t.exec(&format!("INSERT INTO instance_types VALUES (1, 'bm.large', 16384, 8, 20, 'bm.large', 0, {TS}, NULL), (2, 'm1.small', 2048, 1, 20, '2', 0, {TS}, NULL)")).await;
@@ -23,8 +27,18 @@ async fn juno_flavors(backend: Backend) -> Option<TestDb> {
 
 async fn modern_flavors(backend: Backend) -> Option<TestDb> {
     let t = TestDb::create(backend, "fmod").await?;
-    let (key, ts) = if backend == Backend::MySql { ("`key`", "DATETIME") } else { ("\"key\"", if backend == Backend::Postgres { "TIMESTAMP" } else { "DATETIME" }) };
-    let id = if backend == Backend::MySql { "INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY" } else if backend == Backend::Postgres { "SERIAL PRIMARY KEY" } else { "INTEGER PRIMARY KEY" };
+    let (key, ts) = if backend == Backend::MySql {
+        ("`key`", "DATETIME")
+    } else {
+        ("\"key\"", if backend == Backend::Postgres { "TIMESTAMP" } else { "DATETIME" })
+    };
+    let id = if backend == Backend::MySql {
+        "INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY"
+    } else if backend == Backend::Postgres {
+        "SERIAL PRIMARY KEY"
+    } else {
+        "INTEGER PRIMARY KEY"
+    };
     t.exec(&format!("CREATE TABLE flavors (id INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255), memory_mb INTEGER, vcpus INTEGER, root_gb INTEGER, flavorid VARCHAR(255), created_at {ts}, updated_at {ts})")).await;
     t.exec(&format!("CREATE TABLE flavor_extra_specs (id {id}, flavor_id INTEGER NOT NULL, {key} VARCHAR(255) NOT NULL, value VARCHAR(255), created_at {ts}, updated_at {ts})")).await;
     t.exec(&format!("INSERT INTO flavors VALUES (1, 'bm.large', 16384, 8, 20, 'bm.large', {TS}, NULL), (2, 'm1.small', 2048, 1, 20, '2', {TS}, NULL)")).await;
@@ -37,7 +51,15 @@ async fn modern_flavors(backend: Backend) -> Option<TestDb> {
 
 async fn specs(t: &TestDb, table: &str, fk: &str) -> Vec<Vec<String>> {
     let key = if t.backend == Backend::MySql { "`key`" } else { "\"key\"" };
-    let cast = |c: &str| if t.backend == Backend::Postgres { format!("{c}::text") } else if t.backend == Backend::MySql { format!("CAST({c} AS CHAR)") } else { format!("CAST({c} AS TEXT)") };
+    let cast = |c: &str| {
+        if t.backend == Backend::Postgres {
+            format!("{c}::text")
+        } else if t.backend == Backend::MySql {
+            format!("CAST({c} AS CHAR)")
+        } else {
+            format!("CAST({c} AS TEXT)")
+        }
+    };
     t.rows(&format!("SELECT {}, {key}, value FROM {table} ORDER BY {fk}, {key}", cast(fk))).await
 }
 
@@ -45,26 +67,45 @@ fn run(t: &TestDb, url: &str, args: &[&str]) -> (i32, String, String) {
     let logs = tempfile::tempdir().unwrap();
     let out = bm2ironic(logs.path()).env("BM2IRONIC_NOVA_DB", url).arg("flavors").args(args).output().unwrap();
     let _ = t;
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 async fn juno_deploy_images_diff_apply_restore(backend: Backend) {
     let Some(t) = juno_flavors(backend).await else { return };
     let before = specs(&t, "instance_type_extra_specs", "instance_type_id").await;
-    let (code, out, err) = run(&t, &t.reader_url, &["--deploy-kernel", "ironic-kernel", "--deploy-ramdisk", "ironic-ramdisk"]);
+    let (code, out, err) =
+        run(&t, &t.reader_url, &["--deploy-kernel", "ironic-kernel", "--deploy-ramdisk", "ironic-ramdisk"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("old-nova-bm-kernel") && out.contains("ironic-kernel") && out.contains("2 change(s)"), "{out}");
+    assert!(
+        out.contains("old-nova-bm-kernel") && out.contains("ironic-kernel") && out.contains("2 change(s)"),
+        "{out}"
+    );
     assert!(!out.contains("m1.small"), "only baremetal flavors");
     assert_eq!(specs(&t, "instance_type_extra_specs", "instance_type_id").await, before, "a diff changes nothing");
-    let (code, out, err) = run(&t, &t.admin_url, &["--deploy-kernel", "ironic-kernel", "--deploy-ramdisk", "ironic-ramdisk", "--apply", "--yes"]);
+    let (code, out, err) = run(
+        &t,
+        &t.admin_url,
+        &["--deploy-kernel", "ironic-kernel", "--deploy-ramdisk", "ironic-ramdisk", "--apply", "--yes"],
+    );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("applied as change set"), "{out}");
     let after = specs(&t, "instance_type_extra_specs", "instance_type_id").await;
-    assert!(after.contains(&vec!["1".into(), "baremetal:deploy_kernel_id".into(), "ironic-kernel".into()]), "{after:?}");
+    assert!(
+        after.contains(&vec!["1".into(), "baremetal:deploy_kernel_id".into(), "ironic-kernel".into()]),
+        "{after:?}"
+    );
     assert!(after.contains(&vec!["2".into(), "hw:cpu_policy".into(), "shared".into()]));
     let (code, _, err) = run(&t, &t.admin_url, &["--restore", "--yes"]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(specs(&t, "instance_type_extra_specs", "instance_type_id").await, before, "restore brings back the exact old values");
+    assert_eq!(
+        specs(&t, "instance_type_extra_specs", "instance_type_id").await,
+        before,
+        "restore brings back the exact old values"
+    );
 }
 
 async fn modern_resource_class_diff_apply_restore(backend: Backend) {
@@ -75,12 +116,20 @@ async fn modern_resource_class_diff_apply_restore(backend: Backend) {
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["schema"], "modern");
     let keys: Vec<&str> = doc["changes"].as_array().unwrap().iter().map(|c| c["key"].as_str().unwrap()).collect();
-    assert_eq!(keys, vec!["resources:CUSTOM_BAREMETAL_GOLD", "resources:VCPU", "resources:MEMORY_MB", "resources:DISK_GB"]);
+    assert_eq!(
+        keys,
+        vec!["resources:CUSTOM_BAREMETAL_GOLD", "resources:VCPU", "resources:MEMORY_MB", "resources:DISK_GB"]
+    );
     assert_eq!(doc["changes"][1]["old"], "8", "the old VCPU value is known");
     let (code, _, err) = run(&t, &t.admin_url, &["--resource-class", "baremetal-gold", "--apply", "--yes"]);
     assert_eq!(code, 0, "{err}");
     let after = specs(&t, "flavor_extra_specs", "flavor_id").await;
-    for (k, v) in [("resources:CUSTOM_BAREMETAL_GOLD", "1"), ("resources:VCPU", "0"), ("resources:MEMORY_MB", "0"), ("resources:DISK_GB", "0")] {
+    for (k, v) in [
+        ("resources:CUSTOM_BAREMETAL_GOLD", "1"),
+        ("resources:VCPU", "0"),
+        ("resources:MEMORY_MB", "0"),
+        ("resources:DISK_GB", "0"),
+    ] {
         assert!(after.contains(&vec!["1".into(), k.into(), v.into()]), "{k}: {after:?}");
     }
     // applying again changes nothing more
@@ -100,7 +149,7 @@ per_backend! {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn rollback_restores_the_flavors_too() {
-    use bm2ironic::core::fixture::Fixture;
+    use bm2ironic::core::demo::fixture::Fixture;
     let Some(src) = TestDb::with_fixture(Backend::Sqlite, "rsrc", &Fixture::generated(4, 1)).await else { return };
     let Some(tgt) = TestDb::ironic(Backend::Sqlite, "rtgt").await else { return };
     let Some(nova) = juno_flavors(Backend::Sqlite).await else { return };
@@ -127,7 +176,11 @@ async fn rollback_restores_the_flavors_too() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let out = cmd(&["rollback", "--yes"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("Restored 2 flavor spec(s)"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Restored 2 flavor spec(s)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert_eq!(specs(&nova, "instance_type_extra_specs", "instance_type_id").await, before);
     assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 0);
 }

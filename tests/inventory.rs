@@ -3,8 +3,8 @@
 
 mod common;
 
-use bm2ironic::core::fixture::Fixture;
-use bm2ironic::core::model::{BmInterface, BmNode};
+use bm2ironic::core::demo::fixture::Fixture;
+use bm2ironic::core::source::model::{BmInterface, BmNode};
 use common::{bm2ironic, Backend, TestDb};
 use serde_json::{json, Value};
 
@@ -79,7 +79,8 @@ async fn inventory_json_matches_fixture(backend: Backend) {
     assert_eq!(nodes.len(), fixture.nodes.len(), "every bm_nodes row, soft-deleted ones included");
     for (got, want) in nodes.iter().zip(&fixture.nodes) {
         compare(&format!("{backend:?} node {}", want.id), got, expected_node(want));
-        let want_ifaces: Vec<&BmInterface> = fixture.interfaces.iter().filter(|i| i.bm_node_id == Some(want.id)).collect();
+        let want_ifaces: Vec<&BmInterface> =
+            fixture.interfaces.iter().filter(|i| i.bm_node_id == Some(want.id)).collect();
         let got_ifaces = got["interfaces"].as_array().unwrap();
         assert_eq!(got_ifaces.len(), want_ifaces.len(), "node {} interfaces", want.id);
         for (gi, wi) in got_ifaces.iter().zip(want_ifaces) {
@@ -88,7 +89,11 @@ async fn inventory_json_matches_fixture(backend: Backend) {
     }
     let orphans = doc["orphan_interfaces"].as_array().unwrap();
     assert_eq!(orphans.len(), 1);
-    compare("orphan", &orphans[0], expected_interface(fixture.interfaces.iter().find(|i| i.bm_node_id == Some(999)).unwrap()));
+    compare(
+        "orphan",
+        &orphans[0],
+        expected_interface(fixture.interfaces.iter().find(|i| i.bm_node_id == Some(999)).unwrap()),
+    );
 
     // the cases the issue names, spelled out
     let by_id = |id: i64| nodes.iter().find(|n| n["id"] == id).unwrap();

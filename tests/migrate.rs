@@ -6,8 +6,8 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
-use bm2ironic::core::conflict::ConflictCode;
-use bm2ironic::core::fixture::Fixture;
+use bm2ironic::core::demo::fixture::Fixture;
+use bm2ironic::core::migrate::conflict::ConflictCode;
 use common::{bm2ironic, Backend, TestDb, STANDARD_RESOLUTIONS};
 use serde_json::Value;
 
@@ -43,7 +43,10 @@ async fn nova_db(backend: Backend, live: &[i64], deleted: &[i64]) -> Option<Test
 /// Ironic rows that are not ours: a node holding node 15's instance, a node with node 16's uuid and
 /// a port with node 17's first MAC.
 async fn seed_foreign(t: &TestDb) {
-    for (u, inst) in [("ffffffff-0000-4000-8000-000000000001", format!("'{}'", uuid("aaaaaaaa", 15))), (uuid("bbbbbbbb", 16).as_str(), "NULL".to_string())] {
+    for (u, inst) in [
+        ("ffffffff-0000-4000-8000-000000000001", format!("'{}'", uuid("aaaaaaaa", 15))),
+        (uuid("bbbbbbbb", 16).as_str(), "NULL".to_string()),
+    ] {
         t.exec(&format!(
             "INSERT INTO nodes (uuid, instance_uuid, driver, driver_info, properties, instance_info, extra, provision_state, maintenance, console_enabled, conductor_group, protected, version) \
              VALUES ('{u}', {inst}, 'fake-hardware', '{{}}', '{{}}', '{{}}', '{{}}', 'active', false, false, '', false, '1.44')"
@@ -65,11 +68,16 @@ fn standard_plus() -> Fixture {
 }
 
 const EXTRA_RESOLUTIONS: &[&str] = &[
-    "--resolve", "instance-in-ironic=skip",
-    "--resolve", "uuid-in-ironic=replace",
-    "--resolve", "mac-in-ironic=skip-port",
-    "--resolve", "instance-missing-in-nova=free",
-    "--resolve", "nova-compute-running=ignore",
+    "--resolve",
+    "instance-in-ironic=skip",
+    "--resolve",
+    "uuid-in-ironic=replace",
+    "--resolve",
+    "mac-in-ironic=skip-port",
+    "--resolve",
+    "instance-missing-in-nova=free",
+    "--resolve",
+    "nova-compute-running=ignore",
 ];
 
 struct Run {
@@ -86,7 +94,11 @@ fn run(args: &[&str], src: &TestDb, tgt: &TestDb, nova: Option<&TestDb>) -> Run 
         c.env("BM2IRONIC_NOVA_DB", &n.reader_url);
     }
     let out = c.args(args).output().unwrap();
-    Run { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into(), stderr: String::from_utf8_lossy(&out.stderr).into() }
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into(),
+        stderr: String::from_utf8_lossy(&out.stderr).into(),
+    }
 }
 
 fn with(base: &[&str], extra: &[&[&str]]) -> Vec<String> {
@@ -120,9 +132,16 @@ async fn every_conflict_code_then_verify_rerun_and_rollback(backend: Backend) {
     let r = run(&args(&full), &src, &tgt, Some(&nova));
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let plan: Value = serde_json::from_str(&r.stdout).unwrap();
-    let codes: std::collections::BTreeSet<String> = plan["conflicts"].as_array().unwrap().iter().map(|c| c["code"].as_str().unwrap().to_string()).collect();
+    let codes: std::collections::BTreeSet<String> =
+        plan["conflicts"].as_array().unwrap().iter().map(|c| c["code"].as_str().unwrap().to_string()).collect();
     for c in ConflictCode::ALL {
-        if matches!(c, ConflictCode::AlreadyMigrated | ConflictCode::UnsupportedPower | ConflictCode::MissingDeployImages | ConflictCode::MissingArch) {
+        if matches!(
+            c,
+            ConflictCode::AlreadyMigrated
+                | ConflictCode::UnsupportedPower
+                | ConflictCode::MissingDeployImages
+                | ConflictCode::MissingArch
+        ) {
             continue; // already-migrated: second run below; the other three: tests/upstream_2014_mistakes.rs (global options)
         }
         assert!(codes.contains(c.as_str()), "{c} not raised: {codes:?}");
@@ -138,7 +157,16 @@ async fn every_conflict_code_then_verify_rerun_and_rollback(backend: Backend) {
     assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
 
     // what landed, spot checks by uuid
-    let row = |id: i64| format!("SELECT provision_state, COALESCE(instance_uuid, 'NULL'), driver, {} FROM nodes WHERE uuid = '{}'", if backend == Backend::Postgres { "maintenance::text" } else { "CAST(maintenance AS CHAR)" }.replace("CAST(maintenance AS CHAR)", if backend == Backend::Sqlite { "CAST(maintenance AS TEXT)" } else { "CAST(maintenance AS CHAR)" }), uuid("bbbbbbbb", id));
+    let row = |id: i64| {
+        format!(
+            "SELECT provision_state, COALESCE(instance_uuid, 'NULL'), driver, {} FROM nodes WHERE uuid = '{}'",
+            if backend == Backend::Postgres { "maintenance::text" } else { "CAST(maintenance AS CHAR)" }.replace(
+                "CAST(maintenance AS CHAR)",
+                if backend == Backend::Sqlite { "CAST(maintenance AS TEXT)" } else { "CAST(maintenance AS CHAR)" }
+            ),
+            uuid("bbbbbbbb", id)
+        )
+    };
     let n1 = &tgt.rows(&row(1)).await[0];
     assert_eq!((n1[0].as_str(), n1[1].as_str(), n1[2].as_str()), ("active", uuid("aaaaaaaa", 1).as_str(), "ipmi"));
     let n18 = &tgt.rows(&row(18)).await[0];
@@ -148,8 +176,18 @@ async fn every_conflict_code_then_verify_rerun_and_rollback(backend: Backend) {
     assert_eq!(n16[2], "ipmi", "uuid-in-ironic replaced");
     let image = tgt.rows(&format!("SELECT instance_info FROM nodes WHERE uuid = '{}'", uuid("bbbbbbbb", 1))).await;
     assert!(image[0][0].contains("glance-image-1"), "image_source from Nova: {}", image[0][0]);
-    assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM ports WHERE address = '52:55:00:00:00:11'").await, 1, "the foreign port kept its MAC");
-    assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes WHERE version IS NULL OR conductor_group IS NULL OR maintenance IS NULL").await, 0);
+    assert_eq!(
+        tgt.scalar_i64("SELECT COUNT(*) FROM ports WHERE address = '52:55:00:00:00:11'").await,
+        1,
+        "the foreign port kept its MAC"
+    );
+    assert_eq!(
+        tgt.scalar_i64(
+            "SELECT COUNT(*) FROM nodes WHERE version IS NULL OR conductor_group IS NULL OR maintenance IS NULL"
+        )
+        .await,
+        0
+    );
 
     // a rerun writes nothing new
     let nodes_before = tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await;
@@ -177,7 +215,11 @@ async fn every_conflict_code_then_verify_rerun_and_rollback(backend: Backend) {
     let r = run(&["rollback", "--yes", "--force"], &src, &tgt, None);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("NOT restored"), "replace cannot be undone and says so: {}", r.stdout);
-    assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 1, "only the foreign node that was not replaced is left");
+    assert_eq!(
+        tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await,
+        1,
+        "only the foreign node that was not replaced is left"
+    );
     assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM ports").await, 1);
 }
 
@@ -189,7 +231,11 @@ async fn rehearse_leaves_the_target_byte_for_byte_unchanged(backend: Backend) {
     let r = run(&args(&full), &src, &tgt, None);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("REHEARSAL") && r.stdout.contains("nothing stays"), "{}", r.stdout);
-    assert!(r.stdout.lines().any(|l| l.trim_start().starts_with("12 ") && l.contains(" 11 ")), "the rehearsal did the work: {}", r.stdout);
+    assert!(
+        r.stdout.lines().any(|l| l.trim_start().starts_with("12 ") && l.contains(" 11 ")),
+        "the rehearsal did the work: {}",
+        r.stdout
+    );
     let after = tgt.dump();
     assert!(before == after, "dump changed:\n{}", String::from_utf8_lossy(&after));
 }
@@ -214,7 +260,17 @@ async fn sigkill_mid_load_leaves_the_target_as_before(backend: Backend) {
     let mut child = std::process::Command::new(bin)
         .args(["--log-dir"])
         .arg(logs.path())
-        .args(["migrate", "--yes", "--json", "--default-arch", "x86_64", "--deploy-kernel", "file:///k", "--deploy-ramdisk", "file:///r"])
+        .args([
+            "migrate",
+            "--yes",
+            "--json",
+            "--default-arch",
+            "x86_64",
+            "--deploy-kernel",
+            "file:///k",
+            "--deploy-ramdisk",
+            "file:///r",
+        ])
         .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
         .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
         .stdout(Stdio::piped())
@@ -259,7 +315,9 @@ async fn juno_target_gets_juno_rows(backend: Backend) {
     let r = run(&args(&with(&["migrate", "--yes"], &[STANDARD_RESOLUTIONS])), &src, &tgt, None);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let text_cast = if backend == Backend::Postgres { "::text" } else { "" };
-    let q = |id: i64| format!("SELECT driver, COALESCE(provision_state, 'NULL'), COALESCE(power_state, 'NULL'), driver_info{text_cast} FROM nodes WHERE uuid = '{}'", uuid("bbbbbbbb", id));
+    let q = |id: i64| {
+        format!("SELECT driver, COALESCE(provision_state, 'NULL'), COALESCE(power_state, 'NULL'), driver_info{text_cast} FROM nodes WHERE uuid = '{}'", uuid("bbbbbbbb", id))
+    };
     let free = &tgt.rows(&q(2)).await[0];
     assert_eq!(free[0], "pxe_ipmitool");
     assert_eq!(free[1], "NULL", "free nodes have provision_state NULL in Juno");
@@ -288,13 +346,24 @@ async fn unsupported_power_manager_from_nova_conf(backend: Backend) {
     let r = run(&args(&base), &src, &tgt, None);
     assert_eq!(r.code, 3, "{}", r.stderr);
     let plan: Value = serde_json::from_str(&r.stdout).unwrap();
-    assert!(plan["conflicts"].as_array().unwrap().iter().any(|c| c["code"] == "unsupported-power" && c["action"].is_null()));
-    let full = with(&["migrate", "--yes", "--nova-conf", &conf_s, "--resolve", "unsupported-power=maintenance"], &[STANDARD_RESOLUTIONS]);
+    assert!(plan["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["code"] == "unsupported-power" && c["action"].is_null()));
+    let full = with(
+        &["migrate", "--yes", "--nova-conf", &conf_s, "--resolve", "unsupported-power=maintenance"],
+        &[STANDARD_RESOLUTIONS],
+    );
     let r = run(&args(&full), &src, &tgt, None);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let driver = tgt.rows(&format!("SELECT driver FROM nodes WHERE uuid = '{}'", uuid("bbbbbbbb", 1))).await;
     assert_eq!(driver[0][0], "manual-management");
-    assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes WHERE maintenance = false").await, 0, "no power control: every node in maintenance");
+    assert_eq!(
+        tgt.scalar_i64("SELECT COUNT(*) FROM nodes WHERE maintenance = false").await,
+        0,
+        "no power control: every node in maintenance"
+    );
 }
 
 async fn not_an_ironic_database_is_refused(backend: Backend) {
@@ -302,7 +371,11 @@ async fn not_an_ironic_database_is_refused(backend: Backend) {
     // pointing the target at the nova_bm database by mistake
     let r = run(&args(&with(&["plan"], &[STANDARD_RESOLUTIONS])), &src, &src, None);
     assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("is not an Ironic database") && r.stderr.contains("ironic-dbsync upgrade"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("is not an Ironic database") && r.stderr.contains("ironic-dbsync upgrade"),
+        "{}",
+        r.stderr
+    );
 }
 
 per_backend! {

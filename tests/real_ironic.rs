@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use bm2ironic::core::dburl::DbUrl;
-use bm2ironic::core::fixture::Fixture;
+use bm2ironic::core::db::url::DbUrl;
+use bm2ironic::core::demo::fixture::Fixture;
 use common::{bm2ironic, server_env, Backend, TestDb, IRONIC_VENV, STANDARD_RESOLUTIONS};
 use serde_json::Value;
 
@@ -39,9 +39,11 @@ impl Drop for Ironic {
 fn sqlalchemy_url(admin_url: &str) -> String {
     let u = DbUrl::parse(admin_url).unwrap();
     match u.backend {
-        bm2ironic::core::dburl::Backend::Sqlite => admin_url.to_string(),
-        bm2ironic::core::dburl::Backend::MySql => format!("{}?charset=utf8", admin_url.replacen("mysql://", "mysql+pymysql://", 1)),
-        bm2ironic::core::dburl::Backend::Postgres => admin_url.replacen("postgres://", "postgresql+psycopg2://", 1),
+        bm2ironic::core::db::url::Backend::Sqlite => admin_url.to_string(),
+        bm2ironic::core::db::url::Backend::MySql => {
+            format!("{}?charset=utf8", admin_url.replacen("mysql://", "mysql+pymysql://", 1))
+        }
+        bm2ironic::core::db::url::Backend::Postgres => admin_url.replacen("postgres://", "postgresql+psycopg2://", 1),
     }
 }
 
@@ -49,7 +51,14 @@ async fn start_ironic(venv: &Path, db: &TestDb, port: u16) -> Ironic {
     use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap().keep();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ironic.sh");
-    let out = Command::new("bash").arg(script).args(["conf"]).arg(&dir).arg(sqlalchemy_url(&db.admin_url)).arg(port.to_string()).output().unwrap();
+    let out = Command::new("bash")
+        .arg(script)
+        .args(["conf"])
+        .arg(&dir)
+        .arg(sqlalchemy_url(&db.admin_url))
+        .arg(port.to_string())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let conf = String::from_utf8(out.stdout).unwrap().trim().to_string();
     let child = Command::new(venv.join("bin/ironic"))
@@ -83,7 +92,12 @@ async fn start_ironic(venv: &Path, db: &TestDb, port: u16) -> Ironic {
 }
 
 async fn get(base: &str, path: &str) -> Value {
-    let r = reqwest::Client::new().get(format!("{base}{path}")).header("X-OpenStack-Ironic-API-Version", "latest").send().await.unwrap();
+    let r = reqwest::Client::new()
+        .get(format!("{base}{path}"))
+        .header("X-OpenStack-Ironic-API-Version", "latest")
+        .send()
+        .await
+        .unwrap();
     let status = r.status();
     let body = r.text().await.unwrap();
     assert!(status.is_success(), "GET {path}: HTTP {status}: {body}");
@@ -96,14 +110,25 @@ async fn real_ironic_reads_every_migrated_node_and_port(backend: Backend, port: 
     let Some(tgt) = TestDb::ironic(backend, "api").await else { return };
     let logs = tempfile::tempdir().unwrap();
     let run = |a: Vec<&str>| {
-        bm2ironic(logs.path()).env("BM2IRONIC_NOVA_BM_DB", &src.reader_url).env("BM2IRONIC_IRONIC_DB", &tgt.admin_url).args(a).output().unwrap()
+        bm2ironic(logs.path())
+            .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
+            .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+            .args(a)
+            .output()
+            .unwrap()
     };
     let mut a = vec!["plan", "--json"];
     a.extend(STANDARD_RESOLUTIONS);
     let out = run(a);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let expected: HashMap<String, &Value> = plan["nodes"].as_array().unwrap().iter().filter(|n| n["action"] == "create").map(|n| (n["uuid"].as_str().unwrap().to_string(), n)).collect();
+    let expected: HashMap<String, &Value> = plan["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["action"] == "create")
+        .map(|n| (n["uuid"].as_str().unwrap().to_string(), n))
+        .collect();
     assert_eq!(expected.len(), 11);
 
     let mut a = vec!["migrate", "--yes"];
@@ -143,7 +168,10 @@ async fn real_ironic_reads_every_migrated_node_and_port(backend: Backend, port: 
     let ports = get(&ironic.base, "/v1/ports/detail").await;
     let ports = ports["ports"].as_array().unwrap();
     let got: BTreeSet<String> = ports.iter().map(|p| p["address"].as_str().unwrap().to_string()).collect();
-    let want: BTreeSet<String> = expected.values().flat_map(|n| n["ports"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string())).collect();
+    let want: BTreeSet<String> = expected
+        .values()
+        .flat_map(|n| n["ports"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()))
+        .collect();
     assert_eq!(got, want, "every port, MACs normalised");
     assert!(got.contains("52:54:00:aa:bb:11"));
     let vif_port = ports.iter().find(|p| p["address"] == "52:54:00:00:00:01").unwrap();

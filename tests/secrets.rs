@@ -3,7 +3,7 @@
 
 mod common;
 
-use bm2ironic::core::fixture::Fixture;
+use bm2ironic::core::demo::fixture::Fixture;
 use common::{bm2ironic, read_logs, Backend, TestDb, READER_PASSWORD};
 
 const BMC_PASSWORD_PREFIX: &str = "bmc-Secret-";
@@ -11,7 +11,11 @@ const BMC_PASSWORD_PREFIX: &str = "bmc-Secret-";
 fn assert_nothing_leaks(what: &str, stdout: &[u8], stderr: &[u8], logs: &std::path::Path, secrets: &[&str]) {
     let log_text = read_logs(logs);
     assert!(log_text.contains("command started"), "{what}: the audit log was written");
-    for (name, text) in [("stdout", String::from_utf8_lossy(stdout).into_owned()), ("stderr", String::from_utf8_lossy(stderr).into_owned()), ("audit log", log_text)] {
+    for (name, text) in [
+        ("stdout", String::from_utf8_lossy(stdout).into_owned()),
+        ("stderr", String::from_utf8_lossy(stderr).into_owned()),
+        ("audit log", log_text),
+    ] {
         for s in secrets {
             assert!(!text.contains(s), "{what}: '{s}' appears in {name}:\n{text}");
         }
@@ -24,9 +28,11 @@ async fn no_password_in_outputs_or_audit_log(backend: Backend) {
 
     // working connection, password on the command line, everything mirrored to stderr
     let logs = tempfile::tempdir().unwrap();
-    let out = bm2ironic(logs.path()).args(["-vvv", "inventory", "--json", "--nova-bm-db", &db.reader_url]).output().unwrap();
+    let out =
+        bm2ironic(logs.path()).args(["-vvv", "inventory", "--json", "--nova-bm-db", &db.reader_url]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let secrets: Vec<&str> = if backend == Backend::Sqlite { vec![BMC_PASSWORD_PREFIX] } else { vec![READER_PASSWORD, BMC_PASSWORD_PREFIX] };
+    let secrets: Vec<&str> =
+        if backend == Backend::Sqlite { vec![BMC_PASSWORD_PREFIX] } else { vec![READER_PASSWORD, BMC_PASSWORD_PREFIX] };
     assert_nothing_leaks("working, flag", &out.stdout, &out.stderr, logs.path(), &secrets);
     let log_text = read_logs(logs.path());
     assert!(log_text.contains("connected"), "connections are audited");
@@ -37,7 +43,8 @@ async fn no_password_in_outputs_or_audit_log(backend: Backend) {
 
     // the table too
     let logs = tempfile::tempdir().unwrap();
-    let out = bm2ironic(logs.path()).env("BM2IRONIC_NOVA_BM_DB", &db.reader_url).args(["-v", "inventory"]).output().unwrap();
+    let out =
+        bm2ironic(logs.path()).env("BM2IRONIC_NOVA_BM_DB", &db.reader_url).args(["-v", "inventory"]).output().unwrap();
     assert!(out.status.success());
     assert_nothing_leaks("working, env, table", &out.stdout, &out.stderr, logs.path(), &secrets);
 
@@ -76,7 +83,10 @@ async fn nova_conf_passwords_stay_hidden(backend: Backend) {
         secrets.push(READER_PASSWORD);
     }
     assert_nothing_leaks("nova.conf", &out.stdout, &out.stderr, logs.path(), &secrets);
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("visible to other local users"), "a config file is not ps-visible");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("visible to other local users"),
+        "a config file is not ps-visible"
+    );
 }
 
 per_backend! {

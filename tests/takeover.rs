@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bm2ironic::core::fixture::Fixture;
+use bm2ironic::core::demo::fixture::Fixture;
 use common::{bm2ironic, server_env, Backend, TestDb, IRONIC_VENV};
 
 struct Killed(Child);
@@ -50,7 +50,15 @@ fn bmc(venv: &Path, port: u16, password: &str) -> Bmc {
 }
 
 async fn api_node(base: &str, uuid: &str) -> serde_json::Value {
-    reqwest::Client::new().get(format!("{base}/v1/nodes/{uuid}")).header("X-OpenStack-Ironic-API-Version", "latest").send().await.unwrap().json().await.unwrap()
+    reqwest::Client::new()
+        .get(format!("{base}/v1/nodes/{uuid}"))
+        .header("X-OpenStack-Ironic-API-Version", "latest")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -61,7 +69,7 @@ async fn takeover_passes_on_healthy_nodes_and_names_an_unreachable_bmc() {
     // three nodes; node 3 holds an instance whose machine is powered off (task_state still 'active')
     let mut f = Fixture::generated(3, 1);
     for n in &mut f.nodes {
-        n.pm_password = Some(bm2ironic::core::secret::Secret::new(format!("bmc-pass-{}", n.id)));
+        n.pm_password = Some(bm2ironic::core::db::secret::Secret::new(format!("bmc-pass-{}", n.id)));
     }
     let Some(src) = TestDb::with_fixture(Backend::Sqlite, "tsrc", &f).await else { return };
     let Some(tgt) = TestDb::ironic(Backend::Sqlite, "ttgt").await else { return };
@@ -155,9 +163,16 @@ async fn takeover_passes_on_healthy_nodes_and_names_an_unreachable_bmc() {
     let out = verify(&["--json"]);
     assert_eq!(out.status.code(), Some(4));
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let failed: Vec<serde_json::Value> = text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).filter(|v| v["event"] == "takeover" && v["node"]["state"] == "failed").collect();
+    let failed: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"] == "takeover" && v["node"]["state"] == "failed")
+        .collect();
     assert_eq!(failed.len(), 1, "{text}");
     assert_eq!(failed[0]["node"]["uuid"], uuids[1].as_str());
     assert!(failed[0]["node"]["problems"][0].as_str().unwrap().contains("power failure"), "{text}");
-    assert!(failed[0]["node"]["log_errors"].as_array().is_some_and(|a| !a.is_empty()), "the related log records are attached: {text}");
+    assert!(
+        failed[0]["node"]["log_errors"].as_array().is_some_and(|a| !a.is_empty()),
+        "the related log records are attached: {text}"
+    );
 }

@@ -3,14 +3,14 @@
 
 use std::collections::HashMap;
 
-use bm2ironic::core::conf::BaremetalConf;
-use bm2ironic::core::conflict::{ConflictCode, Resolutions};
-use bm2ironic::core::fixture::Fixture;
-use bm2ironic::core::model::Inventory;
-use bm2ironic::core::nova::{NovaFacts, NovaInstance};
-use bm2ironic::core::plan::{plan, IronicNode, NodeAction, Plan, PlanOptions};
-use bm2ironic::core::secret::Secret;
-use bm2ironic::core::target::{ExistingNode, ExistingPort, TargetKind, TargetSchema, TargetState};
+use bm2ironic::core::db::conf::BaremetalConf;
+use bm2ironic::core::db::secret::Secret;
+use bm2ironic::core::demo::fixture::Fixture;
+use bm2ironic::core::ironic::target::{ExistingNode, ExistingPort, TargetKind, TargetSchema, TargetState};
+use bm2ironic::core::migrate::conflict::{ConflictCode, Resolutions};
+use bm2ironic::core::migrate::plan::{plan, IronicNode, NodeAction, Plan, PlanOptions};
+use bm2ironic::core::source::model::Inventory;
+use bm2ironic::core::source::nova::{NovaFacts, NovaInstance};
 
 fn inventory(f: &Fixture) -> Inventory {
     let mut ifaces = f.interfaces.clone();
@@ -42,7 +42,14 @@ fn options() -> PlanOptions {
 
 fn resolve_all() -> Resolutions {
     let mut r = Resolutions::default();
-    for f in ["invalid-mac=skip-port", "duplicate-mac=skip-port", "missing-uuid=generate", "mid-deploy=maintenance", "failed-deploy=maintenance", "missing-bmc=maintenance"] {
+    for f in [
+        "invalid-mac=skip-port",
+        "duplicate-mac=skip-port",
+        "missing-uuid=generate",
+        "mid-deploy=maintenance",
+        "failed-deploy=maintenance",
+        "missing-bmc=maintenance",
+    ] {
         r.add_flag(f).unwrap();
     }
     r
@@ -53,7 +60,11 @@ fn standard_plan(kind: TargetKind) -> Plan {
 }
 
 fn node(p: &Plan, nova_bm_id: i64) -> &IronicNode {
-    p.nodes.iter().find(|n| n.nova_bm_id == nova_bm_id).and_then(|n| n.node.as_ref()).unwrap_or_else(|| panic!("node {nova_bm_id} is not written"))
+    p.nodes
+        .iter()
+        .find(|n| n.nova_bm_id == nova_bm_id)
+        .and_then(|n| n.node.as_ref())
+        .unwrap_or_else(|| panic!("node {nova_bm_id} is not written"))
 }
 
 #[test]
@@ -89,7 +100,13 @@ fn power_state_is_not_guessed_from_task_state() {
 
 #[test]
 fn mid_deploy_and_failed_nodes_are_not_made_active_silently() {
-    let p = plan(&inventory(&Fixture::standard()), &empty_target(TargetKind::Modern), None, &options(), &Resolutions::default());
+    let p = plan(
+        &inventory(&Fixture::standard()),
+        &empty_target(TargetKind::Modern),
+        None,
+        &options(),
+        &Resolutions::default(),
+    );
     for id in [4, 5] {
         let n = p.nodes.iter().find(|n| n.nova_bm_id == id).unwrap();
         assert_eq!(n.action, NodeAction::Blocked, "node {id} waits for a decision");
@@ -108,11 +125,29 @@ fn instance_info_has_image_source_and_sizes_in_gb() {
     let mut facts = NovaFacts::default();
     facts.instances.insert(
         "aaaaaaaa-0000-4000-8000-000000000009".into(),
-        NovaInstance { uuid: "aaaaaaaa-0000-4000-8000-000000000009".into(), image_ref: Some("glance-image-9".into()), root_gb: Some(20), ephemeral_gb: Some(100), node: None, host: None, vm_state: Some("stopped".into()), deleted: false },
+        NovaInstance {
+            uuid: "aaaaaaaa-0000-4000-8000-000000000009".into(),
+            image_ref: Some("glance-image-9".into()),
+            root_gb: Some(20),
+            ephemeral_gb: Some(100),
+            node: None,
+            host: None,
+            vm_state: Some("stopped".into()),
+            deleted: false,
+        },
     );
     facts.instances.insert(
         "aaaaaaaa-0000-4000-8000-000000000001".into(),
-        NovaInstance { uuid: "aaaaaaaa-0000-4000-8000-000000000001".into(), image_ref: Some("glance-image-1".into()), root_gb: Some(20), ephemeral_gb: Some(0), node: None, host: None, vm_state: Some("active".into()), deleted: false },
+        NovaInstance {
+            uuid: "aaaaaaaa-0000-4000-8000-000000000001".into(),
+            image_ref: Some("glance-image-1".into()),
+            root_gb: Some(20),
+            ephemeral_gb: Some(0),
+            node: None,
+            host: None,
+            vm_state: Some("active".into()),
+            deleted: false,
+        },
     );
     let mut r = resolve_all();
     r.add_flag("instance-missing-in-nova=maintenance").unwrap();
@@ -148,11 +183,27 @@ fn deploy_images_are_written_where_each_target_reads_them() {
 #[test]
 fn vif_is_written_under_the_key_ironic_reads() {
     let p = standard_plan(TargetKind::Modern);
-    let port = p.nodes.iter().find(|n| n.nova_bm_id == 1).unwrap().ports.iter().find(|p| p.address == "52:54:00:00:00:01").unwrap();
+    let port = p
+        .nodes
+        .iter()
+        .find(|n| n.nova_bm_id == 1)
+        .unwrap()
+        .ports
+        .iter()
+        .find(|p| p.address == "52:54:00:00:00:01")
+        .unwrap();
     assert_eq!(port.internal_info["tenant_vif_port_id"], "cccccccc-0000-4000-8000-000000000001");
     assert!(port.extra.get("vif_uuid").is_none());
     let p = standard_plan(TargetKind::Juno);
-    let port = p.nodes.iter().find(|n| n.nova_bm_id == 1).unwrap().ports.iter().find(|p| p.address == "52:54:00:00:00:01").unwrap();
+    let port = p
+        .nodes
+        .iter()
+        .find(|n| n.nova_bm_id == 1)
+        .unwrap()
+        .ports
+        .iter()
+        .find(|p| p.address == "52:54:00:00:00:01")
+        .unwrap();
     assert_eq!(port.extra["vif_port_id"], "cccccccc-0000-4000-8000-000000000001");
 }
 
@@ -190,20 +241,37 @@ fn source_primary_keys_are_not_forced_into_the_target() {
 
 #[test]
 fn macs_are_normalised_and_duplicates_found() {
-    let p = plan(&inventory(&Fixture::standard()), &empty_target(TargetKind::Modern), None, &options(), &Resolutions::default());
+    let p = plan(
+        &inventory(&Fixture::standard()),
+        &empty_target(TargetKind::Modern),
+        None,
+        &options(),
+        &Resolutions::default(),
+    );
     let dup = p.conflicts.iter().find(|c| c.code == ConflictCode::DuplicateMac).unwrap();
     assert!(dup.detail.contains("52:54:00:00:00:02"), "52-54-00-00-00-02 equals node 2's MAC once normalised");
     assert!(dup.is_unresolved_blocking());
     assert!(p.conflicts.iter().any(|c| c.code == ConflictCode::InvalidMac));
     let p = standard_plan(TargetKind::Modern);
     let all: Vec<&str> = p.nodes.iter().flat_map(|n| n.ports.iter().map(|p| p.address.as_str())).collect();
-    assert!(all.contains(&"52:54:00:aa:bb:11") && all.contains(&"52:54:00:00:00:09") && all.contains(&"52:54:00:00:00:12"));
+    assert!(
+        all.contains(&"52:54:00:aa:bb:11") && all.contains(&"52:54:00:00:00:09") && all.contains(&"52:54:00:00:00:12")
+    );
     assert!(all.iter().all(|a| a.len() == 17 && *a == a.to_lowercase()));
     let unique: std::collections::HashSet<_> = all.iter().collect();
     assert_eq!(unique.len(), all.len());
     // and against ports already in Ironic
     let mut t = empty_target(TargetKind::Modern);
-    t.nodes.push(ExistingNode { id: 7, uuid: Some("ffffffff-0000-0000-0000-000000000001".into()), instance_uuid: None, provision_state: Some("available".into()), maintenance: false, reservation: None, extra: serde_json::json!({}), updated_at: None });
+    t.nodes.push(ExistingNode {
+        id: 7,
+        uuid: Some("ffffffff-0000-0000-0000-000000000001".into()),
+        instance_uuid: None,
+        provision_state: Some("available".into()),
+        maintenance: false,
+        reservation: None,
+        extra: serde_json::json!({}),
+        updated_at: None,
+    });
     t.ports.push(ExistingPort { id: 1, uuid: None, address: Some("52:54:00:aa:bb:11".into()), node_id: Some(7) });
     let p = plan(&inventory(&Fixture::standard()), &t, None, &options(), &resolve_all());
     assert!(p.conflicts.iter().any(|c| c.code == ConflictCode::MacInIronic && c.is_unresolved_blocking()));
@@ -213,7 +281,12 @@ fn macs_are_normalised_and_duplicates_found() {
 fn cpu_arch_is_per_host_not_one_for_all() {
     let mut o = options();
     o.default_arch = None;
-    o.arch_by_host = HashMap::from([("bm-compute-1".to_string(), "x86_64".to_string()), ("bm-compute-3".to_string(), "aarch64".to_string())]).into_iter().collect();
+    o.arch_by_host = HashMap::from([
+        ("bm-compute-1".to_string(), "x86_64".to_string()),
+        ("bm-compute-3".to_string(), "aarch64".to_string()),
+    ])
+    .into_iter()
+    .collect();
     let p = plan(&inventory(&Fixture::standard()), &empty_target(TargetKind::Modern), None, &o, &resolve_all());
     assert_eq!(node(&p, 1).properties["cpu_arch"], "x86_64");
     assert_eq!(node(&p, 9).properties["cpu_arch"], "aarch64");
@@ -248,7 +321,10 @@ fn other_power_managers_are_conflicts_not_aborts() {
 fn a_dry_run_exists_and_the_plan_is_deterministic() {
     let a = standard_plan(TargetKind::Modern);
     let b = standard_plan(TargetKind::Modern);
-    assert_eq!(a.checksum, b.checksum, "the same inputs give the same plan (rehearse on staging, replay in production)");
+    assert_eq!(
+        a.checksum, b.checksum,
+        "the same inputs give the same plan (rehearse on staging, replay in production)"
+    );
     let mut o = options();
     o.default_arch = Some("aarch64".into());
     let c = plan(&inventory(&Fixture::standard()), &empty_target(TargetKind::Modern), None, &o, &resolve_all());
@@ -266,11 +342,25 @@ fn free_nodes_are_available_on_modern_and_null_on_juno() {
 #[test]
 fn every_conflict_code_has_a_rule() {
     // each code can be produced by the plan (together with tests/migrate.rs for the Ironic/Nova ones)
-    let p = plan(&inventory(&Fixture::standard()), &empty_target(TargetKind::Modern), None, &PlanOptions::default(), &Resolutions::default());
+    let p = plan(
+        &inventory(&Fixture::standard()),
+        &empty_target(TargetKind::Modern),
+        None,
+        &PlanOptions::default(),
+        &Resolutions::default(),
+    );
     let codes: std::collections::BTreeSet<ConflictCode> = p.conflicts.iter().map(|c| c.code).collect();
     for c in [
-        ConflictCode::DeletedNode, ConflictCode::OrphanInterface, ConflictCode::InvalidMac, ConflictCode::DuplicateMac, ConflictCode::MissingUuid,
-        ConflictCode::MidDeploy, ConflictCode::FailedDeploy, ConflictCode::MissingBmc, ConflictCode::MissingArch, ConflictCode::IncompleteProperties,
+        ConflictCode::DeletedNode,
+        ConflictCode::OrphanInterface,
+        ConflictCode::InvalidMac,
+        ConflictCode::DuplicateMac,
+        ConflictCode::MissingUuid,
+        ConflictCode::MidDeploy,
+        ConflictCode::FailedDeploy,
+        ConflictCode::MissingBmc,
+        ConflictCode::MissingArch,
+        ConflictCode::IncompleteProperties,
         ConflictCode::MissingDeployImages,
     ] {
         assert!(codes.contains(&c), "{c} not raised");

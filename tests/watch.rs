@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use bm2ironic::core::logtail::FileFollower;
-use bm2ironic::core::logwatch::{self, Patterns, Record, Start, WatchedLog};
+use bm2ironic::core::logs::follow::FileFollower;
+use bm2ironic::core::logs::watch::{Patterns, Record, Start, WatchedLog};
 use tokio_util::sync::CancellationToken;
 
 fn line(i: usize) -> String {
@@ -20,7 +20,9 @@ async fn collect_until(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Record>, se
         let left = deadline.saturating_duration_since(Instant::now());
         assert!(!left.is_zero(), "only {} of {n} lines arrived", seen.len());
         if let Ok(Some(r)) = tokio::time::timeout(left, rx.recv()).await {
-            seen.push(r.message.trim_start_matches("line ").parse().unwrap_or_else(|_| panic!("unexpected record {r:?}")));
+            seen.push(
+                r.message.trim_start_matches("line ").parse().unwrap_or_else(|_| panic!("unexpected record {r:?}")),
+            );
         }
     }
 }
@@ -34,7 +36,9 @@ async fn rotation_and_truncation_while_following_lose_and_repeat_nothing() {
     let cancel = CancellationToken::new();
     let logs = vec![WatchedLog { name: "ironic".into(), path: path.clone() }];
     let (c, l) = (cancel.clone(), logs.clone());
-    let task = tokio::spawn(async move { logwatch::watch(&l, Start::End, &Patterns::default_set(), &HashSet::new(), tx, c).await });
+    let task = tokio::spawn(async move {
+        bm2ironic::core::logs::watch::watch(&l, Start::End, &Patterns::default_set(), &HashSet::new(), tx, c).await
+    });
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mut seen = Vec::new();
     let mut w = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
@@ -106,12 +110,20 @@ fn watch_exits_4_on_a_takeover_error_and_names_the_node() {
             let mut w = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
             writeln!(w, "2014-10-02 12:00:01.000 4242 INFO ironic.conductor.manager [req-1 - -] Successfully took over node 11111111-2222-4333-8444-555555555555").unwrap();
             writeln!(w, "2014-10-02 12:00:02.000 4242 ERROR ironic.conductor.manager [req-2 - -] Failed to take over node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123: no deploy ramdisk").unwrap();
-            writeln!(w, "2014-10-02 12:00:02.000 4242 ERROR ironic.conductor.manager Traceback (most recent call last):").unwrap();
+            writeln!(
+                w,
+                "2014-10-02 12:00:02.000 4242 ERROR ironic.conductor.manager Traceback (most recent call last):"
+            )
+            .unwrap();
             writeln!(w, "2014-10-02 12:00:02.000 4242 ERROR ironic.conductor.manager   File \"ironic/conductor/manager.py\", line 1, in _do_takeover").unwrap();
         })
     };
     let logs = tempfile::tempdir().unwrap();
-    let out = bm2ironic(logs.path()).args(["watch", "--for", "2s", "--json", "--log"]).arg(format!("ironic={}", log.display())).output().unwrap();
+    let out = bm2ironic(logs.path())
+        .args(["watch", "--for", "2s", "--json", "--log"])
+        .arg(format!("ironic={}", log.display()))
+        .output()
+        .unwrap();
     writer.join().unwrap();
     assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -119,7 +131,11 @@ fn watch_exits_4_on_a_takeover_error_and_names_the_node() {
     assert_eq!(last["event"], "summary");
     assert_eq!(last["takeover_errors"], 1);
     assert_eq!(last["nodes_with_errors"][0], "1be26c0b-03f2-4d2e-ae87-c02d7f33c123");
-    let err: serde_json::Value = text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).find(|v| v["record"]["level"] == "ERROR").unwrap();
+    let err: serde_json::Value = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["record"]["level"] == "ERROR")
+        .unwrap();
     assert_eq!(err["record"]["category"], "takeover-failure");
     assert_eq!(err["record"]["traceback"].as_array().unwrap().len(), 2, "the traceback is joined to its ERROR");
 }
@@ -128,13 +144,25 @@ fn watch_exits_4_on_a_takeover_error_and_names_the_node() {
 fn watch_exits_0_when_the_takeover_is_clean() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("c.log");
-    std::fs::write(&log, "2014-10-02 12:00:00.000 1 ERROR ironic.conductor.manager [req-0 - -] an old error before the watch\n").unwrap();
+    std::fs::write(
+        &log,
+        "2014-10-02 12:00:00.000 1 ERROR ironic.conductor.manager [req-0 - -] an old error before the watch\n",
+    )
+    .unwrap();
     let logs = tempfile::tempdir().unwrap();
-    let out = bm2ironic(logs.path()).args(["watch", "--for", "1s", "--log"]).arg(format!("ironic={}", log.display())).output().unwrap();
+    let out = bm2ironic(logs.path())
+        .args(["watch", "--for", "1s", "--log"])
+        .arg(format!("ironic={}", log.display()))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
     assert!(String::from_utf8_lossy(&out.stdout).contains("watch: 0 records, 0 takeover error(s)"));
     // from the start the old error counts
-    let out = bm2ironic(logs.path()).args(["watch", "--for", "1s", "--from-start", "--log"]).arg(format!("ironic={}", log.display())).output().unwrap();
+    let out = bm2ironic(logs.path())
+        .args(["watch", "--for", "1s", "--from-start", "--log"])
+        .arg(format!("ironic={}", log.display()))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(4));
 }
 
@@ -144,14 +172,27 @@ fn watch_patterns_from_a_file_and_a_bad_file() {
     let log = dir.path().join("c.log");
     std::fs::write(&log, "2014-10-02 12:00:00.000 1 INFO nova.compute.manager [-] rack 7 lost power\n").unwrap();
     let mine = dir.path().join("mine.toml");
-    std::fs::write(&mine, "[[pattern]]\ncategory = \"rack-power\"\nmessage = \"lost power\"\ntakeover_error = true\n").unwrap();
+    std::fs::write(&mine, "[[pattern]]\ncategory = \"rack-power\"\nmessage = \"lost power\"\ntakeover_error = true\n")
+        .unwrap();
     let logs = tempfile::tempdir().unwrap();
-    let out = bm2ironic(logs.path()).args(["watch", "--for", "1s", "--from-start", "--patterns"]).arg(&mine).arg("--log").arg(format!("nova-compute={}", log.display())).output().unwrap();
+    let out = bm2ironic(logs.path())
+        .args(["watch", "--for", "1s", "--from-start", "--patterns"])
+        .arg(&mine)
+        .arg("--log")
+        .arg(format!("nova-compute={}", log.display()))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&out.stdout).contains("rack-power"));
     let bad = dir.path().join("bad.toml");
     std::fs::write(&bad, "[[pattern]]\ncategory = \"x\"\nmessage = \"([\"\n").unwrap();
-    let out = bm2ironic(logs.path()).args(["watch", "--for", "1s", "--patterns"]).arg(&bad).arg("--log").arg(format!("x={}", log.display())).output().unwrap();
+    let out = bm2ironic(logs.path())
+        .args(["watch", "--for", "1s", "--patterns"])
+        .arg(&bad)
+        .arg("--log")
+        .arg(format!("x={}", log.display()))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use bm2ironic::core::sandbox::{self, Sandbox};
+use bm2ironic::core::demo::sandbox::{self, Sandbox};
 use bm2ironic::tui::app::{App, Screen};
 use bm2ironic::tui::view::Theme;
 use bm2ironic::tui::{Mode, Runner};
@@ -33,7 +33,11 @@ fn snap(r: &mut Runner<TestBackend>, name: &str) {
     settings.add_filter(r"run [0-9a-f]{8}", "run XXXXXXXX");
     settings.add_filter(r"Committed run [0-9a-f-]{36}", "Committed run RUN-ID");
     settings.add_filter(r"checksum [0-9a-f]{12}", "checksum XXXXXXXXXXXX");
-    settings.set_snapshot_suffix(format!("{}x{}", r.terminal.backend().buffer().area.width, r.terminal.backend().buffer().area.height));
+    settings.set_snapshot_suffix(format!(
+        "{}x{}",
+        r.terminal.backend().buffer().area.width,
+        r.terminal.backend().buffer().area.height
+    ));
     settings.bind(|| insta::assert_snapshot!(name, r.terminal.backend()));
 }
 
@@ -112,7 +116,12 @@ async fn drive_rehearsal(w: u16, h: u16) {
     assert_eq!(r.app.screen, Screen::Flavors);
     assert!(r.pump_until(|a| a.flavors.is_some(), WAIT).await);
     let v = r.app.flavors.as_ref().unwrap().as_ref().unwrap();
-    assert_eq!(v.changes.len(), 4, "bm.large gets the resource class and zeroed VCPU/MEMORY_MB/DISK_GB: {:?}", v.changes);
+    assert_eq!(
+        v.changes.len(),
+        4,
+        "bm.large gets the resource class and zeroed VCPU/MEMORY_MB/DISK_GB: {:?}",
+        v.changes
+    );
     snap(&mut r, "3b_flavors");
     r.key(KeyCode::Char('A'), NONE);
     assert!(r.app.flavors.as_ref().unwrap().as_ref().unwrap().applied.is_none(), "a rehearsal never changes Nova");
@@ -121,7 +130,13 @@ async fn drive_rehearsal(w: u16, h: u16) {
     snap(&mut r, "4_confirm");
     r.key(KeyCode::Enter, NONE);
     assert_eq!(r.app.screen, Screen::Progress);
-    assert!(r.pump_until(|a| a.progress.finished.is_some() && a.logs.lines.iter().any(|l| l.text.contains("Failed to take over")), WAIT).await);
+    assert!(
+        r.pump_until(
+            |a| a.progress.finished.is_some() && a.logs.lines.iter().any(|l| l.text.contains("Failed to take over")),
+            WAIT
+        )
+        .await
+    );
     r.app.progress.elapsed = Duration::from_millis(1500);
     if let Some(Ok(s)) = &mut r.app.progress.finished {
         s.elapsed_ms = 1500;
@@ -139,7 +154,7 @@ async fn drive_rehearsal(w: u16, h: u16) {
     snap(&mut r, "6_summary");
 
     // REHEARSAL: nothing stayed
-    let ironic = bm2ironic::core::dburl::DbUrl::parse(&sb.ironic_url).unwrap();
+    let ironic = bm2ironic::core::db::url::DbUrl::parse(&sb.ironic_url).unwrap();
     let db = bm2ironic::core::db::Db::connect(&ironic, bm2ironic::core::db::Access::ReadOnly).await.unwrap();
     let bm2ironic::core::db::Pool::Sqlite(p) = &db.pool else { panic!() };
     let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM nodes").fetch_one(p).await.unwrap();
@@ -170,7 +185,11 @@ async fn live_needs_the_word_then_commits_and_verifies() {
     assert_eq!(r.app.screen, Screen::Flavors);
     assert!(r.pump_until(|a| a.flavors.is_some(), WAIT).await);
     r.key(KeyCode::Char('A'), NONE);
-    assert!(r.pump_until(|a| a.flavors.as_ref().is_some_and(|f| f.as_ref().is_ok_and(|v| v.applied.is_some())), WAIT).await, "{:?}", r.app.toast);
+    assert!(
+        r.pump_until(|a| a.flavors.as_ref().is_some_and(|f| f.as_ref().is_ok_and(|v| v.applied.is_some())), WAIT).await,
+        "{:?}",
+        r.app.toast
+    );
     r.key(KeyCode::Char('n'), NONE);
     assert!(screen_text(&mut r).contains("LIVE: this writes into the Ironic database"));
     r.type_text("yes");
@@ -198,7 +217,16 @@ async fn live_needs_the_word_then_commits_and_verifies() {
         .arg(logs.path())
         .args(["plan", "--json", "--resolutions"])
         .arg(sb.dir.join("decisions.toml"))
-        .args(["--default-arch", "x86_64", "--deploy-kernel", &sb.deploy_kernel, "--deploy-ramdisk", &sb.deploy_ramdisk, "--resource-class", "baremetal"])
+        .args([
+            "--default-arch",
+            "x86_64",
+            "--deploy-kernel",
+            &sb.deploy_kernel,
+            "--deploy-ramdisk",
+            &sb.deploy_ramdisk,
+            "--resource-class",
+            "baremetal",
+        ])
         .env("BM2IRONIC_NOVA_BM_DB", &sb.nova_bm_url)
         .env("BM2IRONIC_IRONIC_DB", &sb.ironic_url)
         .env("BM2IRONIC_NOVA_DB", &sb.nova_url)
@@ -236,11 +264,20 @@ async fn too_small_and_no_color() {
     let (mut r, _sb, _tmp) = runner(Mode::Rehearsal, 80, 24).await;
     r.theme = Theme { color: false };
     r.draw().unwrap();
-    let colored = r.terminal.backend().buffer().content.iter().any(|c| c.fg != ratatui::style::Color::Reset || c.bg != ratatui::style::Color::Reset);
+    let colored = r
+        .terminal
+        .backend()
+        .buffer()
+        .content
+        .iter()
+        .any(|c| c.fg != ratatui::style::Color::Reset || c.bg != ratatui::style::Color::Reset);
     assert!(!colored, "NO_COLOR: no colours at all");
     r.theme = Theme { color: true };
     r.draw().unwrap();
-    assert!(r.terminal.backend().buffer().content.iter().any(|c| c.bg == ratatui::style::Color::Yellow), "REHEARSAL badge is yellow");
+    assert!(
+        r.terminal.backend().buffer().content.iter().any(|c| c.bg == ratatui::style::Color::Yellow),
+        "REHEARSAL badge is yellow"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -327,7 +364,13 @@ async fn render_screenshots() {
     r.key(KeyCode::Char('n'), NONE);
     dump(&mut r, "4-confirm");
     r.key(KeyCode::Enter, NONE);
-    assert!(r.pump_until(|a| a.progress.finished.is_some() && a.logs.lines.iter().any(|l| l.text.contains("nova.compute")), WAIT).await);
+    assert!(
+        r.pump_until(
+            |a| a.progress.finished.is_some() && a.logs.lines.iter().any(|l| l.text.contains("nova.compute")),
+            WAIT
+        )
+        .await
+    );
     dump(&mut r, "5-progress");
     r.key(KeyCode::Char('L'), NONE);
     r.key(KeyCode::Char('e'), NONE);
@@ -343,7 +386,7 @@ async fn render_screenshots() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn progress_shows_queued_writing_done_and_failed() {
-    use bm2ironic::core::load::{LoadEvent, NodeStatus};
+    use bm2ironic::core::migrate::load_sql::{LoadEvent, NodeStatus};
     use bm2ironic::tui::app::Msg;
     let (mut r, _sb, _tmp) = runner(Mode::Rehearsal, 120, 40).await;
     r.key(KeyCode::Enter, NONE);
@@ -359,7 +402,11 @@ async fn progress_shows_queued_writing_done_and_failed() {
     assert_eq!(s.len(), 35);
     assert!(s.iter().all(|x| x == "writing"), "35 nodes fit one batch: {s:?}");
     let first = r.app.progress.nodes[0].clone();
-    r.app.update(Msg::Load(LoadEvent::Node { nova_bm_id: first.nova_bm_id, uuid: first.uuid.clone(), status: NodeStatus::Written }));
+    r.app.update(Msg::Load(LoadEvent::Node {
+        nova_bm_id: first.nova_bm_id,
+        uuid: first.uuid.clone(),
+        status: NodeStatus::Written,
+    }));
     assert_eq!(r.app.progress.nodes[0].status, "done");
     r.app.update(Msg::LoadDone(Err("MySQL at db:3306: lock wait timeout".into())));
     let n = &r.app.progress.nodes[1];

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{Failure, GlobalArgs};
-use crate::core::sandbox;
+use crate::core::demo::sandbox;
 
 #[derive(Args, Debug, Default)]
 pub struct DemoArgs {
@@ -30,10 +30,14 @@ pub async fn run(global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
         println!("  export BM2IRONIC_IRONIC_DB='{}'", sb.ironic_url);
         println!("  export BM2IRONIC_NOVA_DB='{}'", sb.nova_url);
         println!("  logs: {} {}", sb.conductor_log.display(), sb.compute_log.display());
-        println!("Then: bm2ironic plan --default-arch x86_64 --deploy-kernel {} --deploy-ramdisk {}", sb.deploy_kernel, sb.deploy_ramdisk);
+        println!(
+            "Then: bm2ironic plan --default-arch x86_64 --deploy-kernel {} --deploy-ramdisk {}",
+            sb.deploy_kernel, sb.deploy_ramdisk
+        );
         return Ok(());
     }
-    let mut app = crate::tui::App::new(crate::tui::Mode::Rehearsal, sb.prefill(), Default::default(), Default::default());
+    let mut app =
+        crate::tui::App::new(crate::tui::Mode::Rehearsal, sb.prefill(), Default::default(), Default::default());
     app.audit_log = super::audit_dir(global);
     crate::tui::run_wizard(app, sb.context()).await.map_err(Failure::runtime)
 }

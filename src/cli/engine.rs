@@ -10,17 +10,17 @@ use tokio_util::sync::CancellationToken;
 
 use super::table::Table;
 use super::{exit, Failure, GlobalArgs};
-use crate::core::conf::ConnectionSettings;
-use crate::core::conflict::{ConflictCode, Resolutions};
-use crate::core::ironic_api::IronicApi;
-use crate::core::load::{self, LoadEvent, LoadRequest, NodeStatus};
-use crate::core::plan::{FreeState, Plan, PlanOptions};
-use crate::core::prepare::{self, PrepareError, Prepared};
-use crate::core::rollback::{self, RollbackError};
-use crate::core::secret::Secret;
-use crate::core::source::NovaBmSource;
-use crate::core::target;
-use crate::core::verify;
+use crate::core::db::conf::ConnectionSettings;
+use crate::core::db::secret::Secret;
+use crate::core::ironic::api::IronicApi;
+use crate::core::ironic::target;
+use crate::core::migrate::conflict::{ConflictCode, Resolutions};
+use crate::core::migrate::load_sql::{self, LoadEvent, LoadRequest, NodeStatus};
+use crate::core::migrate::plan::{FreeState, Plan, PlanOptions};
+use crate::core::migrate::prepare::{self, PrepareError, Prepared};
+use crate::core::migrate::rollback::{self, RollbackError};
+use crate::core::migrate::verify;
+use crate::core::source::nova_bm::NovaBmSource;
 
 pub const ENV_IRONIC_TOKEN: &str = "BM2IRONIC_IRONIC_TOKEN";
 
@@ -90,7 +90,7 @@ pub struct VerifyArgs {
     pub timeout: String,
     /// Logs whose records name a node are shown with it (NAME=PATH, repeatable)
     #[arg(long = "log", value_name = "NAME=PATH")]
-    pub logs: Vec<crate::core::logwatch::WatchedLog>,
+    pub logs: Vec<crate::core::logs::watch::WatchedLog>,
 }
 
 #[derive(Args, Debug, Default)]
@@ -123,10 +123,13 @@ type Decided = (PlanOptions, Resolutions, Option<(String, String)>);
 pub(crate) fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided, Failure> {
     let mut arch_by_host = BTreeMap::new();
     for a in &args.arch {
-        let (h, v) = a.split_once('=').ok_or_else(|| Failure::usage(format!("--arch {a}: expected HOST=ARCH, e.g. bm-compute-1=x86_64")))?;
+        let (h, v) = a
+            .split_once('=')
+            .ok_or_else(|| Failure::usage(format!("--arch {a}: expected HOST=ARCH, e.g. bm-compute-1=x86_64")))?;
         arch_by_host.insert(h.trim().to_string(), v.trim().to_string());
     }
-    let free_state: FreeState = args.free_state.parse().map_err(|e: String| Failure::usage(format!("--free-state: {e}")))?;
+    let free_state: FreeState =
+        args.free_state.parse().map_err(|e: String| Failure::usage(format!("--free-state: {e}")))?;
     let mut resolutions = match &args.resolutions {
         Some(p) => Resolutions::load(p).map_err(|e| Failure::usage(e.to_string()))?,
         None => Resolutions::default(),
@@ -134,7 +137,12 @@ pub(crate) fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<
     for r in &args.resolve {
         resolutions.add_flag(r).map_err(|e| Failure::usage(e.to_string()))?;
     }
-    let object_version = args.object_version.as_deref().map(target::parse_object_version).transpose().map_err(|e| Failure::usage(e.to_string()))?;
+    let object_version = args
+        .object_version
+        .as_deref()
+        .map(target::parse_object_version)
+        .transpose()
+        .map_err(|e| Failure::usage(e.to_string()))?;
     let conf = settings.nova_conf.as_ref();
     let opts = PlanOptions {
         deploy_kernel: args.deploy_kernel.clone(),
@@ -152,7 +160,9 @@ pub(crate) fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<
 fn check_via(args: &PlanArgs) -> Result<(), Failure> {
     match args.via.as_str() {
         "db" => Ok(()),
-        "api" => Err(Failure::usage("--via api (Ironic's REST adopt flow) is not built yet: use --via db (one SQL transaction)")),
+        "api" => Err(Failure::usage(
+            "--via api (Ironic's REST adopt flow) is not built yet: use --via db (one SQL transaction)",
+        )),
         other => Err(Failure::usage(format!("--via {other}: expected db or api"))),
     }
 }
@@ -194,24 +204,39 @@ fn plan_json(p: &Plan) -> serde_json::Value {
 }
 
 pub fn render_plan(p: &Plan) -> String {
-    let mut t = Table::new(&[("NOVA_BM_ID", true), ("UUID", false), ("HOST", false), ("ACTION", false), ("STATE", false), ("MAINT", false), ("PORTS", true), ("CONFLICTS", false)]);
+    let mut t = Table::new(&[
+        ("NOVA_BM_ID", true),
+        ("UUID", false),
+        ("HOST", false),
+        ("ACTION", false),
+        ("STATE", false),
+        ("MAINT", false),
+        ("PORTS", true),
+        ("CONFLICTS", false),
+    ]);
     for n in &p.nodes {
         t.row(vec![
             n.nova_bm_id.to_string(),
             n.uuid.clone().unwrap_or_else(|| "-".into()),
             n.service_host.clone().unwrap_or_else(|| "-".into()),
             serde_json::to_value(n.action).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
-            n.node.as_ref().map(|x| x.provision_state.clone().unwrap_or_else(|| "(none)".into())).unwrap_or_else(|| "-".into()),
+            n.node
+                .as_ref()
+                .map(|x| x.provision_state.clone().unwrap_or_else(|| "(none)".into()))
+                .unwrap_or_else(|| "-".into()),
             if n.node.as_ref().is_some_and(|x| x.maintenance) { "yes".into() } else { "".into() },
             n.ports.len().to_string(),
             n.conflicts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(","),
         ]);
     }
-    let mut out = format!("Target: {:?} Ironic (schema {}), {} existing nodes\n\n", p.target.kind, p.target.schema, p.target.existing_nodes);
+    let mut out = format!(
+        "Target: {:?} Ironic (schema {}), {} existing nodes\n\n",
+        p.target.kind, p.target.schema, p.target.existing_nodes
+    );
     out.push_str(&t.render());
     if !p.conflicts.is_empty() {
         out.push_str("\nConflicts:\n");
-        let mut by_code: BTreeMap<ConflictCode, Vec<&crate::core::conflict::Conflict>> = BTreeMap::new();
+        let mut by_code: BTreeMap<ConflictCode, Vec<&crate::core::migrate::conflict::Conflict>> = BTreeMap::new();
         for c in &p.conflicts {
             by_code.entry(c.code).or_default().push(c);
         }
@@ -226,9 +251,12 @@ pub fn render_plan(p: &Plan) -> String {
             ));
             for c in list.iter().take(20) {
                 let who = c.node_uuid.clone().unwrap_or_else(|| match &c.subject {
-                    crate::core::conflict::Subject::Host { host } => format!("host {host}"),
-                    crate::core::conflict::Subject::Node { nova_bm_id } | crate::core::conflict::Subject::Interface { nova_bm_id, .. } => format!("nova_bm node {nova_bm_id}"),
-                    crate::core::conflict::Subject::Run => "the run".into(),
+                    crate::core::migrate::conflict::Subject::Host { host } => format!("host {host}"),
+                    crate::core::migrate::conflict::Subject::Node { nova_bm_id }
+                    | crate::core::migrate::conflict::Subject::Interface { nova_bm_id, .. } => {
+                        format!("nova_bm node {nova_bm_id}")
+                    }
+                    crate::core::migrate::conflict::Subject::Run => "the run".into(),
                 });
                 let decision = match (c.action, c.decided_by) {
                     (Some(a), Some(by)) => format!("-> {a} ({by})"),
@@ -271,7 +299,10 @@ pub async fn plan(global: &GlobalArgs, args: PlanArgs) -> Result<(), Failure> {
         db.close().await;
     }
     if p.blocking() > 0 {
-        return Err(Failure { code: exit::CONFLICTS, message: format!("{} blocking conflict(s) unresolved: nothing would be written", p.blocking()) });
+        return Err(Failure {
+            code: exit::CONFLICTS,
+            message: format!("{} blocking conflict(s) unresolved: nothing would be written", p.blocking()),
+        });
     }
     Ok(())
 }
@@ -286,7 +317,9 @@ pub(crate) fn confirm(yes: bool, what: &str, word: &str) -> Result<(), Failure> 
     }
     eprint!("{what}. Type '{word}' to go on: ");
     let mut line = String::new();
-    std::io::stdin().read_line(&mut line).map_err(|e| Failure::runtime(format!("cannot read the confirmation: {e}")))?;
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| Failure::runtime(format!("cannot read the confirmation: {e}")))?;
     if line.trim() == word {
         Ok(())
     } else {
@@ -301,23 +334,35 @@ pub async fn migrate(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failu
     if p.blocking() > 0 {
         if json_out {
             for c in p.conflicts.iter().filter(|c| c.is_unresolved_blocking()) {
-                print(&format!("{}\n", json!({"event": "conflict", "code": c.code, "node_uuid": c.node_uuid, "detail": c.detail})));
+                print(&format!(
+                    "{}\n",
+                    json!({"event": "conflict", "code": c.code, "node_uuid": c.node_uuid, "detail": c.detail})
+                ));
             }
-            print(&format!("{}\n", json!({"event": "summary", "committed": false, "blocking": p.blocking(), "created": 0})));
+            print(&format!(
+                "{}\n",
+                json!({"event": "summary", "committed": false, "blocking": p.blocking(), "created": 0})
+            ));
         } else {
             print(&render_plan(p));
         }
         if let Some(db) = &prepared.target_db {
             db.close().await;
         }
-        return Err(Failure { code: exit::CONFLICTS, message: format!("{} blocking conflict(s) unresolved: nothing written", p.blocking()) });
+        return Err(Failure {
+            code: exit::CONFLICTS,
+            message: format!("{} blocking conflict(s) unresolved: nothing written", p.blocking()),
+        });
     }
     let target_db = prepared.target_db.clone().ok_or_else(|| Failure::runtime("no Ironic database open"))?;
     let target_desc = target_db.url.redacted().to_string();
     if !args.rehearse {
         confirm(
             args.yes,
-            &format!("This writes {} nodes and {} ports into {target_desc} in one transaction", p.summary.create, p.summary.ports),
+            &format!(
+                "This writes {} nodes and {} ports into {target_desc} in one transaction",
+                p.summary.create, p.summary.ports
+            ),
             "migrate",
         )?;
     }
@@ -338,7 +383,7 @@ pub async fn migrate(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failu
     let rid = run_id.clone();
     let task = tokio::spawn(async move {
         let req = LoadRequest { plan: &plan_owned, schema: &schema, rehearse, source, run_id: rid };
-        load::load_db(&db, req, &tx, &cancel).await
+        load_sql::load_db(&db, req, &tx, &cancel).await
     });
     let tty = std::io::stderr().is_terminal();
     while let Some(ev) = rx.recv().await {
@@ -364,8 +409,26 @@ pub async fn migrate(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failu
     target_db.close().await;
     let s = result.map_err(|e| Failure::runtime(e.to_string()))?;
     if !json_out {
-        let mut t = Table::new(&[("read", true), ("created", true), ("skipped", true), ("already", true), ("maintenance", true), ("ports", true), ("errors", true), ("time", true)]);
-        t.row(vec![s.read.to_string(), s.created.to_string(), s.skipped.to_string(), s.already_migrated.to_string(), s.maintenance.to_string(), s.ports.to_string(), s.errors.to_string(), format!("{:.2}s", s.elapsed_ms as f64 / 1000.0)]);
+        let mut t = Table::new(&[
+            ("read", true),
+            ("created", true),
+            ("skipped", true),
+            ("already", true),
+            ("maintenance", true),
+            ("ports", true),
+            ("errors", true),
+            ("time", true),
+        ]);
+        t.row(vec![
+            s.read.to_string(),
+            s.created.to_string(),
+            s.skipped.to_string(),
+            s.already_migrated.to_string(),
+            s.maintenance.to_string(),
+            s.ports.to_string(),
+            s.errors.to_string(),
+            format!("{:.2}s", s.elapsed_ms as f64 / 1000.0),
+        ]);
         print(&t.render());
         if s.rehearse {
             print(&format!("REHEARSAL run {}: everything was written, then rolled back; nothing stays.\n", s.run_id));
@@ -384,7 +447,7 @@ pub async fn verify(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure
     let tgt = settings.ironic_db.as_ref().ok_or_else(|| Failure::from(PrepareError::NoTarget))?;
     let db = target::connect(&tgt.value).await.map_err(|e| Failure::runtime(e.to_string()))?;
     let schema = target::detect(&db, None).await.map_err(|e| Failure::runtime(e.to_string()))?;
-    let runs = load::runs(&db).await.map_err(|e| Failure::runtime(e.to_string()))?;
+    let runs = load_sql::runs(&db).await.map_err(|e| Failure::runtime(e.to_string()))?;
     let run = rollback::pick_run(runs, args.run.as_deref()).map_err(|e| Failure::runtime(e.to_string()))?;
     let source = NovaBmSource::open(&src.value).await?;
     let inv = source.read_inventory(|_| {}).await?;
@@ -398,19 +461,41 @@ pub async fn verify(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure
     db.close().await;
     let takeover_failed = match (args.takeover, &api) {
         (false, _) => 0,
-        (true, None) => return Err(Failure::usage("--takeover asks the Ironic API: give --ironic-url or BM2IRONIC_IRONIC_URL")),
+        (true, None) => {
+            return Err(Failure::usage("--takeover asks the Ironic API: give --ironic-url or BM2IRONIC_IRONIC_URL"))
+        }
         (true, Some(api)) => takeover(&args, api, &run)?.await?,
     };
     if args.json {
         for d in &report.differences {
-            print(&format!("{}\n", json!({"event": "difference", "uuid": d.uuid, "nova_bm_id": d.nova_bm_id, "against": d.against, "field": d.field, "expected": d.expected, "found": d.found})));
+            print(&format!(
+                "{}\n",
+                json!({"event": "difference", "uuid": d.uuid, "nova_bm_id": d.nova_bm_id, "against": d.against, "field": d.field, "expected": d.expected, "found": d.found})
+            ));
         }
-        print(&format!("{}\n", json!({"event": "summary", "run_id": report.run_id, "nodes": report.nodes_checked, "ports": report.ports_checked, "api": report.api_checked, "differences": report.differences.len()})));
+        print(&format!(
+            "{}\n",
+            json!({"event": "summary", "run_id": report.run_id, "nodes": report.nodes_checked, "ports": report.ports_checked, "api": report.api_checked, "differences": report.differences.len()})
+        ));
     } else {
         if !report.differences.is_empty() {
-            let mut t = Table::new(&[("NOVA_BM_ID", true), ("UUID", false), ("AGAINST", false), ("FIELD", false), ("EXPECTED", false), ("FOUND", false)]);
+            let mut t = Table::new(&[
+                ("NOVA_BM_ID", true),
+                ("UUID", false),
+                ("AGAINST", false),
+                ("FIELD", false),
+                ("EXPECTED", false),
+                ("FOUND", false),
+            ]);
             for d in &report.differences {
-                t.row(vec![d.nova_bm_id.to_string(), d.uuid.clone(), d.against.into(), d.field.clone(), d.expected.clone(), d.found.clone()]);
+                t.row(vec![
+                    d.nova_bm_id.to_string(),
+                    d.uuid.clone(),
+                    d.against.into(),
+                    d.field.clone(),
+                    d.expected.clone(),
+                    d.found.clone(),
+                ]);
             }
             print(&t.render());
         }
@@ -424,17 +509,31 @@ pub async fn verify(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure
         ));
     }
     if !report.differences.is_empty() {
-        return Err(Failure { code: exit::DIFFERENCES, message: format!("{} difference(s) between what run {} wrote and what is there", report.differences.len(), report.run_id) });
+        return Err(Failure {
+            code: exit::DIFFERENCES,
+            message: format!(
+                "{} difference(s) between what run {} wrote and what is there",
+                report.differences.len(),
+                report.run_id
+            ),
+        });
     }
     if takeover_failed > 0 {
-        return Err(Failure { code: exit::DIFFERENCES, message: format!("{takeover_failed} node(s) not taken over cleanly by Ironic") });
+        return Err(Failure {
+            code: exit::DIFFERENCES,
+            message: format!("{takeover_failed} node(s) not taken over cleanly by Ironic"),
+        });
     }
     Ok(())
 }
 
 /// `verify --takeover`: waits for Ironic to take the run's nodes over; returns the failed count.
-fn takeover<'a>(args: &'a VerifyArgs, api: &'a IronicApi, run: &'a crate::core::load::RunRecord) -> Result<impl std::future::Future<Output = Result<usize, Failure>> + 'a, Failure> {
-    use crate::core::takeover::{self, TakeoverState};
+fn takeover<'a>(
+    args: &'a VerifyArgs,
+    api: &'a IronicApi,
+    run: &'a crate::core::migrate::load_sql::RunRecord,
+) -> Result<impl std::future::Future<Output = Result<usize, Failure>> + 'a, Failure> {
+    use crate::core::ironic::takeover::{self, TakeoverState};
     let timeout = super::watch::parse_duration(&args.timeout).map_err(Failure::usage)?;
     Ok(async move {
         let uuids: Vec<String> = run.written.iter().map(|w| w.uuid.clone()).collect();
@@ -452,7 +551,13 @@ fn takeover<'a>(args: &'a VerifyArgs, api: &'a IronicApi, run: &'a crate::core::
         if !args.logs.is_empty() {
             let migrated = uuids.iter().cloned().collect();
             let since = run.finished_at.or(Some(run.started_at));
-            let records = crate::core::logwatch::scan(&args.logs, since, &crate::core::logwatch::Patterns::default_set(), &migrated).map_err(|e| Failure::runtime(e.to_string()))?;
+            let records = crate::core::logs::watch::scan(
+                &args.logs,
+                since,
+                &crate::core::logs::watch::Patterns::default_set(),
+                &migrated,
+            )
+            .map_err(|e| Failure::runtime(e.to_string()))?;
             takeover::attach_logs(&mut nodes, &records);
         }
         let failed = nodes.iter().filter(|n| n.state == TakeoverState::Failed).count();
@@ -464,7 +569,14 @@ fn takeover<'a>(args: &'a VerifyArgs, api: &'a IronicApi, run: &'a crate::core::
                 print(&format!("{}\n", json!({"event": "takeover", "node": n})));
             }
         } else {
-            let mut t = Table::new(&[("UUID", false), ("TAKEOVER", false), ("POWER", false), ("STATE", false), ("CONDUCTOR", false), ("PROBLEMS", false)]);
+            let mut t = Table::new(&[
+                ("UUID", false),
+                ("TAKEOVER", false),
+                ("POWER", false),
+                ("STATE", false),
+                ("CONDUCTOR", false),
+                ("PROBLEMS", false),
+            ]);
             for n in &nodes {
                 t.row(vec![
                     n.uuid.clone(),
@@ -493,15 +605,30 @@ pub async fn rollback_cmd(global: &GlobalArgs, args: RollbackArgs) -> Result<(),
     let tgt = settings.ironic_db.as_ref().ok_or_else(|| Failure::from(PrepareError::NoTarget))?;
     let db = target::connect(&tgt.value).await.map_err(|e| Failure::runtime(e.to_string()))?;
     if args.list {
-        let runs = load::runs(&db).await.map_err(|e| Failure::runtime(e.to_string()))?;
-        let mut t = Table::new(&[("RUN", false), ("STARTED", false), ("STATUS", false), ("NODES", true), ("CHECKSUM", false)]);
+        let runs = load_sql::runs(&db).await.map_err(|e| Failure::runtime(e.to_string()))?;
+        let mut t =
+            Table::new(&[("RUN", false), ("STARTED", false), ("STATUS", false), ("NODES", true), ("CHECKSUM", false)]);
         for r in &runs {
-            t.row(vec![r.id.clone(), r.started_at.to_string(), r.status.clone(), r.written.len().to_string(), r.plan_checksum.chars().take(12).collect()]);
+            t.row(vec![
+                r.id.clone(),
+                r.started_at.to_string(),
+                r.status.clone(),
+                r.written.len().to_string(),
+                r.plan_checksum.chars().take(12).collect(),
+            ]);
         }
         print(&t.render());
         return Ok(());
     }
-    confirm(args.yes, &format!("This removes from {} the nodes and ports that run {} wrote", tgt.value.redacted(), args.run.as_deref().unwrap_or("(newest)")), "rollback")?;
+    confirm(
+        args.yes,
+        &format!(
+            "This removes from {} the nodes and ports that run {} wrote",
+            tgt.value.redacted(),
+            args.run.as_deref().unwrap_or("(newest)")
+        ),
+        "rollback",
+    )?;
     let r = rollback::rollback(&db, args.run.as_deref(), args.force).await;
     db.close().await;
     let r = r.map_err(|e| match e {
@@ -509,9 +636,15 @@ pub async fn rollback_cmd(global: &GlobalArgs, args: RollbackArgs) -> Result<(),
         other => Failure::runtime(other.to_string()),
     })?;
     if args.json {
-        print(&format!("{}\n", json!({"event": "summary", "run_id": r.run_id, "removed_nodes": r.removed_nodes, "removed_ports": r.removed_ports, "already_gone": r.already_gone, "forced": r.changed_but_forced, "not_restored": r.not_restored})));
+        print(&format!(
+            "{}\n",
+            json!({"event": "summary", "run_id": r.run_id, "removed_nodes": r.removed_nodes, "removed_ports": r.removed_ports, "already_gone": r.already_gone, "forced": r.changed_but_forced, "not_restored": r.not_restored})
+        ));
     } else {
-        print(&format!("Rolled back run {}: removed {} nodes and {} ports ({} already gone).\n", r.run_id, r.removed_nodes, r.removed_ports, r.already_gone));
+        print(&format!(
+            "Rolled back run {}: removed {} nodes and {} ports ({} already gone).\n",
+            r.run_id, r.removed_nodes, r.removed_ports, r.already_gone
+        ));
         for c in &r.changed_but_forced {
             print(&format!("  forced over a change: {c}\n"));
         }
@@ -521,15 +654,17 @@ pub async fn rollback_cmd(global: &GlobalArgs, args: RollbackArgs) -> Result<(),
     }
     // the flavors changed for the upgrade go back too, when the Nova DB is given
     if let Some(nova) = &settings.nova_db {
-        let ndb = crate::core::db::Db::connect(&nova.value, crate::core::db::Access::ReadWrite).await.map_err(|e| Failure::runtime(e.to_string()))?;
-        let restored = match crate::core::flavors::detect(&ndb).await {
-            Ok(schema) => crate::core::flavors::restore(&ndb, schema, None).await,
+        let ndb = crate::core::db::Db::connect(&nova.value, crate::core::db::Access::ReadWrite)
+            .await
+            .map_err(|e| Failure::runtime(e.to_string()))?;
+        let restored = match crate::core::migrate::flavors::detect(&ndb).await {
+            Ok(schema) => crate::core::migrate::flavors::restore(&ndb, schema, None).await,
             Err(e) => Err(e),
         };
         ndb.close().await;
         match restored {
             Ok((set, n)) => print(&format!("Restored {n} flavor spec(s) of change set {set}.\n")),
-            Err(crate::core::flavors::FlavorError::NothingToRestore) => print("No flavor change to restore.\n"),
+            Err(crate::core::migrate::flavors::FlavorError::NothingToRestore) => print("No flavor change to restore.\n"),
             Err(e) => return Err(Failure::runtime(format!("Ironic was rolled back, but the flavors were not restored: {e} (retry with `bm2ironic flavors --restore`)"))),
         }
     }

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::table::Table;
 use super::{Failure, GlobalArgs};
 use crate::core::db::{Access, Db};
-use crate::core::flavors::{self, FlavorTarget};
+use crate::core::migrate::flavors::{self, FlavorTarget};
 
 #[derive(Args, Debug, Default)]
 pub struct FlavorsArgs {
@@ -48,8 +48,14 @@ pub async fn run(global: &GlobalArgs, args: FlavorsArgs) -> Result<(), Failure> 
     let schema = flavors::detect(&db).await.map_err(|e| Failure::runtime(e.to_string()))?;
     let mut out = std::io::stdout().lock();
     if args.restore {
-        super::engine::confirm(args.yes, &format!("This restores the recorded flavor values in {}", nova.value.redacted()), "restore")?;
-        let (set, n) = flavors::restore(&db, schema, args.change_set.as_deref()).await.map_err(|e| Failure::runtime(e.to_string()))?;
+        super::engine::confirm(
+            args.yes,
+            &format!("This restores the recorded flavor values in {}", nova.value.redacted()),
+            "restore",
+        )?;
+        let (set, n) = flavors::restore(&db, schema, args.change_set.as_deref())
+            .await
+            .map_err(|e| Failure::runtime(e.to_string()))?;
         db.close().await;
         let _ = writeln!(out, "restored {n} flavor spec(s) of change set {set}");
         return Ok(());
@@ -59,19 +65,36 @@ pub async fn run(global: &GlobalArgs, args: FlavorsArgs) -> Result<(), Failure> 
         (None, None, Some(c)) => FlavorTarget::ResourceClass(c.clone()),
         _ => return Err(Failure::usage("say what the flavors need: --deploy-kernel and --deploy-ramdisk (Juno/Kilo Ironic) or --resource-class (modern Nova)")),
     };
-    let changes = flavors::plan_changes(&db, schema, &target, &args.flavors).await.map_err(|e| Failure::runtime(e.to_string()))?;
+    let changes = flavors::plan_changes(&db, schema, &target, &args.flavors)
+        .await
+        .map_err(|e| Failure::runtime(e.to_string()))?;
     if args.json {
         let _ = writeln!(out, "{}", json!({"schema": schema, "changes": changes}));
     } else {
         let mut t = Table::new(&[("FLAVOR", false), ("KEY", false), ("OLD", false), ("NEW", false)]);
         for c in &changes {
-            t.row(vec![c.flavor.clone(), c.key.clone(), c.old.clone().unwrap_or_else(|| "(added)".into()), c.new.clone()]);
+            t.row(vec![
+                c.flavor.clone(),
+                c.key.clone(),
+                c.old.clone().unwrap_or_else(|| "(added)".into()),
+                c.new.clone(),
+            ]);
         }
         let _ = write!(out, "{}", t.render());
-        let _ = writeln!(out, "{} change(s) in {:?} flavor tables{}", changes.len(), schema, if args.apply { "" } else { " (diff only: add --apply to make them)" });
+        let _ = writeln!(
+            out,
+            "{} change(s) in {:?} flavor tables{}",
+            changes.len(),
+            schema,
+            if args.apply { "" } else { " (diff only: add --apply to make them)" }
+        );
     }
     if args.apply && !changes.is_empty() {
-        super::engine::confirm(args.yes, &format!("This changes {} flavor spec(s) in {}", changes.len(), nova.value.redacted()), "apply")?;
+        super::engine::confirm(
+            args.yes,
+            &format!("This changes {} flavor spec(s) in {}", changes.len(), nova.value.redacted()),
+            "apply",
+        )?;
         let set = uuid::Uuid::new_v4().to_string();
         flavors::apply(&db, schema, &changes, &set).await.map_err(|e| Failure::runtime(e.to_string()))?;
         let _ = writeln!(out, "applied as change set {set} (undo: bm2ironic flavors --restore --change-set {set})");

@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::table::Table;
 use super::{Failure, GlobalArgs};
-use crate::core::model::{BmInterface, Inventory, InventorySummary};
-use crate::core::source::NovaBmSource;
+use crate::core::source::model::{BmInterface, Inventory, InventorySummary};
+use crate::core::source::nova_bm::NovaBmSource;
 
 #[derive(Args, Debug, Default)]
 pub struct InventoryArgs {
@@ -42,7 +42,12 @@ pub async fn run(global: &GlobalArgs, args: InventoryArgs) -> Result<(), Failure
     tracing::info!(url = %url.value.redacted(), origin = %url.origin, "inventory: opening nova_bm");
     if !args.json && crate::tui::have_terminal() {
         // on a terminal: the READ-ONLY browse (the wizard's inventory screen, no write keys)
-        let mut app = crate::tui::App::new(crate::tui::Mode::ReadOnly, super::prefill(&settings, &Default::default()), Default::default(), Default::default());
+        let mut app = crate::tui::App::new(
+            crate::tui::Mode::ReadOnly,
+            super::prefill(&settings, &Default::default()),
+            Default::default(),
+            Default::default(),
+        );
         app.audit_log = super::audit_dir(global);
         let ctx = crate::tui::Context { auto_prepare: true, ..Default::default() };
         return crate::tui::run_wizard(app, ctx).await.map_err(Failure::runtime);
@@ -64,7 +69,11 @@ pub async fn run(global: &GlobalArgs, args: InventoryArgs) -> Result<(), Failure
     let summary = inventory.summary();
     let text = if args.json {
         let doc = InventoryDoc {
-            source: SourceInfo { url: url.value.redacted(), server: &source.db.server_version, schema_version: source.schema_version },
+            source: SourceInfo {
+                url: url.value.redacted(),
+                server: &source.db.server_version,
+                schema_version: source.schema_version,
+            },
             inventory: &inventory,
             summary,
         };

@@ -13,9 +13,9 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::audit;
-use crate::core::conf::{ConnectionFlags, ConnectionSettings, SettingsError};
-use crate::core::dburl::redact_url;
-use crate::core::source::SourceError;
+use crate::core::db::conf::{ConnectionFlags, ConnectionSettings, SettingsError};
+use crate::core::db::url::redact_url;
+use crate::core::source::nova_bm::SourceError;
 
 /// Exit codes of the command-line contract.
 pub mod exit {

@@ -12,8 +12,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::{exit, Failure, GlobalArgs};
-use crate::core::logtail::LogLevel;
-use crate::core::logwatch::{self, Patterns, Start, WatchedLog};
+use crate::core::logs::follow::LogLevel;
+use crate::core::logs::watch::{Patterns, Start, WatchedLog};
 
 #[derive(Args, Debug, Default)]
 pub struct WatchArgs {
@@ -71,8 +71,14 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
     let start = if args.from_start {
         Start::Beginning
     } else if let Some(t) = &args.since {
-        let (d, tm) = t.trim().split_once(' ').ok_or_else(|| Failure::usage(format!("--since '{t}': expected YYYY-MM-DD HH:MM:SS")))?;
-        Start::Since(logwatch::parse_time(d, tm).ok_or_else(|| Failure::usage(format!("--since '{t}': expected YYYY-MM-DD HH:MM:SS")))?)
+        let (d, tm) = t
+            .trim()
+            .split_once(' ')
+            .ok_or_else(|| Failure::usage(format!("--since '{t}': expected YYYY-MM-DD HH:MM:SS")))?;
+        Start::Since(
+            crate::core::logs::watch::parse_time(d, tm)
+                .ok_or_else(|| Failure::usage(format!("--since '{t}': expected YYYY-MM-DD HH:MM:SS")))?,
+        )
     } else {
         Start::End
     };
@@ -90,17 +96,21 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
     };
     for l in &logs {
         if !l.path.exists() {
-            eprintln!("warning: {} ({}) does not exist yet: it is read from its start when it appears", l.path.display(), l.name);
+            eprintln!(
+                "warning: {} ({}) does not exist yet: it is read from its start when it appears",
+                l.path.display(),
+                l.name
+            );
         }
     }
     // the migrated nodes, when the Ironic database is known
     let mut migrated: HashSet<String> = HashSet::new();
     let settings = global.settings()?;
     if let Some(t) = &settings.ironic_db {
-        let db = crate::core::target::connect(&t.value).await.map_err(|e| Failure::runtime(e.to_string()))?;
-        let runs = crate::core::load::runs(&db).await.map_err(|e| Failure::runtime(e.to_string()))?;
+        let db = crate::core::ironic::target::connect(&t.value).await.map_err(|e| Failure::runtime(e.to_string()))?;
+        let runs = crate::core::migrate::load_sql::runs(&db).await.map_err(|e| Failure::runtime(e.to_string()))?;
         db.close().await;
-        if let Ok(run) = crate::core::rollback::pick_run(runs, args.run.as_deref()) {
+        if let Ok(run) = crate::core::migrate::rollback::pick_run(runs, args.run.as_deref()) {
             migrated = run.written.iter().map(|w| w.uuid.to_ascii_lowercase()).collect();
         }
     }
@@ -122,7 +132,9 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
     });
     let task = {
         let logs = logs.clone();
-        tokio::spawn(async move { logwatch::watch(&logs, start, &patterns, &migrated, tx, cancel).await })
+        tokio::spawn(
+            async move { crate::core::logs::watch::watch(&logs, start, &patterns, &migrated, tx, cancel).await },
+        )
     };
     let (mut records, mut errors) = (0usize, 0usize);
     let mut error_nodes: Vec<String> = Vec::new();
@@ -141,7 +153,11 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
         if args.json {
             let _ = writeln!(out, "{}", json!({"event": "record", "record": r}));
         } else if args.all || r.level >= LogLevel::Warning || r.category.is_some() {
-            let nodes = if r.nodes.is_empty() { String::new() } else { format!(" [{}{}]", r.nodes.join(","), if r.migrated_node { " migrated" } else { "" }) };
+            let nodes = if r.nodes.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}{}]", r.nodes.join(","), if r.migrated_node { " migrated" } else { "" })
+            };
             let _ = writeln!(
                 out,
                 "{} {:<7} {:<12} {:<24} {}{}{}",
@@ -154,16 +170,31 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
                 nodes
             );
             if r.takeover_error && !r.traceback.is_empty() {
-                let _ = writeln!(out, "    ({} traceback lines; last: {})", r.traceback.len(), r.traceback.last().map(|s| s.trim()).unwrap_or(""));
+                let _ = writeln!(
+                    out,
+                    "    ({} traceback lines; last: {})",
+                    r.traceback.len(),
+                    r.traceback.last().map(|s| s.trim()).unwrap_or("")
+                );
             }
         }
         let _ = out.flush();
     }
-    task.await.map_err(|e| Failure::runtime(format!("watch task failed: {e}")))?.map_err(|e| Failure::runtime(e.to_string()))?;
+    task.await
+        .map_err(|e| Failure::runtime(format!("watch task failed: {e}")))?
+        .map_err(|e| Failure::runtime(e.to_string()))?;
     if args.json {
-        let _ = writeln!(out, "{}", json!({"event": "summary", "records": records, "takeover_errors": errors, "nodes_with_errors": error_nodes}));
+        let _ = writeln!(
+            out,
+            "{}",
+            json!({"event": "summary", "records": records, "takeover_errors": errors, "nodes_with_errors": error_nodes})
+        );
     } else {
-        let _ = writeln!(out, "watch: {records} records, {errors} takeover error(s){}", if error_nodes.is_empty() { String::new() } else { format!(" on {}", error_nodes.join(", ")) });
+        let _ = writeln!(
+            out,
+            "watch: {records} records, {errors} takeover error(s){}",
+            if error_nodes.is_empty() { String::new() } else { format!(" on {}", error_nodes.join(", ")) }
+        );
     }
     if errors > 0 {
         Err(Failure { code: exit::DIFFERENCES, message: format!("{errors} takeover error(s) seen") })

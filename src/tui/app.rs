@@ -9,11 +9,11 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tui_input::backend::crossterm::EventHandler;
 use tui_input::Input;
 
-use crate::core::conflict::{Action, ConflictCode, Resolutions, Subject};
-use crate::core::dburl::{redact_url, DbUrl};
-use crate::core::load::{LoadEvent, LoadSummary, NodeStatus};
-use crate::core::plan::{self, NodeAction, Plan, PlanOptions};
-use crate::core::prepare::Prepared;
+use crate::core::db::url::{redact_url, DbUrl};
+use crate::core::migrate::conflict::{Action, ConflictCode, Resolutions, Subject};
+use crate::core::migrate::load_sql::{LoadEvent, LoadSummary, NodeStatus};
+use crate::core::migrate::plan::{self, NodeAction, Plan, PlanOptions};
+use crate::core::migrate::prepare::Prepared;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -45,7 +45,15 @@ pub enum Screen {
 }
 
 impl Screen {
-    pub const STEPS: [Screen; 7] = [Screen::Credentials, Screen::Inventory, Screen::Conflicts, Screen::Flavors, Screen::Confirm, Screen::Progress, Screen::Summary];
+    pub const STEPS: [Screen; 7] = [
+        Screen::Credentials,
+        Screen::Inventory,
+        Screen::Conflicts,
+        Screen::Flavors,
+        Screen::Confirm,
+        Screen::Progress,
+        Screen::Summary,
+    ];
     pub fn title(self) -> &'static str {
         match self {
             Screen::Credentials => "Connections",
@@ -100,7 +108,14 @@ pub struct Field {
 
 impl Field {
     fn new(label: &'static str, kind: FieldKind, required: bool, value: Option<String>) -> Field {
-        let mut f = Field { label, input: Input::new(value.unwrap_or_default()), kind, required, reveal: false, status: FieldStatus::Empty };
+        let mut f = Field {
+            label,
+            input: Input::new(value.unwrap_or_default()),
+            kind,
+            required,
+            reveal: false,
+            status: FieldStatus::Empty,
+        };
         f.validate();
         f
     }
@@ -132,7 +147,9 @@ impl Field {
                     Ok(_) => FieldStatus::Untested,
                     Err(e) => FieldStatus::Invalid(e.reason),
                 },
-                FieldKind::Http if !(v.starts_with("http://") || v.starts_with("https://")) => FieldStatus::Invalid("must start with http:// or https://".into()),
+                FieldKind::Http if !(v.starts_with("http://") || v.starts_with("https://")) => {
+                    FieldStatus::Invalid("must start with http:// or https://".into())
+                }
                 _ => FieldStatus::Untested,
             }
         };
@@ -209,7 +226,7 @@ pub struct ProgressView {
     pub cancelling: bool,
 }
 
-pub use crate::core::logtail::{LogLevel as Level, LogLine};
+pub use crate::core::logs::follow::{LogLevel as Level, LogLine};
 
 #[derive(Debug, Clone)]
 pub struct LogView {
@@ -231,7 +248,7 @@ impl Default for LogView {
 pub struct FlavorView {
     pub schema: String,
     pub what: String,
-    pub changes: Vec<crate::core::flavors::SpecChange>,
+    pub changes: Vec<crate::core::migrate::flavors::SpecChange>,
     pub applied: Option<String>,
 }
 
@@ -276,7 +293,7 @@ pub struct App {
     pub busy: Option<String>,
     pub prepared: Option<Arc<Prepared>>,
     /// counts of the inventory, computed once (the title must not walk 100,000 nodes per frame)
-    pub inv_summary: crate::core::model::InventorySummary,
+    pub inv_summary: crate::core::source::model::InventorySummary,
     pub plan_options: PlanOptions,
     pub resolutions: Resolutions,
     pub plan: Option<Plan>,
@@ -315,10 +332,30 @@ impl App {
             Field::new("Ironic database", FieldKind::Database, mode != Mode::ReadOnly, prefill.ironic_db),
             Field::new("Nova database (optional)", FieldKind::Database, false, prefill.nova_db),
             Field::new("Ironic API (optional)", FieldKind::Http, false, prefill.ironic_url),
-            Field::new("Deploy kernel", FieldKind::Text, mode != Mode::ReadOnly, prefill.deploy_kernel.or(plan_options.deploy_kernel.clone())),
-            Field::new("Deploy ramdisk", FieldKind::Text, mode != Mode::ReadOnly, prefill.deploy_ramdisk.or(plan_options.deploy_ramdisk.clone())),
-            Field::new("Default cpu_arch", FieldKind::Text, false, prefill.default_arch.or(plan_options.default_arch.clone())),
-            Field::new("Resource class", FieldKind::Text, false, prefill.resource_class.or(plan_options.resource_class.clone())),
+            Field::new(
+                "Deploy kernel",
+                FieldKind::Text,
+                mode != Mode::ReadOnly,
+                prefill.deploy_kernel.or(plan_options.deploy_kernel.clone()),
+            ),
+            Field::new(
+                "Deploy ramdisk",
+                FieldKind::Text,
+                mode != Mode::ReadOnly,
+                prefill.deploy_ramdisk.or(plan_options.deploy_ramdisk.clone()),
+            ),
+            Field::new(
+                "Default cpu_arch",
+                FieldKind::Text,
+                false,
+                prefill.default_arch.or(plan_options.default_arch.clone()),
+            ),
+            Field::new(
+                "Resource class",
+                FieldKind::Text,
+                false,
+                prefill.resource_class.or(plan_options.resource_class.clone()),
+            ),
         ];
         App {
             mode,
@@ -367,7 +404,13 @@ impl App {
             ],
             Screen::Inventory if self.inv.filtering => vec![k("type", "filter"), k("Enter", "keep"), k("Esc", "clear")],
             Screen::Inventory => {
-                let mut v = vec![k("↑/↓ j/k", "move"), k("PgUp/PgDn", "page"), k("/", "filter"), k("s", "sort"), k("r", "reverse")];
+                let mut v = vec![
+                    k("↑/↓ j/k", "move"),
+                    k("PgUp/PgDn", "page"),
+                    k("/", "filter"),
+                    k("s", "sort"),
+                    k("r", "reverse"),
+                ];
                 if self.mode != Mode::ReadOnly {
                     v.push(k("n", "conflicts"));
                     v.push(k("Esc", "back"));
@@ -385,15 +428,32 @@ impl App {
                 k("Esc", "back"),
                 k("q", "quit"),
             ],
-            Screen::Flavors if self.mode == Mode::Live => vec![k("A", "apply to Nova"), k("n", "confirm"), k("Esc", "back"), k("q", "quit")],
+            Screen::Flavors if self.mode == Mode::Live => {
+                vec![k("A", "apply to Nova"), k("n", "confirm"), k("Esc", "back"), k("q", "quit")]
+            }
             Screen::Flavors => vec![k("n", "confirm"), k("Esc", "back"), k("q", "quit")],
-            Screen::Confirm => vec![k("type", if self.mode == Mode::Live { "the word" } else { "-" }), k("Enter", "start"), k("Esc", "back")],
+            Screen::Confirm => vec![
+                k("type", if self.mode == Mode::Live { "the word" } else { "-" }),
+                k("Enter", "start"),
+                k("Esc", "back"),
+            ],
             Screen::Progress if self.progress.cancel_asked => vec![k("y", "cancel the load"), k("n", "keep going")],
-            Screen::Progress => vec![k("c", "cancel"), k("L", "logs"), k("Enter", "summary (when done)"), k("q", "quit")],
-            Screen::Logs => vec![k("↑/↓", "scroll"), k("f", "follow"), k("e/E", "next/prev error"), k("Esc", "back"), k("q", "quit")],
+            Screen::Progress => {
+                vec![k("c", "cancel"), k("L", "logs"), k("Enter", "summary (when done)"), k("q", "quit")]
+            }
+            Screen::Logs => vec![
+                k("↑/↓", "scroll"),
+                k("f", "follow"),
+                k("e/E", "next/prev error"),
+                k("Esc", "back"),
+                k("q", "quit"),
+            ],
             Screen::Summary => vec![k("L", "logs"), k("i", "inventory"), k("q", "quit")],
         };
-        if !(self.screen == Screen::Inventory && self.inv.filtering) && self.screen != Screen::Credentials && self.screen != Screen::Confirm {
+        if !(self.screen == Screen::Inventory && self.inv.filtering)
+            && self.screen != Screen::Credentials
+            && self.screen != Screen::Confirm
+        {
             v.push(k("?", "help"));
         }
         v
@@ -448,7 +508,12 @@ impl App {
                         }
                     }
                     Err(e) => {
-                        for n in self.progress.nodes.iter_mut().filter(|n| matches!(n.status.as_str(), "done" | "writing" | "queued")) {
+                        for n in self
+                            .progress
+                            .nodes
+                            .iter_mut()
+                            .filter(|n| matches!(n.status.as_str(), "done" | "writing" | "queued"))
+                        {
                             n.status = format!("failed, rolled back: {e}");
                             n.failed = true;
                         }
@@ -493,7 +558,8 @@ impl App {
             Msg::FlavorsApplied(r) => {
                 match (r, &mut self.flavors) {
                     (Ok(set), Some(Ok(v))) => {
-                        self.toast = Some(format!("flavors changed (change set {set}; undo: bm2ironic flavors --restore)"));
+                        self.toast =
+                            Some(format!("flavors changed (change set {set}; undo: bm2ironic flavors --restore)"));
                         v.applied = Some(set);
                     }
                     (Err(e), _) => self.toast = Some(format!("flavors not changed: {e}")),
@@ -531,7 +597,8 @@ impl App {
                 p.done = done;
                 p.total = total;
                 // the next batch is being written now
-                for n in p.nodes.iter_mut().filter(|n| n.status == "queued").take(crate::core::load::BATCH) {
+                for n in p.nodes.iter_mut().filter(|n| n.status == "queued").take(crate::core::migrate::load_sql::BATCH)
+                {
                     n.status = "writing".into();
                 }
             }
@@ -584,12 +651,20 @@ impl App {
             .filter(|(_, n)| {
                 f.is_empty() || {
                     let b = &n.node;
-                    [b.uuid.as_deref(), b.service_host.as_deref(), b.task_state.as_deref(), b.instance_uuid.as_deref(), b.pm_address.as_deref()]
-                        .iter()
-                        .flatten()
-                        .any(|s| s.to_lowercase().contains(&f))
+                    [
+                        b.uuid.as_deref(),
+                        b.service_host.as_deref(),
+                        b.task_state.as_deref(),
+                        b.instance_uuid.as_deref(),
+                        b.pm_address.as_deref(),
+                    ]
+                    .iter()
+                    .flatten()
+                    .any(|s| s.to_lowercase().contains(&f))
                         || b.id.to_string() == f
-                        || n.interfaces.iter().any(|i| i.address.as_deref().is_some_and(|a| a.to_lowercase().contains(&f)))
+                        || n.interfaces
+                            .iter()
+                            .any(|i| i.address.as_deref().is_some_and(|a| a.to_lowercase().contains(&f)))
                 }
             })
             .map(|(i, _)| i)
@@ -597,12 +672,22 @@ impl App {
         let nodes = &p.inventory.nodes;
         match self.sort {
             SortKey::Id => rows.sort_by_key(|&i| nodes[i].node.id),
-            SortKey::Host => rows.sort_by(|&a, &b| nodes[a].node.service_host.cmp(&nodes[b].node.service_host).then(nodes[a].node.id.cmp(&nodes[b].node.id))),
-            SortKey::State => rows.sort_by(|&a, &b| nodes[a].node.task_state.cmp(&nodes[b].node.task_state).then(nodes[a].node.id.cmp(&nodes[b].node.id))),
+            SortKey::Host => rows.sort_by(|&a, &b| {
+                nodes[a]
+                    .node
+                    .service_host
+                    .cmp(&nodes[b].node.service_host)
+                    .then(nodes[a].node.id.cmp(&nodes[b].node.id))
+            }),
+            SortKey::State => rows.sort_by(|&a, &b| {
+                nodes[a].node.task_state.cmp(&nodes[b].node.task_state).then(nodes[a].node.id.cmp(&nodes[b].node.id))
+            }),
             SortKey::Conflicts => {
                 let keys: Vec<(usize, bool)> = rows.iter().map(|&i| self.node_marker(nodes[i].node.id)).collect();
                 let mut paired: Vec<(usize, (usize, bool))> = rows.iter().copied().zip(keys).collect();
-                paired.sort_by(|a, b| (b.1 .1, b.1 .0).cmp(&(a.1 .1, a.1 .0)).then(nodes[a.0].node.id.cmp(&nodes[b.0].node.id)));
+                paired.sort_by(|a, b| {
+                    (b.1 .1, b.1 .0).cmp(&(a.1 .1, a.1 .0)).then(nodes[a.0].node.id.cmp(&nodes[b.0].node.id))
+                });
                 rows = paired.into_iter().map(|(i, _)| i).collect();
             }
         }
@@ -651,7 +736,8 @@ impl App {
         if ctrl(&key, 'c') || ctrl(&key, 'q') {
             return self.ask_quit();
         }
-        let typing = matches!(self.screen, Screen::Credentials | Screen::Confirm) || (self.screen == Screen::Inventory && self.inv.filtering);
+        let typing = matches!(self.screen, Screen::Credentials | Screen::Confirm)
+            || (self.screen == Screen::Inventory && self.inv.filtering);
         if !typing {
             if is(&key, KeyCode::Char('?')) {
                 self.help = true;
@@ -704,7 +790,9 @@ impl App {
             }
             _ if ctrl(&key, 't') => {
                 let f = &mut self.fields[self.field];
-                if matches!(f.status, FieldStatus::Untested | FieldStatus::Ok(_) | FieldStatus::Failed(_)) && f.kind != FieldKind::Text {
+                if matches!(f.status, FieldStatus::Untested | FieldStatus::Ok(_) | FieldStatus::Failed(_))
+                    && f.kind != FieldKind::Text
+                {
                     f.status = FieldStatus::Testing;
                     return vec![Effect::TestConnection { field: self.field }];
                 }
@@ -789,7 +877,9 @@ impl App {
         let groups = self.conflict_groups();
         let Some(plan) = &self.plan else { return vec![] };
         match key.code {
-            KeyCode::Tab | KeyCode::Right | KeyCode::Left | KeyCode::BackTab => self.conflicts.focus_items = !self.conflicts.focus_items,
+            KeyCode::Tab | KeyCode::Right | KeyCode::Left | KeyCode::BackTab => {
+                self.conflicts.focus_items = !self.conflicts.focus_items
+            }
             KeyCode::Down | KeyCode::Char('j') => {
                 if self.conflicts.focus_items {
                     let n = groups.get(self.conflicts.group).map(|g| g.1.len()).unwrap_or(0);
@@ -822,7 +912,8 @@ impl App {
                 if blocking > 0 {
                     self.toast = Some(format!("{blocking} blocking conflict(s) remain: decide them first"));
                 } else if self.fields[F_NOVA].value().is_empty() {
-                    self.toast = Some("no Nova database: the flavors step is skipped (bm2ironic flavors does it later)".into());
+                    self.toast =
+                        Some("no Nova database: the flavors step is skipped (bm2ironic flavors does it later)".into());
                     self.confirm.reset();
                     self.screen = Screen::Confirm;
                 } else {
@@ -838,7 +929,13 @@ impl App {
         vec![]
     }
 
-    fn decide(&mut self, code: ConflictCode, idx: &[usize], conflicts: Vec<crate::core::conflict::Conflict>, action: Action) {
+    fn decide(
+        &mut self,
+        code: ConflictCode,
+        idx: &[usize],
+        conflicts: Vec<crate::core::migrate::conflict::Conflict>,
+        action: Action,
+    ) {
         if self.conflicts.apply_all {
             self.resolutions.defaults.insert(code, action);
             self.resolutions.decisions.retain(|d| d.code != code);
@@ -850,7 +947,9 @@ impl App {
         self.replan();
         // stay on this code while it has undecided items; else go to the next undecided code
         let groups = self.conflict_groups();
-        let undecided = |idx: &Vec<usize>| self.plan.as_ref().is_some_and(|p| idx.iter().any(|&i| p.conflicts[i].is_unresolved_blocking()));
+        let undecided = |idx: &Vec<usize>| {
+            self.plan.as_ref().is_some_and(|p| idx.iter().any(|&i| p.conflicts[i].is_unresolved_blocking()))
+        };
         match groups.iter().position(|(c, idx)| *c == code && undecided(idx)) {
             Some(pos) => {
                 self.conflicts.group = pos;
@@ -881,7 +980,9 @@ impl App {
 
     fn key_confirm(&mut self, key: KeyEvent) -> Vec<Effect> {
         match key.code {
-            KeyCode::Esc => self.screen = if self.fields[F_NOVA].value().is_empty() { Screen::Conflicts } else { Screen::Flavors },
+            KeyCode::Esc => {
+                self.screen = if self.fields[F_NOVA].value().is_empty() { Screen::Conflicts } else { Screen::Flavors }
+            }
             KeyCode::Enter => {
                 let rehearse = self.mode != Mode::Live;
                 if !rehearse && self.confirm.value().trim() != "migrate" {
@@ -892,8 +993,13 @@ impl App {
                 // every node to write starts queued; the first batch is being written
                 if let Some(plan) = &self.plan {
                     for (i, n) in plan.to_write().take(PROGRESS_KEEP).enumerate() {
-                        let status = if i < crate::core::load::BATCH { "writing" } else { "queued" };
-                        self.progress.nodes.push_back(NodeProgress { nova_bm_id: n.nova_bm_id, uuid: n.uuid.clone().unwrap_or_default(), status: status.into(), failed: false });
+                        let status = if i < crate::core::migrate::load_sql::BATCH { "writing" } else { "queued" };
+                        self.progress.nodes.push_back(NodeProgress {
+                            nova_bm_id: n.nova_bm_id,
+                            uuid: n.uuid.clone().unwrap_or_default(),
+                            status: status.into(),
+                            failed: false,
+                        });
                     }
                 }
                 self.screen = Screen::Progress;
@@ -927,7 +1033,17 @@ impl App {
     fn key_logs(&mut self, key: KeyEvent) -> Vec<Effect> {
         let n = self.logs.lines.len();
         match key.code {
-            KeyCode::Esc => self.screen = if self.progress.finished.is_some() || self.progress.total > 0 { if self.work_running() { Screen::Progress } else { Screen::Summary } } else { Screen::Inventory },
+            KeyCode::Esc => {
+                self.screen = if self.progress.finished.is_some() || self.progress.total > 0 {
+                    if self.work_running() {
+                        Screen::Progress
+                    } else {
+                        Screen::Summary
+                    }
+                } else {
+                    Screen::Inventory
+                }
+            }
             KeyCode::Char('f') => self.logs.follow = !self.logs.follow,
             KeyCode::Up | KeyCode::Char('k') => {
                 if self.logs.follow {
@@ -942,9 +1058,14 @@ impl App {
             KeyCode::Char('e') | KeyCode::Char('E') => {
                 let from = if self.logs.follow { n } else { self.logs.scroll };
                 let found = if key.code == KeyCode::Char('e') {
-                    (from + 1..n).chain(0..from.min(n)).find(|&i| self.logs.lines[i].level == Level::Error && self.logs.lines[i].starts_record)
+                    (from + 1..n)
+                        .chain(0..from.min(n))
+                        .find(|&i| self.logs.lines[i].level == Level::Error && self.logs.lines[i].starts_record)
                 } else {
-                    (0..from.min(n)).rev().chain((from..n).rev()).find(|&i| self.logs.lines[i].level == Level::Error && self.logs.lines[i].starts_record)
+                    (0..from.min(n))
+                        .rev()
+                        .chain((from..n).rev())
+                        .find(|&i| self.logs.lines[i].level == Level::Error && self.logs.lines[i].starts_record)
                 };
                 match found {
                     Some(i) => {
@@ -961,10 +1082,18 @@ impl App {
 
     /// Summary counts of the plan for the confirm screen.
     pub fn plan_counts(&self) -> (usize, usize, usize, usize) {
-        self.plan.as_ref().map(|p| (p.summary.create, p.summary.skip + p.summary.already_migrated, p.summary.maintenance, p.summary.ports)).unwrap_or_default()
+        self.plan
+            .as_ref()
+            .map(|p| {
+                (p.summary.create, p.summary.skip + p.summary.already_migrated, p.summary.maintenance, p.summary.ports)
+            })
+            .unwrap_or_default()
     }
 
     pub fn write_count(&self) -> usize {
-        self.plan.as_ref().map(|p| p.nodes.iter().filter(|n| matches!(n.action, NodeAction::Create | NodeAction::Replace)).count()).unwrap_or(0)
+        self.plan
+            .as_ref()
+            .map(|p| p.nodes.iter().filter(|n| matches!(n.action, NodeAction::Create | NodeAction::Replace)).count())
+            .unwrap_or(0)
     }
 }

@@ -55,13 +55,20 @@ pub async fn run_wizard(app: App, ctx: Context) -> Result<(), String> {
             match TERMINAL_LOCK.try_lock() {
                 Ok(g) => break Some(g),
                 Err(std::sync::TryLockError::Poisoned(p)) => break Some(p.into_inner()),
-                Err(std::sync::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(5)),
+                Err(std::sync::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(5))
+                }
                 Err(std::sync::TryLockError::WouldBlock) => break None,
             }
         };
         RESTORED.store(true, std::sync::atomic::Ordering::SeqCst);
         restore_terminal();
-        let msg = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown".into());
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
         let place = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
         tracing::error!("wizard panicked: {msg}{place}");
         eprintln!("bm2ironic: internal error: {msg}{place}. The terminal was restored; nothing was committed unless the summary said so. See the audit log.");
@@ -70,8 +77,10 @@ pub async fn run_wizard(app: App, ctx: Context) -> Result<(), String> {
     }));
     terminal::enable_raw_mode().map_err(|e| format!("cannot switch the terminal to raw mode: {e}"))?;
     let guard = TerminalGuard;
-    execute!(std::io::stdout(), terminal::EnterAlternateScreen).map_err(|e| format!("cannot open the alternate screen: {e}"))?;
-    let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(|e| format!("cannot start the terminal: {e}"))?;
+    execute!(std::io::stdout(), terminal::EnterAlternateScreen)
+        .map_err(|e| format!("cannot open the alternate screen: {e}"))?;
+    let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))
+        .map_err(|e| format!("cannot start the terminal: {e}"))?;
     let mut runner = Runner::new(app, terminal, view::Theme::from_env(), ctx);
     let signals = signal_stream();
     let r = runner.run(EventStream::new(), signals).await;

@@ -15,16 +15,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::app::{App, Effect, FieldKind, Mode, Msg, F_API, F_IRONIC, F_NOVA, F_NOVA_BM};
 use super::view::{view, Theme};
-use crate::core::conf::{ConnectionSettings, Origin, Setting};
+use crate::core::db::conf::{ConnectionSettings, Origin, Setting};
+use crate::core::db::url::DbUrl;
 use crate::core::db::{Access, Db};
-use crate::core::dburl::DbUrl;
-use crate::core::ironic_api::IronicApi;
-use crate::core::load::{self, LoadRequest};
-use crate::core::logtail;
-use crate::core::prepare;
-use crate::core::rollback;
-use crate::core::target::TargetKind;
-use crate::core::verify;
+use crate::core::ironic::api::IronicApi;
+use crate::core::ironic::target::TargetKind;
+use crate::core::migrate::load_sql::{self, LoadRequest};
+use crate::core::migrate::prepare;
+use crate::core::migrate::rollback;
+use crate::core::migrate::verify;
 
 /// What the runtime needs besides the app state.
 #[derive(Debug, Clone, Default)]
@@ -62,7 +61,18 @@ impl<B: Backend> Runner<B> {
         if let Some(d) = &ctx.resolutions_dir {
             app.resolutions_path = d.join("bm2ironic-resolutions.toml").display().to_string();
         }
-        Runner { app, terminal, theme, ctx, tx, rx, cancel_load: None, load_started: None, stop: CancellationToken::new(), dirty: true }
+        Runner {
+            app,
+            terminal,
+            theme,
+            ctx,
+            tx,
+            rx,
+            cancel_load: None,
+            load_started: None,
+            stop: CancellationToken::new(),
+            dirty: true,
+        }
     }
 
     /// Starts the background work the wizard always has (log following).
@@ -73,7 +83,7 @@ impl<B: Backend> Runner<B> {
         }
         if !self.ctx.logs.is_empty() {
             let (ltx, mut lrx) = unbounded_channel();
-            logtail::follow(self.ctx.logs.clone(), ltx, self.stop.clone());
+            crate::core::logs::follow::follow(self.ctx.logs.clone(), ltx, self.stop.clone());
             let tx = self.tx.clone();
             tokio::spawn(async move {
                 while let Some(batch) = lrx.recv().await {
@@ -225,7 +235,16 @@ impl<B: Backend> Runner<B> {
                         match IronicApi::new(&value, None, TargetKind::Modern) {
                             Ok(api) => {
                                 let started = Instant::now();
-                                api.get("/v1").await.map(|v| format!("Ironic API {} in {} ms", v["version"]["version"].as_str().unwrap_or("?"), started.elapsed().as_millis())).map_err(|e| e.to_string())
+                                api.get("/v1")
+                                    .await
+                                    .map(|v| {
+                                        format!(
+                                            "Ironic API {} in {} ms",
+                                            v["version"]["version"].as_str().unwrap_or("?"),
+                                            started.elapsed().as_millis()
+                                        )
+                                    })
+                                    .map_err(|e| e.to_string())
                             }
                             Err(e) => Err(e.to_string()),
                         }
@@ -257,7 +276,11 @@ impl<B: Backend> Runner<B> {
                 let res = self.app.resolutions.clone();
                 let read_only = self.app.mode == Mode::ReadOnly;
                 tokio::spawn(async move {
-                    let r = if read_only { prepare::browse(&settings, &opts, &res).await } else { prepare::prepare(&settings, &opts, &res, None).await };
+                    let r = if read_only {
+                        prepare::browse(&settings, &opts, &res).await
+                    } else {
+                        prepare::prepare(&settings, &opts, &res, None).await
+                    };
                     let _ = tx.send(Msg::Prepared(r.map(Arc::new).map_err(|e| e.to_string())));
                 });
             }
@@ -280,8 +303,14 @@ impl<B: Backend> Runner<B> {
                             }
                         })
                     };
-                    let req = LoadRequest { plan: &plan, schema: &prepared.target.schema, rehearse, source: prepared.source.clone(), run_id: uuid::Uuid::new_v4().to_string() };
-                    let r = load::load_db(&db, req, &etx, &cancel).await.map_err(|e| e.to_string());
+                    let req = LoadRequest {
+                        plan: &plan,
+                        schema: &prepared.target.schema,
+                        rehearse,
+                        source: prepared.source.clone(),
+                        run_id: uuid::Uuid::new_v4().to_string(),
+                    };
+                    let r = load_sql::load_db(&db, req, &etx, &cancel).await.map_err(|e| e.to_string());
                     drop(etx);
                     let _ = fwd.await;
                     if let (Ok(_), Some(logs)) = (&r, simulate) {
@@ -307,15 +336,20 @@ impl<B: Backend> Runner<B> {
                 let kind = self.app.prepared.as_ref().map(|p| p.target.schema.kind).unwrap_or(TargetKind::Modern);
                 let text = |i: usize| self.app.fields[i].value().to_string();
                 let target = match kind {
-                    TargetKind::Juno => Some(crate::core::flavors::FlavorTarget::DeployImages { kernel: text(super::app::F_KERNEL), ramdisk: text(super::app::F_RAMDISK) }),
-                    TargetKind::Modern => Some(text(super::app::F_RCLASS)).filter(|c| !c.is_empty()).map(crate::core::flavors::FlavorTarget::ResourceClass),
+                    TargetKind::Juno => Some(crate::core::migrate::flavors::FlavorTarget::DeployImages {
+                        kernel: text(super::app::F_KERNEL),
+                        ramdisk: text(super::app::F_RAMDISK),
+                    }),
+                    TargetKind::Modern => Some(text(super::app::F_RCLASS))
+                        .filter(|c| !c.is_empty())
+                        .map(crate::core::migrate::flavors::FlavorTarget::ResourceClass),
                 };
                 let changes = match &self.app.flavors {
                     Some(Ok(v)) => v.changes.clone(),
                     _ => vec![],
                 };
                 tokio::spawn(async move {
-                    use crate::core::flavors;
+                    use crate::core::migrate::flavors;
                     let r: Result<Msg, String> = async {
                         let url = DbUrl::parse(&nova).map_err(|e| e.to_string())?;
                         let db = Db::connect(&url, if apply { Access::ReadWrite } else { Access::ReadOnly }).await.map_err(|e| e.to_string())?;
@@ -347,19 +381,33 @@ impl<B: Backend> Runner<B> {
                 });
             }
             Effect::Verify => {
-                let (Some(prepared), Some(Ok(summary))) = (self.app.prepared.clone(), self.app.progress.finished.clone()) else { return };
+                let (Some(prepared), Some(Ok(summary))) =
+                    (self.app.prepared.clone(), self.app.progress.finished.clone())
+                else {
+                    return;
+                };
                 let Some(db) = prepared.target_db.clone() else { return };
                 let api_url = self.app.fields[F_API].value().to_string();
                 tokio::spawn(async move {
                     let r = async {
-                        let runs = load::runs(&db).await.map_err(|e| e.to_string())?;
+                        let runs = load_sql::runs(&db).await.map_err(|e| e.to_string())?;
                         let run = rollback::pick_run(runs, Some(&summary.run_id)).map_err(|e| e.to_string())?;
-                        let api = if api_url.is_empty() { None } else { IronicApi::new(&api_url, None, prepared.target.schema.kind).ok() };
-                        let rep = verify::verify(&db, &run, &prepared.inventory, api.as_ref()).await.map_err(|e| e.to_string())?;
+                        let api = if api_url.is_empty() {
+                            None
+                        } else {
+                            IronicApi::new(&api_url, None, prepared.target.schema.kind).ok()
+                        };
+                        let rep = verify::verify(&db, &run, &prepared.inventory, api.as_ref())
+                            .await
+                            .map_err(|e| e.to_string())?;
                         if rep.differences.is_empty() {
                             Ok(format!("{} nodes, {} ports: no differences", rep.nodes_checked, rep.ports_checked))
                         } else {
-                            Err(format!("{} difference(s): run `bm2ironic verify --run {}`", rep.differences.len(), run.id))
+                            Err(format!(
+                                "{} difference(s): run `bm2ironic verify --run {}`",
+                                rep.differences.len(),
+                                run.id
+                            ))
                         }
                     }
                     .await;

@@ -6,9 +6,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use bm2ironic::core::db::url::DbUrl;
 use bm2ironic::core::db::{Access, Db, Pool};
-use bm2ironic::core::dburl::DbUrl;
-use bm2ironic::core::fixture::{self, Fixture};
+use bm2ironic::core::demo::fixture::{self, Fixture};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -71,7 +71,8 @@ impl TestDb {
                     if backend == Backend::MySql { (MYSQL_ADMIN, MYSQL_READER) } else { (PG_ADMIN, PG_READER) };
                 let admin = server_env(admin_var)?;
                 let reader = server_env(reader_var)?;
-                let db = Db::connect(&DbUrl::parse(&admin).unwrap(), Access::ReadWrite).await.expect("admin connection");
+                let db =
+                    Db::connect(&DbUrl::parse(&admin).unwrap(), Access::ReadWrite).await.expect("admin connection");
                 let sql = format!("CREATE DATABASE {name}");
                 match &db.pool {
                     Pool::MySql(p) => sqlx::query(sqlx::AssertSqlSafe(sql)).execute(p).await.map(|_| ()),
@@ -81,7 +82,13 @@ impl TestDb {
                 .expect("create test database");
                 db.close().await;
                 let base = admin.rsplit_once('/').unwrap().0;
-                Some(TestDb { backend, admin_url: format!("{base}/{name}"), reader_url: format!("{reader}/{name}"), name, _dir: None })
+                Some(TestDb {
+                    backend,
+                    admin_url: format!("{base}/{name}"),
+                    reader_url: format!("{reader}/{name}"),
+                    name,
+                    _dir: None,
+                })
             }
         }
     }
@@ -173,7 +180,13 @@ fn repo_file(rel: &str) -> PathBuf {
 /// Connection pieces of an admin URL, for the command-line clients.
 fn cli_parts(url: &str) -> (String, u16, String, String, String) {
     let u = DbUrl::parse(url).unwrap();
-    (u.host.clone(), u.port, u.user.clone().unwrap_or_default(), u.password.as_ref().map(|p| p.expose().to_string()).unwrap_or_default(), u.database.clone().unwrap_or_default())
+    (
+        u.host.clone(),
+        u.port,
+        u.user.clone().unwrap_or_default(),
+        u.password.as_ref().map(|p| p.expose().to_string()).unwrap_or_default(),
+        u.database.clone().unwrap_or_default(),
+    )
 }
 
 impl TestDb {
@@ -209,7 +222,7 @@ impl TestDb {
             Backend::Sqlite => {
                 let db = self.admin().await;
                 let text = std::fs::read_to_string(file).unwrap();
-                for s in bm2ironic::core::sql::statements(&text) {
+                for s in bm2ironic::core::db::sql::statements(&text) {
                     if let Pool::Sqlite(p) = &db.pool {
                         sqlx::query(sqlx::AssertSqlSafe(s)).execute(p).await.expect("schema statement");
                     }
@@ -229,7 +242,21 @@ impl TestDb {
             Backend::Postgres => {
                 let (h, port, u, pw, d) = cli_parts(&self.admin_url);
                 let out = std::process::Command::new("psql")
-                    .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", &h, "-p", &port.to_string(), "-U", &u, "-d", &d, "-f"])
+                    .args([
+                        "-X",
+                        "-q",
+                        "-v",
+                        "ON_ERROR_STOP=1",
+                        "-h",
+                        &h,
+                        "-p",
+                        &port.to_string(),
+                        "-U",
+                        &u,
+                        "-d",
+                        &d,
+                        "-f",
+                    ])
                     .arg(file)
                     .env("PGPASSWORD", pw)
                     .output()
@@ -247,7 +274,18 @@ impl TestDb {
             Backend::MySql => {
                 let (h, port, u, pw, d) = cli_parts(&self.admin_url);
                 let out = std::process::Command::new("mariadb-dump")
-                    .args(["--no-defaults", "--skip-dump-date", "--skip-comments", "-h", &h, "-P", &port.to_string(), "-u", &u, &d])
+                    .args([
+                        "--no-defaults",
+                        "--skip-dump-date",
+                        "--skip-comments",
+                        "-h",
+                        &h,
+                        "-P",
+                        &port.to_string(),
+                        "-u",
+                        &u,
+                        &d,
+                    ])
                     .env("MYSQL_PWD", pw)
                     .output()
                     .unwrap();
@@ -292,7 +330,13 @@ impl TestDb {
                     .await
                     .expect("rows query")
                     .iter()
-                    .map(|r| (0..r.len()).map(|i| r.try_get::<Option<String>, _>(i).expect("text column").unwrap_or_else(|| "NULL".into())).collect())
+                    .map(|r| {
+                        (0..r.len())
+                            .map(|i| {
+                                r.try_get::<Option<String>, _>(i).expect("text column").unwrap_or_else(|| "NULL".into())
+                            })
+                            .collect()
+                    })
                     .collect()
             };
         }
@@ -308,13 +352,22 @@ impl TestDb {
 
 /// The standard set of resolutions that resolves every blocking conflict of `Fixture::standard()`.
 pub const STANDARD_RESOLUTIONS: &[&str] = &[
-    "--default-arch", "x86_64",
-    "--deploy-kernel", "file:///var/lib/ironic/deploy.kernel",
-    "--deploy-ramdisk", "file:///var/lib/ironic/deploy.initramfs",
-    "--resolve", "invalid-mac=skip-port",
-    "--resolve", "duplicate-mac=skip-port",
-    "--resolve", "missing-uuid=generate",
-    "--resolve", "mid-deploy=maintenance",
-    "--resolve", "failed-deploy=maintenance",
-    "--resolve", "missing-bmc=maintenance",
+    "--default-arch",
+    "x86_64",
+    "--deploy-kernel",
+    "file:///var/lib/ironic/deploy.kernel",
+    "--deploy-ramdisk",
+    "file:///var/lib/ironic/deploy.initramfs",
+    "--resolve",
+    "invalid-mac=skip-port",
+    "--resolve",
+    "duplicate-mac=skip-port",
+    "--resolve",
+    "missing-uuid=generate",
+    "--resolve",
+    "mid-deploy=maintenance",
+    "--resolve",
+    "failed-deploy=maintenance",
+    "--resolve",
+    "missing-bmc=maintenance",
 ];

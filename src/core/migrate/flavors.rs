@@ -7,9 +7,9 @@
 use serde::Serialize;
 use sqlx::Row;
 
-use super::db::{Db, DbError, Pool};
-use super::dburl::Backend;
-use super::sql::{placeholders, Val};
+use crate::core::db::sql::{placeholders, Val};
+use crate::core::db::url::Backend;
+use crate::core::db::{Db, DbError, Pool};
 
 pub const CHANGES_TABLE: &str = "bm2ironic_flavor_changes";
 
@@ -62,7 +62,8 @@ pub enum FlavorError {
 
 /// `CUSTOM_` + the class upper-cased, other characters as `_` (Nova's normalisation).
 pub fn custom_class(class: &str) -> String {
-    let norm: String = class.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
+    let norm: String =
+        class.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
     if norm.starts_with("CUSTOM_") {
         norm
     } else {
@@ -103,7 +104,12 @@ async fn specs(db: &Db, schema: FlavorSchema) -> Result<Vec<(i64, String, String
                 .map_err(|e| db.error(e))?
                 .iter()
                 .map(|r| -> Result<_, sqlx::Error> {
-                    Ok((r.try_get::<i64, _>("id")?, r.try_get::<Option<String>, _>("name")?.unwrap_or_default(), r.try_get::<String, _>("k")?, r.try_get::<Option<String>, _>("v")?.unwrap_or_default()))
+                    Ok((
+                        r.try_get::<i64, _>("id")?,
+                        r.try_get::<Option<String>, _>("name")?.unwrap_or_default(),
+                        r.try_get::<String, _>("k")?,
+                        r.try_get::<Option<String>, _>("v")?.unwrap_or_default(),
+                    ))
                 })
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| db.error(e))?
@@ -117,7 +123,12 @@ async fn specs(db: &Db, schema: FlavorSchema) -> Result<Vec<(i64, String, String
 }
 
 /// The baremetal flavors (those with a `baremetal:` key, or named) and the changes they need.
-pub async fn plan_changes(db: &Db, schema: FlavorSchema, target: &FlavorTarget, only: &[String]) -> Result<Vec<SpecChange>, FlavorError> {
+pub async fn plan_changes(
+    db: &Db,
+    schema: FlavorSchema,
+    target: &FlavorTarget,
+    only: &[String],
+) -> Result<Vec<SpecChange>, FlavorError> {
     let all = specs(db, schema).await?;
     let mut ids: Vec<(i64, String)> = Vec::new();
     for (id, name, k, _) in &all {
@@ -130,7 +141,10 @@ pub async fn plan_changes(db: &Db, schema: FlavorSchema, target: &FlavorTarget, 
     for (id, name) in ids {
         let current = |key: &str| all.iter().find(|(i, _, k, _)| *i == id && k == key).map(|(_, _, _, v)| v.clone());
         let wanted: Vec<(String, String)> = match target {
-            FlavorTarget::DeployImages { kernel, ramdisk } => vec![("baremetal:deploy_kernel_id".into(), kernel.clone()), ("baremetal:deploy_ramdisk_id".into(), ramdisk.clone())],
+            FlavorTarget::DeployImages { kernel, ramdisk } => vec![
+                ("baremetal:deploy_kernel_id".into(), kernel.clone()),
+                ("baremetal:deploy_ramdisk_id".into(), ramdisk.clone()),
+            ],
             FlavorTarget::ResourceClass(c) => vec![
                 (format!("resources:{}", custom_class(c)), "1".into()),
                 ("resources:VCPU".into(), "0".into()),
@@ -178,10 +192,42 @@ pub async fn apply(db: &Db, schema: FlavorSchema, changes: &[SpecChange], change
     let mut stmts: Vec<(String, Vec<Val>)> = Vec::new();
     for c in changes {
         let (sql, vals) = match (&c.old, schema) {
-            (Some(_), FlavorSchema::Juno) => (format!("UPDATE {extra} SET value = ?, updated_at = ? WHERE {fk} = ? AND {key} = ? AND deleted = 0"), vec![Val::Text(Some(c.new.clone())), Val::Time(Some(now)), Val::Int(Some(c.flavor_id)), Val::Text(Some(c.key.clone()))]),
-            (Some(_), FlavorSchema::Modern) => (format!("UPDATE {extra} SET value = ?, updated_at = ? WHERE {fk} = ? AND {key} = ?"), vec![Val::Text(Some(c.new.clone())), Val::Time(Some(now)), Val::Int(Some(c.flavor_id)), Val::Text(Some(c.key.clone()))]),
-            (None, FlavorSchema::Juno) => (format!("INSERT INTO {extra} ({fk}, {key}, value, deleted, created_at) VALUES (?, ?, ?, 0, ?)"), vec![Val::Int(Some(c.flavor_id)), Val::Text(Some(c.key.clone())), Val::Text(Some(c.new.clone())), Val::Time(Some(now))]),
-            (None, FlavorSchema::Modern) => (format!("INSERT INTO {extra} ({fk}, {key}, value, created_at) VALUES (?, ?, ?, ?)"), vec![Val::Int(Some(c.flavor_id)), Val::Text(Some(c.key.clone())), Val::Text(Some(c.new.clone())), Val::Time(Some(now))]),
+            (Some(_), FlavorSchema::Juno) => (
+                format!("UPDATE {extra} SET value = ?, updated_at = ? WHERE {fk} = ? AND {key} = ? AND deleted = 0"),
+                vec![
+                    Val::Text(Some(c.new.clone())),
+                    Val::Time(Some(now)),
+                    Val::Int(Some(c.flavor_id)),
+                    Val::Text(Some(c.key.clone())),
+                ],
+            ),
+            (Some(_), FlavorSchema::Modern) => (
+                format!("UPDATE {extra} SET value = ?, updated_at = ? WHERE {fk} = ? AND {key} = ?"),
+                vec![
+                    Val::Text(Some(c.new.clone())),
+                    Val::Time(Some(now)),
+                    Val::Int(Some(c.flavor_id)),
+                    Val::Text(Some(c.key.clone())),
+                ],
+            ),
+            (None, FlavorSchema::Juno) => (
+                format!("INSERT INTO {extra} ({fk}, {key}, value, deleted, created_at) VALUES (?, ?, ?, 0, ?)"),
+                vec![
+                    Val::Int(Some(c.flavor_id)),
+                    Val::Text(Some(c.key.clone())),
+                    Val::Text(Some(c.new.clone())),
+                    Val::Time(Some(now)),
+                ],
+            ),
+            (None, FlavorSchema::Modern) => (
+                format!("INSERT INTO {extra} ({fk}, {key}, value, created_at) VALUES (?, ?, ?, ?)"),
+                vec![
+                    Val::Int(Some(c.flavor_id)),
+                    Val::Text(Some(c.key.clone())),
+                    Val::Text(Some(c.new.clone())),
+                    Val::Time(Some(now)),
+                ],
+            ),
         };
         stmts.push((placeholders(b, &sql), vals));
         stmts.push((
@@ -240,7 +286,14 @@ pub async fn restore(db: &Db, schema: FlavorSchema, change_set: Option<&str>) ->
                 .await
                 .map_err(|e| db.error(e))?
                 .iter()
-                .map(|r| -> Result<(String, i64, String, Option<String>), sqlx::Error> { Ok((r.try_get("change_set")?, r.try_get("flavor_id")?, r.try_get("spec_key")?, r.try_get("old_value")?)) })
+                .map(|r| -> Result<(String, i64, String, Option<String>), sqlx::Error> {
+                    Ok((
+                        r.try_get("change_set")?,
+                        r.try_get("flavor_id")?,
+                        r.try_get("spec_key")?,
+                        r.try_get("old_value")?,
+                    ))
+                })
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| db.error(e))?
         };
@@ -262,14 +315,23 @@ pub async fn restore(db: &Db, schema: FlavorSchema, change_set: Option<&str>) ->
         let _ = cs;
         n += 1;
         stmts.push(match old {
-            Some(v) => (placeholders(b, &format!("UPDATE {extra} SET value = ? WHERE {fk} = ? AND {key} = ?")), vec![Val::Text(Some(v.clone())), Val::Int(Some(*fid)), Val::Text(Some(k.clone()))]),
-            None => (placeholders(b, &format!("DELETE FROM {extra} WHERE {fk} = ? AND {key} = ?")), vec![Val::Int(Some(*fid)), Val::Text(Some(k.clone()))]),
+            Some(v) => (
+                placeholders(b, &format!("UPDATE {extra} SET value = ? WHERE {fk} = ? AND {key} = ?")),
+                vec![Val::Text(Some(v.clone())), Val::Int(Some(*fid)), Val::Text(Some(k.clone()))],
+            ),
+            None => (
+                placeholders(b, &format!("DELETE FROM {extra} WHERE {fk} = ? AND {key} = ?")),
+                vec![Val::Int(Some(*fid)), Val::Text(Some(k.clone()))],
+            ),
         });
     }
     if n == 0 {
         return Err(FlavorError::NothingToRestore);
     }
-    stmts.push((placeholders(b, &format!("UPDATE {CHANGES_TABLE} SET restored_at = ? WHERE change_set = ?")), vec![Val::Time(Some(chrono::Utc::now().naive_utc())), Val::Text(Some(set.clone()))]));
+    stmts.push((
+        placeholders(b, &format!("UPDATE {CHANGES_TABLE} SET restored_at = ? WHERE change_set = ?")),
+        vec![Val::Time(Some(chrono::Utc::now().naive_utc())), Val::Text(Some(set.clone()))],
+    ));
     run_tx(db, stmts).await?;
     tracing::warn!(change_set = %set, specs = n, "flavor changes restored");
     Ok((set, n))

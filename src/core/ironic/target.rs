@@ -7,8 +7,8 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use sqlx::Row;
 
-use super::db::{Access, Db, DbError, Pool};
-use super::dburl::{Backend, DbUrl};
+use crate::core::db::url::{Backend, DbUrl};
+use crate::core::db::{Access, Db, DbError, Pool};
 
 /// Alembic head of Ironic Juno (2014.2).
 pub const JUNO_HEAD: &str = "487deb87cc9d";
@@ -20,12 +20,30 @@ pub const KNOWN_MODERN_HEADS: &[(&str, &str, &str, &str)] = &[
 ];
 
 const JUNO_NODE_COLUMNS: &[&str] = &[
-    "id", "uuid", "instance_uuid", "chassis_id", "power_state", "target_power_state", "provision_state",
-    "target_provision_state", "provision_updated_at", "last_error", "instance_info", "properties", "driver",
-    "driver_info", "reservation", "conductor_affinity", "maintenance", "console_enabled", "extra", "created_at",
+    "id",
+    "uuid",
+    "instance_uuid",
+    "chassis_id",
+    "power_state",
+    "target_power_state",
+    "provision_state",
+    "target_provision_state",
+    "provision_updated_at",
+    "last_error",
+    "instance_info",
+    "properties",
+    "driver",
+    "driver_info",
+    "reservation",
+    "conductor_affinity",
+    "maintenance",
+    "console_enabled",
+    "extra",
+    "created_at",
     "updated_at",
 ];
-const MODERN_NODE_MARKERS: &[&str] = &["version", "conductor_group", "resource_class", "maintenance_reason", "protected"];
+const MODERN_NODE_MARKERS: &[&str] =
+    &["version", "conductor_group", "resource_class", "maintenance_reason", "protected"];
 const MODERN_PORT_MARKERS: &[&str] = &["internal_info", "pxe_enabled", "version"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -56,12 +74,36 @@ impl TargetSchema {
     /// for `Modern`, head 487deb87cc9d for `Juno`.
     pub fn known(kind: TargetKind) -> TargetSchema {
         let (schema, nodes, ports, nv, pv): (&str, Vec<&str>, Vec<&str>, Option<&str>, Option<&str>) = match kind {
-            TargetKind::Juno => (JUNO_HEAD, JUNO_NODE_COLUMNS.to_vec(), vec!["id", "uuid", "address", "node_id", "extra", "created_at", "updated_at"], None, None),
+            TargetKind::Juno => (
+                JUNO_HEAD,
+                JUNO_NODE_COLUMNS.to_vec(),
+                vec!["id", "uuid", "address", "node_id", "extra", "created_at", "updated_at"],
+                None,
+                None,
+            ),
             TargetKind::Modern => {
                 let mut n = JUNO_NODE_COLUMNS.to_vec();
                 n.extend(MODERN_NODE_MARKERS);
-                n.extend(["instance_name", "driver_internal_info", "clean_step", "deploy_step", "raid_config", "target_raid_config", "network_data", "service_step"]);
-                let mut p = vec!["id", "uuid", "address", "node_id", "extra", "created_at", "updated_at", "local_link_connection"];
+                n.extend([
+                    "instance_name",
+                    "driver_internal_info",
+                    "clean_step",
+                    "deploy_step",
+                    "raid_config",
+                    "target_raid_config",
+                    "network_data",
+                    "service_step",
+                ]);
+                let mut p = vec![
+                    "id",
+                    "uuid",
+                    "address",
+                    "node_id",
+                    "extra",
+                    "created_at",
+                    "updated_at",
+                    "local_link_connection",
+                ];
                 p.extend(MODERN_PORT_MARKERS);
                 ("9fb44677ef15", n, p, Some("1.44"), Some("1.16"))
             }
@@ -128,7 +170,9 @@ pub struct TargetState {
 pub enum TargetError {
     #[error(transparent)]
     Db(#[from] DbError),
-    #[error("{what} is not an Ironic database: it has no {missing} table (create it with `ironic-dbsync upgrade` first)")]
+    #[error(
+        "{what} is not an Ironic database: it has no {missing} table (create it with `ironic-dbsync upgrade` first)"
+    )]
     NotIronic { what: String, missing: String },
     #[error("{what}: the Ironic schema is empty (no alembic head): run `ironic-dbsync upgrade` first")]
     NoSchema { what: String },
@@ -174,7 +218,9 @@ async fn columns(db: &Db, table: &str) -> Result<BTreeSet<String>, DbError> {
 
 /// Parses `--object-version NODE,PORT`.
 pub fn parse_object_version(s: &str) -> Result<(String, String), TargetError> {
-    let ok = |v: &str| v.split('.').count() == 2 && v.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    let ok = |v: &str| {
+        v.split('.').count() == 2 && v.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+    };
     match s.split_once(',') {
         Some((n, p)) if ok(n.trim()) && ok(p.trim()) => Ok((n.trim().to_string(), p.trim().to_string())),
         _ => Err(TargetError::BadObjectVersion(s.to_string())),
@@ -199,7 +245,8 @@ pub async fn detect(db: &Db, object_version: Option<&(String, String)>) -> Resul
     if !missing_juno.is_empty() {
         return Err(TargetError::Unknown { what, head, reason: format!("nodes lacks {}", missing_juno.join(", ")) });
     }
-    let is_modern = MODERN_NODE_MARKERS.iter().all(|c| node_columns.contains(*c)) && MODERN_PORT_MARKERS.iter().all(|c| port_columns.contains(*c));
+    let is_modern = MODERN_NODE_MARKERS.iter().all(|c| node_columns.contains(*c))
+        && MODERN_PORT_MARKERS.iter().all(|c| port_columns.contains(*c));
     let kind = if head == JUNO_HEAD && !node_columns.contains("version") {
         TargetKind::Juno
     } else if is_modern {
@@ -211,13 +258,18 @@ pub async fn detect(db: &Db, object_version: Option<&(String, String)>) -> Resul
     let (mut node_version, mut port_version, mut versions_from) = (None, None, None);
     if kind == TargetKind::Modern {
         if let Some((n, p)) = object_version {
-            (node_version, port_version, versions_from) = (Some(n.clone()), Some(p.clone()), Some("--object-version".to_string()));
+            (node_version, port_version, versions_from) =
+                (Some(n.clone()), Some(p.clone()), Some("--object-version".to_string()));
         } else {
-            let nv = max_version(strings(db, "SELECT DISTINCT version FROM nodes WHERE version IS NOT NULL", None).await?);
-            let pv = max_version(strings(db, "SELECT DISTINCT version FROM ports WHERE version IS NOT NULL", None).await?);
+            let nv =
+                max_version(strings(db, "SELECT DISTINCT version FROM nodes WHERE version IS NOT NULL", None).await?);
+            let pv =
+                max_version(strings(db, "SELECT DISTINCT version FROM ports WHERE version IS NOT NULL", None).await?);
             let known = KNOWN_MODERN_HEADS.iter().find(|(h, ..)| *h == head);
             match (nv, pv, known) {
-                (Some(n), Some(p), _) => (node_version, port_version, versions_from) = (Some(n), Some(p), Some("existing rows".into())),
+                (Some(n), Some(p), _) => {
+                    (node_version, port_version, versions_from) = (Some(n), Some(p), Some("existing rows".into()))
+                }
                 (n, p, Some((_, release, kn, kp))) => {
                     node_version = Some(n.unwrap_or_else(|| kn.to_string()));
                     port_version = Some(p.unwrap_or_else(|| kp.to_string()));
@@ -247,8 +299,12 @@ pub async fn read_state(db: &Db, schema: TargetSchema) -> Result<TargetState, Ta
         Backend::Sqlite => "SELECT id, uuid, instance_uuid, provision_state, COALESCE(maintenance, 0) AS maintenance, reservation, extra, updated_at FROM nodes ORDER BY id",
     };
     let port_sql = match db.backend() {
-        Backend::MySql => "SELECT CAST(id AS SIGNED) AS id, uuid, address, CAST(node_id AS SIGNED) AS node_id FROM ports ORDER BY id",
-        Backend::Postgres => "SELECT id::bigint AS id, uuid::text, address::text, node_id::bigint AS node_id FROM ports ORDER BY id",
+        Backend::MySql => {
+            "SELECT CAST(id AS SIGNED) AS id, uuid, address, CAST(node_id AS SIGNED) AS node_id FROM ports ORDER BY id"
+        }
+        Backend::Postgres => {
+            "SELECT id::bigint AS id, uuid::text, address::text, node_id::bigint AS node_id FROM ports ORDER BY id"
+        }
         Backend::Sqlite => "SELECT id, uuid, address, node_id FROM ports ORDER BY id",
     };
     macro_rules! read {
@@ -279,7 +335,12 @@ pub async fn read_state(db: &Db, schema: TargetSchema) -> Result<TargetState, Ta
                 .map_err(|e| db.error(e))?
                 .iter()
                 .map(|r| -> Result<ExistingPort, sqlx::Error> {
-                    Ok(ExistingPort { id: r.try_get("id")?, uuid: r.try_get("uuid")?, address: r.try_get("address")?, node_id: r.try_get("node_id")? })
+                    Ok(ExistingPort {
+                        id: r.try_get("id")?,
+                        uuid: r.try_get("uuid")?,
+                        address: r.try_get("address")?,
+                        node_id: r.try_get("node_id")?,
+                    })
                 })
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| db.error(e))?;

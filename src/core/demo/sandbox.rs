@@ -5,12 +5,19 @@
 
 use std::path::{Path, PathBuf};
 
-use super::db::{Access, Db};
-use super::dburl::DbUrl;
-use super::fixture::{self, Fixture};
+use crate::core::db::url::DbUrl;
+use crate::core::db::{Access, Db};
+use crate::core::demo::fixture::{self, Fixture};
 
 const MARKER: &str = ".bm2ironic-demo";
-const FILES: &[&str] = &["nova_bm.sqlite", "ironic.sqlite", "nova.sqlite", "bm2ironic-resolutions.toml", "deploy.kernel", "deploy.initramfs"];
+const FILES: &[&str] = &[
+    "nova_bm.sqlite",
+    "ironic.sqlite",
+    "nova.sqlite",
+    "bm2ironic-resolutions.toml",
+    "deploy.kernel",
+    "deploy.initramfs",
+];
 
 #[derive(Debug, Clone)]
 pub struct Sandbox {
@@ -38,7 +45,10 @@ fn prepare_dir(dir: &Path) -> Result<(), SandboxError> {
         let is_sandbox = dir.join(MARKER).exists();
         let empty = std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false);
         if !is_sandbox && !empty {
-            return Err(SandboxError(format!("{} is not empty and is not a bm2ironic demo sandbox: choose another --dir", dir.display())));
+            return Err(SandboxError(format!(
+                "{} is not empty and is not a bm2ironic demo sandbox: choose another --dir",
+                dir.display()
+            )));
         }
         for f in FILES.iter().flat_map(|f| [f.to_string(), format!("{f}-journal")]) {
             let p = dir.join(f);
@@ -70,10 +80,14 @@ pub async fn build(dir: &Path) -> Result<Sandbox, SandboxError> {
     fixture::build(&db, &fixture).await.map_err(|e| SandboxError(format!("cannot build the demo nova_bm: {e}")))?;
     db.close().await;
     let (ironic_url, db) = sqlite(&dir.join("ironic.sqlite")).await?;
-    fixture::build_ironic_sqlite(&db).await.map_err(|e| SandboxError(format!("cannot build the demo Ironic database: {e}")))?;
+    fixture::build_ironic_sqlite(&db)
+        .await
+        .map_err(|e| SandboxError(format!("cannot build the demo Ironic database: {e}")))?;
     db.close().await;
     let (nova_url, db) = sqlite(&dir.join("nova.sqlite")).await?;
-    fixture::build_nova_sqlite(&db, &fixture).await.map_err(|e| SandboxError(format!("cannot build the demo Nova database: {e}")))?;
+    fixture::build_nova_sqlite(&db, &fixture)
+        .await
+        .map_err(|e| SandboxError(format!("cannot build the demo Nova database: {e}")))?;
     db.close().await;
 
     let logs = dir.join("logs");
@@ -123,7 +137,10 @@ impl Sandbox {
     /// The wizard's runtime context: follow the sandbox's logs, simulate a takeover, save decisions here.
     pub fn context(&self) -> crate::tui::Context {
         crate::tui::Context {
-            logs: vec![("ironic".into(), self.conductor_log.clone()), ("nova-compute".into(), self.compute_log.clone())],
+            logs: vec![
+                ("ironic".into(), self.conductor_log.clone()),
+                ("nova-compute".into(), self.compute_log.clone()),
+            ],
             simulate_takeover: true,
             resolutions_dir: Some(self.dir.clone()),
             auto_prepare: false,

@@ -4,10 +4,10 @@
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use sqlx::Row;
 
-use super::db::{Access, Db, DbError, Pool};
-use super::dburl::{Backend, DbUrl};
-use super::model::{BmInterface, BmNode, Inventory};
-use super::secret::Secret;
+use crate::core::db::secret::Secret;
+use crate::core::db::url::{Backend, DbUrl};
+use crate::core::db::{Access, Db, DbError, Pool};
+use crate::core::source::model::{BmInterface, BmNode, Inventory};
 
 pub const NOVA_BM_REPOSITORY: &str = "nova_bm";
 /// nova_bm's last schema version (Icehouse and Juno).
@@ -300,7 +300,8 @@ impl NovaBmSource {
 
     /// Streams `bm_interfaces`, ordered by node then id, MACs normalised beside the stored form.
     pub fn interfaces(&self) -> BoxStream<'_, Result<BmInterface, SourceError>> {
-        let sql = sqlx::AssertSqlSafe(select_sql(self.db.backend(), "bm_interfaces", INTERFACE_COLUMNS, "bm_node_id, id"));
+        let sql =
+            sqlx::AssertSqlSafe(select_sql(self.db.backend(), "bm_interfaces", INTERFACE_COLUMNS, "bm_node_id, id"));
         let what = self.what();
         let db = &self.db;
         macro_rules! run {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use chrono::NaiveDateTime;
 use serde::Serialize;
 
-use super::secret::Secret;
+use crate::core::db::secret::Secret;
 
 /// One `bm_nodes` row.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -117,7 +117,11 @@ impl Inventory {
     }
 
     pub fn summary(&self) -> InventorySummary {
-        let mut s = InventorySummary { nodes: self.nodes.len(), orphan_interfaces: self.orphan_interfaces.len(), ..Default::default() };
+        let mut s = InventorySummary {
+            nodes: self.nodes.len(),
+            orphan_interfaces: self.orphan_interfaces.len(),
+            ..Default::default()
+        };
         for n in &self.nodes {
             s.interfaces += n.interfaces.len();
             if n.node.deleted {
@@ -197,7 +201,12 @@ mod tests {
 
     #[test]
     fn join_puts_orphans_apart_and_counts() {
-        let n = |id, deleted, state: Option<&str>| BmNode { id, deleted, task_state: state.map(Into::into), ..Default::default() };
+        let n = |id, deleted, state: Option<&str>| BmNode {
+            id,
+            deleted,
+            task_state: state.map(Into::into),
+            ..Default::default()
+        };
         let i = |id, node| BmInterface { id, bm_node_id: node, ..Default::default() };
         let inv = Inventory::join(
             vec![n(1, false, Some("active")), n(2, true, Some("deleted")), n(3, false, None)],

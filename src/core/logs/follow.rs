@@ -127,7 +127,15 @@ impl FileFollower {
     pub fn at_offset(name: &str, path: &std::path::Path, offset: u64) -> FileFollower {
         let file = std::fs::File::open(path).ok();
         let ino = file.as_ref().and_then(|f| f.metadata().ok()).as_ref().and_then(inode);
-        let mut f = FileFollower { name: name.into(), path: path.into(), file, offset, ino, partial: String::new(), fingerprint: Vec::new() };
+        let mut f = FileFollower {
+            name: name.into(),
+            path: path.into(),
+            file,
+            offset,
+            ino,
+            partial: String::new(),
+            fingerprint: Vec::new(),
+        };
         f.fingerprint = f.read_fingerprint().unwrap_or_default();
         f
     }
@@ -201,7 +209,10 @@ impl Followed {
             .map(|line| {
                 let own = oslo_level(&line);
                 // an oslo TRACE/ERROR line that repeats the previous record's prefix is a traceback line
-                let starts_record = own.is_some() && !(own == Some(LogLevel::Error) && self.last_level == LogLevel::Error && is_traceback_text(&line));
+                let starts_record = own.is_some()
+                    && !(own == Some(LogLevel::Error)
+                        && self.last_level == LogLevel::Error
+                        && is_traceback_text(&line));
                 let level = own.unwrap_or(self.last_level);
                 self.last_level = level;
                 LogLine { source: self.file.name.clone(), level, text: line, starts_record }
@@ -211,9 +222,16 @@ impl Followed {
 }
 
 /// Follows `files` (name, path) from their current end until `cancel`; batches go to `tx`.
-pub fn follow(files: Vec<(String, PathBuf)>, tx: UnboundedSender<Vec<LogLine>>, cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
+pub fn follow(
+    files: Vec<(String, PathBuf)>,
+    tx: UnboundedSender<Vec<LogLine>>,
+    cancel: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut followed: Vec<Followed> = files.into_iter().map(|(name, path)| Followed { file: FileFollower::at_end(&name, &path), last_level: LogLevel::Info }).collect();
+        let mut followed: Vec<Followed> = files
+            .into_iter()
+            .map(|(name, path)| Followed { file: FileFollower::at_end(&name, &path), last_level: LogLevel::Info })
+            .collect();
         let mut tick = tokio::time::interval(Duration::from_millis(250));
         loop {
             tokio::select! {
@@ -237,16 +255,31 @@ mod tests {
 
     #[test]
     fn levels_of_oslo_lines() {
-        assert_eq!(oslo_level("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager [req-1] boom"), Some(LogLevel::Error));
+        assert_eq!(
+            oslo_level("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager [req-1] boom"),
+            Some(LogLevel::Error)
+        );
         assert_eq!(oslo_level("2014-10-02 12:00:01.123 4242 INFO nova.compute [-] ok"), Some(LogLevel::Info));
         assert_eq!(oslo_level("Traceback (most recent call last):"), None);
     }
 
     #[test]
     fn compact_keeps_time_level_and_message() {
-        let l = LogLine { source: "ironic".into(), level: LogLevel::Error, text: "2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager [req-1 - - - -] Failed to take over node x".into(), starts_record: true };
+        let l = LogLine {
+            source: "ironic".into(),
+            level: LogLevel::Error,
+            text:
+                "2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager [req-1 - - - -] Failed to take over node x"
+                    .into(),
+            starts_record: true,
+        };
         assert_eq!(l.compact(), "12:00:01 ERROR Failed to take over node x");
-        let t = LogLine { starts_record: false, text: "2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager Traceback (most recent call last):".into(), ..l.clone() };
+        let t = LogLine {
+            starts_record: false,
+            text: "2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager Traceback (most recent call last):"
+                .into(),
+            ..l.clone()
+        };
         assert_eq!(t.compact(), "    Traceback (most recent call last):");
         let plain = LogLine { text: "something else".into(), ..l };
         assert_eq!(plain.compact(), "something else");
@@ -254,9 +287,15 @@ mod tests {
 
     #[test]
     fn traceback_lines_with_the_error_prefix_belong_to_their_record() {
-        assert!(!is_traceback_text("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager [req-1 - -] Failed to take over node x"));
-        assert!(is_traceback_text("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager Traceback (most recent call last):"));
-        assert!(is_traceback_text("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager   File \"a.py\", line 1"));
+        assert!(!is_traceback_text(
+            "2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager [req-1 - -] Failed to take over node x"
+        ));
+        assert!(is_traceback_text(
+            "2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager Traceback (most recent call last):"
+        ));
+        assert!(is_traceback_text(
+            "2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager   File \"a.py\", line 1"
+        ));
     }
 
     #[test]
@@ -268,7 +307,8 @@ mod tests {
         assert!(f.poll().is_empty(), "starts at the end");
         use std::io::Write;
         let mut w = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
-        write!(w, "2014-10-02 12:00:01.123 1 ERROR x [-] failed\n  File \"a.py\"\n2014-10-02 12:00:02.000 1 INF").unwrap();
+        write!(w, "2014-10-02 12:00:01.123 1 ERROR x [-] failed\n  File \"a.py\"\n2014-10-02 12:00:02.000 1 INF")
+            .unwrap();
         let got = f.poll();
         assert_eq!(got.len(), 2);
         assert_eq!(got[1].level, LogLevel::Error, "a traceback line takes the level of its ERROR");

@@ -9,12 +9,12 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::conf::BaremetalConf;
-use super::conflict::{Action, Conflict, ConflictCode, Resolutions, Subject};
-use super::model::{BmInterface, BmNode, Inventory};
-use super::nova::NovaFacts;
-use super::secret::Secret;
-use super::target::{TargetKind, TargetState};
+use crate::core::db::conf::BaremetalConf;
+use crate::core::db::secret::Secret;
+use crate::core::ironic::target::{TargetKind, TargetState};
+use crate::core::migrate::conflict::{Action, Conflict, ConflictCode, Resolutions, Subject};
+use crate::core::source::model::{BmInterface, BmNode, Inventory};
+use crate::core::source::nova::NovaFacts;
 
 /// Namespace of the uuids we generate (stable, so a rehearsal and the real run agree).
 const BM2IRONIC_NS: uuid::Uuid = uuid::Uuid::from_u128(0x6b6d_3269_726f_4e69_8c00_6e6f_7661_626d);
@@ -262,7 +262,13 @@ struct Decider<'a> {
 }
 
 impl Decider<'_> {
-    fn raise(&mut self, code: ConflictCode, subject: Subject, node_uuid: Option<&str>, detail: String) -> Option<Action> {
+    fn raise(
+        &mut self,
+        code: ConflictCode,
+        subject: Subject,
+        node_uuid: Option<&str>,
+        detail: String,
+    ) -> Option<Action> {
         let (action, decided_by) = match self.resolutions.decide(code, &subject) {
             Some((a, by)) => (Some(a), Some(by)),
             None => match code.default_action() {
@@ -270,7 +276,15 @@ impl Decider<'_> {
                 None => (None, None),
             },
         };
-        self.conflicts.push(Conflict { code, blocking: code.blocking(), subject, node_uuid: node_uuid.map(str::to_string), detail, action, decided_by });
+        self.conflicts.push(Conflict {
+            code,
+            blocking: code.blocking(),
+            subject,
+            node_uuid: node_uuid.map(str::to_string),
+            detail,
+            action,
+            decided_by,
+        });
         action
     }
 }
@@ -327,14 +341,21 @@ impl Fate {
 }
 
 /// Builds the plan. Pure: the same inputs give the same plan (and checksum).
-pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opts: &PlanOptions, resolutions: &Resolutions) -> Plan {
+pub fn plan(
+    inv: &Inventory,
+    target: &TargetState,
+    nova: Option<&NovaFacts>,
+    opts: &PlanOptions,
+    resolutions: &Resolutions,
+) -> Plan {
     let kind = target.schema.kind;
     let power = PowerManager::from_class(opts.baremetal.power_manager());
     let mut d = Decider { resolutions, conflicts: Vec::new() };
     let mut warnings = Vec::new();
 
-    let by_uuid: HashMap<&str, &super::target::ExistingNode> = target.nodes.iter().filter_map(|n| n.uuid.as_deref().map(|u| (u, n))).collect();
-    let by_instance: HashMap<&str, &super::target::ExistingNode> =
+    let by_uuid: HashMap<&str, &crate::core::ironic::target::ExistingNode> =
+        target.nodes.iter().filter_map(|n| n.uuid.as_deref().map(|u| (u, n))).collect();
+    let by_instance: HashMap<&str, &crate::core::ironic::target::ExistingNode> =
         target.nodes.iter().filter_map(|n| n.instance_uuid.as_deref().map(|u| (u, n))).collect();
     let node_id_to_uuid: HashMap<i64, Option<&str>> = target.nodes.iter().map(|n| (n.id, n.uuid.as_deref())).collect();
     let port_macs: HashMap<String, Option<i64>> =
@@ -342,21 +363,30 @@ pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opt
 
     // nova-compute services still heartbeating on the baremetal hosts
     if let Some(facts) = nova {
-        let hosts: std::collections::BTreeSet<&str> = inv.nodes.iter().filter(|n| !n.node.deleted).filter_map(|n| n.node.service_host.as_deref()).collect();
+        let hosts: std::collections::BTreeSet<&str> =
+            inv.nodes.iter().filter(|n| !n.node.deleted).filter_map(|n| n.node.service_host.as_deref()).collect();
         for h in hosts {
             if let Some(s) = facts.running_compute(h) {
                 d.raise(
                     ConflictCode::NovaComputeRunning,
                     Subject::Host { host: h.to_string() },
                     None,
-                    format!("nova-compute on {h} sent a heartbeat at {} (stop it before the load)", s.updated_at.map(|t| t.to_string()).unwrap_or_default()),
+                    format!(
+                        "nova-compute on {h} sent a heartbeat at {} (stop it before the load)",
+                        s.updated_at.map(|t| t.to_string()).unwrap_or_default()
+                    ),
                 );
             }
         }
     }
 
     // Who is first to hold each MAC among the nodes that may be migrated (lowest nova_bm id first).
-    let candidate = |n: &BmNode| !n.deleted || resolutions.decide(ConflictCode::DeletedNode, &Subject::Node { nova_bm_id: n.id }).is_some_and(|(a, _)| a == Action::Migrate);
+    let candidate = |n: &BmNode| {
+        !n.deleted
+            || resolutions
+                .decide(ConflictCode::DeletedNode, &Subject::Node { nova_bm_id: n.id })
+                .is_some_and(|(a, _)| a == Action::Migrate)
+    };
     let mut first_holder: HashMap<String, (i64, i64)> = HashMap::new();
     for n in inv.nodes.iter().filter(|n| candidate(&n.node)) {
         for i in n.interfaces.iter().filter(|i| !i.deleted) {
@@ -384,11 +414,24 @@ pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opt
         let uuid_s = uuid_ref.as_deref();
 
         if n.deleted {
-            let a = d.raise(ConflictCode::DeletedNode, subject.clone(), uuid_s, format!("soft-deleted in nova_bm at {}", n.deleted_at.map(|t| t.to_string()).unwrap_or_else(|| "an unknown time".into())));
+            let a = d.raise(
+                ConflictCode::DeletedNode,
+                subject.clone(),
+                uuid_s,
+                format!(
+                    "soft-deleted in nova_bm at {}",
+                    n.deleted_at.map(|t| t.to_string()).unwrap_or_else(|| "an unknown time".into())
+                ),
+            );
             f.apply(ConflictCode::DeletedNode, a);
             if f.action == NodeAction::Skip {
                 for i in &entry.interfaces {
-                    let a = d.raise(ConflictCode::OrphanInterface, Subject::Interface { nova_bm_id: n.id, interface_id: i.id }, uuid_s, format!("interface {} of soft-deleted node {}", i.address.as_deref().unwrap_or("-"), n.id));
+                    let a = d.raise(
+                        ConflictCode::OrphanInterface,
+                        Subject::Interface { nova_bm_id: n.id, interface_id: i.id },
+                        uuid_s,
+                        format!("interface {} of soft-deleted node {}", i.address.as_deref().unwrap_or("-"), n.id),
+                    );
                     let _ = a;
                 }
                 nodes.push(finish(n, f, None, Vec::new()));
@@ -397,10 +440,21 @@ pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opt
         }
 
         if f.uuid.is_none() {
-            let a = d.raise(ConflictCode::MissingUuid, subject.clone(), None, format!("nova_bm node {} has no uuid, so no Nova instance can point at it", n.id));
+            let a = d.raise(
+                ConflictCode::MissingUuid,
+                subject.clone(),
+                None,
+                format!("nova_bm node {} has no uuid, so no Nova instance can point at it", n.id),
+            );
             f.apply(ConflictCode::MissingUuid, a);
             if a == Some(Action::Generate) {
-                f.uuid = Some(uuid::Uuid::new_v5(&BM2IRONIC_NS, format!("nova_bm-node:{}:{}", n.id, n.service_host.as_deref().unwrap_or("")).as_bytes()).to_string());
+                f.uuid = Some(
+                    uuid::Uuid::new_v5(
+                        &BM2IRONIC_NS,
+                        format!("nova_bm-node:{}:{}", n.id, n.service_host.as_deref().unwrap_or("")).as_bytes(),
+                    )
+                    .to_string(),
+                );
             }
         }
         let uuid_s = f.uuid.clone();
@@ -408,34 +462,63 @@ pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opt
         // an earlier run of ours, or somebody else's node with this uuid
         if let Some(existing) = uuid_s.and_then(|u| by_uuid.get(u)) {
             if existing.migrated_from() == Some(n.id) {
-                let a = d.raise(ConflictCode::AlreadyMigrated, subject.clone(), uuid_s, format!("Ironic node {} came from this nova_bm node (run {})", existing.id, existing.migrated_by_run().unwrap_or("?")));
+                let a = d.raise(
+                    ConflictCode::AlreadyMigrated,
+                    subject.clone(),
+                    uuid_s,
+                    format!(
+                        "Ironic node {} came from this nova_bm node (run {})",
+                        existing.id,
+                        existing.migrated_by_run().unwrap_or("?")
+                    ),
+                );
                 f.apply(ConflictCode::AlreadyMigrated, a);
                 f.action = NodeAction::AlreadyMigrated;
                 nodes.push(finish(n, f, None, Vec::new()));
                 continue;
             }
-            let a = d.raise(ConflictCode::UuidInIronic, subject.clone(), uuid_s, format!("Ironic node {} (provision state {}) already has this uuid", existing.id, existing.provision_state.as_deref().unwrap_or("none")));
+            let a = d.raise(
+                ConflictCode::UuidInIronic,
+                subject.clone(),
+                uuid_s,
+                format!(
+                    "Ironic node {} (provision state {}) already has this uuid",
+                    existing.id,
+                    existing.provision_state.as_deref().unwrap_or("none")
+                ),
+            );
             f.apply(ConflictCode::UuidInIronic, a);
             if a == Some(Action::Replace) {
                 f.replaces = Some(existing.id);
             }
         }
 
-
         if f.keep_instance {
             let state = n.task_state.as_deref().unwrap_or("");
             let inst = n.instance_uuid.as_deref().unwrap_or("");
             if MID_DEPLOY_STATES.contains(&state) {
-                let a = d.raise(ConflictCode::MidDeploy, subject.clone(), uuid_s, format!("instance {inst} with task_state '{state}': the deploy never finished"));
+                let a = d.raise(
+                    ConflictCode::MidDeploy,
+                    subject.clone(),
+                    uuid_s,
+                    format!("instance {inst} with task_state '{state}': the deploy never finished"),
+                );
                 f.apply(ConflictCode::MidDeploy, a);
                 if a == Some(Action::Maintenance) {
-                    f.maintenance_reasons.push(format!("nova_bm task_state was '{state}' (deploy not finished) at migration"));
+                    f.maintenance_reasons
+                        .push(format!("nova_bm task_state was '{state}' (deploy not finished) at migration"));
                 }
             } else if FAILED_STATES.contains(&state) {
-                let a = d.raise(ConflictCode::FailedDeploy, subject.clone(), uuid_s, format!("instance {inst} with task_state '{state}'"));
+                let a = d.raise(
+                    ConflictCode::FailedDeploy,
+                    subject.clone(),
+                    uuid_s,
+                    format!("instance {inst} with task_state '{state}'"),
+                );
                 f.apply(ConflictCode::FailedDeploy, a);
                 if a == Some(Action::Maintenance) {
-                    f.maintenance_reasons.push(format!("nova_bm task_state was '{state}' (failed deploy) at migration"));
+                    f.maintenance_reasons
+                        .push(format!("nova_bm task_state was '{state}' (failed deploy) at migration"));
                 }
             }
             if let Some(facts) = nova {
@@ -445,11 +528,18 @@ pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opt
                     Some(_) => None,
                 };
                 if let Some(why) = gone {
-                    let a = d.raise(ConflictCode::InstanceMissingInNova, subject.clone(), uuid_s, format!("instance {inst} {why}"));
+                    let a = d.raise(
+                        ConflictCode::InstanceMissingInNova,
+                        subject.clone(),
+                        uuid_s,
+                        format!("instance {inst} {why}"),
+                    );
                     f.apply(ConflictCode::InstanceMissingInNova, a);
                     match a {
                         Some(Action::Free) => f.keep_instance = false,
-                        Some(Action::Maintenance) => f.maintenance_reasons.push(format!("instance {inst} {why} at migration")),
+                        Some(Action::Maintenance) => {
+                            f.maintenance_reasons.push(format!("instance {inst} {why} at migration"))
+                        }
                         _ => {}
                     }
                 }
@@ -457,7 +547,15 @@ pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opt
             if f.keep_instance {
                 if let Some(other) = by_instance.get(inst) {
                     if other.uuid.as_deref() != uuid_s && f.replaces != Some(other.id) {
-                        let a = d.raise(ConflictCode::InstanceInIronic, subject.clone(), uuid_s, format!("Ironic node {} already holds instance {inst}", other.uuid.as_deref().unwrap_or("?")));
+                        let a = d.raise(
+                            ConflictCode::InstanceInIronic,
+                            subject.clone(),
+                            uuid_s,
+                            format!(
+                                "Ironic node {} already holds instance {inst}",
+                                other.uuid.as_deref().unwrap_or("?")
+                            ),
+                        );
                         f.apply(ConflictCode::InstanceInIronic, a);
                     }
                 }
@@ -467,24 +565,39 @@ pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opt
         match power.driver(kind) {
             None => {
                 let class = opts.baremetal.power_manager();
-                let a = d.raise(ConflictCode::UnsupportedPower, subject.clone(), uuid_s, format!("power manager {class} has no equivalent in a {} Ironic", kind_name(kind)));
+                let a = d.raise(
+                    ConflictCode::UnsupportedPower,
+                    subject.clone(),
+                    uuid_s,
+                    format!("power manager {class} has no equivalent in a {} Ironic", kind_name(kind)),
+                );
                 f.apply(ConflictCode::UnsupportedPower, a);
                 if a == Some(Action::Maintenance) {
                     f.unsupported_power = true;
-                    f.maintenance_reasons.push(format!("nova baremetal power manager {class} has no Ironic equivalent: no power control"));
+                    f.maintenance_reasons.push(format!(
+                        "nova baremetal power manager {class} has no Ironic equivalent: no power control"
+                    ));
                 }
             }
             Some(_) => {
                 let missing = match power {
-                    PowerManager::Ipmi | PowerManager::IBoot => n.pm_address.as_deref().is_none_or(|a| a.trim().is_empty()),
+                    PowerManager::Ipmi | PowerManager::IBoot => {
+                        n.pm_address.as_deref().is_none_or(|a| a.trim().is_empty())
+                    }
                     PowerManager::VirtualPower => opts.baremetal.virtual_power_ssh_host.is_none(),
                     PowerManager::Unsupported(_) => false,
                 };
                 if missing {
-                    let a = d.raise(ConflictCode::MissingBmc, subject.clone(), uuid_s, "no BMC address (pm_address) to drive its power".into());
+                    let a = d.raise(
+                        ConflictCode::MissingBmc,
+                        subject.clone(),
+                        uuid_s,
+                        "no BMC address (pm_address) to drive its power".into(),
+                    );
                     f.apply(ConflictCode::MissingBmc, a);
                     if a == Some(Action::Maintenance) {
-                        f.maintenance_reasons.push("no BMC address in nova_bm: add driver_info before leaving maintenance".into());
+                        f.maintenance_reasons
+                            .push("no BMC address in nova_bm: add driver_info before leaving maintenance".into());
                     }
                 }
             }
@@ -492,13 +605,26 @@ pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opt
 
         let arch = arch_for(opts, n.service_host.as_deref());
         if arch.is_none() {
-            let a = d.raise(ConflictCode::MissingArch, subject.clone(), uuid_s, format!("no cpu_arch known for host {} (give --arch HOST=ARCH or --default-arch)", n.service_host.as_deref().unwrap_or("-")));
+            let a = d.raise(
+                ConflictCode::MissingArch,
+                subject.clone(),
+                uuid_s,
+                format!(
+                    "no cpu_arch known for host {} (give --arch HOST=ARCH or --default-arch)",
+                    n.service_host.as_deref().unwrap_or("-")
+                ),
+            );
             f.apply(ConflictCode::MissingArch, a);
         }
 
         let missing_props = incomplete(n);
         if !missing_props.is_empty() {
-            let a = d.raise(ConflictCode::IncompleteProperties, subject.clone(), uuid_s, format!("{} missing or zero", missing_props.join(", ")));
+            let a = d.raise(
+                ConflictCode::IncompleteProperties,
+                subject.clone(),
+                uuid_s,
+                format!("{} missing or zero", missing_props.join(", ")),
+            );
             f.apply(ConflictCode::IncompleteProperties, a);
             if a == Some(Action::Maintenance) {
                 f.maintenance_reasons.push(format!("properties incomplete in nova_bm ({})", missing_props.join(", ")));
@@ -511,7 +637,12 @@ pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opt
             let isub = Subject::Interface { nova_bm_id: n.id, interface_id: i.id };
             let shown = i.address.as_deref().unwrap_or("(none)");
             let Some(mac) = &i.address_normalized else {
-                let a = d.raise(ConflictCode::InvalidMac, isub, uuid_s, format!("interface {} address '{shown}' is not a MAC", i.id));
+                let a = d.raise(
+                    ConflictCode::InvalidMac,
+                    isub,
+                    uuid_s,
+                    format!("interface {} address '{shown}' is not a MAC", i.id),
+                );
                 f.apply(ConflictCode::InvalidMac, a);
                 if a == Some(Action::SkipPort) {
                     f.skipped_interfaces.insert(i.id);
@@ -521,7 +652,12 @@ pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opt
             let first = first_holder.get(mac).copied();
             if first.is_some_and(|(nid, iid)| (nid, iid) != (n.id, i.id)) || !seen_here.insert(mac.clone()) {
                 let (fnode, _) = first.unwrap_or((n.id, i.id));
-                let a = d.raise(ConflictCode::DuplicateMac, isub, uuid_s, format!("MAC {mac} (typed '{shown}') is also on nova_bm node {fnode}"));
+                let a = d.raise(
+                    ConflictCode::DuplicateMac,
+                    isub,
+                    uuid_s,
+                    format!("MAC {mac} (typed '{shown}') is also on nova_bm node {fnode}"),
+                );
                 f.apply(ConflictCode::DuplicateMac, a);
                 if a == Some(Action::SkipPort) {
                     f.skipped_interfaces.insert(i.id);
@@ -533,7 +669,12 @@ pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opt
                 let ours = owner_uuid.is_some() && owner_uuid == uuid_s && f.replaces.is_none();
                 let replaced = f.replaces.is_some() && *owner == f.replaces;
                 if !ours && !replaced {
-                    let a = d.raise(ConflictCode::MacInIronic, isub, uuid_s, format!("MAC {mac} is already a port of Ironic node {}", owner_uuid.unwrap_or("(none)")));
+                    let a = d.raise(
+                        ConflictCode::MacInIronic,
+                        isub,
+                        uuid_s,
+                        format!("MAC {mac} is already a port of Ironic node {}", owner_uuid.unwrap_or("(none)")),
+                    );
                     f.apply(ConflictCode::MacInIronic, a);
                     if a == Some(Action::SkipPort) {
                         f.skipped_interfaces.insert(i.id);
@@ -542,7 +683,11 @@ pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opt
             }
         }
 
-        let node = if matches!(f.action, NodeAction::Create) { f.uuid.as_deref().map(|u| build_node(n, u, &f, arch.as_deref(), &power, kind, nova, opts)) } else { None };
+        let node = if matches!(f.action, NodeAction::Create) {
+            f.uuid.as_deref().map(|u| build_node(n, u, &f, arch.as_deref(), &power, kind, nova, opts))
+        } else {
+            None
+        };
         let ports = match &node {
             Some(node) => entry
                 .interfaces
@@ -563,16 +708,26 @@ pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opt
             ConflictCode::OrphanInterface,
             Subject::Interface { nova_bm_id: i.bm_node_id.unwrap_or(-1), interface_id: i.id },
             None,
-            format!("interface {} ({}) points at nova_bm node {} which does not exist", i.id, i.address.as_deref().unwrap_or("-"), i.bm_node_id.map(|v| v.to_string()).unwrap_or_else(|| "NULL".into())),
+            format!(
+                "interface {} ({}) points at nova_bm node {} which does not exist",
+                i.id,
+                i.address.as_deref().unwrap_or("-"),
+                i.bm_node_id.map(|v| v.to_string()).unwrap_or_else(|| "NULL".into())
+            ),
         );
     }
 
-    let writes_any = nodes.iter().any(|n| matches!(n.action, NodeAction::Create | NodeAction::Replace | NodeAction::Blocked));
+    let writes_any =
+        nodes.iter().any(|n| matches!(n.action, NodeAction::Create | NodeAction::Replace | NodeAction::Blocked));
     if writes_any && (opts.deploy_kernel.is_none() || opts.deploy_ramdisk.is_none()) {
         d.raise(ConflictCode::MissingDeployImages, Subject::Run, None, "no Ironic deploy kernel/ramdisk given: nodes would fail validation (give --deploy-kernel and --deploy-ramdisk)".into());
     }
 
-    let without_image = nodes.iter().filter_map(|n| n.node.as_ref()).filter(|n| n.instance_uuid.is_some() && n.instance_info.get("image_source").is_none()).count();
+    let without_image = nodes
+        .iter()
+        .filter_map(|n| n.node.as_ref())
+        .filter(|n| n.instance_uuid.is_some() && n.instance_info.get("image_source").is_none())
+        .count();
     if without_image > 0 {
         warnings.push(format!(
             "{without_image} node(s) with an instance get no instance_info.image_source (give --nova-db): Ironic cannot tear them down later (LP#1368984)"
@@ -601,8 +756,19 @@ pub fn plan(inv: &Inventory, target: &TargetState, nova: Option<&NovaFacts>, opt
     let s = inv.summary();
     let checksum = checksum(&nodes);
     Plan {
-        source: SourceCounts { nodes: s.nodes, live: s.live, soft_deleted: s.soft_deleted, interfaces: s.interfaces, orphan_interfaces: s.orphan_interfaces },
-        target: TargetInfo { kind, schema: target.schema.schema.clone(), existing_nodes: target.nodes.len(), existing_ports: target.ports.len() },
+        source: SourceCounts {
+            nodes: s.nodes,
+            live: s.live,
+            soft_deleted: s.soft_deleted,
+            interfaces: s.interfaces,
+            orphan_interfaces: s.orphan_interfaces,
+        },
+        target: TargetInfo {
+            kind,
+            schema: target.schema.schema.clone(),
+            existing_nodes: target.nodes.len(),
+            existing_ports: target.ports.len(),
+        },
         nodes,
         conflicts,
         warnings,
@@ -619,7 +785,16 @@ fn kind_name(k: TargetKind) -> &'static str {
 }
 
 fn finish(n: &BmNode, f: Fate, node: Option<IronicNode>, ports: Vec<IronicPort>) -> NodePlan {
-    NodePlan { nova_bm_id: n.id, uuid: f.uuid, service_host: n.service_host.clone(), action: f.action, conflicts: f.codes, node, ports, replaces: f.replaces }
+    NodePlan {
+        nova_bm_id: n.id,
+        uuid: f.uuid,
+        service_host: n.service_host.clone(),
+        action: f.action,
+        conflicts: f.codes,
+        node,
+        ports,
+        replaces: f.replaces,
+    }
 }
 
 fn checksum(nodes: &[NodePlan]) -> String {
@@ -629,7 +804,16 @@ fn checksum(nodes: &[NodePlan]) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn build_node(n: &BmNode, uuid: &str, f: &Fate, arch: Option<&str>, power: &PowerManager, kind: TargetKind, nova: Option<&NovaFacts>, opts: &PlanOptions) -> IronicNode {
+fn build_node(
+    n: &BmNode,
+    uuid: &str,
+    f: &Fate,
+    arch: Option<&str>,
+    power: &PowerManager,
+    kind: TargetKind,
+    nova: Option<&NovaFacts>,
+    opts: &PlanOptions,
+) -> IronicNode {
     let bm = &opts.baremetal;
     let mut di = DriverInfo::default();
     let driver = if f.unsupported_power {
@@ -714,7 +898,9 @@ fn build_node(n: &BmNode, uuid: &str, f: &Fate, arch: Option<&str>, power: &Powe
 
     let mut instance_info = Map::new();
     if f.keep_instance {
-        let inst = nova.and_then(|facts| n.instance_uuid.as_deref().and_then(|u| facts.instances.get(u))).filter(|i| !i.deleted);
+        let inst = nova
+            .and_then(|facts| n.instance_uuid.as_deref().and_then(|u| facts.instances.get(u)))
+            .filter(|i| !i.deleted);
         if let Some(img) = inst.and_then(|i| i.image_ref.as_deref()).filter(|s| !s.is_empty()) {
             instance_info.insert("image_source".into(), json!(img));
         }

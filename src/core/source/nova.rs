@@ -8,8 +8,8 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use sqlx::Row;
 
-use super::db::{Access, Db, DbError, Pool};
-use super::dburl::{Backend, DbUrl};
+use crate::core::db::url::{Backend, DbUrl};
+use crate::core::db::{Access, Db, DbError, Pool};
 
 /// nova's default `service_down_time`: a service whose heartbeat is older is down.
 pub const SERVICE_DOWN_SECONDS: i64 = 60;
@@ -92,7 +92,8 @@ pub async fn read_from(db: &Db, instance_uuids: &[String]) -> Result<NovaFacts, 
     };
     let mut facts = NovaFacts::default();
     for chunk in instance_uuids.chunks(BATCH) {
-        let marks: Vec<String> = (1..=chunk.len()).map(|i| if b == Backend::Postgres { format!("${i}") } else { "?".into() }).collect();
+        let marks: Vec<String> =
+            (1..=chunk.len()).map(|i| if b == Backend::Postgres { format!("${i}") } else { "?".into() }).collect();
         let sql = format!(
             "SELECT uuid, image_ref, {}, {}, node, host, vm_state, {} FROM instances WHERE uuid IN ({})",
             int("root_gb"),

@@ -13,11 +13,11 @@ use sqlx::Row;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::db::{Db, DbError, Pool};
-use super::dburl::Backend;
-use super::plan::{IronicNode, IronicPort, NodeAction, Plan};
-use super::sql::{marks, multi_insert, placeholders, Stmt, Val};
-use super::target::{TargetKind, TargetSchema};
+use crate::core::db::sql::{marks, multi_insert, placeholders, Stmt, Val};
+use crate::core::db::url::Backend;
+use crate::core::db::{Db, DbError, Pool};
+use crate::core::ironic::target::{TargetKind, TargetSchema};
+use crate::core::migrate::plan::{IronicNode, IronicPort, NodeAction, Plan};
 
 pub const RUNS_TABLE: &str = "bm2ironic_runs";
 /// Nodes per multi-row INSERT (and per progress step).
@@ -125,7 +125,12 @@ fn written(node: &IronicNode, ports: &[IronicPort], nova_bm_id: i64, replaced: O
                 uuid: p.uuid.clone(),
                 address: p.address.clone(),
                 nova_bm_interface_id: p.nova_bm_interface_id,
-                vif: p.internal_info.get("tenant_vif_port_id").or_else(|| p.extra.get("vif_port_id")).and_then(|v| v.as_str()).map(String::from),
+                vif: p
+                    .internal_info
+                    .get("tenant_vif_port_id")
+                    .or_else(|| p.extra.get("vif_port_id"))
+                    .and_then(|v| v.as_str())
+                    .map(String::from),
             })
             .collect(),
         replaced,
@@ -152,14 +157,32 @@ fn json_text(v: &Value) -> Val {
     Val::Text(Some(v.to_string()))
 }
 
-const MODERN_EMPTY_JSON_NODE_COLUMNS: &[&str] =
-    &["driver_internal_info", "clean_step", "deploy_step", "raid_config", "target_raid_config", "network_data", "service_step"];
+const MODERN_EMPTY_JSON_NODE_COLUMNS: &[&str] = &[
+    "driver_internal_info",
+    "clean_step",
+    "deploy_step",
+    "raid_config",
+    "target_raid_config",
+    "network_data",
+    "service_step",
+];
 
 /// Columns and values of the node INSERT for this schema.
 fn node_columns(schema: &TargetSchema) -> Vec<&'static str> {
     let mut cols = vec![
-        "uuid", "instance_uuid", "driver", "driver_info", "properties", "instance_info", "provision_state", "power_state",
-        "maintenance", "console_enabled", "extra", "created_at", "updated_at",
+        "uuid",
+        "instance_uuid",
+        "driver",
+        "driver_info",
+        "properties",
+        "instance_info",
+        "provision_state",
+        "power_state",
+        "maintenance",
+        "console_enabled",
+        "extra",
+        "created_at",
+        "updated_at",
     ];
     if schema.kind == TargetKind::Modern {
         cols.extend(["maintenance_reason", "resource_class", "conductor_group", "protected", "version"]);
@@ -242,7 +265,12 @@ fn now() -> NaiveDateTime {
 }
 
 /// Loads the plan. Events go to `events` (a closed receiver is fine); `cancel` stops between batches.
-pub async fn load_db(db: &Db, req: LoadRequest<'_>, events: &UnboundedSender<LoadEvent>, cancel: &CancellationToken) -> Result<LoadSummary, LoadError> {
+pub async fn load_db(
+    db: &Db,
+    req: LoadRequest<'_>,
+    events: &UnboundedSender<LoadEvent>,
+    cancel: &CancellationToken,
+) -> Result<LoadSummary, LoadError> {
     let started = Instant::now();
     let plan = req.plan;
     if plan.blocking() > 0 {
@@ -250,14 +278,23 @@ pub async fn load_db(db: &Db, req: LoadRequest<'_>, events: &UnboundedSender<Loa
     }
     let to_write: Vec<_> = plan.to_write().collect();
     let total_ports: usize = to_write.iter().map(|n| n.ports.len()).sum();
-    let _ = events.send(LoadEvent::Started { run_id: req.run_id.clone(), nodes: to_write.len(), ports: total_ports, rehearse: req.rehearse });
+    let _ = events.send(LoadEvent::Started {
+        run_id: req.run_id.clone(),
+        nodes: to_write.len(),
+        ports: total_ports,
+        rehearse: req.rehearse,
+    });
     for n in &plan.nodes {
         if !matches!(n.action, NodeAction::Create | NodeAction::Replace) {
             let reason = match n.action {
                 NodeAction::AlreadyMigrated => "already migrated".to_string(),
                 _ => n.conflicts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),
             };
-            let _ = events.send(LoadEvent::Node { nova_bm_id: n.nova_bm_id, uuid: n.uuid.clone().unwrap_or_default(), status: NodeStatus::Skipped { reason } });
+            let _ = events.send(LoadEvent::Node {
+                nova_bm_id: n.nova_bm_id,
+                uuid: n.uuid.clone().unwrap_or_default(),
+                status: NodeStatus::Skipped { reason },
+            });
         }
     }
     let mut summary = LoadSummary {
@@ -433,10 +470,15 @@ async fn read_counters(db: &Db) -> Result<Vec<Counter>, DbError> {
     for table in ["nodes", "ports"] {
         match &db.pool {
             Pool::Postgres(p) => {
-                let seq: Option<String> = sqlx::query_scalar("SELECT pg_get_serial_sequence($1, 'id')").bind(table).fetch_one(p).await.map_err(|e| db.error(e))?;
+                let seq: Option<String> = sqlx::query_scalar("SELECT pg_get_serial_sequence($1, 'id')")
+                    .bind(table)
+                    .fetch_one(p)
+                    .await
+                    .map_err(|e| db.error(e))?;
                 if let Some(seq) = seq {
                     let sql = format!("SELECT last_value, is_called FROM {seq}");
-                    let (last, called): (i64, bool) = sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_one(p).await.map_err(|e| db.error(e))?;
+                    let (last, called): (i64, bool) =
+                        sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_one(p).await.map_err(|e| db.error(e))?;
                     out.push(Counter { table, pg: Some((seq, last, called)), my: None });
                 }
             }
@@ -461,7 +503,10 @@ async fn restore_counters(db: &Db, counters: &[Counter]) {
     for c in counters {
         let r = match (&db.pool, &c.pg, c.my) {
             (Pool::Postgres(p), Some((seq, last, called)), _) => {
-                let sql = format!("SELECT setval('{seq}', GREATEST({last}, (SELECT COALESCE(MAX(id), 1) FROM {})), {called})", c.table);
+                let sql = format!(
+                    "SELECT setval('{seq}', GREATEST({last}, (SELECT COALESCE(MAX(id), 1) FROM {})), {called})",
+                    c.table
+                );
                 sqlx::query(sqlx::AssertSqlSafe(sql)).execute(p).await.map(|_| ())
             }
             (Pool::MySql(p), _, Some(ai)) => {
@@ -472,7 +517,9 @@ async fn restore_counters(db: &Db, counters: &[Counter]) {
         };
         match r {
             Ok(()) => tracing::debug!(table = c.table, "id counter restored after rollback"),
-            Err(e) => tracing::warn!(table = c.table, error = %db.error(e), "could not restore the id counter after rollback (harmless: ids stay unique)"),
+            Err(e) => {
+                tracing::warn!(table = c.table, error = %db.error(e), "could not restore the id counter after rollback (harmless: ids stay unique)")
+            }
         }
     }
 }

@@ -6,13 +6,14 @@ use std::collections::HashSet;
 use serde::Serialize;
 use sqlx::Row;
 
-use super::db::{Db, DbError, Pool};
-use super::dburl::Backend;
-use super::load::{self, RunRecord};
-use super::sql::{marks, placeholders};
+use crate::core::db::sql::{marks, placeholders};
+use crate::core::db::url::Backend;
+use crate::core::db::{Db, DbError, Pool};
+use crate::core::migrate::load_sql::{self, RunRecord};
 
 /// Tables whose rows hang off a node and go with it (Ironic writes node_history on its own).
-const NODE_CHILD_TABLES: &[&str] = &["node_history", "node_traits", "node_tags", "bios_settings", "node_inventory", "firmware_information"];
+const NODE_CHILD_TABLES: &[&str] =
+    &["node_history", "node_traits", "node_tags", "bios_settings", "node_inventory", "firmware_information"];
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RollbackReport {
@@ -55,7 +56,7 @@ struct Current {
 }
 
 pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<RollbackReport, RollbackError> {
-    let run = pick_run(load::runs(db).await?, run_id)?;
+    let run = pick_run(load_sql::runs(db).await?, run_id)?;
     if run.status != "committed" {
         return Err(RollbackError::NotCommitted { run: run.id, status: run.status });
     }
@@ -73,10 +74,15 @@ pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<Roll
             Backend::Postgres => format!("SELECT id::bigint AS id, uuid::text, provision_state::text, instance_uuid::text, reservation::text FROM nodes WHERE uuid IN {m}"),
             Backend::Sqlite => format!("SELECT id, uuid, provision_state, instance_uuid, reservation FROM nodes WHERE uuid IN {m}"),
         });
-        let psql = placeholders(b, &match b {
-            Backend::Postgres => format!("SELECT p.uuid::text AS uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
-            _ => format!("SELECT p.uuid AS uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
-        });
+        let psql = placeholders(
+            b,
+            &match b {
+                Backend::Postgres => format!(
+                    "SELECT p.uuid::text AS uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"
+                ),
+                _ => format!("SELECT p.uuid AS uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
+            },
+        );
         macro_rules! read {
             ($p:expr) => {{
                 let mut q = sqlx::query(sqlx::AssertSqlSafe(nsql));
@@ -120,7 +126,11 @@ pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<Roll
         let Some(w) = run.written.iter().find(|w| w.uuid == c.uuid) else { continue };
         let mut why = Vec::new();
         if c.provision_state != w.provision_state {
-            why.push(format!("provision state {} (was {})", c.provision_state.as_deref().unwrap_or("none"), w.provision_state.as_deref().unwrap_or("none")));
+            why.push(format!(
+                "provision state {} (was {})",
+                c.provision_state.as_deref().unwrap_or("none"),
+                w.provision_state.as_deref().unwrap_or("none")
+            ));
         }
         if c.instance_uuid != w.instance_uuid {
             why.push(format!("instance {}", c.instance_uuid.as_deref().unwrap_or("none")));
@@ -171,7 +181,7 @@ pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<Roll
                     }
                 }
             }
-            let (sql, vals) = load::set_status_stmt(b, &run.id, "rolled-back");
+            let (sql, vals) = load_sql::set_status_stmt(b, &run.id, "rolled-back");
             let q = crate::bind_vals!(sqlx::query(sqlx::AssertSqlSafe(sql)), vals);
             q.execute(&mut *tx).await.map_err(|e| db.error(e))?;
             tx.commit().await.map_err(|e| db.error(e))?;
@@ -182,7 +192,11 @@ pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<Roll
         Pool::Postgres(p) => tx!(p),
         Pool::Sqlite(p) => tx!(p),
     }
-    let not_restored: Vec<String> = run.written.iter().filter_map(|w| w.replaced.map(|id| format!("Ironic node id {id} (replaced by {})", w.uuid))).collect();
+    let not_restored: Vec<String> = run
+        .written
+        .iter()
+        .filter_map(|w| w.replaced.map(|id| format!("Ironic node id {id} (replaced by {})", w.uuid)))
+        .collect();
     tracing::warn!(run = %run.id, removed_nodes, removed_ports, forced = force, "rollback committed");
     Ok(RollbackReport {
         run_id: run.id.clone(),

@@ -58,7 +58,10 @@ impl FromStr for ConflictCode {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         ConflictCode::ALL.iter().copied().find(|c| c.as_str() == s).ok_or_else(|| {
-            format!("unknown conflict code '{s}' (known: {})", ConflictCode::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "))
+            format!(
+                "unknown conflict code '{s}' (known: {})",
+                ConflictCode::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ")
+            )
         })
     }
 }
@@ -113,10 +116,19 @@ impl fmt::Display for Action {
 impl FromStr for Action {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        [Action::Skip, Action::Migrate, Action::SkipPort, Action::Replace, Action::Generate, Action::Maintenance, Action::Free, Action::Ignore]
-            .into_iter()
-            .find(|a| a.as_str() == s)
-            .ok_or_else(|| format!("unknown action '{s}'"))
+        [
+            Action::Skip,
+            Action::Migrate,
+            Action::SkipPort,
+            Action::Replace,
+            Action::Generate,
+            Action::Maintenance,
+            Action::Free,
+            Action::Ignore,
+        ]
+        .into_iter()
+        .find(|a| a.as_str() == s)
+        .ok_or_else(|| format!("unknown action '{s}'"))
     }
 }
 
@@ -186,14 +198,15 @@ impl Resolutions {
     pub fn load(path: &Path) -> Result<Resolutions, ResolutionError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ResolutionError::Read { path: path.display().to_string(), reason: e.to_string() })?;
-        let r: Resolutions =
-            toml::from_str(&text).map_err(|e| ResolutionError::Parse { path: path.display().to_string(), reason: e.to_string() })?;
+        let r: Resolutions = toml::from_str(&text)
+            .map_err(|e| ResolutionError::Parse { path: path.display().to_string(), reason: e.to_string() })?;
         r.validate().map_err(|reason| ResolutionError::Parse { path: path.display().to_string(), reason })?;
         Ok(r)
     }
 
     pub fn to_toml(&self) -> String {
-        let header = "# bm2ironic resolutions: decisions about conflicts, replayed with `migrate --resolutions FILE`.\n\n";
+        let header =
+            "# bm2ironic resolutions: decisions about conflicts, replayed with `migrate --resolutions FILE`.\n\n";
         header.to_string() + &toml::to_string_pretty(self).unwrap_or_default()
     }
 
@@ -210,7 +223,8 @@ impl Resolutions {
     /// Adds `--resolve CODE=ACTION` (later flags win over files).
     pub fn add_flag(&mut self, given: &str) -> Result<(), ResolutionError> {
         let err = |reason: String| ResolutionError::Flag { given: given.to_string(), reason };
-        let (code, action) = given.split_once('=').ok_or_else(|| err("expected CODE=ACTION, e.g. duplicate-mac=skip-port".into()))?;
+        let (code, action) =
+            given.split_once('=').ok_or_else(|| err("expected CODE=ACTION, e.g. duplicate-mac=skip-port".into()))?;
         let code: ConflictCode = code.trim().parse().map_err(err)?;
         let action: Action = action.trim().parse().map_err(err)?;
         check_action(code, action).map_err(err)?;
@@ -287,7 +301,10 @@ mod tests {
         assert!(r.add_flag("duplicate-mac=replace").unwrap_err().to_string().contains("allowed: skip-port, skip"));
         assert!(r.add_flag("no-such-code=skip").is_err());
         assert!(r.add_flag("missing-deploy-images=skip").unwrap_err().to_string().contains("no action"));
-        assert_eq!(r.decide(ConflictCode::DuplicateMac, &Subject::Node { nova_bm_id: 1 }), Some((Action::SkipPort, "resolve")));
+        assert_eq!(
+            r.decide(ConflictCode::DuplicateMac, &Subject::Node { nova_bm_id: 1 }),
+            Some((Action::SkipPort, "resolve"))
+        );
     }
 
     #[test]
@@ -301,7 +318,10 @@ mod tests {
         std::fs::write(&p, &text).unwrap();
         let back = Resolutions::load(&p).unwrap();
         assert_eq!(back, r, "{text}");
-        assert_eq!(back.decide(ConflictCode::MidDeploy, &Subject::Node { nova_bm_id: 4 }).unwrap().0, Action::Maintenance);
+        assert_eq!(
+            back.decide(ConflictCode::MidDeploy, &Subject::Node { nova_bm_id: 4 }).unwrap().0,
+            Action::Maintenance
+        );
         assert_eq!(back.decide(ConflictCode::MidDeploy, &Subject::Node { nova_bm_id: 5 }).unwrap().0, Action::Skip);
     }
 

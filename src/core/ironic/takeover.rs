@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::ironic_api::IronicApi;
-use super::logwatch::Record;
+use crate::core::ironic::api::IronicApi;
+use crate::core::logs::watch::Record;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -70,18 +70,40 @@ pub fn judge(uuid: &str, v: &Value) -> NodeTakeover {
     } else {
         TakeoverState::Ok
     };
-    NodeTakeover { uuid: uuid.into(), state, power_state: power, provision_state: prov, conductor, problems, log_errors: Vec::new() }
+    NodeTakeover {
+        uuid: uuid.into(),
+        state,
+        power_state: power,
+        provision_state: prov,
+        conductor,
+        problems,
+        log_errors: Vec::new(),
+    }
 }
 
 /// Polls until no node is pending or `timeout` passes (pending nodes then fail: "no power state").
-pub async fn check(api: &IronicApi, uuids: &[String], timeout: Duration, poll: Duration, mut progress: impl FnMut(&[NodeTakeover])) -> Vec<NodeTakeover> {
+pub async fn check(
+    api: &IronicApi,
+    uuids: &[String],
+    timeout: Duration,
+    poll: Duration,
+    mut progress: impl FnMut(&[NodeTakeover]),
+) -> Vec<NodeTakeover> {
     let deadline = Instant::now() + timeout;
     loop {
         let mut out = Vec::with_capacity(uuids.len());
         for u in uuids {
             out.push(match api.node(u).await {
                 Ok(v) => judge(u, &v),
-                Err(e) => NodeTakeover { uuid: u.clone(), state: TakeoverState::Failed, power_state: None, provision_state: None, conductor: None, problems: vec![e.to_string()], log_errors: vec![] },
+                Err(e) => NodeTakeover {
+                    uuid: u.clone(),
+                    state: TakeoverState::Failed,
+                    power_state: None,
+                    provision_state: None,
+                    conductor: None,
+                    problems: vec![e.to_string()],
+                    log_errors: vec![],
+                },
             });
         }
         progress(&out);
@@ -105,7 +127,10 @@ pub async fn check(api: &IronicApi, uuids: &[String], timeout: Duration, poll: D
 /// Attaches the warning/error log records that name each node.
 pub fn attach_logs(nodes: &mut [NodeTakeover], records: &[Record]) {
     for n in nodes.iter_mut() {
-        for r in records.iter().filter(|r| r.level >= super::logtail::LogLevel::Warning && r.nodes.contains(&n.uuid)) {
+        for r in records
+            .iter()
+            .filter(|r| r.level >= crate::core::logs::follow::LogLevel::Warning && r.nodes.contains(&n.uuid))
+        {
             n.log_errors.push(format!("{} {}: {}", r.source, r.category.as_deref().unwrap_or("-"), r.message));
         }
     }
@@ -118,9 +143,11 @@ mod tests {
 
     #[test]
     fn judging_nodes() {
-        let ok = json!({"power_state": "power off", "provision_state": "active", "conductor": "c1", "maintenance": false});
+        let ok =
+            json!({"power_state": "power off", "provision_state": "active", "conductor": "c1", "maintenance": false});
         assert_eq!(judge("u", &ok).state, TakeoverState::Ok);
-        let pending = json!({"power_state": null, "provision_state": "available", "conductor": "c1", "maintenance": false});
+        let pending =
+            json!({"power_state": null, "provision_state": "available", "conductor": "c1", "maintenance": false});
         assert_eq!(judge("u", &pending).state, TakeoverState::Pending);
         let fault = json!({"power_state": null, "provision_state": "available", "conductor": "c1", "maintenance": true, "fault": "power failure", "maintenance_reason": "During sync_power_state, max retries exceeded"});
         let j = judge("u", &fault);

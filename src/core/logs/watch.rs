@@ -12,9 +12,9 @@ use chrono::NaiveDateTime;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use super::logtail::LogLevel;
+use crate::core::logs::follow::LogLevel;
 
-pub const DEFAULT_PATTERNS: &str = include_str!("../../assets/takeover-patterns.toml");
+pub const DEFAULT_PATTERNS: &str = include_str!("../../../assets/takeover-patterns.toml");
 
 #[derive(Debug, thiserror::Error)]
 pub enum WatchError {
@@ -71,18 +71,37 @@ impl Patterns {
         let mut out = Vec::new();
         for (i, p) in file.pattern.into_iter().enumerate() {
             let level = match &p.level {
-                Some(l) => Some(parse_level(l).ok_or_else(|| err(format!("pattern {} ({}): level '{l}' is not DEBUG, INFO, WARNING or ERROR", i + 1, p.category)))?),
+                Some(l) => Some(parse_level(l).ok_or_else(|| {
+                    err(format!("pattern {} ({}): level '{l}' is not DEBUG, INFO, WARNING or ERROR", i + 1, p.category))
+                })?),
                 None => None,
             };
             let message = match &p.message {
                 Some(m) => Some(Regex::new(m).map_err(|e| {
                     // regex errors draw a caret over several lines: keep the one that says what is wrong
-                    let why = e.to_string().lines().filter(|l| l.trim_start().starts_with("error:")).map(|l| l.trim().trim_start_matches("error: ").to_string()).next().unwrap_or_else(|| e.to_string().replace('\n', " "));
-                    err(format!("pattern {} ({}): message '{m}' is not a valid regular expression: {why}", i + 1, p.category))
+                    let why = e
+                        .to_string()
+                        .lines()
+                        .filter(|l| l.trim_start().starts_with("error:"))
+                        .map(|l| l.trim().trim_start_matches("error: ").to_string())
+                        .next()
+                        .unwrap_or_else(|| e.to_string().replace('\n', " "));
+                    err(format!(
+                        "pattern {} ({}): message '{m}' is not a valid regular expression: {why}",
+                        i + 1,
+                        p.category
+                    ))
                 })?),
                 None => None,
             };
-            out.push(Pattern { category: p.category, source: p.source, level, logger: p.logger, message, takeover_error: p.takeover_error });
+            out.push(Pattern {
+                category: p.category,
+                source: p.source,
+                level,
+                logger: p.logger,
+                message,
+                takeover_error: p.takeover_error,
+            });
         }
         if out.is_empty() {
             return Err(err("no [[pattern]] in the file".into()));
@@ -91,11 +110,13 @@ impl Patterns {
     }
 
     pub fn default_set() -> Patterns {
-        Patterns::parse(DEFAULT_PATTERNS, "built-in assets/takeover-patterns.toml").expect("the built-in patterns parse")
+        Patterns::parse(DEFAULT_PATTERNS, "built-in assets/takeover-patterns.toml")
+            .expect("the built-in patterns parse")
     }
 
     pub fn load(path: &Path) -> Result<Patterns, WatchError> {
-        let text = std::fs::read_to_string(path).map_err(|e| WatchError::Patterns { path: path.display().to_string(), reason: e.to_string() })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| WatchError::Patterns { path: path.display().to_string(), reason: e.to_string() })?;
         Patterns::parse(&text, &path.display().to_string())
     }
 
@@ -152,7 +173,9 @@ impl Record {
 
 fn uuid_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b").expect("uuid regex"))
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b").expect("uuid regex")
+    })
 }
 
 /// The node uuids in a text (lower-case, each once, in order).
@@ -196,7 +219,11 @@ fn parse_head(line: &str) -> Option<Head> {
     let rest = parts.get(5).copied().unwrap_or("");
     let (request_id, message, has_context) = match rest.strip_prefix('[') {
         Some(r) => match r.split_once("] ") {
-            Some((ctx, msg)) => (ctx.split_whitespace().next().filter(|t| *t != "-" && *t != "None").map(String::from), msg.to_string(), true),
+            Some((ctx, msg)) => (
+                ctx.split_whitespace().next().filter(|t| *t != "-" && *t != "None").map(String::from),
+                msg.to_string(),
+                true,
+            ),
             None => (None, rest.to_string(), true),
         },
         None => (None, rest.to_string(), false),
@@ -219,7 +246,12 @@ impl RecordBuilder {
     pub fn push(&mut self, line: &str) -> Option<Record> {
         match parse_head(line) {
             // a traceback line of the pending record: same prefix, no [context]
-            Some(h) if !h.has_context && self.pending.as_ref().is_some_and(|p| p.level == LogLevel::Error && h.level == LogLevel::Error && Some(&p.logger) == Some(&h.logger)) => {
+            Some(h)
+                if !h.has_context
+                    && self.pending.as_ref().is_some_and(|p| {
+                        p.level == LogLevel::Error && h.level == LogLevel::Error && Some(&p.logger) == Some(&h.logger)
+                    }) =>
+            {
                 if let Some(p) = &mut self.pending {
                     p.traceback.push(h.message);
                 }
@@ -385,9 +417,13 @@ mod tests {
     #[test]
     fn a_200_line_traceback_joins_its_error() {
         let mut lines = vec!["2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager [req-1 - -] Failed to take over node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123".to_string()];
-        lines.push("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager Traceback (most recent call last):".into());
+        lines.push(
+            "2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager Traceback (most recent call last):".into(),
+        );
         for i in 0..198 {
-            lines.push(format!("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager   File \"x.py\", line {i}, in f"));
+            lines.push(format!(
+                "2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager   File \"x.py\", line {i}, in f"
+            ));
         }
         lines.push("2014-10-02 12:00:02.000 4242 INFO ironic.conductor.manager [-] next record".into());
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
@@ -417,22 +453,43 @@ mod tests {
             finish(b.flush().unwrap(), &p, &HashSet::new()).category
         };
         assert_eq!(cls("ironic", "2014-10-02 12:00:01.123 1 WARNING ironic.conductor.manager [req-1 - -] During sync_power_state, max retries exceeded for node x").as_deref(), Some("power-sync-error"));
-        assert_eq!(cls("nova-compute", "2014-10-02 12:00:01.123 1 INFO nova.compute.resource_tracker [-] Final resource view: name=x").as_deref(), Some("nova-resources"));
-        assert_eq!(cls("ironic", "2014-10-02 12:00:01.123 1 INFO ironic.conductor.manager [-] Successfully took over node x").as_deref(), Some("takeover-ok"));
+        assert_eq!(
+            cls(
+                "nova-compute",
+                "2014-10-02 12:00:01.123 1 INFO nova.compute.resource_tracker [-] Final resource view: name=x"
+            )
+            .as_deref(),
+            Some("nova-resources")
+        );
+        assert_eq!(
+            cls("ironic", "2014-10-02 12:00:01.123 1 INFO ironic.conductor.manager [-] Successfully took over node x")
+                .as_deref(),
+            Some("takeover-ok")
+        );
         assert_eq!(cls("ironic", "2014-10-02 12:00:01.123 1 INFO ironic.api [-] GET /v1/nodes").as_deref(), None);
     }
 
     #[test]
     fn patterns_from_a_user_file_and_bad_files() {
-        let p = Patterns::parse("[[pattern]]\ncategory = \"mine\"\nmessage = \"disk full\"\ntakeover_error = true\n", "my.toml").unwrap();
+        let p = Patterns::parse(
+            "[[pattern]]\ncategory = \"mine\"\nmessage = \"disk full\"\ntakeover_error = true\n",
+            "my.toml",
+        )
+        .unwrap();
         let mut b = RecordBuilder::new("ironic");
         b.push("2014-10-02 12:00:01.123 1 INFO ironic.x [-] the disk full again");
         assert_eq!(finish(b.flush().unwrap(), &p, &HashSet::new()).category.as_deref(), Some("mine"));
-        let e = Patterns::parse("[[pattern]]\ncategory = \"x\"\nmessage = \"(unclosed\"\n", "my.toml").unwrap_err().to_string();
+        let e = Patterns::parse("[[pattern]]\ncategory = \"x\"\nmessage = \"(unclosed\"\n", "my.toml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("my.toml") && e.contains("pattern 1 (x)") && e.contains("regular expression"), "{e}");
-        let e = Patterns::parse("[[pattern]]\ncategory = \"x\"\nlevel = \"LOUD\"\n", "my.toml").unwrap_err().to_string();
+        let e =
+            Patterns::parse("[[pattern]]\ncategory = \"x\"\nlevel = \"LOUD\"\n", "my.toml").unwrap_err().to_string();
         assert!(e.contains("level 'LOUD'"), "{e}");
-        assert!(Patterns::parse("[[pattern]]\ncategory = \"x\"\nmesage = \"typo\"\n", "my.toml").unwrap_err().to_string().contains("mesage"));
+        assert!(Patterns::parse("[[pattern]]\ncategory = \"x\"\nmesage = \"typo\"\n", "my.toml")
+            .unwrap_err()
+            .to_string()
+            .contains("mesage"));
         assert!(Patterns::parse("", "empty.toml").is_err());
     }
 
@@ -450,7 +507,11 @@ mod tests {
         std::fs::write(&p, &text).unwrap();
         let since = parse_time("2014-10-02", "12:30:00.000").unwrap();
         let off = offset_at_time(&p, since).unwrap() as usize;
-        assert!(text[off..].starts_with("2014-10-02 12:30:00.000 1 INFO x [-] line 1800\n"), "{}", &text[off..off + 60]);
+        assert!(
+            text[off..].starts_with("2014-10-02 12:30:00.000 1 INFO x [-] line 1800\n"),
+            "{}",
+            &text[off..off + 60]
+        );
         assert_eq!(offset_at_time(&p, parse_time("2015-01-01", "00:00:00").unwrap()).unwrap() as usize, text.len());
         assert_eq!(offset_at_time(&p, parse_time("2000-01-01", "00:00:00").unwrap()).unwrap(), 0);
     }
@@ -476,13 +537,15 @@ pub async fn watch(
     tx: tokio::sync::mpsc::UnboundedSender<Record>,
     cancel: tokio_util::sync::CancellationToken,
 ) -> Result<(), WatchError> {
-    use super::logtail::FileFollower;
+    use crate::core::logs::follow::FileFollower;
     let mut files: Vec<(FileFollower, RecordBuilder, u32)> = Vec::new();
     for l in logs {
         let f = match start {
             Start::End => FileFollower::at_end(&l.name, &l.path),
             Start::Beginning => FileFollower::at_offset(&l.name, &l.path, 0),
-            Start::Since(t) if l.path.exists() => FileFollower::at_offset(&l.name, &l.path, offset_at_time(&l.path, t)?),
+            Start::Since(t) if l.path.exists() => {
+                FileFollower::at_offset(&l.name, &l.path, offset_at_time(&l.path, t)?)
+            }
             Start::Since(_) => FileFollower::at_offset(&l.name, &l.path, 0),
         };
         files.push((f, RecordBuilder::new(&l.name), 0));
@@ -519,8 +582,13 @@ pub async fn watch(
 }
 
 /// Reads the records of `logs` from `since` to their current end (one pass, no following).
-pub fn scan(logs: &[WatchedLog], since: Option<NaiveDateTime>, patterns: &Patterns, migrated: &HashSet<String>) -> Result<Vec<Record>, WatchError> {
-    use super::logtail::FileFollower;
+pub fn scan(
+    logs: &[WatchedLog],
+    since: Option<NaiveDateTime>,
+    patterns: &Patterns,
+    migrated: &HashSet<String>,
+) -> Result<Vec<Record>, WatchError> {
+    use crate::core::logs::follow::FileFollower;
     let mut out = Vec::new();
     for l in logs.iter().filter(|l| l.path.exists()) {
         let offset = match since {

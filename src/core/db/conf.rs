@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::dburl::{DbUrl, UrlError};
-use super::secret::Secret;
+use crate::core::db::secret::Secret;
+use crate::core::db::url::{DbUrl, UrlError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfError {
@@ -29,7 +29,8 @@ pub struct IniFile {
 
 impl IniFile {
     pub fn load(path: &Path) -> Result<IniFile, ConfError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfError::Read { path: path.to_path_buf(), source })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ConfError::Read { path: path.to_path_buf(), source })?;
         IniFile::parse(path, &text)
     }
 
@@ -53,11 +54,19 @@ impl IniFile {
                         continue;
                     }
                 }
-                return Err(ConfError::Syntax { path: path.into(), line: line_no, reason: "indented line with nothing to continue".into() });
+                return Err(ConfError::Syntax {
+                    path: path.into(),
+                    line: line_no,
+                    reason: "indented line with nothing to continue".into(),
+                });
             }
             if let Some(name) = trimmed.strip_prefix('[') {
                 let Some(name) = name.strip_suffix(']') else {
-                    return Err(ConfError::Syntax { path: path.into(), line: line_no, reason: "section header without ']'".into() });
+                    return Err(ConfError::Syntax {
+                        path: path.into(),
+                        line: line_no,
+                        reason: "section header without ']'".into(),
+                    });
                 };
                 section = Some(name.trim().to_string());
                 ini.sections.entry(name.trim().to_string()).or_default();
@@ -65,10 +74,18 @@ impl IniFile {
                 continue;
             }
             let Some((k, v)) = trimmed.split_once(['=', ':']) else {
-                return Err(ConfError::Syntax { path: path.into(), line: line_no, reason: "expected 'key = value'".into() });
+                return Err(ConfError::Syntax {
+                    path: path.into(),
+                    line: line_no,
+                    reason: "expected 'key = value'".into(),
+                });
             };
             let Some(s) = &section else {
-                return Err(ConfError::Syntax { path: path.into(), line: line_no, reason: "option outside any [section]".into() });
+                return Err(ConfError::Syntax {
+                    path: path.into(),
+                    line: line_no,
+                    reason: "option outside any [section]".into(),
+                });
             };
             let key = k.trim().to_string();
             ini.sections.get_mut(s).expect("section exists").insert(key.clone(), v.trim().to_string());
@@ -84,7 +101,8 @@ impl IniFile {
     /// A value, looked up in `section` and then `[DEFAULT]` (oslo semantics). Empty values count as unset.
     pub fn get(&self, section: &str, key: &str) -> Option<&str> {
         let v = self.sections.get(section).and_then(|m| m.get(key)).map(String::as_str);
-        v.or_else(|| self.sections.get("DEFAULT").and_then(|m| m.get(key)).map(String::as_str)).filter(|v| !v.is_empty())
+        v.or_else(|| self.sections.get("DEFAULT").and_then(|m| m.get(key)).map(String::as_str))
+            .filter(|v| !v.is_empty())
     }
 
     fn url(&self, section: &str, key: &str) -> Result<Option<DbUrl>, ConfError> {
@@ -152,7 +170,9 @@ impl NovaConf {
         let flavor_extra_specs = g("flavor_extra_specs")
             .map(|v| {
                 v.split([',', '\n'])
-                    .filter_map(|kv| kv.trim().split_once(':').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
+                    .filter_map(|kv| {
+                        kv.trim().split_once(':').map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -245,7 +265,10 @@ pub enum SettingsError {
 impl SettingsError {
     /// Malformed input is a usage error (exit 2); an unreadable or wrong file is a runtime one (1).
     pub fn is_usage(&self) -> bool {
-        matches!(self, SettingsError::Url { .. } | SettingsError::IronicUrl { .. } | SettingsError::Conf(ConfError::BadUrl { .. }))
+        matches!(
+            self,
+            SettingsError::Url { .. } | SettingsError::IronicUrl { .. } | SettingsError::Conf(ConfError::BadUrl { .. })
+        )
     }
 }
 
@@ -267,25 +290,44 @@ pub const ENV_IRONIC_URL: &str = "BM2IRONIC_IRONIC_URL";
 
 impl ConnectionSettings {
     /// Resolves the settings. `env` is a lookup (the process environment in production, a map in tests).
-    pub fn resolve(flags: &ConnectionFlags, env: &dyn Fn(&str) -> Option<String>) -> Result<ConnectionSettings, SettingsError> {
+    pub fn resolve(
+        flags: &ConnectionFlags,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ConnectionSettings, SettingsError> {
         let nova_conf = flags.nova_conf.as_deref().map(NovaConf::load).transpose()?;
         let ironic_conf = flags.ironic_conf.as_deref().map(IronicConf::load).transpose()?;
 
-        let db = |flag: &Option<String>, var: &str, from_conf: Option<(&DbUrl, &Path)>| -> Result<Option<Setting<DbUrl>>, SettingsError> {
+        let db = |flag: &Option<String>,
+                  var: &str,
+                  from_conf: Option<(&DbUrl, &Path)>|
+         -> Result<Option<Setting<DbUrl>>, SettingsError> {
             let (raw, origin) = match (flag, env(var).filter(|v| !v.trim().is_empty())) {
                 (Some(v), _) => (v.clone(), Origin::Flag),
                 (None, Some(v)) => (v, Origin::Env(var.to_string())),
                 (None, None) => {
-                    return Ok(from_conf.map(|(u, p)| Setting { value: u.clone(), origin: Origin::ConfigFile(p.to_path_buf()) }))
+                    return Ok(from_conf
+                        .map(|(u, p)| Setting { value: u.clone(), origin: Origin::ConfigFile(p.to_path_buf()) }))
                 }
             };
             let value = DbUrl::parse(&raw).map_err(|source| SettingsError::Url { origin: origin.clone(), source })?;
             Ok(Some(Setting { value, origin }))
         };
 
-        let nova_bm_db = db(&flags.nova_bm_db, ENV_NOVA_BM_DB, nova_conf.as_ref().and_then(|c| c.nova_bm_db.as_ref().map(|u| (u, c.path.as_path()))))?;
-        let nova_db = db(&flags.nova_db, ENV_NOVA_DB, nova_conf.as_ref().and_then(|c| c.nova_db.as_ref().map(|u| (u, c.path.as_path()))))?;
-        let ironic_db = db(&flags.ironic_db, ENV_IRONIC_DB, ironic_conf.as_ref().and_then(|c| c.ironic_db.as_ref().map(|u| (u, c.path.as_path()))))?;
+        let nova_bm_db = db(
+            &flags.nova_bm_db,
+            ENV_NOVA_BM_DB,
+            nova_conf.as_ref().and_then(|c| c.nova_bm_db.as_ref().map(|u| (u, c.path.as_path()))),
+        )?;
+        let nova_db = db(
+            &flags.nova_db,
+            ENV_NOVA_DB,
+            nova_conf.as_ref().and_then(|c| c.nova_db.as_ref().map(|u| (u, c.path.as_path()))),
+        )?;
+        let ironic_db = db(
+            &flags.ironic_db,
+            ENV_IRONIC_DB,
+            ironic_conf.as_ref().and_then(|c| c.ironic_db.as_ref().map(|u| (u, c.path.as_path()))),
+        )?;
 
         let ironic_url = match (&flags.ironic_url, env(ENV_IRONIC_URL).filter(|v| !v.trim().is_empty())) {
             (Some(v), _) => Some(Setting { value: v.clone(), origin: Origin::Flag }),
@@ -294,7 +336,10 @@ impl ConnectionSettings {
         };
         if let Some(s) = &ironic_url {
             if !(s.value.starts_with("http://") || s.value.starts_with("https://")) {
-                return Err(SettingsError::IronicUrl { origin: s.origin.clone(), value: super::dburl::redact_url(&s.value) });
+                return Err(SettingsError::IronicUrl {
+                    origin: s.origin.clone(),
+                    value: crate::core::db::url::redact_url(&s.value),
+                });
             }
         }
         Ok(ConnectionSettings { nova_bm_db, ironic_db, nova_db, ironic_url, nova_conf, ironic_conf })

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::secret::Secret;
-use super::target::TargetKind;
+use crate::core::db::secret::Secret;
+use crate::core::ironic::target::TargetKind;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -53,7 +53,11 @@ impl IronicApi {
             let msg: String = body.chars().take(300).collect();
             return Err(ApiError::Status { url, status: status.as_u16(), body: msg });
         }
-        serde_json::from_str(&body).map_err(|e| ApiError::Status { url, status: status.as_u16(), body: format!("not JSON: {e}") })
+        serde_json::from_str(&body).map_err(|e| ApiError::Status {
+            url,
+            status: status.as_u16(),
+            body: format!("not JSON: {e}"),
+        })
     }
 
     pub async fn node(&self, uuid: &str) -> Result<Value, ApiError> {
@@ -62,6 +66,9 @@ impl IronicApi {
 
     pub async fn node_port_addresses(&self, uuid: &str) -> Result<Vec<String>, ApiError> {
         let v = self.get(&format!("/v1/ports/detail?node_uuid={uuid}")).await?;
-        Ok(v["ports"].as_array().map(|a| a.iter().filter_map(|p| p["address"].as_str().map(String::from)).collect()).unwrap_or_default())
+        Ok(v["ports"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|p| p["address"].as_str().map(String::from)).collect())
+            .unwrap_or_default())
     }
 }

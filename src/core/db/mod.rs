@@ -2,6 +2,11 @@
 //! errors that name what to fix (host, port, user, database; never the password).
 //! Sources are opened read-only at the session level as a second guard beside SELECT-only grants.
 
+pub mod conf;
+pub mod secret;
+pub mod sql;
+pub mod url;
+
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
@@ -10,7 +15,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgSslMode};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::Executor;
 
-use super::dburl::{Backend, DbUrl};
+use crate::core::db::url::{Backend, DbUrl};
 
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -183,23 +188,26 @@ impl Db {
 
     /// Names of the tables in the connected database (current schema on PostgreSQL).
     pub async fn table_names(&self) -> Result<Vec<String>, DbError> {
-        let r = match &self.pool {
-            Pool::MySql(p) => {
-                sqlx::query_scalar::<_, String>(
+        let r =
+            match &self.pool {
+                Pool::MySql(p) => sqlx::query_scalar::<_, String>(
                     "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()",
                 )
                 .fetch_all(p)
-                .await
-            }
-            Pool::Postgres(p) => {
-                sqlx::query_scalar::<_, String>("SELECT tablename::text FROM pg_catalog.pg_tables WHERE schemaname = current_schema()")
+                .await,
+                Pool::Postgres(p) => {
+                    sqlx::query_scalar::<_, String>(
+                        "SELECT tablename::text FROM pg_catalog.pg_tables WHERE schemaname = current_schema()",
+                    )
                     .fetch_all(p)
                     .await
-            }
-            Pool::Sqlite(p) => {
-                sqlx::query_scalar::<_, String>("SELECT name FROM sqlite_master WHERE type = 'table'").fetch_all(p).await
-            }
-        };
+                }
+                Pool::Sqlite(p) => {
+                    sqlx::query_scalar::<_, String>("SELECT name FROM sqlite_master WHERE type = 'table'")
+                        .fetch_all(p)
+                        .await
+                }
+            };
         r.map_err(|e| self.error(e))
     }
 
@@ -242,7 +250,10 @@ fn classify(url: &DbUrl, e: sqlx::Error) -> DbError {
                 match my.number() {
                     1045 | 1698 => return DbError::AccessDenied { what },
                     1044 => {
-                        return DbError::Other { what, message: format!("this user may not use database '{database}' (ask for a grant)") }
+                        return DbError::Other {
+                            what,
+                            message: format!("this user may not use database '{database}' (ask for a grant)"),
+                        }
                     }
                     1049 => return DbError::UnknownDatabase { what, database },
                     _ => {}
@@ -256,10 +267,9 @@ fn classify(url: &DbUrl, e: sqlx::Error) -> DbError {
             DbError::Other { what, message: url.scrub(dbe.message()) }
         }
         sqlx::Error::Io(io) => DbError::Unreachable { what, reason: url.scrub(&io_reason(io)) },
-        sqlx::Error::PoolTimedOut => DbError::Unreachable {
-            what,
-            reason: format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()),
-        },
+        sqlx::Error::PoolTimedOut => {
+            DbError::Unreachable { what, reason: format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()) }
+        }
         sqlx::Error::Tls(t) => DbError::Other { what, message: format!("TLS failed: {}", url.scrub(&t.to_string())) },
         other => {
             let msg = url.scrub(&other.to_string());

@@ -8,12 +8,12 @@ use serde::Serialize;
 use serde_json::Value;
 use sqlx::Row;
 
-use super::db::{Db, DbError, Pool};
-use super::dburl::Backend;
-use super::ironic_api::IronicApi;
-use super::load::{RunRecord, WrittenNode};
-use super::model::Inventory;
-use super::sql::{marks, placeholders};
+use crate::core::db::sql::{marks, placeholders};
+use crate::core::db::url::Backend;
+use crate::core::db::{Db, DbError, Pool};
+use crate::core::ironic::api::IronicApi;
+use crate::core::migrate::load_sql::{RunRecord, WrittenNode};
+use crate::core::source::model::Inventory;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Difference {
@@ -49,7 +49,10 @@ fn parse(s: Option<String>) -> Value {
     s.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Value::Null)
 }
 
-async fn read_nodes(db: &Db, uuids: &[String]) -> Result<(HashMap<String, TargetNode>, HashMap<String, BTreeSet<String>>), DbError> {
+async fn read_nodes(
+    db: &Db,
+    uuids: &[String],
+) -> Result<(HashMap<String, TargetNode>, HashMap<String, BTreeSet<String>>), DbError> {
     let b = db.backend();
     let mut nodes = HashMap::new();
     let mut ports: HashMap<String, BTreeSet<String>> = HashMap::new();
@@ -132,7 +135,14 @@ impl Diffs<'_> {
         }
     }
     fn missing(&mut self, field: &str, found: String) {
-        self.out.push(Difference { uuid: self.w.uuid.clone(), nova_bm_id: self.w.nova_bm_id, against: self.against, field: field.into(), expected: "present".into(), found });
+        self.out.push(Difference {
+            uuid: self.w.uuid.clone(),
+            nova_bm_id: self.w.nova_bm_id,
+            against: self.against,
+            field: field.into(),
+            expected: "present".into(),
+            found,
+        });
     }
 }
 
@@ -142,7 +152,12 @@ fn driver_info_matches(recorded: &Value, found: &Value) -> Vec<String> {
     if let Some(m) = recorded.as_object() {
         for (k, v) in m {
             let f = found.get(k);
-            let ok = if v == "***" { f.and_then(|x| x.as_str()).is_some_and(|s| !s.is_empty() && s != "***") || f.is_some_and(|x| x == "******") } else { f == Some(v) };
+            let ok = if v == "***" {
+                f.and_then(|x| x.as_str()).is_some_and(|s| !s.is_empty() && s != "***")
+                    || f.is_some_and(|x| x == "******")
+            } else {
+                f == Some(v)
+            };
             if !ok {
                 bad.push(k.clone());
             }
@@ -151,10 +166,16 @@ fn driver_info_matches(recorded: &Value, found: &Value) -> Vec<String> {
     bad
 }
 
-pub async fn verify(db: &Db, run: &RunRecord, source: &Inventory, api: Option<&IronicApi>) -> Result<VerifyReport, DbError> {
+pub async fn verify(
+    db: &Db,
+    run: &RunRecord,
+    source: &Inventory,
+    api: Option<&IronicApi>,
+) -> Result<VerifyReport, DbError> {
     let uuids: Vec<String> = run.written.iter().map(|w| w.uuid.clone()).collect();
     let (nodes, ports) = read_nodes(db, &uuids).await?;
-    let by_id: HashMap<i64, &super::model::InventoryNode> = source.nodes.iter().map(|n| (n.node.id, n)).collect();
+    let by_id: HashMap<i64, &crate::core::source::model::InventoryNode> =
+        source.nodes.iter().map(|n| (n.node.id, n)).collect();
     let mut out = Vec::new();
     let mut ports_checked = 0;
     for w in &run.written {
@@ -171,7 +192,11 @@ pub async fn verify(db: &Db, run: &RunRecord, source: &Inventory, api: Option<&I
                 d.check("properties", &w.properties, &t.properties);
                 d.check("instance_info", &w.instance_info, &t.instance_info);
                 for k in driver_info_matches(&w.driver_info, &t.driver_info) {
-                    d.check(&format!("driver_info.{k}"), &w.driver_info.get(&k).cloned(), &t.driver_info.get(&k).map(|_| Value::String("(differs)".into())));
+                    d.check(
+                        &format!("driver_info.{k}"),
+                        &w.driver_info.get(&k).cloned(),
+                        &t.driver_info.get(&k).map(|_| Value::String("(differs)".into())),
+                    );
                 }
                 let found = ports.get(&w.uuid).cloned().unwrap_or_default();
                 d.check("ports", &expected_ports, &found);
@@ -192,7 +217,8 @@ pub async fn verify(db: &Db, run: &RunRecord, source: &Inventory, api: Option<&I
                 if w.instance_uuid.is_some() {
                     d.check("instance_uuid", &n.instance_uuid, &w.instance_uuid);
                 }
-                let src_macs: BTreeSet<String> = src.interfaces.iter().filter(|i| !i.deleted).filter_map(|i| i.address_normalized.clone()).collect();
+                let src_macs: BTreeSet<String> =
+                    src.interfaces.iter().filter(|i| !i.deleted).filter_map(|i| i.address_normalized.clone()).collect();
                 for p in &w.ports {
                     if !src_macs.contains(&p.address) {
                         d.check("port", &"a MAC of this nova_bm node".to_string(), &p.address);
@@ -219,5 +245,11 @@ pub async fn verify(db: &Db, run: &RunRecord, source: &Inventory, api: Option<&I
         }
     }
     tracing::info!(run = %run.id, nodes = run.written.len(), ports = ports_checked, differences = out.len(), api = api.is_some(), "verify finished");
-    Ok(VerifyReport { run_id: run.id.clone(), nodes_checked: run.written.len(), ports_checked, api_checked: api.is_some(), differences: out })
+    Ok(VerifyReport {
+        run_id: run.id.clone(),
+        nodes_checked: run.written.len(),
+        ports_checked,
+        api_checked: api.is_some(),
+        differences: out,
+    })
 }

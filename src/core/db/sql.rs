@@ -3,7 +3,7 @@
 
 use chrono::NaiveDateTime;
 
-use super::dburl::Backend;
+use crate::core::db::url::Backend;
 
 /// A value to bind, whatever the backend.
 #[derive(Debug, Clone)]
@@ -49,7 +49,8 @@ pub fn marks(n: usize) -> String {
 
 /// Statements of a DDL file (split at `;` line ends, `--` comments dropped).
 pub fn statements(ddl: &str) -> Vec<String> {
-    let body: String = ddl.lines().map(|l| l.split("--").next().unwrap_or("").trim_end()).collect::<Vec<_>>().join("\n");
+    let body: String =
+        ddl.lines().map(|l| l.split("--").next().unwrap_or("").trim_end()).collect::<Vec<_>>().join("\n");
     body.split(";\n").map(str::trim).map(|s| s.trim_end_matches(';').to_string()).filter(|s| !s.is_empty()).collect()
 }
 
@@ -60,10 +61,10 @@ macro_rules! bind_vals {
         let mut q = $q;
         for v in $vals {
             q = match v {
-                $crate::core::sql::Val::Int(x) => q.bind(x),
-                $crate::core::sql::Val::Bool(x) => q.bind(x),
-                $crate::core::sql::Val::Text(x) => q.bind(x),
-                $crate::core::sql::Val::Time(x) => q.bind(x),
+                $crate::core::db::sql::Val::Int(x) => q.bind(x),
+                $crate::core::db::sql::Val::Bool(x) => q.bind(x),
+                $crate::core::db::sql::Val::Text(x) => q.bind(x),
+                $crate::core::db::sql::Val::Time(x) => q.bind(x),
             };
         }
         q
@@ -82,14 +83,20 @@ mod tests {
 
     #[test]
     fn multi_row_insert() {
-        let (sql, vals) = multi_insert(Backend::Postgres, "t", &["a", "b"], vec![vec![Val::Int(Some(1)), Val::Int(None)], vec![Val::Int(Some(2)), Val::Int(None)]]);
+        let (sql, vals) = multi_insert(
+            Backend::Postgres,
+            "t",
+            &["a", "b"],
+            vec![vec![Val::Int(Some(1)), Val::Int(None)], vec![Val::Int(Some(2)), Val::Int(None)]],
+        );
         assert_eq!(sql, "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)");
         assert_eq!(vals.len(), 4);
     }
 
     #[test]
     fn ddl_statements() {
-        let s = statements("-- c\nCREATE TABLE a (x INT);\n\nCREATE TABLE b (y INT); -- tail\nINSERT INTO a VALUES (1);\n");
+        let s =
+            statements("-- c\nCREATE TABLE a (x INT);\n\nCREATE TABLE b (y INT); -- tail\nINSERT INTO a VALUES (1);\n");
         assert_eq!(s, vec!["CREATE TABLE a (x INT)", "CREATE TABLE b (y INT)", "INSERT INTO a VALUES (1)"]);
     }
 }

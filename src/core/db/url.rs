@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use percent_encoding::percent_decode_str;
 
-use super::secret::Secret;
+use crate::core::db::secret::Secret;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -78,9 +78,7 @@ impl DbUrl {
             "sqlite" => Backend::Sqlite,
             "" => return Err(err("the URL has no scheme (mysql://, postgresql://, sqlite:///)")),
             other => {
-                return Err(err(&format!(
-                    "unsupported database type '{other}' (use mysql, postgresql or sqlite)"
-                )))
+                return Err(err(&format!("unsupported database type '{other}' (use mysql, postgresql or sqlite)")))
             }
         };
 
@@ -139,7 +137,9 @@ impl DbUrl {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             let v = decode(v).map_err(|_| err("a query parameter is not valid percent-encoded UTF-8"))?;
             match (backend, k) {
-                (Backend::MySql, "charset" | "ssl-mode" | "ssl_mode" | "ssl-ca") => params.push((k.replace('_', "-"), v)),
+                (Backend::MySql, "charset" | "ssl-mode" | "ssl_mode" | "ssl-ca") => {
+                    params.push((k.replace('_', "-"), v))
+                }
                 (Backend::MySql, "unix_socket" | "socket") => socket = Some(v),
                 (Backend::Postgres, "sslmode" | "sslrootcert" | "application_name") => params.push((k.to_string(), v)),
                 (Backend::Postgres, "host") => socket = Some(v),
@@ -180,16 +180,10 @@ impl DbUrl {
     /// without the password.
     pub fn describe(&self) -> String {
         match self.backend {
-            Backend::Sqlite => format!(
-                "SQLite file {}",
-                self.path.as_deref().map(|p| p.display().to_string()).unwrap_or_default()
-            ),
-            b => format!(
-                "{} at {} as user {}",
-                b.label(),
-                self.endpoint(),
-                self.user.as_deref().unwrap_or("(none)")
-            ),
+            Backend::Sqlite => {
+                format!("SQLite file {}", self.path.as_deref().map(|p| p.display().to_string()).unwrap_or_default())
+            }
+            b => format!("{} at {} as user {}", b.label(), self.endpoint(), self.user.as_deref().unwrap_or("(none)")),
         }
     }
 
@@ -331,7 +325,11 @@ mod tests {
 
     #[test]
     fn postgres_forms() {
-        for s in ["postgresql+psycopg2://ironic:p%40ss@db:5433/ironic", "postgres://ironic:p%40ss@db:5433/ironic", "postgresql://ironic:p%40ss@db:5433/ironic"] {
+        for s in [
+            "postgresql+psycopg2://ironic:p%40ss@db:5433/ironic",
+            "postgres://ironic:p%40ss@db:5433/ironic",
+            "postgresql://ironic:p%40ss@db:5433/ironic",
+        ] {
             let u = DbUrl::parse(s).unwrap();
             assert_eq!(u.backend, Backend::Postgres);
             assert_eq!(u.port, 5433);
@@ -351,7 +349,10 @@ mod tests {
 
     #[test]
     fn sqlite_absolute_relative_and_sqlx_forms() {
-        assert_eq!(DbUrl::parse("sqlite:////var/lib/nova/bm.db").unwrap().path.unwrap(), PathBuf::from("/var/lib/nova/bm.db"));
+        assert_eq!(
+            DbUrl::parse("sqlite:////var/lib/nova/bm.db").unwrap().path.unwrap(),
+            PathBuf::from("/var/lib/nova/bm.db")
+        );
         assert_eq!(DbUrl::parse("sqlite:///rel/bm.db").unwrap().path.unwrap(), PathBuf::from("rel/bm.db"));
         assert_eq!(DbUrl::parse("sqlite://bm.db").unwrap().path.unwrap(), PathBuf::from("bm.db"));
         assert_eq!(DbUrl::parse("sqlite:bm.db?mode=ro").unwrap().path.unwrap(), PathBuf::from("bm.db"));
@@ -368,7 +369,14 @@ mod tests {
 
     #[test]
     fn malformed_urls_are_refused_without_showing_the_password() {
-        for bad in ["oracle://u:topsecret@h/db", "mysql:/u:topsecret@h/db", "mysql://u:topsecret@h:99999/db", "mysql://u:topsecret@h:abc/db", "nonsense", "mysql://u:topsecret@[::1/db"] {
+        for bad in [
+            "oracle://u:topsecret@h/db",
+            "mysql:/u:topsecret@h/db",
+            "mysql://u:topsecret@h:99999/db",
+            "mysql://u:topsecret@h:abc/db",
+            "nonsense",
+            "mysql://u:topsecret@[::1/db",
+        ] {
             let e = DbUrl::parse(bad).unwrap_err();
             assert!(!e.to_string().contains("topsecret"), "{e}");
         }

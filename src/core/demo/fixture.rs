@@ -4,24 +4,27 @@
 
 use chrono::{NaiveDate, NaiveDateTime};
 
-use super::db::{Db, DbError, Pool};
-use super::dburl::Backend;
-use super::model::{BmInterface, BmNode};
-use super::secret::Secret;
-use super::source::NOVA_BM_REPOSITORY;
-use super::sql::{multi_insert, placeholders, statements, Val};
+use crate::core::db::secret::Secret;
+use crate::core::db::sql::{multi_insert, placeholders, statements, Val};
+use crate::core::db::url::Backend;
+use crate::core::db::{Db, DbError, Pool};
+use crate::core::source::model::{BmInterface, BmNode};
+use crate::core::source::nova_bm::NOVA_BM_REPOSITORY;
 
-const SCHEMA_MYSQL: &str = include_str!("../../assets/nova_bm/schema.mysql.sql");
-const SCHEMA_POSTGRES: &str = include_str!("../../assets/nova_bm/schema.postgres.sql");
-const SCHEMA_SQLITE: &str = include_str!("../../assets/nova_bm/schema.sqlite.sql");
+const SCHEMA_MYSQL: &str = include_str!("../../../assets/nova_bm/schema.mysql.sql");
+const SCHEMA_POSTGRES: &str = include_str!("../../../assets/nova_bm/schema.postgres.sql");
+const SCHEMA_SQLITE: &str = include_str!("../../../assets/nova_bm/schema.sqlite.sql");
 /// The schema `ironic-dbsync create_schema` builds for Ironic 39.0.0 on SQLite.
-const IRONIC_SQLITE_SCHEMA: &str = include_str!("../../assets/ironic/schema-39.0.0.sqlite.sql");
+const IRONIC_SQLITE_SCHEMA: &str = include_str!("../../../assets/ironic/schema-39.0.0.sqlite.sql");
 
 /// A small Nova database for the demo (SQLite): `instances` for the fixture's instances (one of them
 /// deleted in Nova), `services` (the baremetal nova-computes, stopped), Juno-style flavors.
 pub async fn build_nova_sqlite(db: &Db, fixture: &Fixture) -> Result<(), DbError> {
     let Pool::Sqlite(p) = &db.pool else {
-        return Err(DbError::Other { what: db.url.describe(), message: "the demo Nova database is SQLite only".into() });
+        return Err(DbError::Other {
+            what: db.url.describe(),
+            message: "the demo Nova database is SQLite only".into(),
+        });
     };
     let mut stmts: Vec<String> = vec![
         "CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER)".into(),
@@ -31,7 +34,8 @@ pub async fn build_nova_sqlite(db: &Db, fixture: &Fixture) -> Result<(), DbError
         "INSERT INTO instance_types VALUES (1, 'bm.large', 16384, 8, 20, 0, 'bm.large', 0, '2014-05-01 10:00:00', NULL, NULL), (2, 'm1.small', 2048, 1, 20, 0, '2', 0, '2014-05-01 10:00:00', NULL, NULL)".into(),
         "INSERT INTO instance_type_extra_specs VALUES (1, 1, 'cpu_arch', 'x86_64', 0, '2014-05-01 10:00:00', NULL, NULL), (2, 1, 'baremetal:deploy_kernel_id', 'nova-bm-kernel', 0, '2014-05-01 10:00:00', NULL, NULL), (3, 1, 'baremetal:deploy_ramdisk_id', 'nova-bm-ramdisk', 0, '2014-05-01 10:00:00', NULL, NULL), (4, 2, 'hw:cpu_policy', 'shared', 0, '2014-05-01 10:00:00', NULL, NULL)".into(),
     ];
-    let with_instance: Vec<&BmNode> = fixture.nodes.iter().filter(|n| n.instance_uuid.is_some() && n.deleted_raw != Some(1)).collect();
+    let with_instance: Vec<&BmNode> =
+        fixture.nodes.iter().filter(|n| n.instance_uuid.is_some() && n.deleted_raw != Some(1)).collect();
     for (i, n) in with_instance.iter().enumerate() {
         // the last one was deleted in Nova behind nova_bm's back (an instance-missing-in-nova conflict)
         let deleted = if i + 1 == with_instance.len() { i + 1 } else { 0 };
@@ -60,7 +64,10 @@ pub async fn build_nova_sqlite(db: &Db, fixture: &Fixture) -> Result<(), DbError
 /// Creates an empty modern (39.0.0) Ironic schema in a SQLite database (the demo sandbox's target).
 pub async fn build_ironic_sqlite(db: &Db) -> Result<(), DbError> {
     let Pool::Sqlite(p) = &db.pool else {
-        return Err(DbError::Other { what: db.url.describe(), message: "the embedded Ironic schema is for SQLite; use ironic-dbsync elsewhere".into() });
+        return Err(DbError::Other {
+            what: db.url.describe(),
+            message: "the embedded Ironic schema is for SQLite; use ironic-dbsync elsewhere".into(),
+        });
     };
     let mut tx = p.begin().await.map_err(|e| db.error(e))?;
     for s in statements(IRONIC_SQLITE_SCHEMA) {
@@ -221,7 +228,11 @@ impl Fixture {
             nodes.push(n);
             for k in 0..2i64 {
                 let id = i * 2 - 1 + k;
-                interfaces.push(iface(id, Some(i), &format!("52:55:{:02x}:{:02x}:{:02x}:{:02x}", k, (i >> 16) & 0xff, (i >> 8) & 0xff, i & 0xff)));
+                interfaces.push(iface(
+                    id,
+                    Some(i),
+                    &format!("52:55:{:02x}:{:02x}:{:02x}:{:02x}", k, (i >> 16) & 0xff, (i >> 8) & 0xff, i & 0xff),
+                ));
             }
         }
         Fixture { schema_version: 10, nodes, interfaces }
@@ -265,12 +276,43 @@ impl Fixture {
 }
 
 const NODE_INSERT_COLUMNS: &[&str] = &[
-    "id", "uuid", "service_host", "task_state", "instance_uuid", "instance_name", "cpus", "memory_mb", "local_gb",
-    "pm_address", "pm_user", "pm_password", "terminal_port", "image_path", "pxe_config_path", "deploy_key", "root_mb",
-    "swap_mb", "ephemeral_mb", "preserve_ephemeral", "created_at", "updated_at", "deleted_at", "deleted",
+    "id",
+    "uuid",
+    "service_host",
+    "task_state",
+    "instance_uuid",
+    "instance_name",
+    "cpus",
+    "memory_mb",
+    "local_gb",
+    "pm_address",
+    "pm_user",
+    "pm_password",
+    "terminal_port",
+    "image_path",
+    "pxe_config_path",
+    "deploy_key",
+    "root_mb",
+    "swap_mb",
+    "ephemeral_mb",
+    "preserve_ephemeral",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+    "deleted",
 ];
-const INTERFACE_INSERT_COLUMNS: &[&str] =
-    &["id", "bm_node_id", "address", "datapath_id", "port_no", "vif_uuid", "created_at", "updated_at", "deleted_at", "deleted"];
+const INTERFACE_INSERT_COLUMNS: &[&str] = &[
+    "id",
+    "bm_node_id",
+    "address",
+    "datapath_id",
+    "port_no",
+    "vif_uuid",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+    "deleted",
+];
 
 fn node_values(n: &BmNode) -> Vec<Val> {
     use Val::*;
@@ -345,7 +387,12 @@ pub async fn build(db: &Db, fixture: &Fixture) -> Result<(), DbError> {
         stmts.push(multi_insert(backend, "bm_nodes", NODE_INSERT_COLUMNS, chunk.iter().map(node_values).collect()));
     }
     for chunk in fixture.interfaces.chunks(ROWS_PER_INSERT) {
-        stmts.push(multi_insert(backend, "bm_interfaces", INTERFACE_INSERT_COLUMNS, chunk.iter().map(interface_values).collect()));
+        stmts.push(multi_insert(
+            backend,
+            "bm_interfaces",
+            INTERFACE_INSERT_COLUMNS,
+            chunk.iter().map(interface_values).collect(),
+        ));
     }
     if backend == Backend::Postgres {
         for t in ["bm_nodes", "bm_interfaces"] {
@@ -391,8 +438,15 @@ mod tests {
         assert!(f.nodes.iter().any(|n| n.deleted_raw == Some(1)), "a soft-deleted node");
         assert!(f.nodes.iter().any(|n| n.deleted_raw.is_none()), "a NULL-deleted node");
         assert!(f.interfaces.iter().any(|i| i.bm_node_id == Some(999)), "an orphan interface");
-        assert!(f.interfaces.iter().any(|i| i.address.as_deref().is_some_and(|a| a != a.to_lowercase())), "an upper-case MAC");
-        let ids: std::collections::HashSet<_> = f.interfaces.iter().filter_map(|i| i.address_normalized.clone()).collect();
-        assert!(ids.len() < f.interfaces.iter().filter(|i| i.address_normalized.is_some()).count(), "a duplicate MAC after normalising");
+        assert!(
+            f.interfaces.iter().any(|i| i.address.as_deref().is_some_and(|a| a != a.to_lowercase())),
+            "an upper-case MAC"
+        );
+        let ids: std::collections::HashSet<_> =
+            f.interfaces.iter().filter_map(|i| i.address_normalized.clone()).collect();
+        assert!(
+            ids.len() < f.interfaces.iter().filter(|i| i.address_normalized.is_some()).count(),
+            "a duplicate MAC after normalising"
+        );
     }
 }

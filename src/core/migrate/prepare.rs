@@ -2,14 +2,14 @@
 //! Ironic database and detect its schema, read Nova's facts when given, and compute the plan.
 //! Shared by `plan`, `migrate` and the wizard.
 
-use super::conf::ConnectionSettings;
-use super::conflict::Resolutions;
-use super::db::Db;
-use super::model::Inventory;
-use super::nova::{self, NovaError, NovaFacts};
-use super::plan::{self, Plan, PlanOptions};
-use super::source::{NovaBmSource, SourceError};
-use super::target::{self, TargetError, TargetState};
+use crate::core::db::conf::ConnectionSettings;
+use crate::core::db::Db;
+use crate::core::ironic::target::{self, TargetError, TargetState};
+use crate::core::migrate::conflict::Resolutions;
+use crate::core::migrate::plan::{self, Plan, PlanOptions};
+use crate::core::source::model::Inventory;
+use crate::core::source::nova::{self, NovaError, NovaFacts};
+use crate::core::source::nova_bm::{NovaBmSource, SourceError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PrepareError {
@@ -49,13 +49,18 @@ pub struct Prepared {
 }
 
 /// Read-only browse: nova_bm only, planned against an empty modern Ironic so source-side conflicts show.
-pub async fn browse(settings: &ConnectionSettings, options: &PlanOptions, resolutions: &Resolutions) -> Result<Prepared, PrepareError> {
+pub async fn browse(
+    settings: &ConnectionSettings,
+    options: &PlanOptions,
+    resolutions: &Resolutions,
+) -> Result<Prepared, PrepareError> {
     let src_url = &settings.nova_bm_db.as_ref().ok_or(PrepareError::NoSource)?.value;
     let source = NovaBmSource::open(src_url).await?;
     let inventory = source.read_inventory(|_| {}).await;
     source.close().await;
     let inventory = inventory?;
-    let target = TargetState { schema: target::TargetSchema::known(target::TargetKind::Modern), nodes: vec![], ports: vec![] };
+    let target =
+        TargetState { schema: target::TargetSchema::known(target::TargetKind::Modern), nodes: vec![], ports: vec![] };
     // target-side choices are not the browser's business: mark only what nova_bm itself holds
     let mut options = options.clone();
     options.default_arch.get_or_insert_with(|| "(any)".into());

@@ -1,0 +1,6 @@
+//! Everything about the target Ironic: schema detection from its database, its REST API, and the
+//! takeover check after Ironic starts.
+
+pub mod api;
+pub mod takeover;
+pub mod target;

@@ -1,0 +1,10 @@
+//! The migration itself: conflicts and resolutions, the pure plan, preparation, the loaders, verify,
+//! rollback and the flavor change. See docs/mapping.md and docs/conflicts.md.
+
+pub mod conflict;
+pub mod flavors;
+pub mod load_sql;
+pub mod plan;
+pub mod prepare;
+pub mod rollback;
+pub mod verify;
