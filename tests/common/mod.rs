@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bm2ironic::core::db::url::DbUrl;
-use bm2ironic::core::db::{Access, Db, Pool};
+use bm2ironic::core::db::url::{Backend as DbBackend, DbUrl};
+use bm2ironic::core::db::{Access, Db};
 use bm2ironic::core::demo::fixture::{self, Fixture};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,13 +73,7 @@ impl TestDb {
                 let reader = server_env(reader_var)?;
                 let db =
                     Db::connect(&DbUrl::parse(&admin).unwrap(), Access::ReadWrite).await.expect("admin connection");
-                let sql = format!("CREATE DATABASE {name}");
-                match &db.pool {
-                    Pool::MySql(p) => sqlx::query(sqlx::AssertSqlSafe(sql)).execute(p).await.map(|_| ()),
-                    Pool::Postgres(p) => sqlx::query(sqlx::AssertSqlSafe(sql)).execute(p).await.map(|_| ()),
-                    Pool::Sqlite(_) => unreachable!(),
-                }
-                .expect("create test database");
+                db.execute(&format!("CREATE DATABASE {name}"), vec![]).await.expect("create test database");
                 db.close().await;
                 let base = admin.rsplit_once('/').unwrap().0;
                 Some(TestDb {
@@ -110,13 +104,7 @@ impl TestDb {
     /// Runs SQL as the admin (test set-up only).
     pub async fn exec(&self, sql: &str) {
         let db = self.admin().await;
-        let sql = sql.to_string();
-        match &db.pool {
-            Pool::MySql(p) => sqlx::query(sqlx::AssertSqlSafe(sql)).execute(p).await.map(|_| ()),
-            Pool::Postgres(p) => sqlx::query(sqlx::AssertSqlSafe(sql)).execute(p).await.map(|_| ()),
-            Pool::Sqlite(p) => sqlx::query(sqlx::AssertSqlSafe(sql)).execute(p).await.map(|_| ()),
-        }
-        .expect("test set-up SQL");
+        db.execute(sql, vec![]).await.expect("test set-up SQL");
         if self.backend == Backend::Postgres {
             self.grant_reader(&db).await;
         }
@@ -124,8 +112,8 @@ impl TestDb {
     }
 
     async fn grant_reader(&self, db: &Db) {
-        if let Pool::Postgres(p) = &db.pool {
-            sqlx::query("GRANT SELECT ON ALL TABLES IN SCHEMA public TO bm_reader").execute(p).await.expect("grant");
+        if db.backend() == DbBackend::Postgres {
+            db.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO bm_reader", vec![]).await.expect("grant");
         }
     }
 
@@ -223,9 +211,7 @@ impl TestDb {
                 let db = self.admin().await;
                 let text = std::fs::read_to_string(file).unwrap();
                 for s in bm2ironic::core::db::sql::statements(&text) {
-                    if let Pool::Sqlite(p) = &db.pool {
-                        sqlx::query(sqlx::AssertSqlSafe(s)).execute(p).await.expect("schema statement");
-                    }
+                    db.execute(&s, vec![]).await.expect("schema statement");
                 }
                 db.close().await;
             }
@@ -307,44 +293,20 @@ impl TestDb {
 
     pub async fn scalar_i64(&self, sql: &str) -> i64 {
         let db = self.admin().await;
-        let sql = sql.to_string();
-        let v: i64 = match &db.pool {
-            Pool::MySql(p) => sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(p).await,
-            Pool::Postgres(p) => sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(p).await,
-            Pool::Sqlite(p) => sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(p).await,
-        }
-        .expect("scalar query");
+        let v: i64 = db.fetch_scalar(sql, vec![]).await.expect("scalar query");
         db.close().await;
         v
     }
 
     /// Rows of a query as strings (NULL as "NULL"); every selected column must be text.
     pub async fn rows(&self, sql: &str) -> Vec<Vec<String>> {
-        use sqlx::Row;
         let db = self.admin().await;
-        let sql = sql.to_string();
-        macro_rules! go {
-            ($p:expr) => {
-                sqlx::query(sqlx::AssertSqlSafe(sql))
-                    .fetch_all($p)
-                    .await
-                    .expect("rows query")
-                    .iter()
-                    .map(|r| {
-                        (0..r.len())
-                            .map(|i| {
-                                r.try_get::<Option<String>, _>(i).expect("text column").unwrap_or_else(|| "NULL".into())
-                            })
-                            .collect()
-                    })
-                    .collect()
-            };
-        }
-        let out = match &db.pool {
-            Pool::MySql(p) => go!(p),
-            Pool::Postgres(p) => go!(p),
-            Pool::Sqlite(p) => go!(p),
-        };
+        let out = db
+            .fetch_map(sql, vec![], |r| {
+                (0..r.len()).map(|i| Ok(r.opt_string(i)?.unwrap_or_else(|| "NULL".into()))).collect()
+            })
+            .await
+            .expect("rows query (every column text)");
         db.close().await;
         out
     }

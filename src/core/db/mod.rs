@@ -1,8 +1,12 @@
 //! Connections: one concrete sqlx pool per backend behind `Pool`, opened from a `DbUrl`, with
 //! errors that name what to fix (host, port, user, database; never the password).
 //! Sources are opened read-only at the session level as a second guard beside SELECT-only grants.
+//! Queries run through `Db` and `Tx` (exec.rs) and come back as `Row`s (row.rs): no module outside
+//! `db/` matches on the backend's pool.
 
 pub mod conf;
+mod exec;
+pub mod row;
 pub mod secret;
 pub mod sql;
 pub mod url;
@@ -10,11 +14,15 @@ pub mod url;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions, MySqlSslMode};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgSslMode};
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
-use sqlx::Executor;
+use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlSslMode};
+use sqlx::pool::PoolOptions;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgSslMode};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
+use sqlx::{Connection, Database, Executor};
 
+pub use crate::core::db::exec::Tx;
+pub use crate::core::db::row::Row;
+pub use crate::core::db::sql::{Stmt, Val};
 use crate::core::db::url::{Backend, DbUrl};
 
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -26,6 +34,7 @@ pub enum Access {
     ReadWrite,
 }
 
+/// The concrete pool of each backend. Only `db/` matches on it: use the methods of `Db`.
 #[derive(Clone, Debug)]
 pub enum Pool {
     MySql(MySqlPool),
@@ -33,7 +42,8 @@ pub enum Pool {
     Sqlite(SqlitePool),
 }
 
-/// An open database: the pool, the URL it came from, and what the server said it is.
+/// An open database: the pool, the URL it came from, and what the server said it is. Queries go
+/// through its methods (`fetch_all`, `fetch_map`, `fetch_scalar`, `fetch`, `execute`, `begin`, ...).
 #[derive(Clone, Debug)]
 pub struct Db {
     pub pool: Pool,
@@ -57,6 +67,54 @@ pub enum DbError {
     Other { what: String, message: String },
 }
 
+/// User, password and database of the URL onto a server backend's options.
+fn with_login<O>(
+    mut o: O,
+    url: &DbUrl,
+    user: fn(O, &str) -> O,
+    password: fn(O, &str) -> O,
+    database: fn(O, &str) -> O,
+) -> O {
+    if let Some(u) = &url.user {
+        o = user(o, u);
+    }
+    if let Some(p) = &url.password {
+        o = password(o, p.expose());
+    }
+    if let Some(d) = &url.database {
+        o = database(o, d);
+    }
+    o
+}
+
+/// What every backend's pool shares: a lazy pool running `session` on each new connection, after
+/// one direct connection has proved the server answers (see `probe`).
+async fn open_pool<DB: Database>(
+    options: <DB::Connection as Connection>::Options,
+    max_connections: u32,
+    session: Vec<&'static str>,
+    url: &DbUrl,
+) -> Result<sqlx::Pool<DB>, DbError>
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+{
+    let pool = PoolOptions::<DB>::new()
+        .max_connections(max_connections)
+        .acquire_timeout(CONNECT_TIMEOUT)
+        .after_connect(move |c, _| {
+            let session = session.clone();
+            Box::pin(async move {
+                for s in session {
+                    c.execute(s).await?;
+                }
+                Ok(())
+            })
+        })
+        .connect_lazy_with(options.clone());
+    probe::<DB::Connection>(&options, url).await?;
+    Ok(pool)
+}
+
 impl Db {
     pub async fn connect(url: &DbUrl, access: Access) -> Result<Db, DbError> {
         Db::connect_with(url, access, 4).await
@@ -67,53 +125,37 @@ impl Db {
         let what = url.describe();
         let classify = |e: sqlx::Error| classify(url, e);
         let read_only = access == Access::ReadOnly;
+        // UTC for every session; sources additionally read-only
+        let session = |utc: &'static str, ro: &'static str| if read_only { vec![utc, ro] } else { vec![utc] };
         let pool = match url.backend {
             Backend::MySql => {
                 let mut o = MySqlConnectOptions::new().port(url.port);
                 o = if url.host.starts_with('/') { o.socket(&url.host) } else { o.host(&url.host) };
-                if let Some(u) = &url.user {
-                    o = o.username(u);
-                }
-                if let Some(p) = &url.password {
-                    o = o.password(p.expose());
-                }
-                if let Some(d) = &url.database {
-                    o = o.database(d);
-                }
+                o = with_login(
+                    o,
+                    url,
+                    MySqlConnectOptions::username,
+                    MySqlConnectOptions::password,
+                    MySqlConnectOptions::database,
+                );
                 if let Some(m) = url.param("ssl-mode") {
                     o = o.ssl_mode(MySqlSslMode::from_str(m).map_err(classify)?);
                 }
                 if let Some(ca) = url.param("ssl-ca") {
                     o = o.ssl_ca(ca);
                 }
-                let p = MySqlPoolOptions::new()
-                    .max_connections(max_connections)
-                    .acquire_timeout(CONNECT_TIMEOUT)
-                    .after_connect(move |c, _| {
-                        Box::pin(async move {
-                            // UTC and strict mode for every session; sources additionally read-only
-                            c.execute("SET SESSION time_zone = '+00:00'").await?;
-                            if read_only {
-                                c.execute("SET SESSION TRANSACTION READ ONLY").await?;
-                            }
-                            Ok(())
-                        })
-                    })
-                    .connect_lazy_with(o.clone());
-                probe::<sqlx::MySqlConnection>(&o, url).await?;
-                Pool::MySql(p)
+                let session = session("SET SESSION time_zone = '+00:00'", "SET SESSION TRANSACTION READ ONLY");
+                Pool::MySql(open_pool(o, max_connections, session, url).await?)
             }
             Backend::Postgres => {
                 let mut o = PgConnectOptions::new_without_pgpass().port(url.port).host(&url.host);
-                if let Some(u) = &url.user {
-                    o = o.username(u);
-                }
-                if let Some(p) = &url.password {
-                    o = o.password(p.expose());
-                }
-                if let Some(d) = &url.database {
-                    o = o.database(d);
-                }
+                o = with_login(
+                    o,
+                    url,
+                    PgConnectOptions::username,
+                    PgConnectOptions::password,
+                    PgConnectOptions::database,
+                );
                 if let Some(m) = url.param("sslmode") {
                     o = o.ssl_mode(PgSslMode::from_str(m).map_err(classify)?);
                 }
@@ -121,21 +163,8 @@ impl Db {
                     o = o.ssl_root_cert(ca);
                 }
                 o = o.application_name("bm2ironic");
-                let p = PgPoolOptions::new()
-                    .max_connections(max_connections)
-                    .acquire_timeout(CONNECT_TIMEOUT)
-                    .after_connect(move |c, _| {
-                        Box::pin(async move {
-                            c.execute("SET TIME ZONE 'UTC'").await?;
-                            if read_only {
-                                c.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY").await?;
-                            }
-                            Ok(())
-                        })
-                    })
-                    .connect_lazy_with(o.clone());
-                probe::<sqlx::PgConnection>(&o, url).await?;
-                Pool::Postgres(p)
+                let session = session("SET TIME ZONE 'UTC'", "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
+                Pool::Postgres(open_pool(o, max_connections, session, url).await?)
             }
             Backend::Sqlite => {
                 let path = url.path.clone().unwrap_or_default();
@@ -148,12 +177,9 @@ impl Db {
                     .create_if_missing(!read_only)
                     .busy_timeout(CONNECT_TIMEOUT)
                     .foreign_keys(true);
-                let p = SqlitePoolOptions::new()
-                    .max_connections(if read_only { max_connections } else { 1 })
-                    .acquire_timeout(CONNECT_TIMEOUT)
-                    .connect_lazy_with(o.clone());
-                probe::<sqlx::SqliteConnection>(&o, url).await?;
-                Pool::Sqlite(p)
+                // one writer: SQLite locks the whole file
+                let max = if read_only { max_connections } else { 1 };
+                Pool::Sqlite(open_pool(o, max, vec![], url).await?)
             }
         };
         let version_sql = match url.backend {
@@ -162,7 +188,7 @@ impl Db {
             Backend::Sqlite => "SELECT sqlite_version()",
         };
         let mut db = Db { pool, url: url.clone(), server_version: String::new(), latency: Duration::ZERO };
-        let version: String = db.scalar_string(version_sql).await.map_err(classify)?;
+        let version: String = db.fetch_scalar(version_sql, vec![]).await?;
         db.server_version = match url.backend {
             Backend::Postgres => format!("PostgreSQL {version}"),
             Backend::Sqlite => format!("SQLite {version}"),
@@ -178,37 +204,16 @@ impl Db {
         self.url.backend
     }
 
-    async fn scalar_string(&self, sql: &'static str) -> Result<String, sqlx::Error> {
-        Ok(match &self.pool {
-            Pool::MySql(p) => sqlx::query_scalar::<_, String>(sql).fetch_one(p).await?,
-            Pool::Postgres(p) => sqlx::query_scalar::<_, String>(sql).fetch_one(p).await?,
-            Pool::Sqlite(p) => sqlx::query_scalar::<_, String>(sql).fetch_one(p).await?,
-        })
-    }
-
     /// Names of the tables in the connected database (current schema on PostgreSQL).
     pub async fn table_names(&self) -> Result<Vec<String>, DbError> {
-        let r =
-            match &self.pool {
-                Pool::MySql(p) => sqlx::query_scalar::<_, String>(
-                    "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()",
-                )
-                .fetch_all(p)
-                .await,
-                Pool::Postgres(p) => {
-                    sqlx::query_scalar::<_, String>(
-                        "SELECT tablename::text FROM pg_catalog.pg_tables WHERE schemaname = current_schema()",
-                    )
-                    .fetch_all(p)
-                    .await
-                }
-                Pool::Sqlite(p) => {
-                    sqlx::query_scalar::<_, String>("SELECT name FROM sqlite_master WHERE type = 'table'")
-                        .fetch_all(p)
-                        .await
-                }
-            };
-        r.map_err(|e| self.error(e))
+        let sql = match self.backend() {
+            Backend::MySql => {
+                "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()"
+            }
+            Backend::Postgres => "SELECT tablename::text FROM pg_catalog.pg_tables WHERE schemaname = current_schema()",
+            Backend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table'",
+        };
+        self.fetch_column(sql, vec![]).await
     }
 
     /// Wraps a query error with what it was talking to (and scrubs the password, in case).

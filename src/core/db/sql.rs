@@ -1,5 +1,5 @@
-//! Small helpers for SQL that runs on all three backends: values to bind, `?` -> `$n` placeholders,
-//! multi-row INSERTs, and executing a statement list on any pool or transaction.
+//! Small helpers for SQL that runs on all three backends: values to bind, `?` -> `$n` placeholders
+//! (applied by `Db` and `Tx` when they run a statement), multi-row INSERTs, DDL files.
 
 use chrono::NaiveDateTime;
 
@@ -14,8 +14,49 @@ pub enum Val {
     Time(Option<NaiveDateTime>),
 }
 
-/// One statement and its values.
+impl From<i64> for Val {
+    fn from(v: i64) -> Val {
+        Val::Int(Some(v))
+    }
+}
+
+impl From<bool> for Val {
+    fn from(v: bool) -> Val {
+        Val::Bool(Some(v))
+    }
+}
+
+impl From<String> for Val {
+    fn from(v: String) -> Val {
+        Val::Text(Some(v))
+    }
+}
+
+impl From<&str> for Val {
+    fn from(v: &str) -> Val {
+        Val::Text(Some(v.to_string()))
+    }
+}
+
+impl From<&String> for Val {
+    fn from(v: &String) -> Val {
+        Val::Text(Some(v.clone()))
+    }
+}
+
+impl From<NaiveDateTime> for Val {
+    fn from(v: NaiveDateTime) -> Val {
+        Val::Time(Some(v))
+    }
+}
+
+/// One statement (with `?` placeholders) and its values.
 pub type Stmt = (String, Vec<Val>);
+
+/// Text values for an IN list.
+pub fn texts<S: AsRef<str>>(items: &[S]) -> Vec<Val> {
+    items.iter().map(|s| Val::from(s.as_ref())).collect()
+}
 
 /// `?` placeholders to `$1..$n` on PostgreSQL (our SQL never has `?` inside literals).
 pub fn placeholders(backend: Backend, sql: &str) -> String {
@@ -36,10 +77,10 @@ pub fn placeholders(backend: Backend, sql: &str) -> String {
 }
 
 /// `INSERT INTO table (cols) VALUES (...), (...)` for a batch of rows.
-pub fn multi_insert(backend: Backend, table: &str, cols: &[&str], rows: Vec<Vec<Val>>) -> Stmt {
+pub fn multi_insert(table: &str, cols: &[&str], rows: Vec<Vec<Val>>) -> Stmt {
     let row = format!("({})", vec!["?"; cols.len()].join(", "));
     let sql = format!("INSERT INTO {table} ({}) VALUES {}", cols.join(", "), vec![row; rows.len()].join(", "));
-    (placeholders(backend, &sql), rows.into_iter().flatten().collect())
+    (sql, rows.into_iter().flatten().collect())
 }
 
 /// `(?, ?, ...)` with n marks, for IN lists.
@@ -52,23 +93,6 @@ pub fn statements(ddl: &str) -> Vec<String> {
     let body: String =
         ddl.lines().map(|l| l.split("--").next().unwrap_or("").trim_end()).collect::<Vec<_>>().join("\n");
     body.split(";\n").map(str::trim).map(|s| s.trim_end_matches(';').to_string()).filter(|s| !s.is_empty()).collect()
-}
-
-/// Binds `vals` onto a sqlx query of any backend.
-#[macro_export]
-macro_rules! bind_vals {
-    ($q:expr, $vals:expr) => {{
-        let mut q = $q;
-        for v in $vals {
-            q = match v {
-                $crate::core::db::sql::Val::Int(x) => q.bind(x),
-                $crate::core::db::sql::Val::Bool(x) => q.bind(x),
-                $crate::core::db::sql::Val::Text(x) => q.bind(x),
-                $crate::core::db::sql::Val::Time(x) => q.bind(x),
-            };
-        }
-        q
-    }};
 }
 
 #[cfg(test)]
@@ -84,12 +108,12 @@ mod tests {
     #[test]
     fn multi_row_insert() {
         let (sql, vals) = multi_insert(
-            Backend::Postgres,
             "t",
             &["a", "b"],
             vec![vec![Val::Int(Some(1)), Val::Int(None)], vec![Val::Int(Some(2)), Val::Int(None)]],
         );
-        assert_eq!(sql, "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)");
+        assert_eq!(sql, "INSERT INTO t (a, b) VALUES (?, ?), (?, ?)");
+        assert_eq!(placeholders(Backend::Postgres, &sql), "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)");
         assert_eq!(vals.len(), 4);
     }
 

@@ -5,9 +5,9 @@
 use chrono::{NaiveDate, NaiveDateTime};
 
 use crate::core::db::secret::Secret;
-use crate::core::db::sql::{multi_insert, placeholders, statements, Val};
+use crate::core::db::sql::{multi_insert, statements, Val};
 use crate::core::db::url::Backend;
-use crate::core::db::{Db, DbError, Pool};
+use crate::core::db::{Db, DbError};
 use crate::core::source::model::{BmInterface, BmNode};
 use crate::core::source::nova_bm::NOVA_BM_REPOSITORY;
 
@@ -20,12 +20,12 @@ const IRONIC_SQLITE_SCHEMA: &str = include_str!("../../../assets/ironic/schema-3
 /// A small Nova database for the demo (SQLite): `instances` for the fixture's instances (one of them
 /// deleted in Nova), `services` (the baremetal nova-computes, stopped), Juno-style flavors.
 pub async fn build_nova_sqlite(db: &Db, fixture: &Fixture) -> Result<(), DbError> {
-    let Pool::Sqlite(p) = &db.pool else {
+    if db.backend() != Backend::Sqlite {
         return Err(DbError::Other {
             what: db.url.describe(),
             message: "the demo Nova database is SQLite only".into(),
         });
-    };
+    }
     let mut stmts: Vec<String> = vec![
         "CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER)".into(),
         "CREATE TABLE services (id INTEGER NOT NULL PRIMARY KEY, host VARCHAR(255), \"binary\" VARCHAR(255), topic VARCHAR(255), report_count INTEGER NOT NULL, disabled BOOLEAN, deleted INTEGER, created_at DATETIME, updated_at DATETIME)".into(),
@@ -53,28 +53,18 @@ pub async fn build_nova_sqlite(db: &Db, fixture: &Fixture) -> Result<(), DbError
     for (i, h) in ["bm-compute-1", "bm-compute-2", "bm-compute-3"].iter().enumerate() {
         stmts.push(format!("INSERT INTO services VALUES ({}, '{h}', 'nova-compute', 'compute', 100, 0, 0, '2014-09-01 00:00:00', '2014-09-01 00:00:00')", i + 1));
     }
-    let mut tx = p.begin().await.map_err(|e| db.error(e))?;
-    for s in stmts {
-        sqlx::query(sqlx::AssertSqlSafe(s)).execute(&mut *tx).await.map_err(|e| db.error(e))?;
-    }
-    tx.commit().await.map_err(|e| db.error(e))?;
-    Ok(())
+    db.execute_in_transaction(stmts.into_iter().map(|s| (s, vec![])).collect()).await
 }
 
 /// Creates an empty modern (39.0.0) Ironic schema in a SQLite database (the demo sandbox's target).
 pub async fn build_ironic_sqlite(db: &Db) -> Result<(), DbError> {
-    let Pool::Sqlite(p) = &db.pool else {
+    if db.backend() != Backend::Sqlite {
         return Err(DbError::Other {
             what: db.url.describe(),
             message: "the embedded Ironic schema is for SQLite; use ironic-dbsync elsewhere".into(),
         });
-    };
-    let mut tx = p.begin().await.map_err(|e| db.error(e))?;
-    for s in statements(IRONIC_SQLITE_SCHEMA) {
-        sqlx::query(sqlx::AssertSqlSafe(s)).execute(&mut *tx).await.map_err(|e| db.error(e))?;
     }
-    tx.commit().await.map_err(|e| db.error(e))?;
-    Ok(())
+    db.execute_in_transaction(statements(IRONIC_SQLITE_SCHEMA).into_iter().map(|s| (s, vec![])).collect()).await
 }
 
 /// A described nova_bm inventory.
@@ -376,7 +366,7 @@ pub async fn build(db: &Db, fixture: &Fixture) -> Result<(), DbError> {
     let backend = db.backend();
     let mut stmts: Vec<(String, Vec<Val>)> = statements(schema_for(backend)).into_iter().map(|s| (s, vec![])).collect();
     stmts.push((
-        placeholders(backend, "INSERT INTO migrate_version (repository_id, repository_path, version) VALUES (?, ?, ?)"),
+        "INSERT INTO migrate_version (repository_id, repository_path, version) VALUES (?, ?, ?)".into(),
         vec![
             Val::Text(Some(NOVA_BM_REPOSITORY.into())),
             Val::Text(Some("/usr/lib/python2.7/dist-packages/nova/virt/baremetal/db/sqlalchemy/migrate_repo".into())),
@@ -384,11 +374,10 @@ pub async fn build(db: &Db, fixture: &Fixture) -> Result<(), DbError> {
         ],
     ));
     for chunk in fixture.nodes.chunks(ROWS_PER_INSERT) {
-        stmts.push(multi_insert(backend, "bm_nodes", NODE_INSERT_COLUMNS, chunk.iter().map(node_values).collect()));
+        stmts.push(multi_insert("bm_nodes", NODE_INSERT_COLUMNS, chunk.iter().map(node_values).collect()));
     }
     for chunk in fixture.interfaces.chunks(ROWS_PER_INSERT) {
         stmts.push(multi_insert(
-            backend,
             "bm_interfaces",
             INTERFACE_INSERT_COLUMNS,
             chunk.iter().map(interface_values).collect(),
@@ -400,21 +389,7 @@ pub async fn build(db: &Db, fixture: &Fixture) -> Result<(), DbError> {
         }
     }
 
-    macro_rules! run_all {
-        ($pool:expr) => {{
-            let mut tx = $pool.begin().await.map_err(|e| db.error(e))?;
-            for (sql, vals) in stmts {
-                let q = crate::bind_vals!(sqlx::query(sqlx::AssertSqlSafe(sql)), vals);
-                q.execute(&mut *tx).await.map_err(|e| db.error(e))?;
-            }
-            tx.commit().await.map_err(|e| db.error(e))?;
-        }};
-    }
-    match &db.pool {
-        Pool::MySql(p) => run_all!(p),
-        Pool::Postgres(p) => run_all!(p),
-        Pool::Sqlite(p) => run_all!(p),
-    }
+    db.execute_in_transaction(stmts).await?;
     tracing::info!(url = %db.url.redacted(), nodes = fixture.nodes.len(), interfaces = fixture.interfaces.len(), "built nova_bm fixture");
     Ok(())
 }

@@ -5,10 +5,10 @@ use std::collections::BTreeSet;
 
 use chrono::NaiveDateTime;
 use serde::Serialize;
-use sqlx::Row;
 
+use crate::core::db::sql::Val;
 use crate::core::db::url::{Backend, DbUrl};
-use crate::core::db::{Access, Db, DbError, Pool};
+use crate::core::db::{Access, Db, DbError};
 
 /// Alembic head of Ironic Juno (2014.2).
 pub const JUNO_HEAD: &str = "487deb87cc9d";
@@ -189,28 +189,14 @@ pub async fn connect(url: &DbUrl) -> Result<Db, TargetError> {
     Ok(Db::connect(url, Access::ReadWrite).await?)
 }
 
-async fn strings(db: &Db, sql: &'static str, bind: Option<&str>) -> Result<Vec<String>, DbError> {
-    macro_rules! run {
-        ($p:expr) => {{
-            let mut q = sqlx::query_scalar::<_, String>(sql);
-            if let Some(b) = bind {
-                q = q.bind(b.to_string());
-            }
-            q.fetch_all($p).await
-        }};
-    }
-    match &db.pool {
-        Pool::MySql(p) => run!(p),
-        Pool::Postgres(p) => run!(p),
-        Pool::Sqlite(p) => run!(p),
-    }
-    .map_err(|e| db.error(e))
+async fn strings(db: &Db, sql: &str, bind: Option<&str>) -> Result<Vec<String>, DbError> {
+    db.fetch_column(sql, bind.map(Val::from).into_iter().collect()).await
 }
 
 async fn columns(db: &Db, table: &str) -> Result<BTreeSet<String>, DbError> {
     let sql = match db.backend() {
         Backend::MySql => "SELECT CAST(column_name AS CHAR) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ?",
-        Backend::Postgres => "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1",
+        Backend::Postgres => "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?",
         Backend::Sqlite => "SELECT name FROM pragma_table_info(?)",
     };
     Ok(strings(db, sql, Some(table)).await?.into_iter().map(|c| c.to_ascii_lowercase()).collect())
@@ -307,51 +293,31 @@ pub async fn read_state(db: &Db, schema: TargetSchema) -> Result<TargetState, Ta
         }
         Backend::Sqlite => "SELECT id, uuid, address, node_id FROM ports ORDER BY id",
     };
-    macro_rules! read {
-        ($p:expr) => {{
-            let nodes = sqlx::query(node_sql)
-                .fetch_all($p)
-                .await
-                .map_err(|e| db.error(e))?
-                .iter()
-                .map(|r| -> Result<ExistingNode, sqlx::Error> {
-                    let extra: Option<String> = r.try_get("extra")?;
-                    Ok(ExistingNode {
-                        id: r.try_get("id")?,
-                        uuid: r.try_get("uuid")?,
-                        instance_uuid: r.try_get("instance_uuid")?,
-                        provision_state: r.try_get("provision_state")?,
-                        maintenance: r.try_get::<i64, _>("maintenance")? != 0,
-                        reservation: r.try_get("reservation")?,
-                        extra: extra.and_then(|e| serde_json::from_str(&e).ok()).unwrap_or(serde_json::Value::Null),
-                        updated_at: r.try_get("updated_at")?,
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| db.error(e))?;
-            let ports = sqlx::query(port_sql)
-                .fetch_all($p)
-                .await
-                .map_err(|e| db.error(e))?
-                .iter()
-                .map(|r| -> Result<ExistingPort, sqlx::Error> {
-                    Ok(ExistingPort {
-                        id: r.try_get("id")?,
-                        uuid: r.try_get("uuid")?,
-                        address: r.try_get("address")?,
-                        node_id: r.try_get("node_id")?,
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| db.error(e))?;
-            (nodes, ports)
-        }};
-    }
-    let (nodes, ports) = match &db.pool {
-        Pool::MySql(p) => read!(p),
-        Pool::Postgres(p) => read!(p),
-        Pool::Sqlite(p) => read!(p),
-    };
+    let nodes = db
+        .fetch_map(node_sql, vec![], |r| {
+            let extra: Option<String> = r.opt_string("extra")?;
+            Ok(ExistingNode {
+                id: r.get("id")?,
+                uuid: r.opt_string("uuid")?,
+                instance_uuid: r.opt_string("instance_uuid")?,
+                provision_state: r.opt_string("provision_state")?,
+                maintenance: r.get::<i64, _>("maintenance")? != 0,
+                reservation: r.opt_string("reservation")?,
+                extra: extra.and_then(|e| serde_json::from_str(&e).ok()).unwrap_or(serde_json::Value::Null),
+                updated_at: r.opt_time("updated_at")?,
+            })
+        })
+        .await?;
+    let ports = db
+        .fetch_map(port_sql, vec![], |r| {
+            Ok(ExistingPort {
+                id: r.get("id")?,
+                uuid: r.opt_string("uuid")?,
+                address: r.opt_string("address")?,
+                node_id: r.get("node_id")?,
+            })
+        })
+        .await?;
     tracing::info!(nodes = nodes.len(), ports = ports.len(), "read target state");
     Ok(TargetState { schema, nodes, ports })
 }

@@ -5,11 +5,10 @@
 //! recorded (old values included) in `bm2ironic_flavor_changes` so `--restore` puts them back exactly.
 
 use serde::Serialize;
-use sqlx::Row;
 
-use crate::core::db::sql::{placeholders, Val};
+use crate::core::db::sql::Val;
 use crate::core::db::url::Backend;
-use crate::core::db::{Db, DbError, Pool};
+use crate::core::db::{Db, DbError};
 
 pub const CHANGES_TABLE: &str = "bm2ironic_flavor_changes";
 
@@ -96,30 +95,15 @@ async fn specs(db: &Db, schema: FlavorSchema) -> Result<Vec<(i64, String, String
         Backend::Sqlite => "f.id",
     };
     let sql = format!("SELECT {id} AS id, f.name AS name, e.{key} AS k, e.value AS v FROM {flavors} f JOIN {extra} e ON e.{fk} = f.id WHERE 1 = 1{live} ORDER BY f.id, e.{key}");
-    macro_rules! go {
-        ($p:expr) => {
-            sqlx::query(sqlx::AssertSqlSafe(sql))
-                .fetch_all($p)
-                .await
-                .map_err(|e| db.error(e))?
-                .iter()
-                .map(|r| -> Result<_, sqlx::Error> {
-                    Ok((
-                        r.try_get::<i64, _>("id")?,
-                        r.try_get::<Option<String>, _>("name")?.unwrap_or_default(),
-                        r.try_get::<String, _>("k")?,
-                        r.try_get::<Option<String>, _>("v")?.unwrap_or_default(),
-                    ))
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| db.error(e))?
-        };
-    }
-    Ok(match &db.pool {
-        Pool::MySql(p) => go!(p),
-        Pool::Postgres(p) => go!(p),
-        Pool::Sqlite(p) => go!(p),
+    db.fetch_map(&sql, vec![], |r| {
+        Ok((
+            r.get::<i64, _>("id")?,
+            r.opt_string("name")?.unwrap_or_default(),
+            r.string("k")?,
+            r.opt_string("v")?.unwrap_or_default(),
+        ))
     })
+    .await
 }
 
 /// The baremetal flavors (those with a `baremetal:` key, or named) and the changes they need.
@@ -181,13 +165,7 @@ pub async fn apply(db: &Db, schema: FlavorSchema, changes: &[SpecChange], change
     let (_, extra, fk) = schema.tables();
     let key = if b == Backend::MySql { "`key`" } else { "\"key\"" };
     // DDL first and on its own: MySQL commits implicitly on DDL
-    let ddl = changes_ddl(b);
-    match &db.pool {
-        Pool::MySql(p) => sqlx::query(sqlx::AssertSqlSafe(ddl)).execute(p).await.map(|_| ()),
-        Pool::Postgres(p) => sqlx::query(sqlx::AssertSqlSafe(ddl)).execute(p).await.map(|_| ()),
-        Pool::Sqlite(p) => sqlx::query(sqlx::AssertSqlSafe(ddl)).execute(p).await.map(|_| ()),
-    }
-    .map_err(|e| db.error(e))?;
+    db.execute(&changes_ddl(b), vec![]).await?;
     let now = chrono::Utc::now().naive_utc();
     let mut stmts: Vec<(String, Vec<Val>)> = Vec::new();
     for c in changes {
@@ -229,9 +207,9 @@ pub async fn apply(db: &Db, schema: FlavorSchema, changes: &[SpecChange], change
                 ],
             ),
         };
-        stmts.push((placeholders(b, &sql), vals));
+        stmts.push((sql, vals));
         stmts.push((
-            placeholders(b, &format!("INSERT INTO {CHANGES_TABLE} (change_set, applied_at, schema_kind, flavor_id, spec_key, old_value, new_value) VALUES (?, ?, ?, ?, ?, ?, ?)")),
+            format!("INSERT INTO {CHANGES_TABLE} (change_set, applied_at, schema_kind, flavor_id, spec_key, old_value, new_value) VALUES (?, ?, ?, ?, ?, ?, ?)"),
             vec![
                 Val::Text(Some(change_set.into())),
                 Val::Time(Some(now)),
@@ -243,27 +221,8 @@ pub async fn apply(db: &Db, schema: FlavorSchema, changes: &[SpecChange], change
             ],
         ));
     }
-    run_tx(db, stmts).await?;
+    db.execute_in_transaction(stmts).await?;
     tracing::info!(change_set, changes = changes.len(), "flavor changes applied");
-    Ok(())
-}
-
-async fn run_tx(db: &Db, stmts: Vec<(String, Vec<Val>)>) -> Result<(), DbError> {
-    macro_rules! go {
-        ($p:expr) => {{
-            let mut tx = $p.begin().await.map_err(|e| db.error(e))?;
-            for (sql, vals) in stmts {
-                let q = crate::bind_vals!(sqlx::query(sqlx::AssertSqlSafe(sql)), vals);
-                q.execute(&mut *tx).await.map_err(|e| db.error(e))?;
-            }
-            tx.commit().await.map_err(|e| db.error(e))?;
-        }};
-    }
-    match &db.pool {
-        Pool::MySql(p) => go!(p),
-        Pool::Postgres(p) => go!(p),
-        Pool::Sqlite(p) => go!(p),
-    }
     Ok(())
 }
 
@@ -279,30 +238,16 @@ pub async fn restore(db: &Db, schema: FlavorSchema, change_set: Option<&str>) ->
         Backend::Postgres => "SELECT change_set::text AS change_set, flavor_id::bigint AS flavor_id, spec_key::text AS spec_key, old_value::text AS old_value FROM bm2ironic_flavor_changes WHERE restored_at IS NULL ORDER BY applied_at DESC, id DESC",
         Backend::Sqlite => "SELECT change_set, flavor_id, spec_key, old_value FROM bm2ironic_flavor_changes WHERE restored_at IS NULL ORDER BY applied_at DESC, id DESC",
     };
-    macro_rules! go {
-        ($p:expr) => {
-            sqlx::query(sql)
-                .fetch_all($p)
-                .await
-                .map_err(|e| db.error(e))?
-                .iter()
-                .map(|r| -> Result<(String, i64, String, Option<String>), sqlx::Error> {
-                    Ok((
-                        r.try_get("change_set")?,
-                        r.try_get("flavor_id")?,
-                        r.try_get("spec_key")?,
-                        r.try_get("old_value")?,
-                    ))
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| db.error(e))?
-        };
-    }
-    let rows = match &db.pool {
-        Pool::MySql(p) => go!(p),
-        Pool::Postgres(p) => go!(p),
-        Pool::Sqlite(p) => go!(p),
-    };
+    let rows = db
+        .fetch_map(sql, vec![], |r| {
+            Ok((
+                r.string("change_set")?,
+                r.get::<i64, _>("flavor_id")?,
+                r.string("spec_key")?,
+                r.opt_string("old_value")?,
+            ))
+        })
+        .await?;
     let set = match change_set {
         Some(s) => s.to_string(),
         None => rows.first().map(|r| r.0.clone()).ok_or(FlavorError::NothingToRestore)?,
@@ -316,11 +261,11 @@ pub async fn restore(db: &Db, schema: FlavorSchema, change_set: Option<&str>) ->
         n += 1;
         stmts.push(match old {
             Some(v) => (
-                placeholders(b, &format!("UPDATE {extra} SET value = ? WHERE {fk} = ? AND {key} = ?")),
+                format!("UPDATE {extra} SET value = ? WHERE {fk} = ? AND {key} = ?"),
                 vec![Val::Text(Some(v.clone())), Val::Int(Some(*fid)), Val::Text(Some(k.clone()))],
             ),
             None => (
-                placeholders(b, &format!("DELETE FROM {extra} WHERE {fk} = ? AND {key} = ?")),
+                format!("DELETE FROM {extra} WHERE {fk} = ? AND {key} = ?"),
                 vec![Val::Int(Some(*fid)), Val::Text(Some(k.clone()))],
             ),
         });
@@ -329,10 +274,10 @@ pub async fn restore(db: &Db, schema: FlavorSchema, change_set: Option<&str>) ->
         return Err(FlavorError::NothingToRestore);
     }
     stmts.push((
-        placeholders(b, &format!("UPDATE {CHANGES_TABLE} SET restored_at = ? WHERE change_set = ?")),
+        format!("UPDATE {CHANGES_TABLE} SET restored_at = ? WHERE change_set = ?"),
         vec![Val::Time(Some(chrono::Utc::now().naive_utc())), Val::Text(Some(set.clone()))],
     ));
-    run_tx(db, stmts).await?;
+    db.execute_in_transaction(stmts).await?;
     tracing::warn!(change_set = %set, specs = n, "flavor changes restored");
     Ok((set, n))
 }

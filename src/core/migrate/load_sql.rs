@@ -9,13 +9,12 @@ use std::time::Instant;
 use chrono::NaiveDateTime;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use sqlx::Row;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::db::sql::{marks, multi_insert, placeholders, Stmt, Val};
+use crate::core::db::sql::{marks, multi_insert, texts, Stmt, Val};
 use crate::core::db::url::Backend;
-use crate::core::db::{Db, DbError, Pool};
+use crate::core::db::{Db, DbError};
 use crate::core::ironic::target::{TargetKind, TargetSchema};
 use crate::core::migrate::plan::{IronicNode, IronicPort, NodeAction, Plan};
 
@@ -321,127 +320,106 @@ pub async fn load_db(
     let record_run = !req.rehearse || runs_table_exists(db).await?;
     if !req.rehearse {
         // DDL outside the transaction: MySQL commits implicitly on DDL
-        exec_one(db, (runs_ddl(backend), vec![])).await?;
+        db.execute(&runs_ddl(backend), vec![]).await?;
     }
     let ncols = node_columns(req.schema);
     let pcols = port_columns(req.schema);
     let started_at = now();
 
     let counters = read_counters(db).await?;
-    macro_rules! run_tx {
-        ($pool:expr) => {{
-            let mut tx = $pool.begin().await.map_err(|e| db.error(e))?;
-            let mut done = 0usize;
-            let mut record: Vec<WrittenNode> = Vec::with_capacity(to_write.len());
-            for batch in to_write.chunks(BATCH) {
-                if cancel.is_cancelled() {
-                    tx.rollback().await.map_err(|e| db.error(e))?;
-                    tracing::warn!(run = %req.run_id, done, "load cancelled, rolled back");
-                    return Err(LoadError::Cancelled);
-                }
-                // `replace`: the other node and its ports go first
-                for n in batch.iter().filter(|n| n.replaces.is_some()) {
-                    let id = n.replaces.unwrap_or_default();
-                    for t in ["ports", "nodes"] {
-                        let col = if t == "ports" { "node_id" } else { "id" };
-                        let sql = placeholders(backend, &format!("DELETE FROM {t} WHERE {col} = ?"));
-                        sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).execute(&mut *tx).await.map_err(|e| db.error(e))?;
-                    }
-                    tracing::warn!(run = %req.run_id, replaced_id = id, uuid = ?n.uuid, "replaced an Ironic node (operator's decision)");
-                }
-                let rows: Vec<Vec<Val>> = batch.iter().filter_map(|n| n.node.as_ref()).map(|n| node_values(req.schema, &ncols, n, &req.run_id)).collect();
-                let (sql, vals) = multi_insert(backend, "nodes", &ncols, rows);
-                let q = crate::bind_vals!(sqlx::query(sqlx::AssertSqlSafe(sql)), vals);
-                if let Err(e) = q.execute(&mut *tx).await {
-                    let _ = tx.rollback().await;
-                    let uuid = batch.first().and_then(|n| n.uuid.clone()).unwrap_or_default();
-                    return Err(LoadError::Node { uuid: format!("{uuid} (batch of {})", batch.len()), message: db.error(e).to_string() });
-                }
-                // the ids Ironic's database assigned
-                let uuids: Vec<String> = batch.iter().filter_map(|n| n.uuid.clone()).collect();
-                let sql = placeholders(backend, &format!("SELECT id, uuid FROM nodes WHERE uuid IN {}", marks(uuids.len())));
-                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-                for u in &uuids {
-                    q = q.bind(u.clone());
-                }
-                let ids: HashMap<String, i64> = q
-                    .fetch_all(&mut *tx)
-                    .await
-                    .map_err(|e| db.error(e))?
-                    .iter()
-                    .map(|r| -> Result<(String, i64), sqlx::Error> {
-                        let id: i64 = match r.try_get::<i64, _>("id") {
-                            Ok(v) => v,
-                            Err(_) => r.try_get::<i32, _>("id")? as i64,
-                        };
-                        Ok((r.try_get("uuid")?, id))
-                    })
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| db.error(e))?;
-                let port_rows: Vec<Vec<Val>> = batch
-                    .iter()
-                    .flat_map(|n| n.ports.iter().map(|p| (p, ids.get(&p.node_uuid).copied().unwrap_or_default())))
-                    .map(|(p, id)| port_values(req.schema, &pcols, p, id))
-                    .collect();
-                for chunk in port_rows.chunks(BATCH * 2) {
-                    let (sql, vals) = multi_insert(backend, "ports", &pcols, chunk.to_vec());
-                    let q = crate::bind_vals!(sqlx::query(sqlx::AssertSqlSafe(sql)), vals);
-                    if let Err(e) = q.execute(&mut *tx).await {
-                        let _ = tx.rollback().await;
-                        return Err(LoadError::Node { uuid: "(ports)".into(), message: db.error(e).to_string() });
-                    }
-                }
-                for n in batch {
-                    if let Some(node) = &n.node {
-                        record.push(written(node, &n.ports, n.nova_bm_id, n.replaces));
-                        summary.ports += n.ports.len();
-                        let _ = events.send(LoadEvent::Node { nova_bm_id: n.nova_bm_id, uuid: node.uuid.clone(), status: NodeStatus::Written });
-                    }
-                }
-                done += batch.len();
-                tracing::debug!(run = %req.run_id, done, total = to_write.len(), "batch written");
-                let _ = events.send(LoadEvent::Progress { done, total: to_write.len() });
-            }
-            summary.created = done;
-            if record_run {
-                let written_json = serde_json::to_string(&record).unwrap_or_else(|_| "[]".into());
-                let (sql, vals) = multi_insert(
-                    backend,
-                    RUNS_TABLE,
-                    &["id", "started_at", "finished_at", "status", "plan_checksum", "source", "target_kind", "written"],
-                    vec![vec![
-                        Val::Text(Some(req.run_id.clone())),
-                        Val::Time(Some(started_at)),
-                        Val::Time(Some(now())),
-                        Val::Text(Some(if req.rehearse { "rehearsal".into() } else { "committed".into() })),
-                        Val::Text(Some(plan.checksum.clone())),
-                        Val::Text(Some(req.source.clone())),
-                        Val::Text(Some(serde_json::to_value(req.schema.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default())),
-                        Val::Text(Some(written_json)),
-                    ]],
-                );
-                let q = crate::bind_vals!(sqlx::query(sqlx::AssertSqlSafe(sql)), vals);
-                q.execute(&mut *tx).await.map_err(|e| db.error(e))?;
-            }
+    let outcome = async {
+        let mut tx = db.begin().await?;
+        let mut done = 0usize;
+        let mut record: Vec<WrittenNode> = Vec::with_capacity(to_write.len());
+        for batch in to_write.chunks(BATCH) {
             if cancel.is_cancelled() {
-                tx.rollback().await.map_err(|e| db.error(e))?;
+                tx.rollback().await?;
+                tracing::warn!(run = %req.run_id, done, "load cancelled, rolled back");
                 return Err(LoadError::Cancelled);
             }
-            if req.rehearse {
-                tx.rollback().await.map_err(|e| db.error(e))?;
-                tracing::info!(run = %req.run_id, created = done, "rehearsal complete, rolled back");
-            } else {
-                tx.commit().await.map_err(|e| db.error(e))?;
-                summary.committed = true;
-                tracing::info!(run = %req.run_id, created = done, ports = summary.ports, checksum = %plan.checksum, "load committed");
+            // `replace`: the other node and its ports go first
+            for n in batch.iter().filter(|n| n.replaces.is_some()) {
+                let id = n.replaces.unwrap_or_default();
+                for t in ["ports", "nodes"] {
+                    let col = if t == "ports" { "node_id" } else { "id" };
+                    tx.execute(&format!("DELETE FROM {t} WHERE {col} = ?"), vec![Val::from(id)]).await?;
+                }
+                tracing::warn!(run = %req.run_id, replaced_id = id, uuid = ?n.uuid, "replaced an Ironic node (operator's decision)");
             }
-        }};
-    }
-    let outcome = async {
-        match &db.pool {
-            Pool::MySql(p) => run_tx!(p),
-            Pool::Postgres(p) => run_tx!(p),
-            Pool::Sqlite(p) => run_tx!(p),
+            let rows: Vec<Vec<Val>> = batch
+                .iter()
+                .filter_map(|n| n.node.as_ref())
+                .map(|n| node_values(req.schema, &ncols, n, &req.run_id))
+                .collect();
+            let (sql, vals) = multi_insert("nodes", &ncols, rows);
+            if let Err(e) = tx.execute(&sql, vals).await {
+                let _ = tx.rollback().await;
+                let uuid = batch.first().and_then(|n| n.uuid.clone()).unwrap_or_default();
+                return Err(LoadError::Node { uuid: format!("{uuid} (batch of {})", batch.len()), message: e.to_string() });
+            }
+            // the ids Ironic's database assigned
+            let uuids: Vec<String> = batch.iter().filter_map(|n| n.uuid.clone()).collect();
+            let sql = format!("SELECT id, uuid FROM nodes WHERE uuid IN {}", marks(uuids.len()));
+            let ids: HashMap<String, i64> =
+                tx.fetch_map(&sql, texts(&uuids), |r| Ok((r.string("uuid")?, r.i64("id")?))).await?.into_iter().collect();
+            let port_rows: Vec<Vec<Val>> = batch
+                .iter()
+                .flat_map(|n| n.ports.iter().map(|p| (p, ids.get(&p.node_uuid).copied().unwrap_or_default())))
+                .map(|(p, id)| port_values(req.schema, &pcols, p, id))
+                .collect();
+            for chunk in port_rows.chunks(BATCH * 2) {
+                let (sql, vals) = multi_insert("ports", &pcols, chunk.to_vec());
+                if let Err(e) = tx.execute(&sql, vals).await {
+                    let _ = tx.rollback().await;
+                    return Err(LoadError::Node { uuid: "(ports)".into(), message: e.to_string() });
+                }
+            }
+            for n in batch {
+                if let Some(node) = &n.node {
+                    record.push(written(node, &n.ports, n.nova_bm_id, n.replaces));
+                    summary.ports += n.ports.len();
+                    let _ = events.send(LoadEvent::Node {
+                        nova_bm_id: n.nova_bm_id,
+                        uuid: node.uuid.clone(),
+                        status: NodeStatus::Written,
+                    });
+                }
+            }
+            done += batch.len();
+            tracing::debug!(run = %req.run_id, done, total = to_write.len(), "batch written");
+            let _ = events.send(LoadEvent::Progress { done, total: to_write.len() });
+        }
+        summary.created = done;
+        if record_run {
+            let written_json = serde_json::to_string(&record).unwrap_or_else(|_| "[]".into());
+            let kind = serde_json::to_value(req.schema.kind).ok().and_then(|v| v.as_str().map(String::from));
+            let (sql, vals) = multi_insert(
+                RUNS_TABLE,
+                &["id", "started_at", "finished_at", "status", "plan_checksum", "source", "target_kind", "written"],
+                vec![vec![
+                    Val::Text(Some(req.run_id.clone())),
+                    Val::Time(Some(started_at)),
+                    Val::Time(Some(now())),
+                    Val::Text(Some(if req.rehearse { "rehearsal".into() } else { "committed".into() })),
+                    Val::Text(Some(plan.checksum.clone())),
+                    Val::Text(Some(req.source.clone())),
+                    Val::Text(Some(kind.unwrap_or_default())),
+                    Val::Text(Some(written_json)),
+                ]],
+            );
+            tx.execute(&sql, vals).await?;
+        }
+        if cancel.is_cancelled() {
+            tx.rollback().await?;
+            return Err(LoadError::Cancelled);
+        }
+        if req.rehearse {
+            tx.rollback().await?;
+            tracing::info!(run = %req.run_id, created = done, "rehearsal complete, rolled back");
+        } else {
+            tx.commit().await?;
+            summary.committed = true;
+            tracing::info!(run = %req.run_id, created = done, ports = summary.ports, checksum = %plan.checksum, "load committed");
         }
         Ok::<(), LoadError>(())
     }
@@ -468,31 +446,26 @@ struct Counter {
 async fn read_counters(db: &Db) -> Result<Vec<Counter>, DbError> {
     let mut out = Vec::new();
     for table in ["nodes", "ports"] {
-        match &db.pool {
-            Pool::Postgres(p) => {
-                let seq: Option<String> = sqlx::query_scalar("SELECT pg_get_serial_sequence($1, 'id')")
-                    .bind(table)
-                    .fetch_one(p)
-                    .await
-                    .map_err(|e| db.error(e))?;
+        match db.backend() {
+            Backend::Postgres => {
+                let seq: Option<String> =
+                    db.fetch_scalar("SELECT pg_get_serial_sequence(?, 'id')", vec![Val::from(table)]).await?;
                 if let Some(seq) = seq {
                     let sql = format!("SELECT last_value, is_called FROM {seq}");
-                    let (last, called): (i64, bool) =
-                        sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_one(p).await.map_err(|e| db.error(e))?;
+                    let r = db.fetch_one(&sql, vec![]).await?;
+                    let (last, called) =
+                        (|| Ok((r.get::<i64, _>(0)?, r.get::<bool, _>(1)?)))().map_err(|e| db.error(e))?;
                     out.push(Counter { table, pg: Some((seq, last, called)), my: None });
                 }
             }
-            Pool::MySql(p) => {
-                let _ = sqlx::query("SET SESSION information_schema_stats_expiry = 0").execute(p).await; // MySQL 8 caches it; MariaDB has no such variable
-                let ai: Option<i64> = sqlx::query_scalar("SELECT CAST(AUTO_INCREMENT AS SIGNED) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?")
-                    .bind(table)
-                    .fetch_optional(p)
-                    .await
-                    .map_err(|e| db.error(e))?
-                    .flatten();
+            Backend::MySql => {
+                // MySQL 8 caches it; MariaDB has no such variable
+                let _ = db.execute("SET SESSION information_schema_stats_expiry = 0", vec![]).await;
+                let sql = "SELECT CAST(AUTO_INCREMENT AS SIGNED) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?";
+                let ai: Option<i64> = db.fetch_column(sql, vec![Val::from(table)]).await?.into_iter().next().flatten();
                 out.push(Counter { table, pg: None, my: ai });
             }
-            Pool::Sqlite(_) => {} // rowid tables: nothing advances on rollback
+            Backend::Sqlite => {} // rowid tables: nothing advances on rollback
         }
     }
     Ok(out)
@@ -501,42 +474,21 @@ async fn read_counters(db: &Db) -> Result<Vec<Counter>, DbError> {
 /// Best effort, never below the highest id present.
 async fn restore_counters(db: &Db, counters: &[Counter]) {
     for c in counters {
-        let r = match (&db.pool, &c.pg, c.my) {
-            (Pool::Postgres(p), Some((seq, last, called)), _) => {
-                let sql = format!(
-                    "SELECT setval('{seq}', GREATEST({last}, (SELECT COALESCE(MAX(id), 1) FROM {})), {called})",
-                    c.table
-                );
-                sqlx::query(sqlx::AssertSqlSafe(sql)).execute(p).await.map(|_| ())
-            }
-            (Pool::MySql(p), _, Some(ai)) => {
-                let sql = format!("ALTER TABLE {} AUTO_INCREMENT = {ai}", c.table);
-                sqlx::query(sqlx::AssertSqlSafe(sql)).execute(p).await.map(|_| ())
-            }
-            _ => Ok(()),
+        let sql = match (&c.pg, c.my) {
+            (Some((seq, last, called)), _) => format!(
+                "SELECT setval('{seq}', GREATEST({last}, (SELECT COALESCE(MAX(id), 1) FROM {})), {called})",
+                c.table
+            ),
+            (_, Some(ai)) => format!("ALTER TABLE {} AUTO_INCREMENT = {ai}", c.table),
+            _ => continue,
         };
-        match r {
-            Ok(()) => tracing::debug!(table = c.table, "id counter restored after rollback"),
+        match db.execute(&sql, vec![]).await {
+            Ok(_) => tracing::debug!(table = c.table, "id counter restored after rollback"),
             Err(e) => {
-                tracing::warn!(table = c.table, error = %db.error(e), "could not restore the id counter after rollback (harmless: ids stay unique)")
+                tracing::warn!(table = c.table, error = %e, "could not restore the id counter after rollback (harmless: ids stay unique)")
             }
         }
     }
-}
-
-async fn exec_one(db: &Db, (sql, vals): Stmt) -> Result<(), DbError> {
-    macro_rules! go {
-        ($p:expr) => {{
-            let q = crate::bind_vals!(sqlx::query(sqlx::AssertSqlSafe(sql)), vals);
-            q.execute($p).await.map(|_| ())
-        }};
-    }
-    match &db.pool {
-        Pool::MySql(p) => go!(p),
-        Pool::Postgres(p) => go!(p),
-        Pool::Sqlite(p) => go!(p),
-    }
-    .map_err(|e| db.error(e))
 }
 
 /// Reads run records, newest first.
@@ -548,41 +500,25 @@ pub async fn runs(db: &Db) -> Result<Vec<RunRecord>, DbError> {
         Backend::Postgres => "SELECT id::text AS id, started_at, finished_at, status::text AS status, plan_checksum::text AS plan_checksum, source::text AS source, target_kind::text AS target_kind, written FROM bm2ironic_runs ORDER BY started_at DESC, id",
         _ => "SELECT id, started_at, finished_at, status, plan_checksum, source, target_kind, written FROM bm2ironic_runs ORDER BY started_at DESC, id",
     };
-    macro_rules! read {
-        ($p:expr) => {
-            sqlx::query(sql)
-                .fetch_all($p)
-                .await
-                .map_err(|e| db.error(e))?
-                .iter()
-                .map(|r| -> Result<RunRecord, sqlx::Error> {
-                    let written: String = r.try_get("written")?;
-                    Ok(RunRecord {
-                        id: r.try_get("id")?,
-                        started_at: r.try_get("started_at")?,
-                        finished_at: r.try_get("finished_at")?,
-                        status: r.try_get("status")?,
-                        plan_checksum: r.try_get("plan_checksum")?,
-                        source: r.try_get("source")?,
-                        target_kind: r.try_get("target_kind")?,
-                        written: serde_json::from_str(&written).unwrap_or_default(),
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| db.error(e))?
-        };
-    }
-    Ok(match &db.pool {
-        Pool::MySql(p) => read!(p),
-        Pool::Postgres(p) => read!(p),
-        Pool::Sqlite(p) => read!(p),
+    db.fetch_map(sql, vec![], |r| {
+        Ok(RunRecord {
+            id: r.string("id")?,
+            started_at: r.time("started_at")?,
+            finished_at: r.opt_time("finished_at")?,
+            status: r.string("status")?,
+            plan_checksum: r.string("plan_checksum")?,
+            source: r.string("source")?,
+            target_kind: r.string("target_kind")?,
+            written: serde_json::from_str(&r.string("written")?).unwrap_or_default(),
+        })
     })
+    .await
 }
 
 /// Sets a run's status (e.g. "rolled-back") inside an open transaction's statements list.
-pub fn set_status_stmt(backend: Backend, run_id: &str, status: &str) -> Stmt {
+pub fn set_status_stmt(run_id: &str, status: &str) -> Stmt {
     (
-        placeholders(backend, &format!("UPDATE {RUNS_TABLE} SET status = ? WHERE id = ?")),
+        format!("UPDATE {RUNS_TABLE} SET status = ? WHERE id = ?"),
         vec![Val::Text(Some(status.into())), Val::Text(Some(run_id.into()))],
     )
 }

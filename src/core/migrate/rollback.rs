@@ -4,11 +4,10 @@
 use std::collections::HashSet;
 
 use serde::Serialize;
-use sqlx::Row;
 
-use crate::core::db::sql::{marks, placeholders};
+use crate::core::db::sql::{marks, Val};
 use crate::core::db::url::Backend;
-use crate::core::db::{Db, DbError, Pool};
+use crate::core::db::{Db, DbError};
 use crate::core::migrate::load_sql::{self, RunRecord};
 
 /// Tables whose rows hang off a node and go with it (Ironic writes node_history on its own).
@@ -65,61 +64,41 @@ pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<Roll
     let our_ports: HashSet<String> = run.written.iter().flat_map(|w| w.ports.iter().map(|p| p.uuid.clone())).collect();
 
     // what is there now
-    let mut current: Vec<Current> = Vec::new();
-    let mut foreign_ports: Vec<String> = Vec::new();
-    for chunk in uuids.chunks(500) {
-        let m = marks(chunk.len());
-        let nsql = placeholders(b, &match b {
-            Backend::MySql => format!("SELECT CAST(id AS SIGNED) AS id, uuid, provision_state, instance_uuid, reservation FROM nodes WHERE uuid IN {m}"),
-            Backend::Postgres => format!("SELECT id::bigint AS id, uuid::text, provision_state::text, instance_uuid::text, reservation::text FROM nodes WHERE uuid IN {m}"),
-            Backend::Sqlite => format!("SELECT id, uuid, provision_state, instance_uuid, reservation FROM nodes WHERE uuid IN {m}"),
-        });
-        let psql = placeholders(
-            b,
-            &match b {
+    let current: Vec<Current> = db
+        .fetch_map_in(
+            &uuids,
+            |m| match b {
+                Backend::MySql => format!("SELECT CAST(id AS SIGNED) AS id, uuid, provision_state, instance_uuid, reservation FROM nodes WHERE uuid IN {m}"),
+                Backend::Postgres => format!("SELECT id::bigint AS id, uuid::text, provision_state::text, instance_uuid::text, reservation::text FROM nodes WHERE uuid IN {m}"),
+                Backend::Sqlite => format!("SELECT id, uuid, provision_state, instance_uuid, reservation FROM nodes WHERE uuid IN {m}"),
+            },
+            |r| {
+                Ok(Current {
+                    id: r.get("id")?,
+                    uuid: r.string("uuid")?,
+                    provision_state: r.opt_string("provision_state")?,
+                    instance_uuid: r.opt_string("instance_uuid")?,
+                    reservation: r.opt_string("reservation")?,
+                })
+            },
+        )
+        .await?;
+    let foreign_ports: Vec<String> = db
+        .fetch_map_in(
+            &uuids,
+            |m| match b {
                 Backend::Postgres => format!(
                     "SELECT p.uuid::text AS uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"
                 ),
                 _ => format!("SELECT p.uuid AS uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
             },
-        );
-        macro_rules! read {
-            ($p:expr) => {{
-                let mut q = sqlx::query(sqlx::AssertSqlSafe(nsql));
-                for u in chunk {
-                    q = q.bind(u.clone());
-                }
-                for r in q.fetch_all($p).await.map_err(|e| db.error(e))? {
-                    let c = (|| -> Result<Current, sqlx::Error> {
-                        Ok(Current {
-                            id: r.try_get("id")?,
-                            uuid: r.try_get("uuid")?,
-                            provision_state: r.try_get("provision_state")?,
-                            instance_uuid: r.try_get("instance_uuid")?,
-                            reservation: r.try_get("reservation")?,
-                        })
-                    })()
-                    .map_err(|e| db.error(e))?;
-                    current.push(c);
-                }
-                let mut q = sqlx::query(sqlx::AssertSqlSafe(psql));
-                for u in chunk {
-                    q = q.bind(u.clone());
-                }
-                for r in q.fetch_all($p).await.map_err(|e| db.error(e))? {
-                    let u: Option<String> = r.try_get("uuid").map_err(|e| db.error(e))?;
-                    if let Some(u) = u.filter(|u| !our_ports.contains(u)) {
-                        foreign_ports.push(u);
-                    }
-                }
-            }};
-        }
-        match &db.pool {
-            Pool::MySql(p) => read!(p),
-            Pool::Postgres(p) => read!(p),
-            Pool::Sqlite(p) => read!(p),
-        }
-    }
+            |r| r.opt_string("uuid"),
+        )
+        .await?
+        .into_iter()
+        .flatten()
+        .filter(|u| !our_ports.contains(u))
+        .collect();
 
     let mut changed = Vec::new();
     for c in &current {
@@ -154,44 +133,19 @@ pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<Roll
     let tables: Vec<String> = db.table_names().await?.into_iter().map(|t| t.to_ascii_lowercase()).collect();
     let mut removed_ports = 0u64;
     let mut removed_nodes = 0u64;
-    macro_rules! tx {
-        ($p:expr) => {{
-            let mut tx = $p.begin().await.map_err(|e| db.error(e))?;
-            for chunk in ids.chunks(500) {
-                let m = marks(chunk.len());
-                for t in NODE_CHILD_TABLES.iter().filter(|t| tables.iter().any(|x| x == *t)) {
-                    let sql = placeholders(b, &format!("DELETE FROM {t} WHERE node_id IN {m}"));
-                    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-                    for id in chunk {
-                        q = q.bind(*id);
-                    }
-                    q.execute(&mut *tx).await.map_err(|e| db.error(e))?;
-                }
-                for (t, col) in [("ports", "node_id"), ("nodes", "id")] {
-                    let sql = placeholders(b, &format!("DELETE FROM {t} WHERE {col} IN {m}"));
-                    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-                    for id in chunk {
-                        q = q.bind(*id);
-                    }
-                    let n = q.execute(&mut *tx).await.map_err(|e| db.error(e))?.rows_affected();
-                    if t == "ports" {
-                        removed_ports += n;
-                    } else {
-                        removed_nodes += n;
-                    }
-                }
-            }
-            let (sql, vals) = load_sql::set_status_stmt(b, &run.id, "rolled-back");
-            let q = crate::bind_vals!(sqlx::query(sqlx::AssertSqlSafe(sql)), vals);
-            q.execute(&mut *tx).await.map_err(|e| db.error(e))?;
-            tx.commit().await.map_err(|e| db.error(e))?;
-        }};
+    let mut tx = db.begin().await?;
+    for chunk in ids.chunks(500) {
+        let m = marks(chunk.len());
+        let vals = || chunk.iter().map(|id| Val::from(*id)).collect::<Vec<_>>();
+        for t in NODE_CHILD_TABLES.iter().filter(|t| tables.iter().any(|x| x == *t)) {
+            tx.execute(&format!("DELETE FROM {t} WHERE node_id IN {m}"), vals()).await?;
+        }
+        removed_ports += tx.execute(&format!("DELETE FROM ports WHERE node_id IN {m}"), vals()).await?;
+        removed_nodes += tx.execute(&format!("DELETE FROM nodes WHERE id IN {m}"), vals()).await?;
     }
-    match &db.pool {
-        Pool::MySql(p) => tx!(p),
-        Pool::Postgres(p) => tx!(p),
-        Pool::Sqlite(p) => tx!(p),
-    }
+    let (sql, vals) = load_sql::set_status_stmt(&run.id, "rolled-back");
+    tx.execute(&sql, vals).await?;
+    tx.commit().await?;
     let not_restored: Vec<String> = run
         .written
         .iter()

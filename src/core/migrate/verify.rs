@@ -6,11 +6,9 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 use serde_json::Value;
-use sqlx::Row;
 
-use crate::core::db::sql::{marks, placeholders};
 use crate::core::db::url::Backend;
-use crate::core::db::{Db, DbError, Pool};
+use crate::core::db::{Db, DbError};
 use crate::core::ironic::api::IronicApi;
 use crate::core::migrate::load_sql::{RunRecord, WrittenNode};
 use crate::core::source::model::Inventory;
@@ -49,64 +47,51 @@ fn parse(s: Option<String>) -> Value {
     s.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Value::Null)
 }
 
+/// The target's rows of these nodes (by uuid) and the MACs of their ports.
 async fn read_nodes(
     db: &Db,
     uuids: &[String],
 ) -> Result<(HashMap<String, TargetNode>, HashMap<String, BTreeSet<String>>), DbError> {
     let b = db.backend();
-    let mut nodes = HashMap::new();
+    let nodes = db
+        .fetch_map_in(
+            uuids,
+            |m| match b {
+                Backend::MySql => format!("SELECT uuid, instance_uuid, provision_state, driver, driver_info, properties, instance_info, CAST(COALESCE(maintenance, 0) AS SIGNED) AS maintenance FROM nodes WHERE uuid IN {m}"),
+                Backend::Postgres => format!("SELECT uuid::text, instance_uuid::text, provision_state::text, driver::text, driver_info::text, properties::text, instance_info::text, COALESCE(maintenance, false)::int::bigint AS maintenance FROM nodes WHERE uuid IN {m}"),
+                Backend::Sqlite => format!("SELECT uuid, instance_uuid, provision_state, driver, driver_info, properties, instance_info, COALESCE(maintenance, 0) AS maintenance FROM nodes WHERE uuid IN {m}"),
+            },
+            |r| {
+                Ok((
+                    r.string("uuid")?,
+                    TargetNode {
+                        instance_uuid: r.opt_string("instance_uuid")?,
+                        provision_state: r.opt_string("provision_state")?,
+                        driver: r.opt_string("driver")?,
+                        driver_info: parse(r.opt_string("driver_info")?),
+                        properties: parse(r.opt_string("properties")?),
+                        instance_info: parse(r.opt_string("instance_info")?),
+                        maintenance: r.get::<i64, _>("maintenance")? != 0,
+                    },
+                ))
+            },
+        )
+        .await?
+        .into_iter()
+        .collect();
     let mut ports: HashMap<String, BTreeSet<String>> = HashMap::new();
-    for chunk in uuids.chunks(500) {
-        let m = marks(chunk.len());
-        let nsql = placeholders(b, &match b {
-            Backend::MySql => format!("SELECT uuid, instance_uuid, provision_state, driver, driver_info, properties, instance_info, CAST(COALESCE(maintenance, 0) AS SIGNED) AS maintenance FROM nodes WHERE uuid IN {m}"),
-            Backend::Postgres => format!("SELECT uuid::text, instance_uuid::text, provision_state::text, driver::text, driver_info::text, properties::text, instance_info::text, COALESCE(maintenance, false)::int::bigint AS maintenance FROM nodes WHERE uuid IN {m}"),
-            Backend::Sqlite => format!("SELECT uuid, instance_uuid, provision_state, driver, driver_info, properties, instance_info, COALESCE(maintenance, 0) AS maintenance FROM nodes WHERE uuid IN {m}"),
-        });
-        let psql = placeholders(b, &match b {
-            Backend::Postgres => format!("SELECT p.address::text AS address, n.uuid::text AS node_uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
-            _ => format!("SELECT p.address AS address, n.uuid AS node_uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
-        });
-        macro_rules! read {
-            ($p:expr) => {{
-                let mut q = sqlx::query(sqlx::AssertSqlSafe(nsql));
-                for u in chunk {
-                    q = q.bind(u.clone());
-                }
-                for r in q.fetch_all($p).await.map_err(|e| db.error(e))? {
-                    let node = (|| -> Result<(String, TargetNode), sqlx::Error> {
-                        Ok((
-                            r.try_get("uuid")?,
-                            TargetNode {
-                                instance_uuid: r.try_get("instance_uuid")?,
-                                provision_state: r.try_get("provision_state")?,
-                                driver: r.try_get("driver")?,
-                                driver_info: parse(r.try_get("driver_info")?),
-                                properties: parse(r.try_get("properties")?),
-                                instance_info: parse(r.try_get("instance_info")?),
-                                maintenance: r.try_get::<i64, _>("maintenance")? != 0,
-                            },
-                        ))
-                    })()
-                    .map_err(|e| db.error(e))?;
-                    nodes.insert(node.0, node.1);
-                }
-                let mut q = sqlx::query(sqlx::AssertSqlSafe(psql));
-                for u in chunk {
-                    q = q.bind(u.clone());
-                }
-                for r in q.fetch_all($p).await.map_err(|e| db.error(e))? {
-                    let a: Option<String> = r.try_get("address").map_err(|e| db.error(e))?;
-                    let n: String = r.try_get("node_uuid").map_err(|e| db.error(e))?;
-                    ports.entry(n).or_default().insert(a.unwrap_or_default());
-                }
-            }};
-        }
-        match &db.pool {
-            Pool::MySql(p) => read!(p),
-            Pool::Postgres(p) => read!(p),
-            Pool::Sqlite(p) => read!(p),
-        }
+    let rows = db
+        .fetch_map_in(
+            uuids,
+            |m| match b {
+                Backend::Postgres => format!("SELECT p.address::text AS address, n.uuid::text AS node_uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
+                _ => format!("SELECT p.address AS address, n.uuid AS node_uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
+            },
+            |r| Ok((r.string("node_uuid")?, r.opt_string("address")?)),
+        )
+        .await?;
+    for (n, a) in rows {
+        ports.entry(n).or_default().insert(a.unwrap_or_default());
     }
     Ok((nodes, ports))
 }

@@ -6,10 +6,9 @@ use std::collections::HashMap;
 
 use chrono::NaiveDateTime;
 use serde::Serialize;
-use sqlx::Row;
 
 use crate::core::db::url::{Backend, DbUrl};
-use crate::core::db::{Access, Db, DbError, Pool};
+use crate::core::db::{Access, Db, DbError};
 
 /// nova's default `service_down_time`: a service whose heartbeat is older is down.
 pub const SERVICE_DOWN_SECONDS: i64 = 60;
@@ -64,8 +63,6 @@ pub enum NovaError {
     NotNova { what: String, missing: String },
 }
 
-const BATCH: usize = 500;
-
 /// Opens the Nova DB read-only and reads the given instances and every service.
 pub async fn read_facts(url: &DbUrl, instance_uuids: &[String]) -> Result<NovaFacts, NovaError> {
     let db = Db::connect(url, Access::ReadOnly).await?;
@@ -91,54 +88,37 @@ pub async fn read_from(db: &Db, instance_uuids: &[String]) -> Result<NovaFacts, 
         }
     };
     let mut facts = NovaFacts::default();
-    for chunk in instance_uuids.chunks(BATCH) {
-        let marks: Vec<String> =
-            (1..=chunk.len()).map(|i| if b == Backend::Postgres { format!("${i}") } else { "?".into() }).collect();
-        let sql = format!(
-            "SELECT uuid, image_ref, {}, {}, node, host, vm_state, {} FROM instances WHERE uuid IN ({})",
-            int("root_gb"),
-            int("ephemeral_gb"),
-            int("deleted"),
-            marks.join(", ")
-        );
-        macro_rules! run {
-            ($p:expr) => {{
-                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-                for u in chunk {
-                    q = q.bind(u.clone());
-                }
-                q.fetch_all($p)
-                    .await
-                    .map_err(|e| db.error(e))?
-                    .iter()
-                    .map(|r| -> Result<NovaInstance, sqlx::Error> {
-                        Ok(NovaInstance {
-                            uuid: r.try_get("uuid")?,
-                            image_ref: r.try_get("image_ref")?,
-                            root_gb: r.try_get("root_gb")?,
-                            ephemeral_gb: r.try_get("ephemeral_gb")?,
-                            node: r.try_get("node")?,
-                            host: r.try_get("host")?,
-                            vm_state: r.try_get("vm_state")?,
-                            deleted: r.try_get::<Option<i64>, _>("deleted")?.unwrap_or(0) != 0,
-                        })
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| db.error(e))?
-            }};
-        }
-        let rows = match &db.pool {
-            Pool::MySql(p) => run!(p),
-            Pool::Postgres(p) => run!(p),
-            Pool::Sqlite(p) => run!(p),
-        };
-        for i in rows {
-            // a live row wins over soft-deleted duplicates of the same uuid
-            match facts.instances.get(&i.uuid) {
-                Some(existing) if !existing.deleted => {}
-                _ => {
-                    facts.instances.insert(i.uuid.clone(), i);
-                }
+    let rows = db
+        .fetch_map_in(
+            instance_uuids,
+            |m| {
+                format!(
+                    "SELECT uuid, image_ref, {}, {}, node, host, vm_state, {} FROM instances WHERE uuid IN {m}",
+                    int("root_gb"),
+                    int("ephemeral_gb"),
+                    int("deleted"),
+                )
+            },
+            |r| {
+                Ok(NovaInstance {
+                    uuid: r.string("uuid")?,
+                    image_ref: r.opt_string("image_ref")?,
+                    root_gb: r.get("root_gb")?,
+                    ephemeral_gb: r.get("ephemeral_gb")?,
+                    node: r.opt_string("node")?,
+                    host: r.opt_string("host")?,
+                    vm_state: r.opt_string("vm_state")?,
+                    deleted: r.get::<Option<i64>, _>("deleted")?.unwrap_or(0) != 0,
+                })
+            },
+        )
+        .await?;
+    for i in rows {
+        // a live row wins over soft-deleted duplicates of the same uuid
+        match facts.instances.get(&i.uuid) {
+            Some(existing) if !existing.deleted => {}
+            _ => {
+                facts.instances.insert(i.uuid.clone(), i);
             }
         }
     }
@@ -156,30 +136,17 @@ pub async fn read_from(db: &Db, instance_uuids: &[String]) -> Result<NovaFacts, 
             "SELECT datetime('now')",
         ),
     };
-    macro_rules! services {
-        ($p:expr) => {{
-            let rows = sqlx::query(svc_sql).fetch_all($p).await.map_err(|e| db.error(e))?;
-            let svcs = rows
-                .iter()
-                .map(|r| -> Result<NovaService, sqlx::Error> {
-                    Ok(NovaService {
-                        host: r.try_get::<Option<String>, _>("host")?.unwrap_or_default(),
-                        binary: r.try_get::<Option<String>, _>("bin")?.unwrap_or_default(),
-                        updated_at: r.try_get("updated_at")?,
-                        disabled: r.try_get::<i64, _>("disabled")? != 0,
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| db.error(e))?;
-            let now: NaiveDateTime = sqlx::query_scalar(now_sql).fetch_one($p).await.map_err(|e| db.error(e))?;
-            (svcs, now)
-        }};
-    }
-    let (services, now) = match &db.pool {
-        Pool::MySql(p) => services!(p),
-        Pool::Postgres(p) => services!(p),
-        Pool::Sqlite(p) => services!(p),
-    };
+    let services = db
+        .fetch_map(svc_sql, vec![], |r| {
+            Ok(NovaService {
+                host: r.opt_string("host")?.unwrap_or_default(),
+                binary: r.opt_string("bin")?.unwrap_or_default(),
+                updated_at: r.opt_time("updated_at")?,
+                disabled: r.get::<i64, _>("disabled")? != 0,
+            })
+        })
+        .await?;
+    let now: NaiveDateTime = db.fetch_scalar(now_sql, vec![]).await?;
     facts.services = services;
     facts.now = Some(now);
     tracing::info!(url = %db.url.redacted(), instances = facts.instances.len(), services = facts.services.len(), "read nova facts");

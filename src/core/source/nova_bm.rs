@@ -2,11 +2,10 @@
 //! 10, and streams `bm_nodes` / `bm_interfaces` into typed rows (one pass, no second copy).
 
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
-use sqlx::Row;
 
 use crate::core::db::secret::Secret;
 use crate::core::db::url::{Backend, DbUrl};
-use crate::core::db::{Access, Db, DbError, Pool};
+use crate::core::db::{Access, Db, DbError, Row};
 use crate::core::source::model::{BmInterface, BmNode, Inventory};
 
 pub const NOVA_BM_REPOSITORY: &str = "nova_bm";
@@ -101,32 +100,6 @@ fn select_sql(backend: Backend, table: &str, cols: &[(&str, Kind)], order: &str)
     format!("SELECT {} FROM {table} ORDER BY {order}", exprs.join(", "))
 }
 
-/// Typed column access shared by the three backends' row types.
-trait RowRead {
-    fn int(&self, col: &str) -> Result<Option<i64>, String>;
-    fn text(&self, col: &str) -> Result<Option<String>, String>;
-    fn time(&self, col: &str) -> Result<Option<chrono::NaiveDateTime>, String>;
-}
-
-macro_rules! impl_row_read {
-    ($row:ty) => {
-        impl RowRead for $row {
-            fn int(&self, col: &str) -> Result<Option<i64>, String> {
-                self.try_get::<Option<i64>, _>(col).map_err(|e| decode_reason(e, "an integer"))
-            }
-            fn text(&self, col: &str) -> Result<Option<String>, String> {
-                self.try_get::<Option<String>, _>(col).map_err(|e| decode_reason(e, "text"))
-            }
-            fn time(&self, col: &str) -> Result<Option<chrono::NaiveDateTime>, String> {
-                self.try_get::<Option<chrono::NaiveDateTime>, _>(col).map_err(|e| decode_reason(e, "a date and time"))
-            }
-        }
-    };
-}
-impl_row_read!(sqlx::mysql::MySqlRow);
-impl_row_read!(sqlx::postgres::PgRow);
-impl_row_read!(sqlx::sqlite::SqliteRow);
-
 fn decode_reason(e: sqlx::Error, expected: &str) -> String {
     match e {
         sqlx::Error::ColumnDecode { source, .. } => format!("expected {expected}: {source}"),
@@ -135,32 +108,35 @@ fn decode_reason(e: sqlx::Error, expected: &str) -> String {
 }
 
 /// Decodes a row, naming the first bad column.
-struct RowDecoder<'a, R: RowRead> {
-    row: &'a R,
+/// The select casts every column to one type per kind, so the strict `Row::get` is used: a value
+/// that does not fit is reported as a bad row, never widened.
+struct RowDecoder<'a> {
+    row: &'a Row,
     table: &'static str,
     what: &'a str,
 }
 
-impl<R: RowRead> RowDecoder<'_, R> {
+impl RowDecoder<'_> {
     fn bad(&self, column: &str, reason: String) -> SourceError {
-        let id = self.row.int("id").ok().flatten().map(|i| i.to_string()).unwrap_or_else(|| "?".into());
+        let id =
+            self.row.get::<Option<i64>, _>("id").ok().flatten().map(|i| i.to_string()).unwrap_or_else(|| "?".into());
         SourceError::BadRow { what: self.what.to_string(), table: self.table, id, column: column.into(), reason }
     }
     fn int(&self, c: &str) -> Result<Option<i64>, SourceError> {
-        self.row.int(c).map_err(|r| self.bad(c, r))
+        self.row.get(c).map_err(|e| self.bad(c, decode_reason(e, "an integer")))
     }
     fn text(&self, c: &str) -> Result<Option<String>, SourceError> {
-        self.row.text(c).map_err(|r| self.bad(c, r))
+        self.row.get(c).map_err(|e| self.bad(c, decode_reason(e, "text")))
     }
     fn time(&self, c: &str) -> Result<Option<chrono::NaiveDateTime>, SourceError> {
-        self.row.time(c).map_err(|r| self.bad(c, r))
+        self.row.get(c).map_err(|e| self.bad(c, decode_reason(e, "a date and time")))
     }
     fn id(&self) -> Result<i64, SourceError> {
         self.int("id")?.ok_or_else(|| self.bad("id", "is NULL".into()))
     }
 }
 
-fn node_from_row<R: RowRead>(row: &R, what: &str) -> Result<BmNode, SourceError> {
+fn node_from_row(row: &Row, what: &str) -> Result<BmNode, SourceError> {
     let d = RowDecoder { row, table: "bm_nodes", what };
     let deleted_raw = d.int("deleted")?;
     Ok(BmNode {
@@ -192,7 +168,7 @@ fn node_from_row<R: RowRead>(row: &R, what: &str) -> Result<BmNode, SourceError>
     })
 }
 
-fn interface_from_row<R: RowRead>(row: &R, what: &str) -> Result<BmInterface, SourceError> {
+fn interface_from_row(row: &Row, what: &str) -> Result<BmInterface, SourceError> {
     let d = RowDecoder { row, table: "bm_interfaces", what };
     let deleted_raw = d.int("deleted")?;
     Ok(BmInterface {
@@ -248,12 +224,7 @@ impl NovaBmSource {
             Backend::Postgres => "SELECT repository_id::text, version::bigint FROM migrate_version",
             Backend::Sqlite => "SELECT repository_id, version FROM migrate_version",
         };
-        let rows: Vec<(String, Option<i64>)> = match &db.pool {
-            Pool::MySql(p) => sqlx::query_as(sql).fetch_all(p).await,
-            Pool::Postgres(p) => sqlx::query_as(sql).fetch_all(p).await,
-            Pool::Sqlite(p) => sqlx::query_as(sql).fetch_all(p).await,
-        }
-        .map_err(|e| db.error(e))?;
+        let rows: Vec<(String, Option<i64>)> = db.fetch_map(sql, vec![], |r| Ok((r.get(0)?, r.get(1)?))).await?;
         let Some((_, version)) = rows.iter().find(|(r, _)| r == NOVA_BM_REPOSITORY) else {
             let found = if rows.is_empty() {
                 "no rows".to_string()
@@ -279,45 +250,28 @@ impl NovaBmSource {
 
     /// Streams `bm_nodes` (all rows, soft-deleted ones marked), ordered by id.
     pub fn nodes(&self) -> BoxStream<'_, Result<BmNode, SourceError>> {
-        let sql = sqlx::AssertSqlSafe(select_sql(self.db.backend(), "bm_nodes", NODE_COLUMNS, "id"));
-        let what = self.what();
-        let db = &self.db;
-        macro_rules! run {
-            ($p:expr) => {
-                sqlx::query(sql)
-                    .fetch($p)
-                    .map_err(move |e| SourceError::from(db.error(e)))
-                    .and_then(move |row| futures::future::ready(node_from_row(&row, &what)))
-                    .boxed()
-            };
-        }
-        match &self.db.pool {
-            Pool::MySql(p) => run!(p),
-            Pool::Postgres(p) => run!(p),
-            Pool::Sqlite(p) => run!(p),
-        }
+        self.rows("bm_nodes", NODE_COLUMNS, "id", node_from_row)
     }
 
     /// Streams `bm_interfaces`, ordered by node then id, MACs normalised beside the stored form.
     pub fn interfaces(&self) -> BoxStream<'_, Result<BmInterface, SourceError>> {
-        let sql =
-            sqlx::AssertSqlSafe(select_sql(self.db.backend(), "bm_interfaces", INTERFACE_COLUMNS, "bm_node_id, id"));
+        self.rows("bm_interfaces", INTERFACE_COLUMNS, "bm_node_id, id", interface_from_row)
+    }
+
+    /// Streams a table through `decode`, one row at a time.
+    fn rows<T: Send + 'static>(
+        &self,
+        table: &str,
+        cols: &[(&str, Kind)],
+        order: &str,
+        decode: fn(&Row, &str) -> Result<T, SourceError>,
+    ) -> BoxStream<'_, Result<T, SourceError>> {
         let what = self.what();
-        let db = &self.db;
-        macro_rules! run {
-            ($p:expr) => {
-                sqlx::query(sql)
-                    .fetch($p)
-                    .map_err(move |e| SourceError::from(db.error(e)))
-                    .and_then(move |row| futures::future::ready(interface_from_row(&row, &what)))
-                    .boxed()
-            };
-        }
-        match &self.db.pool {
-            Pool::MySql(p) => run!(p),
-            Pool::Postgres(p) => run!(p),
-            Pool::Sqlite(p) => run!(p),
-        }
+        self.db
+            .fetch(&select_sql(self.db.backend(), table, cols, order), vec![])
+            .map_err(SourceError::from)
+            .and_then(move |row| futures::future::ready(decode(&row, &what)))
+            .boxed()
     }
 
     /// Reads the whole inventory, reporting progress every 1000 rows.

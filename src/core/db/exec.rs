@@ -1,0 +1,260 @@
+//! Fetch and execute on any backend: the one place that matches on the pool. `Db` and `Tx` (a
+//! transaction) offer the same operations; SQL is written with `?` placeholders, numbered `$n` here
+//! for PostgreSQL when values are bound (SQL without values is sent as written).
+
+use futures::stream::{BoxStream, StreamExt};
+use sqlx::{AssertSqlSafe, MySql, Postgres, Sqlite, Transaction};
+
+use crate::core::db::row::{Decodable, Row};
+use crate::core::db::sql::{marks, placeholders, texts, Stmt, Val};
+use crate::core::db::url::Backend;
+use crate::core::db::{Db, DbError, Pool};
+
+/// An open transaction: the operations of `Db`, then `commit` or `rollback` (dropped without
+/// either, it rolls back).
+pub struct Tx<'a> {
+    db: &'a Db,
+    inner: TxInner,
+}
+
+enum TxInner {
+    MySql(Transaction<'static, MySql>),
+    Postgres(Transaction<'static, Postgres>),
+    Sqlite(Transaction<'static, Sqlite>),
+}
+
+/// Where a statement runs: the pool, or an open transaction.
+enum Target<'a> {
+    Pool(&'a Pool),
+    Tx(&'a mut TxInner),
+}
+
+/// A query with its values bound.
+macro_rules! bound {
+    ($sql:expr, $vals:expr) => {{
+        let mut q = sqlx::query(AssertSqlSafe($sql));
+        for v in $vals {
+            q = match v {
+                Val::Int(x) => q.bind(x),
+                Val::Bool(x) => q.bind(x),
+                Val::Text(x) => q.bind(x),
+                Val::Time(x) => q.bind(x),
+            };
+        }
+        q
+    }};
+}
+
+/// Runs `$body` with `$e` bound to the executor of the target, whatever its backend.
+macro_rules! on {
+    ($target:expr, $e:ident => $body:expr) => {
+        match $target {
+            Target::Pool(Pool::MySql($e)) => $body,
+            Target::Pool(Pool::Postgres($e)) => $body,
+            Target::Pool(Pool::Sqlite($e)) => $body,
+            Target::Tx(TxInner::MySql(t)) => {
+                let $e = &mut **t;
+                $body
+            }
+            Target::Tx(TxInner::Postgres(t)) => {
+                let $e = &mut **t;
+                $body
+            }
+            Target::Tx(TxInner::Sqlite(t)) => {
+                let $e = &mut **t;
+                $body
+            }
+        }
+    };
+}
+
+/// Keys per IN list (`fetch_map_in`).
+pub const IN_CHUNK: usize = 500;
+
+fn sql_for(backend: Backend, sql: &str, vals: &[Val]) -> String {
+    if vals.is_empty() {
+        sql.to_string()
+    } else {
+        placeholders(backend, sql)
+    }
+}
+
+async fn execute(t: Target<'_>, sql: String, vals: Vec<Val>) -> Result<u64, sqlx::Error> {
+    on!(t, e => bound!(sql, vals).execute(e).await.map(|r| r.rows_affected()))
+}
+
+async fn fetch_all(t: Target<'_>, sql: String, vals: Vec<Val>) -> Result<Vec<Row>, sqlx::Error> {
+    on!(t, e => bound!(sql, vals).fetch_all(e).await.map(|rs| rs.into_iter().map(Row::from).collect()))
+}
+
+async fn fetch_optional(t: Target<'_>, sql: String, vals: Vec<Val>) -> Result<Option<Row>, sqlx::Error> {
+    on!(t, e => bound!(sql, vals).fetch_optional(e).await.map(|r| r.map(Row::from)))
+}
+
+fn map_rows<T>(rows: Vec<Row>, f: impl FnMut(&Row) -> Result<T, sqlx::Error>) -> Result<Vec<T>, sqlx::Error> {
+    rows.iter().map(f).collect()
+}
+
+fn first<T: Decodable>(row: Option<Row>) -> Result<T, sqlx::Error> {
+    row.ok_or(sqlx::Error::RowNotFound)?.get(0)
+}
+
+impl Db {
+    fn prepare(&self, sql: &str, vals: &[Val]) -> String {
+        sql_for(self.backend(), sql, vals)
+    }
+
+    /// Executes one statement; returns the number of rows it affected.
+    pub async fn execute(&self, sql: &str, vals: Vec<Val>) -> Result<u64, DbError> {
+        let sql = self.prepare(sql, &vals);
+        execute(Target::Pool(&self.pool), sql, vals).await.map_err(|e| self.error(e))
+    }
+
+    /// Executes statements in order, each on its own (see `execute_in_transaction` for all or nothing).
+    pub async fn execute_all(&self, stmts: Vec<Stmt>) -> Result<(), DbError> {
+        for (sql, vals) in stmts {
+            self.execute(&sql, vals).await?;
+        }
+        Ok(())
+    }
+
+    /// Executes statements in one transaction: all of them, or (on the first error) none.
+    pub async fn execute_in_transaction(&self, stmts: Vec<Stmt>) -> Result<(), DbError> {
+        let mut tx = self.begin().await?;
+        tx.execute_all(stmts).await?;
+        tx.commit().await
+    }
+
+    pub async fn fetch_all(&self, sql: &str, vals: Vec<Val>) -> Result<Vec<Row>, DbError> {
+        let sql = self.prepare(sql, &vals);
+        fetch_all(Target::Pool(&self.pool), sql, vals).await.map_err(|e| self.error(e))
+    }
+
+    /// All rows, each decoded by `f` (a decode error is reported like a query error).
+    pub async fn fetch_map<T>(
+        &self,
+        sql: &str,
+        vals: Vec<Val>,
+        f: impl FnMut(&Row) -> Result<T, sqlx::Error>,
+    ) -> Result<Vec<T>, DbError> {
+        map_rows(self.fetch_all(sql, vals).await?, f).map_err(|e| self.error(e))
+    }
+
+    pub async fn fetch_optional(&self, sql: &str, vals: Vec<Val>) -> Result<Option<Row>, DbError> {
+        let sql = self.prepare(sql, &vals);
+        fetch_optional(Target::Pool(&self.pool), sql, vals).await.map_err(|e| self.error(e))
+    }
+
+    /// Like `fetch_map` for a long IN list: `sql(marks)` (marks being `(?, ?, ...)`) runs once per
+    /// chunk of `IN_CHUNK` keys, each chunk's keys bound as text; the rows come back in chunk order.
+    pub async fn fetch_map_in<T>(
+        &self,
+        keys: &[String],
+        sql: impl Fn(&str) -> String,
+        mut f: impl FnMut(&Row) -> Result<T, sqlx::Error>,
+    ) -> Result<Vec<T>, DbError> {
+        let mut out = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(IN_CHUNK) {
+            out.extend(self.fetch_map(&sql(&marks(chunk.len())), texts(chunk), &mut f).await?);
+        }
+        Ok(out)
+    }
+
+    /// The first row (an error when there is none).
+    pub async fn fetch_one(&self, sql: &str, vals: Vec<Val>) -> Result<Row, DbError> {
+        self.fetch_optional(sql, vals).await?.ok_or_else(|| self.error(sqlx::Error::RowNotFound))
+    }
+
+    /// The first column of the first row (an error when there is no row).
+    pub async fn fetch_scalar<T: Decodable>(&self, sql: &str, vals: Vec<Val>) -> Result<T, DbError> {
+        first(self.fetch_optional(sql, vals).await?).map_err(|e| self.error(e))
+    }
+
+    /// The first column of every row.
+    pub async fn fetch_column<T: Decodable>(&self, sql: &str, vals: Vec<Val>) -> Result<Vec<T>, DbError> {
+        self.fetch_map(sql, vals, |r| r.get(0)).await
+    }
+
+    /// Streams the rows (one pass, nothing buffered beyond the driver's).
+    pub fn fetch(&self, sql: &str, vals: Vec<Val>) -> BoxStream<'_, Result<Row, DbError>> {
+        let sql = self.prepare(sql, &vals);
+        let rows = match &self.pool {
+            Pool::MySql(p) => bound!(sql, vals).fetch(p).map(|r| r.map(Row::from)).boxed(),
+            Pool::Postgres(p) => bound!(sql, vals).fetch(p).map(|r| r.map(Row::from)).boxed(),
+            Pool::Sqlite(p) => bound!(sql, vals).fetch(p).map(|r| r.map(Row::from)).boxed(),
+        };
+        rows.map(move |r| r.map_err(|e| self.error(e))).boxed()
+    }
+
+    /// Opens a transaction on one connection of the pool.
+    pub async fn begin(&self) -> Result<Tx<'_>, DbError> {
+        let inner = match &self.pool {
+            Pool::MySql(p) => p.begin().await.map(TxInner::MySql),
+            Pool::Postgres(p) => p.begin().await.map(TxInner::Postgres),
+            Pool::Sqlite(p) => p.begin().await.map(TxInner::Sqlite),
+        }
+        .map_err(|e| self.error(e))?;
+        Ok(Tx { db: self, inner })
+    }
+}
+
+impl Tx<'_> {
+    fn prepare(&self, sql: &str, vals: &[Val]) -> String {
+        sql_for(self.db.backend(), sql, vals)
+    }
+
+    pub async fn execute(&mut self, sql: &str, vals: Vec<Val>) -> Result<u64, DbError> {
+        let sql = self.prepare(sql, &vals);
+        execute(Target::Tx(&mut self.inner), sql, vals).await.map_err(|e| self.db.error(e))
+    }
+
+    pub async fn execute_all(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {
+        for (sql, vals) in stmts {
+            self.execute(&sql, vals).await?;
+        }
+        Ok(())
+    }
+
+    pub async fn fetch_all(&mut self, sql: &str, vals: Vec<Val>) -> Result<Vec<Row>, DbError> {
+        let sql = self.prepare(sql, &vals);
+        fetch_all(Target::Tx(&mut self.inner), sql, vals).await.map_err(|e| self.db.error(e))
+    }
+
+    pub async fn fetch_map<T>(
+        &mut self,
+        sql: &str,
+        vals: Vec<Val>,
+        f: impl FnMut(&Row) -> Result<T, sqlx::Error>,
+    ) -> Result<Vec<T>, DbError> {
+        let rows = self.fetch_all(sql, vals).await?;
+        map_rows(rows, f).map_err(|e| self.db.error(e))
+    }
+
+    pub async fn fetch_optional(&mut self, sql: &str, vals: Vec<Val>) -> Result<Option<Row>, DbError> {
+        let sql = self.prepare(sql, &vals);
+        fetch_optional(Target::Tx(&mut self.inner), sql, vals).await.map_err(|e| self.db.error(e))
+    }
+
+    pub async fn fetch_scalar<T: Decodable>(&mut self, sql: &str, vals: Vec<Val>) -> Result<T, DbError> {
+        let row = self.fetch_optional(sql, vals).await?;
+        first(row).map_err(|e| self.db.error(e))
+    }
+
+    pub async fn commit(self) -> Result<(), DbError> {
+        match self.inner {
+            TxInner::MySql(t) => t.commit().await,
+            TxInner::Postgres(t) => t.commit().await,
+            TxInner::Sqlite(t) => t.commit().await,
+        }
+        .map_err(|e| self.db.error(e))
+    }
+
+    pub async fn rollback(self) -> Result<(), DbError> {
+        match self.inner {
+            TxInner::MySql(t) => t.rollback().await,
+            TxInner::Postgres(t) => t.rollback().await,
+            TxInner::Sqlite(t) => t.rollback().await,
+        }
+        .map_err(|e| self.db.error(e))
+    }
+}
