@@ -258,3 +258,100 @@ impl Tx<'_> {
         .map_err(|e| self.db.error(e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use futures::TryStreamExt;
+
+    use super::*;
+    use crate::core::db::url::DbUrl;
+    use crate::core::db::Access;
+
+    async fn sqlite(dir: &tempfile::TempDir) -> Db {
+        let url = DbUrl::parse(&format!("sqlite:///{}", dir.path().join("t.sqlite").display())).unwrap();
+        let db = Db::connect(&url, Access::ReadWrite).await.unwrap();
+        db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, flag BOOLEAN, at DATETIME)", vec![])
+            .await
+            .unwrap();
+        db
+    }
+
+    #[test]
+    fn placeholders_only_when_values_are_bound() {
+        assert_eq!(sql_for(Backend::Postgres, "SELECT '?' FROM t", &[]), "SELECT '?' FROM t");
+        assert_eq!(
+            sql_for(Backend::Postgres, "SELECT a FROM t WHERE b = ?", &[Val::from(1)]),
+            "SELECT a FROM t WHERE b = $1"
+        );
+        assert_eq!(
+            sql_for(Backend::MySql, "SELECT a FROM t WHERE b = ?", &[Val::from(1)]),
+            "SELECT a FROM t WHERE b = ?"
+        );
+    }
+
+    #[tokio::test]
+    async fn typed_getters_and_fetches() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sqlite(&dir).await;
+        let at = chrono::NaiveDate::from_ymd_opt(2014, 5, 1).unwrap().and_hms_opt(10, 0, 0).unwrap();
+        let n = db
+            .execute("INSERT INTO t VALUES (?, ?, ?, ?), (?, ?, ?, ?)", {
+                let mut v = vec![Val::from(1), Val::from("a"), Val::from(true), Val::from(at)];
+                v.extend([Val::from(2), Val::Text(None), Val::Bool(None), Val::Time(None)]);
+                v
+            })
+            .await
+            .unwrap();
+        assert_eq!(n, 2);
+        let rows = db.fetch_all("SELECT id, name, flag, at FROM t ORDER BY id", vec![]).await.unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].i64("id").unwrap(), 1);
+        assert_eq!(rows[0].string("name").unwrap(), "a");
+        assert!(rows[0].bool("flag").unwrap());
+        assert_eq!(rows[0].time("at").unwrap(), at);
+        assert_eq!(rows[1].opt_string("name").unwrap(), None);
+        assert_eq!(rows[1].opt_bool("flag").unwrap(), None);
+        assert_eq!(rows[1].opt_time("at").unwrap(), None);
+        assert!(rows[0].i64("name").is_err(), "text is not widened to an integer");
+        assert!(rows[0].string("nope").is_err());
+
+        let count: i64 = db.fetch_scalar("SELECT COUNT(*) FROM t", vec![]).await.unwrap();
+        assert_eq!(count, 2);
+        assert!(db.fetch_optional("SELECT id FROM t WHERE id = ?", vec![Val::from(9)]).await.unwrap().is_none());
+        let names = db
+            .fetch_map_in(
+                &["1".to_string(), "2".to_string()],
+                |m| format!("SELECT id FROM t WHERE CAST(id AS TEXT) IN {m} ORDER BY id"),
+                |r| r.i64(0),
+            )
+            .await
+            .unwrap();
+        assert_eq!(names, vec![1, 2]);
+        let streamed: Vec<Row> = db.fetch("SELECT id FROM t ORDER BY id", vec![]).try_collect().await.unwrap();
+        assert_eq!(streamed.len(), 2);
+        let e = db.fetch_all("SELECT * FROM missing", vec![]).await.err().unwrap();
+        assert!(matches!(e, DbError::Other { .. }), "{e}");
+        db.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_transaction_is_all_or_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sqlite(&dir).await;
+        let mut tx = db.begin().await.unwrap();
+        tx.execute("INSERT INTO t (id) VALUES (?)", vec![Val::from(1)]).await.unwrap();
+        assert_eq!(tx.fetch_scalar::<i64>("SELECT COUNT(*) FROM t", vec![]).await.unwrap(), 1);
+        tx.rollback().await.unwrap();
+        assert_eq!(db.fetch_scalar::<i64>("SELECT COUNT(*) FROM t", vec![]).await.unwrap(), 0);
+
+        let bad = vec![
+            ("INSERT INTO t (id) VALUES (?)".to_string(), vec![Val::from(1)]),
+            ("INSERT INTO t (id) VALUES (?)".to_string(), vec![Val::from(1)]),
+        ];
+        assert!(db.execute_in_transaction(bad).await.is_err());
+        assert_eq!(db.fetch_scalar::<i64>("SELECT COUNT(*) FROM t", vec![]).await.unwrap(), 0);
+        db.execute_in_transaction(vec![("INSERT INTO t (id) VALUES (?)".into(), vec![Val::from(1)])]).await.unwrap();
+        assert_eq!(db.fetch_scalar::<i64>("SELECT COUNT(*) FROM t", vec![]).await.unwrap(), 1);
+        db.close().await;
+    }
+}
