@@ -235,9 +235,18 @@ impl Tx<'_> {
         fetch_optional(Target::Tx(&mut self.inner), sql, vals).await.map_err(|e| self.db.error(e))
     }
 
+    pub async fn fetch_one(&mut self, sql: &str, vals: Vec<Val>) -> Result<Row, DbError> {
+        let row = self.fetch_optional(sql, vals).await?;
+        row.ok_or_else(|| self.db.error(sqlx::Error::RowNotFound))
+    }
+
     pub async fn fetch_scalar<T: Decodable>(&mut self, sql: &str, vals: Vec<Val>) -> Result<T, DbError> {
         let row = self.fetch_optional(sql, vals).await?;
         first(row).map_err(|e| self.db.error(e))
+    }
+
+    pub async fn fetch_column<T: Decodable>(&mut self, sql: &str, vals: Vec<Val>) -> Result<Vec<T>, DbError> {
+        self.fetch_map(sql, vals, |r| r.get(0)).await
     }
 
     pub async fn commit(self) -> Result<(), DbError> {
