@@ -43,15 +43,6 @@ pub struct WatchArgs {
     pub json: bool,
 }
 
-fn level(l: LogLevel) -> &'static str {
-    match l {
-        LogLevel::Debug => "DEBUG",
-        LogLevel::Info => "INFO",
-        LogLevel::Warning => "WARNING",
-        LogLevel::Error => "ERROR",
-    }
-}
-
 pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
     let duration = args.duration.as_deref().map(parse_duration).transpose().map_err(Failure::usage)?;
     let start = if args.from_start {
@@ -62,7 +53,7 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
             .split_once(' ')
             .ok_or_else(|| Failure::usage(format!("--since '{t}': expected YYYY-MM-DD HH:MM:SS")))?;
         Start::Since(
-            crate::core::logs::watch::parse_time(d, tm)
+            crate::core::logs::oslo::parse_time(d, tm)
                 .ok_or_else(|| Failure::usage(format!("--since '{t}': expected YYYY-MM-DD HH:MM:SS")))?,
         )
     } else {
@@ -148,7 +139,7 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
                 out,
                 "{} {:<7} {:<12} {:<24} {}{}{}",
                 r.time.map(|t| t.format("%H:%M:%S").to_string()).unwrap_or_else(|| "--:--:--".into()),
-                level(r.level),
+                r.level.as_str(),
                 r.source,
                 r.category.as_deref().unwrap_or("-"),
                 if r.takeover_error { "!! " } else { "" },
