@@ -1,7 +1,8 @@
-//! Following log files (Ironic conductor, nova-compute) for the wizard's log pane: starts at the
-//! end, picks up appended lines, survives truncation (copytruncate) and replacement (rename + new
-//! file), and reads the level of oslo.log lines (`date time pid LEVEL logger ...`); continuation
-//! lines (tracebacks) take the level of the line they follow. Issue #5 grows this into the watcher.
+//! Following log files (Ironic conductor, nova-compute) like `tail -F`: [`FileFollower`] starts at
+//! the end (or an offset), picks up appended lines, survives truncation (copytruncate) and
+//! replacement (rename + new file). The watcher (`super::watch`) reads its files through it; [`follow`]
+//! feeds the wizard's log pane, with each line's level read by the oslo parser (`super::oslo`) and
+//! continuation lines (tracebacks) taking the level of the record they belong to.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
@@ -10,13 +11,8 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LogLevel {
-    Debug,
-    Info,
-    Warning,
-    Error,
-}
+pub use super::oslo::LogLevel;
+use super::oslo::{self, OsloLine};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogLine {
@@ -31,42 +27,24 @@ impl LogLine {
     /// For a narrow pane: `12:00:01 ERROR message` (no date, pid, logger or request context);
     /// traceback lines indented under their record. Lines that are not oslo.log are shown whole.
     pub fn compact(&self) -> String {
-        let parts: Vec<&str> = self.text.splitn(6, ' ').collect();
-        if parts.len() < 6 || oslo_level(&self.text).is_none() {
+        let Some((line, rest)) = oslo::parse(&self.text).and_then(|l| Some((l, l.rest?))) else {
             return self.text.clone();
-        }
-        let (time, level, rest) = (parts[1].split('.').next().unwrap_or(parts[1]), parts[3], parts[5]);
+        };
         if !self.starts_record {
             return format!("    {rest}");
         }
+        let time = line.clock.split('.').next().unwrap_or(line.clock);
         let msg = match rest.strip_prefix('[') {
             Some(r) => r.split_once("] ").map(|(_, m)| m).unwrap_or(r),
             None => rest,
         };
-        format!("{time} {level} {msg}")
+        format!("{time} {} {msg}", line.level_name)
     }
 }
 
-/// The level of an oslo.log line, or None for a continuation line.
-pub fn oslo_level(line: &str) -> Option<LogLevel> {
-    let mut it = line.split_whitespace();
-    let (date, _time, pid, level) = (it.next()?, it.next()?, it.next()?, it.next()?);
-    if date.len() != 10 || !date.as_bytes()[4].eq(&b'-') || !pid.chars().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    Some(match level {
-        "DEBUG" => LogLevel::Debug,
-        "INFO" | "AUDIT" => LogLevel::Info,
-        "WARNING" | "WARN" => LogLevel::Warning,
-        "ERROR" | "CRITICAL" | "TRACE" => LogLevel::Error,
-        _ => return None,
-    })
-}
-
-/// oslo.log writes record lines as `date time pid LEVEL logger [context] message` and each traceback
-/// line with `logging_exception_prefix` (`date time pid ERROR logger message`, no `[...]`).
-fn is_traceback_text(line: &str) -> bool {
-    line.splitn(6, ' ').nth(5).is_some_and(|rest| !rest.starts_with('['))
+/// A traceback line of an oslo.log record: the record's prefix again, with text but no `[context]`.
+fn is_traceback_line(line: &OsloLine) -> bool {
+    line.rest.is_some() && !line.has_context()
 }
 
 fn inode(meta: &std::fs::Metadata) -> Option<u64> {
@@ -207,12 +185,12 @@ impl Followed {
             .poll_lines()
             .into_iter()
             .map(|line| {
-                let own = oslo_level(&line);
+                let parsed = oslo::parse(&line);
+                let own = parsed.map(|l| l.level);
                 // an oslo TRACE/ERROR line that repeats the previous record's prefix is a traceback line
-                let starts_record = own.is_some()
-                    && !(own == Some(LogLevel::Error)
-                        && self.last_level == LogLevel::Error
-                        && is_traceback_text(&line));
+                let starts_record = parsed.is_some_and(|l| {
+                    !(l.level == LogLevel::Error && self.last_level == LogLevel::Error && is_traceback_line(&l))
+                });
                 let level = own.unwrap_or(self.last_level);
                 self.last_level = level;
                 LogLine { source: self.file.name.clone(), level, text: line, starts_record }
@@ -253,14 +231,22 @@ pub fn follow(
 mod tests {
     use super::*;
 
+    fn level(line: &str) -> Option<LogLevel> {
+        oslo::parse(line).map(|l| l.level)
+    }
+
+    fn is_traceback_text(line: &str) -> bool {
+        oslo::parse(line).is_some_and(|l| is_traceback_line(&l))
+    }
+
     #[test]
     fn levels_of_oslo_lines() {
         assert_eq!(
-            oslo_level("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager [req-1] boom"),
+            level("2014-10-02 12:00:01.123 4242 ERROR ironic.conductor.manager [req-1] boom"),
             Some(LogLevel::Error)
         );
-        assert_eq!(oslo_level("2014-10-02 12:00:01.123 4242 INFO nova.compute [-] ok"), Some(LogLevel::Info));
-        assert_eq!(oslo_level("Traceback (most recent call last):"), None);
+        assert_eq!(level("2014-10-02 12:00:01.123 4242 INFO nova.compute [-] ok"), Some(LogLevel::Info));
+        assert_eq!(level("Traceback (most recent call last):"), None);
     }
 
     #[test]

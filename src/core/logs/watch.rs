@@ -1,7 +1,8 @@
 //! The takeover watch: follows several oslo.log files (rotation and copytruncate survive, see
-//! `logtail`), parses each line (time, pid, level, logger, request id, message), joins tracebacks to
-//! their ERROR record, classifies records with the patterns of `assets/takeover-patterns.toml` (or
-//! the operator's file), and names the node uuids a record mentions, tied to the migrated nodes.
+//! `super::follow`), reads each line with the oslo parser (`super::oslo`: time, pid, level, logger,
+//! request id, message), joins tracebacks to their ERROR record, classifies records with the
+//! patterns of `assets/takeover-patterns.toml` (or the operator's file), and names the node uuids a
+//! record mentions, tied to the migrated nodes.
 
 use std::collections::HashSet;
 use std::io::{Read, Seek, SeekFrom};
@@ -12,7 +13,7 @@ use chrono::NaiveDateTime;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use crate::core::logs::follow::LogLevel;
+use super::oslo::{self, parse_time, LogLevel};
 
 pub const DEFAULT_PATTERNS: &str = include_str!("../../../assets/takeover-patterns.toml");
 
@@ -54,16 +55,6 @@ pub struct Pattern {
 #[derive(Debug, Clone)]
 pub struct Patterns(pub Vec<Pattern>);
 
-fn parse_level(s: &str) -> Option<LogLevel> {
-    match s.to_ascii_uppercase().as_str() {
-        "DEBUG" => Some(LogLevel::Debug),
-        "INFO" | "AUDIT" => Some(LogLevel::Info),
-        "WARNING" | "WARN" => Some(LogLevel::Warning),
-        "ERROR" | "CRITICAL" | "TRACE" => Some(LogLevel::Error),
-        _ => None,
-    }
-}
-
 impl Patterns {
     pub fn parse(text: &str, origin: &str) -> Result<Patterns, WatchError> {
         let err = |reason: String| WatchError::Patterns { path: origin.to_string(), reason };
@@ -71,7 +62,7 @@ impl Patterns {
         let mut out = Vec::new();
         for (i, p) in file.pattern.into_iter().enumerate() {
             let level = match &p.level {
-                Some(l) => Some(parse_level(l).ok_or_else(|| {
+                Some(l) => Some(LogLevel::parse(l).ok_or_else(|| {
                     err(format!("pattern {} ({}): level '{l}' is not DEBUG, INFO, WARNING or ERROR", i + 1, p.category))
                 })?),
                 None => None,
@@ -153,12 +144,7 @@ pub struct Record {
 }
 
 fn ser_level<S: serde::Serializer>(l: &LogLevel, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(match l {
-        LogLevel::Debug => "DEBUG",
-        LogLevel::Info => "INFO",
-        LogLevel::Warning => "WARNING",
-        LogLevel::Error => "ERROR",
-    })
+    s.serialize_str(l.as_str())
 }
 
 impl Record {
@@ -190,47 +176,6 @@ pub fn node_uuids(text: &str) -> Vec<String> {
     seen
 }
 
-/// A parsed oslo.log first line.
-struct Head {
-    time: Option<NaiveDateTime>,
-    pid: Option<u32>,
-    level: LogLevel,
-    logger: String,
-    request_id: Option<String>,
-    message: String,
-    has_context: bool,
-}
-
-pub fn parse_time(date: &str, time: &str) -> Option<NaiveDateTime> {
-    NaiveDateTime::parse_from_str(&format!("{date} {time}"), "%Y-%m-%d %H:%M:%S%.f").ok()
-}
-
-fn parse_head(line: &str) -> Option<Head> {
-    let parts: Vec<&str> = line.splitn(6, ' ').collect();
-    if parts.len() < 5 {
-        return None;
-    }
-    let time = parse_time(parts[0], parts[1]);
-    time?;
-    let pid = parts[2].parse().ok();
-    pid?;
-    let level = parse_level(parts[3])?;
-    let logger = parts[4].to_string();
-    let rest = parts.get(5).copied().unwrap_or("");
-    let (request_id, message, has_context) = match rest.strip_prefix('[') {
-        Some(r) => match r.split_once("] ") {
-            Some((ctx, msg)) => (
-                ctx.split_whitespace().next().filter(|t| *t != "-" && *t != "None").map(String::from),
-                msg.to_string(),
-                true,
-            ),
-            None => (None, rest.to_string(), true),
-        },
-        None => (None, rest.to_string(), false),
-    };
-    Some(Head { time, pid, level, logger, request_id, message, has_context })
-}
-
 /// Turns lines of one file into records (a record ends when the next one starts, or on `flush`).
 pub struct RecordBuilder {
     source: String,
@@ -244,16 +189,16 @@ impl RecordBuilder {
 
     /// Feeds one line; returns the record it completed, if any.
     pub fn push(&mut self, line: &str) -> Option<Record> {
-        match parse_head(line) {
+        match oslo::parse(line) {
             // a traceback line of the pending record: same prefix, no [context]
             Some(h)
-                if !h.has_context
+                if !h.has_context()
                     && self.pending.as_ref().is_some_and(|p| {
-                        p.level == LogLevel::Error && h.level == LogLevel::Error && Some(&p.logger) == Some(&h.logger)
+                        p.level == LogLevel::Error && h.level == LogLevel::Error && p.logger == h.logger
                     }) =>
             {
                 if let Some(p) = &mut self.pending {
-                    p.traceback.push(h.message);
+                    p.traceback.push(h.message().to_string());
                 }
                 None
             }
@@ -261,12 +206,12 @@ impl RecordBuilder {
                 let done = self.pending.take();
                 self.pending = Some(Record {
                     source: self.source.clone(),
-                    time: h.time,
-                    pid: h.pid,
+                    time: Some(h.time),
+                    pid: Some(h.pid),
                     level: h.level,
-                    logger: h.logger,
-                    request_id: h.request_id,
-                    message: h.message,
+                    logger: h.logger.to_string(),
+                    request_id: h.request_id().map(String::from),
+                    message: h.message().to_string(),
                     traceback: Vec::new(),
                     nodes: Vec::new(),
                     category: None,

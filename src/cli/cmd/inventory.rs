@@ -1,12 +1,12 @@
 //! `bm2ironic inventory`: the read-only nova_bm inventory as an aligned table or `--json`.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
 use clap::Args;
 use serde::Serialize;
 
-use super::table::Table;
-use super::{Failure, GlobalArgs};
+use crate::cli::output::{print, Table};
+use crate::cli::{audit_dir, prefill, Failure, GlobalArgs};
 use crate::core::source::model::{BmInterface, Inventory, InventorySummary};
 use crate::core::source::nova_bm::NovaBmSource;
 
@@ -44,11 +44,11 @@ pub async fn run(global: &GlobalArgs, args: InventoryArgs) -> Result<(), Failure
         // on a terminal: the READ-ONLY browse (the wizard's inventory screen, no write keys)
         let mut app = crate::tui::App::new(
             crate::tui::Mode::ReadOnly,
-            super::prefill(&settings, &Default::default()),
+            prefill(&settings, &Default::default()),
             Default::default(),
             Default::default(),
         );
-        app.audit_log = super::audit_dir(global);
+        app.audit_log = audit_dir(global);
         let ctx = crate::tui::Context { auto_prepare: true, ..Default::default() };
         return crate::tui::run_wizard(app, ctx).await.map_err(Failure::runtime);
     }
@@ -81,9 +81,7 @@ pub async fn run(global: &GlobalArgs, args: InventoryArgs) -> Result<(), Failure
     } else {
         render_table(&inventory, &summary)
     };
-    let mut out = std::io::stdout().lock();
-    // a closed pipe (| head) is not an error worth a message
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    print(&text);
     Ok(())
 }
 

@@ -1,15 +1,14 @@
 //! `bm2ironic flavors`: shows, and with `--apply` makes, the flavor metadata changes of the upgrade;
 //! `--restore` puts the recorded old values back.
 
-use std::io::Write;
-
 use clap::Args;
 use serde_json::json;
 
-use super::table::Table;
-use super::{Failure, GlobalArgs};
-use crate::core::db::{Access, Db};
+use crate::cli::output::{confirm, print, print_json, Table};
+use crate::cli::{Failure, GlobalArgs};
+use crate::core::db::Access;
 use crate::core::migrate::flavors::{self, FlavorTarget};
+use crate::core::migrate::steps;
 
 #[derive(Args, Debug, Default)]
 pub struct FlavorsArgs {
@@ -44,20 +43,16 @@ pub async fn run(global: &GlobalArgs, args: FlavorsArgs) -> Result<(), Failure> 
     let settings = global.settings()?;
     let nova = settings.nova_db.as_ref().ok_or_else(|| Failure::usage("no Nova database given: use --nova-db URL (the nova DB for Juno flavors, nova_api for modern ones) or BM2IRONIC_NOVA_DB"))?;
     let access = if args.apply || args.restore { Access::ReadWrite } else { Access::ReadOnly };
-    let db = Db::connect(&nova.value, access).await.map_err(|e| Failure::runtime(e.to_string()))?;
-    let schema = flavors::detect(&db).await.map_err(|e| Failure::runtime(e.to_string()))?;
-    let mut out = std::io::stdout().lock();
+    let (db, schema) = steps::open_flavors(&nova.value, access).await?;
     if args.restore {
-        super::engine::confirm(
+        confirm(
             args.yes,
             &format!("This restores the recorded flavor values in {}", nova.value.redacted()),
             "restore",
         )?;
-        let (set, n) = flavors::restore(&db, schema, args.change_set.as_deref())
-            .await
-            .map_err(|e| Failure::runtime(e.to_string()))?;
+        let (set, n) = flavors::restore(&db, schema, args.change_set.as_deref()).await?;
         db.close().await;
-        let _ = writeln!(out, "restored {n} flavor spec(s) of change set {set}");
+        print(&format!("restored {n} flavor spec(s) of change set {set}\n"));
         return Ok(());
     }
     let target = match (&args.deploy_kernel, &args.deploy_ramdisk, &args.resource_class) {
@@ -65,11 +60,9 @@ pub async fn run(global: &GlobalArgs, args: FlavorsArgs) -> Result<(), Failure> 
         (None, None, Some(c)) => FlavorTarget::ResourceClass(c.clone()),
         _ => return Err(Failure::usage("say what the flavors need: --deploy-kernel and --deploy-ramdisk (Juno/Kilo Ironic) or --resource-class (modern Nova)")),
     };
-    let changes = flavors::plan_changes(&db, schema, &target, &args.flavors)
-        .await
-        .map_err(|e| Failure::runtime(e.to_string()))?;
+    let changes = flavors::plan_changes(&db, schema, &target, &args.flavors).await?;
     if args.json {
-        let _ = writeln!(out, "{}", json!({"schema": schema, "changes": changes}));
+        print_json(&json!({"schema": schema, "changes": changes}));
     } else {
         let mut t = Table::new(&[("FLAVOR", false), ("KEY", false), ("OLD", false), ("NEW", false)]);
         for c in &changes {
@@ -80,24 +73,22 @@ pub async fn run(global: &GlobalArgs, args: FlavorsArgs) -> Result<(), Failure> 
                 c.new.clone(),
             ]);
         }
-        let _ = write!(out, "{}", t.render());
-        let _ = writeln!(
-            out,
-            "{} change(s) in {:?} flavor tables{}",
+        print(&t.render());
+        print(&format!(
+            "{} change(s) in {:?} flavor tables{}\n",
             changes.len(),
             schema,
             if args.apply { "" } else { " (diff only: add --apply to make them)" }
-        );
+        ));
     }
     if args.apply && !changes.is_empty() {
-        super::engine::confirm(
+        confirm(
             args.yes,
             &format!("This changes {} flavor spec(s) in {}", changes.len(), nova.value.redacted()),
             "apply",
         )?;
-        let set = uuid::Uuid::new_v4().to_string();
-        flavors::apply(&db, schema, &changes, &set).await.map_err(|e| Failure::runtime(e.to_string()))?;
-        let _ = writeln!(out, "applied as change set {set} (undo: bm2ironic flavors --restore --change-set {set})");
+        let set = steps::apply_flavor_changes(&db, schema, &changes).await?;
+        print(&format!("applied as change set {set} (undo: bm2ironic flavors --restore --change-set {set})\n"));
     }
     db.close().await;
     Ok(())

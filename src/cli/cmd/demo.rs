@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{Failure, GlobalArgs};
+use crate::cli::{audit_dir, Failure, GlobalArgs};
 use crate::core::demo::sandbox;
 
 #[derive(Args, Debug, Default)]
@@ -23,7 +23,7 @@ pub async fn run(global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
         return Err(Failure::usage("demo opens the wizard, which needs an interactive terminal: run it in one, or add --no-tui to only build the sandbox"));
     }
     let dir = args.dir.unwrap_or_else(|| std::env::temp_dir().join(format!("bm2ironic-demo-{}", std::process::id())));
-    let sb = sandbox::build(&dir).await.map_err(|e| Failure::runtime(e.to_string()))?;
+    let sb = sandbox::build(&dir).await?;
     if args.no_tui {
         println!("Demo sandbox in {}", sb.dir.display());
         println!("  export BM2IRONIC_NOVA_BM_DB='{}'", sb.nova_bm_url);
@@ -38,6 +38,6 @@ pub async fn run(global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
     }
     let mut app =
         crate::tui::App::new(crate::tui::Mode::Rehearsal, sb.prefill(), Default::default(), Default::default());
-    app.audit_log = super::audit_dir(global);
+    app.audit_log = audit_dir(global);
     crate::tui::run_wizard(app, sb.context()).await.map_err(Failure::runtime)
 }

@@ -5,13 +5,12 @@
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::Args;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{exit, Failure, GlobalArgs};
+use crate::cli::{exit, parse_duration, Failure, GlobalArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG};
 use crate::core::logs::follow::LogLevel;
 use crate::core::logs::watch::{Patterns, Start, WatchedLog};
 
@@ -44,28 +43,6 @@ pub struct WatchArgs {
     pub json: bool,
 }
 
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = num.parse().map_err(|_| format!("'{s}' is not a duration (e.g. 90s, 10m, 1h)"))?;
-    let secs = match unit {
-        "" | "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        _ => return Err(format!("'{s}': unknown unit '{unit}' (s, m, h)")),
-    };
-    Ok(Duration::from_secs(secs))
-}
-
-fn level(l: LogLevel) -> &'static str {
-    match l {
-        LogLevel::Debug => "DEBUG",
-        LogLevel::Info => "INFO",
-        LogLevel::Warning => "WARNING",
-        LogLevel::Error => "ERROR",
-    }
-}
-
 pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
     let duration = args.duration.as_deref().map(parse_duration).transpose().map_err(Failure::usage)?;
     let start = if args.from_start {
@@ -76,20 +53,20 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
             .split_once(' ')
             .ok_or_else(|| Failure::usage(format!("--since '{t}': expected YYYY-MM-DD HH:MM:SS")))?;
         Start::Since(
-            crate::core::logs::watch::parse_time(d, tm)
+            crate::core::logs::oslo::parse_time(d, tm)
                 .ok_or_else(|| Failure::usage(format!("--since '{t}': expected YYYY-MM-DD HH:MM:SS")))?,
         )
     } else {
         Start::End
     };
     let patterns = match &args.patterns {
-        Some(p) => Patterns::load(p).map_err(|e| Failure::usage(e.to_string()))?,
+        Some(p) => Patterns::load(p)?,
         None => Patterns::default_set(),
     };
     let logs = if args.logs.is_empty() {
         vec![
-            WatchedLog { name: "ironic".into(), path: super::DEFAULT_CONDUCTOR_LOG.into() },
-            WatchedLog { name: "nova-compute".into(), path: super::DEFAULT_COMPUTE_LOG.into() },
+            WatchedLog { name: "ironic".into(), path: DEFAULT_CONDUCTOR_LOG.into() },
+            WatchedLog { name: "nova-compute".into(), path: DEFAULT_COMPUTE_LOG.into() },
         ]
     } else {
         args.logs.clone()
@@ -107,8 +84,8 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
     let mut migrated: HashSet<String> = HashSet::new();
     let settings = global.settings()?;
     if let Some(t) = &settings.ironic_db {
-        let db = crate::core::ironic::target::connect(&t.value).await.map_err(|e| Failure::runtime(e.to_string()))?;
-        let runs = crate::core::migrate::load_sql::runs(&db).await.map_err(|e| Failure::runtime(e.to_string()))?;
+        let db = crate::core::ironic::target::connect(&t.value).await?;
+        let runs = crate::core::migrate::load_sql::runs(&db).await?;
         db.close().await;
         if let Ok(run) = crate::core::migrate::rollback::pick_run(runs, args.run.as_deref()) {
             migrated = run.written.iter().map(|w| w.uuid.to_ascii_lowercase()).collect();
@@ -162,7 +139,7 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
                 out,
                 "{} {:<7} {:<12} {:<24} {}{}{}",
                 r.time.map(|t| t.format("%H:%M:%S").to_string()).unwrap_or_else(|| "--:--:--".into()),
-                level(r.level),
+                r.level.as_str(),
                 r.source,
                 r.category.as_deref().unwrap_or("-"),
                 if r.takeover_error { "!! " } else { "" },
@@ -180,9 +157,7 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
         }
         let _ = out.flush();
     }
-    task.await
-        .map_err(|e| Failure::runtime(format!("watch task failed: {e}")))?
-        .map_err(|e| Failure::runtime(e.to_string()))?;
+    task.await.map_err(|e| Failure::runtime(format!("watch task failed: {e}")))??;
     if args.json {
         let _ = writeln!(
             out,
@@ -200,19 +175,5 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
         Err(Failure { code: exit::DIFFERENCES, message: format!("{errors} takeover error(s) seen") })
     } else {
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
-        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
-        assert!(parse_duration("ten").is_err());
-        assert!(parse_duration("5d").is_err());
     }
 }

@@ -1,0 +1,213 @@
+//! The arguments the commands share: the global connection flags, the plan flags (`plan`, `migrate`
+//! and the wizard), and small parsers and defaults.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::Failure;
+use crate::audit;
+use crate::core::db::conf::{ConnectionFlags, ConnectionSettings};
+use crate::core::ironic::target;
+use crate::core::migrate::conflict::Resolutions;
+use crate::core::migrate::plan::{FreeState, PlanOptions};
+use crate::core::migrate::prepare::{self, Prepared};
+
+/// The Keystone token for the Ironic API (`verify`).
+pub const ENV_IRONIC_TOKEN: &str = "BM2IRONIC_IRONIC_TOKEN";
+
+pub const DEFAULT_CONDUCTOR_LOG: &str = "/var/log/ironic/ironic-conductor.log";
+pub const DEFAULT_COMPUTE_LOG: &str = "/var/log/nova/nova-compute.log";
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct GlobalArgs {
+    /// nova_bm database URL (SQLAlchemy or sqlx form)
+    #[arg(long, global = true, value_name = "URL")]
+    pub nova_bm_db: Option<String>,
+    /// Ironic database URL
+    #[arg(long, global = true, value_name = "URL")]
+    pub ironic_db: Option<String>,
+    /// Nova database URL (optional: instances, flavors, services)
+    #[arg(long, global = true, value_name = "URL")]
+    pub nova_db: Option<String>,
+    /// Ironic API endpoint (optional)
+    #[arg(long, global = true, value_name = "URL")]
+    pub ironic_url: Option<String>,
+    /// nova.conf of a baremetal nova-compute host ([baremetal] sql_connection, power manager, ...)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub nova_conf: Option<PathBuf>,
+    /// ironic.conf ([database] connection)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub ironic_conf: Option<PathBuf>,
+    /// Directory of the audit log (default: ~/.local/state/bm2ironic; env BM2IRONIC_LOG_DIR)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
+    /// Mirror the audit log to stderr (-v, -vv, -vvv; CLI commands only)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+impl GlobalArgs {
+    fn connection_flags(&self) -> ConnectionFlags {
+        ConnectionFlags {
+            nova_bm_db: self.nova_bm_db.clone(),
+            ironic_db: self.ironic_db.clone(),
+            nova_db: self.nova_db.clone(),
+            ironic_url: self.ironic_url.clone(),
+            nova_conf: self.nova_conf.clone(),
+            ironic_conf: self.ironic_conf.clone(),
+        }
+    }
+
+    /// Resolves every connection (flag > environment > config file) and prints the `ps` warnings.
+    pub fn settings(&self) -> Result<ConnectionSettings, Failure> {
+        let s = ConnectionSettings::resolve(&self.connection_flags(), &|k| std::env::var(k).ok())?;
+        for w in s.warnings() {
+            eprintln!("{w}");
+            tracing::warn!("{w}");
+        }
+        Ok(s)
+    }
+}
+
+#[derive(Args, Debug, Default, Clone)]
+pub struct PlanArgs {
+    /// Ironic deploy kernel (Glance id, or file:// for standalone Ironic)
+    #[arg(long, value_name = "REF")]
+    pub deploy_kernel: Option<String>,
+    /// Ironic deploy ramdisk (Glance id, or file://)
+    #[arg(long, value_name = "REF")]
+    pub deploy_ramdisk: Option<String>,
+    /// cpu_arch for nodes whose host has none (e.g. x86_64)
+    #[arg(long, value_name = "ARCH")]
+    pub default_arch: Option<String>,
+    /// cpu_arch of one nova-compute host's nodes (repeatable)
+    #[arg(long = "arch", value_name = "HOST=ARCH")]
+    pub arch: Vec<String>,
+    /// resource_class of the new nodes (modern Ironic; Nova schedules by it)
+    #[arg(long, value_name = "NAME")]
+    pub resource_class: Option<String>,
+    /// State of free nodes in modern Ironic
+    #[arg(long, value_name = "available|manageable|enroll", default_value = "available")]
+    pub free_state: String,
+    /// Load path: one SQL transaction (db) or Ironic's REST adopt flow (api)
+    #[arg(long, value_name = "db|api", default_value = "db")]
+    pub via: String,
+    /// Decisions saved by the wizard (TOML)
+    #[arg(long, value_name = "FILE")]
+    pub resolutions: Option<PathBuf>,
+    /// A decision for every conflict of a code (repeatable), e.g. duplicate-mac=skip-port
+    #[arg(long = "resolve", value_name = "CODE=ACTION")]
+    pub resolve: Vec<String>,
+    /// Object versions to write when the target has no nodes and an unknown schema head
+    #[arg(long, value_name = "NODE,PORT")]
+    pub object_version: Option<String>,
+    /// Machine-readable output
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Plan options, the operator's decisions, and `--object-version`.
+pub type Decided = (PlanOptions, Resolutions, Option<(String, String)>);
+
+pub fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided, Failure> {
+    let mut arch_by_host = BTreeMap::new();
+    for a in &args.arch {
+        let (h, v) = a
+            .split_once('=')
+            .ok_or_else(|| Failure::usage(format!("--arch {a}: expected HOST=ARCH, e.g. bm-compute-1=x86_64")))?;
+        arch_by_host.insert(h.trim().to_string(), v.trim().to_string());
+    }
+    let free_state: FreeState =
+        args.free_state.parse().map_err(|e: String| Failure::usage(format!("--free-state: {e}")))?;
+    let mut resolutions = match &args.resolutions {
+        Some(p) => Resolutions::load(p)?,
+        None => Resolutions::default(),
+    };
+    for r in &args.resolve {
+        resolutions.add_flag(r)?;
+    }
+    let object_version = args.object_version.as_deref().map(target::parse_object_version).transpose()?;
+    let conf = settings.nova_conf.as_ref();
+    let opts = PlanOptions {
+        deploy_kernel: args.deploy_kernel.clone(),
+        deploy_ramdisk: args.deploy_ramdisk.clone(),
+        default_arch: args.default_arch.clone(),
+        arch_by_host,
+        resource_class: args.resource_class.clone(),
+        free_state,
+        baremetal: conf.map(|c| c.baremetal.clone()).unwrap_or_default(),
+        conf_host: conf.and_then(|c| c.host.clone()),
+    };
+    Ok((opts, resolutions, object_version))
+}
+
+pub fn check_via(args: &PlanArgs) -> Result<(), Failure> {
+    match args.via.as_str() {
+        "db" => Ok(()),
+        "api" => Err(Failure::usage(
+            "--via api (Ironic's REST adopt flow) is not built yet: use --via db (one SQL transaction)",
+        )),
+        other => Err(Failure::usage(format!("--via {other}: expected db or api"))),
+    }
+}
+
+pub async fn prepare_from(global: &GlobalArgs, args: &PlanArgs) -> Result<Prepared, Failure> {
+    check_via(args)?;
+    let settings = global.settings()?;
+    let (opts, resolutions, ov) = options(args, &settings)?;
+    Ok(prepare::prepare(&settings, &opts, &resolutions, ov.as_ref()).await?)
+}
+
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num.parse().map_err(|_| format!("'{s}' is not a duration (e.g. 90s, 10m, 1h)"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        _ => return Err(format!("'{s}': unknown unit '{unit}' (s, m, h)")),
+    };
+    Ok(Duration::from_secs(secs))
+}
+
+/// The directory of the audit log, as the wizard shows it.
+pub(crate) fn audit_dir(global: &GlobalArgs) -> Option<String> {
+    global
+        .log_dir
+        .clone()
+        .or_else(|| std::env::var_os(audit::ENV_LOG_DIR).map(PathBuf::from))
+        .or_else(audit::default_dir)
+        .map(|d| d.display().to_string())
+}
+
+/// The wizard's fields, prefilled from flags, environment and config files.
+pub fn prefill(settings: &ConnectionSettings, plan: &PlanArgs) -> crate::tui::Prefill {
+    crate::tui::Prefill {
+        nova_bm_db: settings.nova_bm_db.as_ref().map(|s| s.value.expose_url().to_string()),
+        ironic_db: settings.ironic_db.as_ref().map(|s| s.value.expose_url().to_string()),
+        nova_db: settings.nova_db.as_ref().map(|s| s.value.expose_url().to_string()),
+        ironic_url: settings.ironic_url.as_ref().map(|s| s.value.clone()),
+        deploy_kernel: plan.deploy_kernel.clone(),
+        deploy_ramdisk: plan.deploy_ramdisk.clone(),
+        default_arch: plan.default_arch.clone(),
+        resource_class: plan.resource_class.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("5d").is_err());
+    }
+}

@@ -1,0 +1,12 @@
+//! One file per command; each depends only on `cli` (args, `Failure`, exit codes), `cli::output`
+//! and the core.
+
+pub mod demo;
+pub mod flavors;
+pub mod inventory;
+pub mod migrate;
+pub mod plan;
+pub mod rollback;
+pub mod verify;
+pub mod watch;
+pub mod wizard;

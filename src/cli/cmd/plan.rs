@@ -1,0 +1,57 @@
+//! `bm2ironic plan`: computes what would be written and every conflict; writes nothing (exit 3 while
+//! blocking conflicts are unresolved).
+
+use serde_json::json;
+
+use crate::cli::output::{print, print_json, render_plan};
+use crate::cli::{exit, prepare_from, Failure, GlobalArgs, PlanArgs};
+use crate::core::migrate::plan::Plan;
+
+fn plan_json(p: &Plan) -> serde_json::Value {
+    json!({
+        "source": p.source,
+        "target": {"kind": p.target.kind, "schema": p.target.schema, "existing_nodes": p.target.existing_nodes, "existing_ports": p.target.existing_ports},
+        "nodes": p.nodes.iter().map(|n| json!({
+            "uuid": n.uuid,
+            "nova_bm_id": n.nova_bm_id,
+            "service_host": n.service_host,
+            "action": n.action,
+            "provision_state": n.node.as_ref().and_then(|x| x.provision_state.clone()),
+            "maintenance": n.node.as_ref().map(|x| x.maintenance).unwrap_or(false),
+            "driver": n.node.as_ref().map(|x| x.driver.clone()),
+            "ports": n.ports.iter().map(|p| p.address.clone()).collect::<Vec<_>>(),
+            "conflicts": n.conflicts,
+        })).collect::<Vec<_>>(),
+        "conflicts": p.conflicts.iter().map(|c| json!({
+            "code": c.code, "blocking": c.blocking, "node_uuid": c.node_uuid, "subject": c.subject,
+            "detail": c.detail, "action": c.action, "decided_by": c.decided_by,
+        })).collect::<Vec<_>>(),
+        "warnings": p.warnings,
+        "summary": {
+            "create": p.summary.create, "skip": p.summary.skip, "already_migrated": p.summary.already_migrated,
+            "blocked": p.summary.blocked, "maintenance": p.summary.maintenance, "active": p.summary.active,
+            "ports": p.summary.ports, "blocking": p.summary.blocking,
+        },
+        "checksum": p.checksum,
+    })
+}
+
+pub async fn run(global: &GlobalArgs, args: PlanArgs) -> Result<(), Failure> {
+    let prepared = prepare_from(global, &args).await?;
+    let p = &prepared.plan;
+    if args.json {
+        print_json(&plan_json(p));
+    } else {
+        print(&render_plan(p));
+    }
+    if let Some(db) = &prepared.target_db {
+        db.close().await;
+    }
+    if p.blocking() > 0 {
+        return Err(Failure {
+            code: exit::CONFLICTS,
+            message: format!("{} blocking conflict(s) unresolved: nothing would be written", p.blocking()),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,50 @@
+//! `bm2ironic wizard` (and no command at all): the interactive wizard, its fields prefilled from
+//! the flags, the environment and the config files.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::cli::{
+    audit_dir, options, prefill, Failure, GlobalArgs, PlanArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG,
+};
+
+#[derive(Args, Debug, Default)]
+pub struct WizardArgs {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// A guided rehearsal: everything runs, then the transaction is rolled back
+    #[arg(long)]
+    pub rehearse: bool,
+    /// Ironic conductor log to watch during the takeover
+    #[arg(long, value_name = "PATH")]
+    pub conductor_log: Option<PathBuf>,
+    /// nova-compute log to watch
+    #[arg(long, value_name = "PATH")]
+    pub compute_log: Option<PathBuf>,
+}
+
+fn no_terminal(what: &str) -> Failure {
+    Failure::usage(format!(
+        "{what} needs an interactive terminal (stdin and stdout): run it in one, or use the scriptable commands (inventory --json, plan, migrate ...)"
+    ))
+}
+
+pub async fn run(global: &GlobalArgs, args: WizardArgs) -> Result<(), Failure> {
+    if !crate::tui::have_terminal() {
+        return Err(no_terminal("the wizard"));
+    }
+    let settings = global.settings()?;
+    let (opts, resolutions, _) = options(&args.plan, &settings)?;
+    let mode = if args.rehearse { crate::tui::Mode::Rehearsal } else { crate::tui::Mode::Live };
+    let mut app = crate::tui::App::new(mode, prefill(&settings, &args.plan), opts, resolutions);
+    app.audit_log = audit_dir(global);
+    let ctx = crate::tui::Context {
+        logs: vec![
+            ("ironic".into(), args.conductor_log.unwrap_or_else(|| DEFAULT_CONDUCTOR_LOG.into())),
+            ("nova-compute".into(), args.compute_log.unwrap_or_else(|| DEFAULT_COMPUTE_LOG.into())),
+        ],
+        ..Default::default()
+    };
+    crate::tui::run_wizard(app, ctx).await.map_err(Failure::runtime)
+}

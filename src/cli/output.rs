@@ -1,0 +1,190 @@
+//! What the commands print, in one place: aligned text tables (no colour: output is for pipes and
+//! logs as much as eyes), writing to stdout (a closed pipe is not an error), JSON lines, the
+//! confirmation prompt, and the plan as text (`plan`, and `migrate` when it stops on conflicts).
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+
+use super::Failure;
+use crate::core::migrate::conflict::{Conflict, ConflictCode, Subject};
+use crate::core::migrate::plan::Plan;
+
+/// Writes `text` to stdout as is; a closed pipe (`| head`) is not an error worth a message.
+pub fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+}
+
+/// Writes one JSON value on a line (NDJSON).
+pub fn print_json(value: &serde_json::Value) {
+    print(&format!("{value}\n"));
+}
+
+/// A serde enum's wire name (`"create"`, `"held-in-maintenance"`), for a table cell.
+pub fn wire_name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+}
+
+pub struct Table {
+    headers: Vec<String>,
+    rows: Vec<Vec<String>>,
+    /// columns aligned right (numbers)
+    right: Vec<bool>,
+}
+
+impl Table {
+    pub fn new(headers: &[(&str, bool)]) -> Table {
+        Table {
+            headers: headers.iter().map(|(h, _)| h.to_string()).collect(),
+            right: headers.iter().map(|(_, r)| *r).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        debug_assert_eq!(cells.len(), self.headers.len());
+        self.rows.push(cells);
+    }
+
+    pub fn render(&self) -> String {
+        let n = self.headers.len();
+        let mut widths: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        for r in &self.rows {
+            for (i, c) in r.iter().enumerate().take(n) {
+                widths[i] = widths[i].max(c.chars().count());
+            }
+        }
+        let mut out = String::new();
+        let line = |cells: &[String], out: &mut String| {
+            let mut parts = Vec::with_capacity(n);
+            for (i, c) in cells.iter().enumerate() {
+                let pad = widths[i].saturating_sub(c.chars().count());
+                if self.right[i] {
+                    parts.push(format!("{}{c}", " ".repeat(pad)));
+                } else if i + 1 == n {
+                    parts.push(c.clone());
+                } else {
+                    parts.push(format!("{c}{}", " ".repeat(pad)));
+                }
+            }
+            out.push_str(parts.join("  ").trim_end());
+            out.push('\n');
+        };
+        line(&self.headers, &mut out);
+        for r in &self.rows {
+            line(r, &mut out);
+        }
+        out
+    }
+}
+
+/// Asks the operator to type `word`, or refuses without a terminal (unless `--yes`).
+pub(crate) fn confirm(yes: bool, what: &str, word: &str) -> Result<(), Failure> {
+    if yes {
+        return Ok(());
+    }
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(Failure::usage(format!("{what}: there is no terminal to confirm on; add --yes to go ahead")));
+    }
+    eprint!("{what}. Type '{word}' to go on: ");
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| Failure::runtime(format!("cannot read the confirmation: {e}")))?;
+    if line.trim() == word {
+        Ok(())
+    } else {
+        Err(Failure::runtime("not confirmed: nothing written"))
+    }
+}
+
+pub fn render_plan(p: &Plan) -> String {
+    let mut t = Table::new(&[
+        ("NOVA_BM_ID", true),
+        ("UUID", false),
+        ("HOST", false),
+        ("ACTION", false),
+        ("STATE", false),
+        ("MAINT", false),
+        ("PORTS", true),
+        ("CONFLICTS", false),
+    ]);
+    for n in &p.nodes {
+        t.row(vec![
+            n.nova_bm_id.to_string(),
+            n.uuid.clone().unwrap_or_else(|| "-".into()),
+            n.service_host.clone().unwrap_or_else(|| "-".into()),
+            wire_name(&n.action),
+            n.node
+                .as_ref()
+                .map(|x| x.provision_state.clone().unwrap_or_else(|| "(none)".into()))
+                .unwrap_or_else(|| "-".into()),
+            if n.node.as_ref().is_some_and(|x| x.maintenance) { "yes".into() } else { "".into() },
+            n.ports.len().to_string(),
+            n.conflicts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(","),
+        ]);
+    }
+    let mut out = format!(
+        "Target: {:?} Ironic (schema {}), {} existing nodes\n\n",
+        p.target.kind, p.target.schema, p.target.existing_nodes
+    );
+    out.push_str(&t.render());
+    if !p.conflicts.is_empty() {
+        out.push_str("\nConflicts:\n");
+        let mut by_code: BTreeMap<ConflictCode, Vec<&Conflict>> = BTreeMap::new();
+        for c in &p.conflicts {
+            by_code.entry(c.code).or_default().push(c);
+        }
+        for (code, list) in by_code {
+            let open = list.iter().filter(|c| c.is_unresolved_blocking()).count();
+            let actions: Vec<&str> = code.actions().iter().map(|a| a.as_str()).collect();
+            out.push_str(&format!(
+                "  {code} ({}{}; actions: {})\n",
+                list.len(),
+                if open > 0 { format!(", {open} BLOCKING unresolved") } else { String::new() },
+                if actions.is_empty() { "fix the cause".into() } else { actions.join(", ") }
+            ));
+            for c in list.iter().take(20) {
+                let who = c.node_uuid.clone().unwrap_or_else(|| match &c.subject {
+                    Subject::Host { host } => format!("host {host}"),
+                    Subject::Node { nova_bm_id } | Subject::Interface { nova_bm_id, .. } => {
+                        format!("nova_bm node {nova_bm_id}")
+                    }
+                    Subject::Run => "the run".into(),
+                });
+                let decision = match (c.action, c.decided_by) {
+                    (Some(a), Some(by)) => format!("-> {a} ({by})"),
+                    _ => "-> UNRESOLVED".into(),
+                };
+                out.push_str(&format!("    {who}: {} {decision}\n", c.detail));
+            }
+            if list.len() > 20 {
+                out.push_str(&format!("    ... and {} more\n", list.len() - 20));
+            }
+        }
+    }
+    for w in &p.warnings {
+        out.push_str(&format!("\nwarning: {w}"));
+    }
+    out.push_str(&format!(
+        "\n\nPlan: create {} (active {}, in maintenance {}), skip {}, already migrated {}, blocked {}; {} ports; {} blocking conflict(s) unresolved; checksum {}\n",
+        p.summary.create, p.summary.active, p.summary.maintenance, p.summary.skip, p.summary.already_migrated, p.summary.blocked, p.summary.ports, p.summary.blocking, &p.checksum[..12]
+    ));
+    if p.summary.blocking > 0 {
+        out.push_str("Resolve the blocking conflicts (--resolve CODE=ACTION, --resolutions FILE, or the wizard) before `migrate`.\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligns_columns() {
+        let mut t = Table::new(&[("ID", true), ("NAME", false), ("X", false)]);
+        t.row(vec!["1".into(), "alpha".into(), "a".into()]);
+        t.row(vec!["100".into(), "b".into(), "".into()]);
+        assert_eq!(t.render(), " ID  NAME   X\n  1  alpha  a\n100  b\n");
+    }
+}
