@@ -7,4 +7,5 @@ pub mod load_sql;
 pub mod plan;
 pub mod prepare;
 pub mod rollback;
+pub mod states;
 pub mod verify;
