@@ -141,8 +141,16 @@ async fn every_conflict_code_then_verify_rerun_and_rollback(backend: Backend) {
                 | ConflictCode::UnsupportedPower
                 | ConflictCode::MissingDeployImages
                 | ConflictCode::MissingArch
+                | ConflictCode::UnknownState
+                | ConflictCode::InconsistentState
+                | ConflictCode::InvalidUuid
+                | ConflictCode::DuplicateUuid
+                | ConflictCode::DuplicateInstance
+                | ConflictCode::InvalidSize
         ) {
-            continue; // already-migrated: second run below; the other three: tests/upstream_2014_mistakes.rs (global options)
+            // already-migrated: second run below; the next three: tests/upstream_2014_mistakes.rs (global
+            // options); the rest: tests/hostile_rows.rs (rows the standard fixture does not hold)
+            continue;
         }
         assert!(codes.contains(c.as_str()), "{c} not raised: {codes:?}");
     }

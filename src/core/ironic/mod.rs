@@ -2,5 +2,6 @@
 //! takeover check after Ironic starts.
 
 pub mod api;
+pub mod json;
 pub mod takeover;
 pub mod target;

@@ -1,4 +1,4 @@
-//! Conflicts (stable codes of INTERFACE.md) and the operator's decisions about them. Resolutions
+//! Conflicts (stable codes, listed with their actions in docs/conflicts.md) and the operator's decisions about them. Resolutions
 //! are data: saved by the wizard, replayed by `migrate --resolutions FILE`, or given per code with
 //! `--resolve CODE=ACTION`.
 
@@ -46,6 +46,12 @@ codes! {
     IncompleteProperties = "incomplete-properties", blocking: false, actions: [Maintenance, Migrate, Skip], default: Some(Action::Migrate);
     MissingDeployImages = "missing-deploy-images", blocking: true, actions: [], default: None;
     NovaComputeRunning = "nova-compute-running", blocking: true, actions: [Ignore], default: None;
+    UnknownState = "unknown-state", blocking: true, actions: [Maintenance, Skip], default: None;
+    InconsistentState = "inconsistent-state", blocking: true, actions: [Maintenance, Skip], default: None;
+    InvalidUuid = "invalid-uuid", blocking: true, actions: [Generate, Skip], default: None;
+    DuplicateUuid = "duplicate-uuid", blocking: true, actions: [Generate, Skip], default: None;
+    DuplicateInstance = "duplicate-instance", blocking: true, actions: [Free, Skip], default: None;
+    InvalidSize = "invalid-size", blocking: true, actions: [Maintenance, Skip], default: None;
 }
 
 impl fmt::Display for ConflictCode {
@@ -289,7 +295,7 @@ mod tests {
                 assert!(c.default_action().is_some(), "{c} is non-blocking and needs a default");
             }
         }
-        assert_eq!(ConflictCode::ALL.len(), 18);
+        assert_eq!(ConflictCode::ALL.len(), 24);
         assert!(ConflictCode::DuplicateMac.blocking());
         assert!(!ConflictCode::IncompleteProperties.blocking());
     }

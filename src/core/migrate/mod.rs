@@ -7,5 +7,6 @@ pub mod load_sql;
 pub mod plan;
 pub mod prepare;
 pub mod rollback;
+pub mod states;
 pub mod steps;
 pub mod verify;

@@ -1,6 +1,8 @@
 //! The plan: a pure function from (nova_bm inventory, target state, Nova facts, options,
 //! resolutions) to every node's fate, every conflict with its code, and every row to write. No I/O.
-//! DOMAIN.md section 4 is the mapping; section 5 (what the 2014 tool got wrong) is tested below.
+//! The mapping rules are described in docs/mapping.md and the conflicts in docs/conflicts.md; what the
+//! 2014 tool got wrong is tested in tests/upstream_2014_mistakes.rs, the plan's invariants in the
+//! property tests at the end of this file.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -11,16 +13,33 @@ use sha2::{Digest, Sha256};
 
 use crate::core::db::conf::BaremetalConf;
 use crate::core::db::secret::Secret;
-use crate::core::ironic::target::{TargetKind, TargetState};
+use crate::core::ironic::target::{ExistingNode, TargetKind, TargetState};
 use crate::core::migrate::conflict::{Action, Conflict, ConflictCode, Resolutions, Subject};
+use crate::core::migrate::states::{BmState, StateFate};
 use crate::core::source::model::{BmInterface, BmNode, Inventory};
 use crate::core::source::nova::NovaFacts;
 
 /// Namespace of the uuids we generate (stable, so a rehearsal and the real run agree).
 const BM2IRONIC_NS: uuid::Uuid = uuid::Uuid::from_u128(0x6b6d_3269_726f_4e69_8c00_6e6f_7661_626d);
 
-const MID_DEPLOY_STATES: &[&str] = &["building", "deploying", "prepared", "deploy complete"];
-const FAILED_STATES: &[&str] = &["error", "deploy failed"];
+/// A uuid as Ironic stores it (lower-case, hyphenated), or None when the text is not a uuid.
+pub fn normalize_uuid(raw: &str) -> Option<String> {
+    let t = raw.trim();
+    // the hyphenated form only: Nova and Ironic never store the simple or braced forms
+    if t.len() != 36 {
+        return None;
+    }
+    uuid::Uuid::parse_str(t).ok().map(|u| u.hyphenated().to_string())
+}
+
+/// The uuid we give a node whose own is missing, invalid or taken (stable across runs).
+fn generated_uuid(n: &BmNode) -> String {
+    uuid::Uuid::new_v5(
+        &BM2IRONIC_NS,
+        format!("nova_bm-node:{}:{}", n.id, n.service_host.as_deref().unwrap_or("")).as_bytes(),
+    )
+    .to_string()
+}
 
 /// How free nodes arrive in modern Ironic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -296,11 +315,46 @@ fn has_instance(n: &BmNode) -> bool {
 fn incomplete(n: &BmNode) -> Vec<&'static str> {
     let mut missing = Vec::new();
     for (name, v) in [("cpus", n.cpus), ("memory_mb", n.memory_mb), ("local_gb", n.local_gb)] {
-        if v.unwrap_or(0) <= 0 {
+        if v.unwrap_or(0) == 0 {
             missing.push(name);
         }
     }
     missing
+}
+
+/// Values no machine has: negative sizes, a terminal port outside 1..=65535.
+fn invalid_sizes(n: &BmNode) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (name, v) in [
+        ("cpus", n.cpus),
+        ("memory_mb", n.memory_mb),
+        ("local_gb", n.local_gb),
+        ("root_mb", n.root_mb),
+        ("swap_mb", n.swap_mb),
+        ("ephemeral_mb", n.ephemeral_mb),
+    ] {
+        if let Some(v) = v.filter(|v| *v < 0) {
+            bad.push(format!("{name}={v}"));
+        }
+    }
+    if let Some(p) = n.terminal_port.filter(|p| *p < 0 || *p > 65535) {
+        bad.push(format!("terminal_port={p}"));
+    }
+    bad
+}
+
+/// The row without the values `invalid_sizes` names (what a node in maintenance is written with).
+fn without_invalid_sizes(n: &BmNode) -> BmNode {
+    let mut c = n.clone();
+    for v in [&mut c.cpus, &mut c.memory_mb, &mut c.local_gb, &mut c.root_mb, &mut c.swap_mb, &mut c.ephemeral_mb] {
+        if v.is_some_and(|x| x < 0) {
+            *v = None;
+        }
+    }
+    if c.terminal_port.is_some_and(|p| !(0..=65535).contains(&p)) {
+        c.terminal_port = None;
+    }
+    c
 }
 
 fn arch_for(opts: &PlanOptions, host: Option<&str>) -> Option<String> {
@@ -353,11 +407,16 @@ pub fn plan(
     let mut d = Decider { resolutions, conflicts: Vec::new() };
     let mut warnings = Vec::new();
 
-    let by_uuid: HashMap<&str, &crate::core::ironic::target::ExistingNode> =
-        target.nodes.iter().filter_map(|n| n.uuid.as_deref().map(|u| (u, n))).collect();
-    let by_instance: HashMap<&str, &crate::core::ironic::target::ExistingNode> =
-        target.nodes.iter().filter_map(|n| n.instance_uuid.as_deref().map(|u| (u, n))).collect();
-    let node_id_to_uuid: HashMap<i64, Option<&str>> = target.nodes.iter().map(|n| (n.id, n.uuid.as_deref())).collect();
+    // Ironic's uuids compared the way we write ours: lower-case
+    let by_uuid: HashMap<String, &ExistingNode> =
+        target.nodes.iter().filter_map(|n| n.uuid.as_deref().map(|u| (u.trim().to_ascii_lowercase(), n))).collect();
+    let by_instance: HashMap<String, &ExistingNode> = target
+        .nodes
+        .iter()
+        .filter_map(|n| n.instance_uuid.as_deref().map(|u| (u.trim().to_ascii_lowercase(), n)))
+        .collect();
+    let node_id_to_uuid: HashMap<i64, Option<String>> =
+        target.nodes.iter().map(|n| (n.id, n.uuid.as_deref().map(|u| u.trim().to_ascii_lowercase()))).collect();
     let port_macs: HashMap<String, Option<i64>> =
         target.ports.iter().filter_map(|p| p.address.as_deref().map(|a| (a.to_ascii_lowercase(), p.node_id))).collect();
 
@@ -396,13 +455,41 @@ pub fn plan(
         }
     }
 
+    // Who holds each node uuid among the nodes that may be migrated (lowest nova_bm id first), and
+    // which node holds each instance (the one Nova's `instances.node` names, else the lowest id).
+    let mut uuid_holder: HashMap<String, i64> = HashMap::new();
+    let mut instance_claims: HashMap<String, Vec<&BmNode>> = HashMap::new();
+    for n in inv.nodes.iter().map(|e| &e.node).filter(|n| candidate(n)) {
+        if let Some(u) = n.uuid.as_deref().and_then(normalize_uuid) {
+            uuid_holder.entry(u).or_insert(n.id);
+        }
+        if has_instance(n) && !n.deleted {
+            if let Some(i) = n.instance_uuid.as_deref().and_then(normalize_uuid) {
+                instance_claims.entry(i).or_default().push(n);
+            }
+        }
+    }
+    let instance_holder: HashMap<&str, i64> = instance_claims
+        .iter()
+        .map(|(inst, claimants)| {
+            let nova_node = nova
+                .and_then(|f| f.instances.get(inst.as_str()))
+                .and_then(|i| i.node.as_deref())
+                .and_then(normalize_uuid);
+            let by_nova = claimants
+                .iter()
+                .find(|n| nova_node.is_some() && n.uuid.as_deref().and_then(normalize_uuid) == nova_node);
+            (inst.as_str(), by_nova.unwrap_or(&claimants[0]).id)
+        })
+        .collect();
+
     let mut nodes = Vec::with_capacity(inv.nodes.len());
     for entry in &inv.nodes {
         let n = &entry.node;
         let subject = Subject::Node { nova_bm_id: n.id };
         let mut f = Fate {
             action: NodeAction::Create,
-            uuid: n.uuid.clone().filter(|u| !u.is_empty()),
+            uuid: n.uuid.as_deref().and_then(normalize_uuid),
             keep_instance: has_instance(n) && !n.deleted,
             maintenance_reasons: Vec::new(),
             unsupported_power: false,
@@ -439,22 +526,32 @@ pub fn plan(
             }
         }
 
+        let raw_uuid = n.uuid.as_deref().map(str::trim).filter(|u| !u.is_empty());
         if f.uuid.is_none() {
-            let a = d.raise(
-                ConflictCode::MissingUuid,
-                subject.clone(),
-                None,
-                format!("nova_bm node {} has no uuid, so no Nova instance can point at it", n.id),
-            );
-            f.apply(ConflictCode::MissingUuid, a);
+            let (code, detail) = match raw_uuid {
+                None => (
+                    ConflictCode::MissingUuid,
+                    format!("nova_bm node {} has no uuid, so no Nova instance can point at it", n.id),
+                ),
+                Some(r) => {
+                    (ConflictCode::InvalidUuid, format!("nova_bm node {} has uuid '{r}', which is not a uuid", n.id))
+                }
+            };
+            let a = d.raise(code, subject.clone(), None, detail);
+            f.apply(code, a);
             if a == Some(Action::Generate) {
-                f.uuid = Some(
-                    uuid::Uuid::new_v5(
-                        &BM2IRONIC_NS,
-                        format!("nova_bm-node:{}:{}", n.id, n.service_host.as_deref().unwrap_or("")).as_bytes(),
-                    )
-                    .to_string(),
-                );
+                f.uuid = Some(generated_uuid(n));
+            }
+        } else if let Some(first) = f.uuid.as_deref().and_then(|u| uuid_holder.get(u)).filter(|id| **id != n.id) {
+            let a = d.raise(
+                ConflictCode::DuplicateUuid,
+                subject.clone(),
+                f.uuid.as_deref(),
+                format!("nova_bm node {first} has the same uuid"),
+            );
+            f.apply(ConflictCode::DuplicateUuid, a);
+            if a == Some(Action::Generate) {
+                f.uuid = Some(generated_uuid(n));
             }
         }
         let uuid_s = f.uuid.clone();
@@ -493,36 +590,89 @@ pub fn plan(
             }
         }
 
-        if f.keep_instance {
-            let state = n.task_state.as_deref().unwrap_or("");
+        // the instance uuid must be one, and the task state must agree with the row
+        let inst_norm = n.instance_uuid.as_deref().and_then(normalize_uuid);
+        if f.keep_instance && inst_norm.is_none() {
+            let raw = n.instance_uuid.as_deref().unwrap_or("");
+            let a = d.raise(
+                ConflictCode::InconsistentState,
+                subject.clone(),
+                uuid_s,
+                format!("instance_uuid '{raw}' is not a uuid"),
+            );
+            f.apply(ConflictCode::InconsistentState, a);
+            if a == Some(Action::Maintenance) {
+                f.keep_instance = false;
+                f.maintenance_reasons.push(format!("nova_bm instance_uuid '{raw}' was not a uuid at migration"));
+            }
+        }
+        if !n.deleted && f.action != NodeAction::Skip {
+            let state = BmState::parse(n.task_state.as_deref());
+            let name = state.name().to_string();
             let inst = n.instance_uuid.as_deref().unwrap_or("");
-            if MID_DEPLOY_STATES.contains(&state) {
-                let a = d.raise(
+            let found = match state.fate(f.keep_instance) {
+                StateFate::Active | StateFate::Free => None,
+                StateFate::MidDeploy => Some((
                     ConflictCode::MidDeploy,
-                    subject.clone(),
-                    uuid_s,
-                    format!("instance {inst} with task_state '{state}': the deploy never finished"),
-                );
-                f.apply(ConflictCode::MidDeploy, a);
-                if a == Some(Action::Maintenance) {
-                    f.maintenance_reasons
-                        .push(format!("nova_bm task_state was '{state}' (deploy not finished) at migration"));
-                }
-            } else if FAILED_STATES.contains(&state) {
-                let a = d.raise(
+                    format!("instance {inst} with task_state '{name}': the deploy never finished"),
+                    format!("nova_bm task_state was '{name}' (deploy not finished) at migration"),
+                )),
+                StateFate::FailedDeploy if f.keep_instance => Some((
                     ConflictCode::FailedDeploy,
-                    subject.clone(),
-                    uuid_s,
-                    format!("instance {inst} with task_state '{state}'"),
-                );
-                f.apply(ConflictCode::FailedDeploy, a);
+                    format!("instance {inst} with task_state '{name}'"),
+                    format!("nova_bm task_state was '{name}' (failed deploy) at migration"),
+                )),
+                StateFate::FailedDeploy => Some((
+                    ConflictCode::FailedDeploy,
+                    format!("no instance, task_state '{name}': its last deploy failed"),
+                    format!("nova_bm task_state was '{name}' (failed deploy) at migration"),
+                )),
+                StateFate::Inconsistent if f.keep_instance => Some((
+                    ConflictCode::InconsistentState,
+                    format!("instance {inst} beside task_state '{name}', which means no instance"),
+                    format!("nova_bm held instance {inst} with task_state '{name}' at migration"),
+                )),
+                StateFate::Inconsistent => Some((
+                    ConflictCode::InconsistentState,
+                    format!("task_state '{name}' but no instance"),
+                    format!("nova_bm task_state was '{name}' without an instance at migration"),
+                )),
+                StateFate::Unknown => Some((
+                    ConflictCode::UnknownState,
+                    format!("task_state '{name}' is not a nova baremetal state"),
+                    format!("nova_bm task_state was '{name}' (unknown) at migration"),
+                )),
+            };
+            if let Some((code, detail, reason)) = found {
+                let a = d.raise(code, subject.clone(), uuid_s, detail);
+                f.apply(code, a);
                 if a == Some(Action::Maintenance) {
-                    f.maintenance_reasons
-                        .push(format!("nova_bm task_state was '{state}' (failed deploy) at migration"));
+                    f.maintenance_reasons.push(reason);
                 }
             }
+        }
+        if f.keep_instance {
+            let inst_norm = inst_norm.clone().unwrap_or_default();
+            let inst = inst_norm.as_str();
+            if let Some(holder) = instance_holder.get(inst).filter(|id| **id != n.id) {
+                let a = d.raise(
+                    ConflictCode::DuplicateInstance,
+                    subject.clone(),
+                    uuid_s,
+                    format!("instance {inst} is also held by nova_bm node {holder}"),
+                );
+                f.apply(ConflictCode::DuplicateInstance, a);
+                if a == Some(Action::Free) {
+                    f.keep_instance = false;
+                }
+            }
+        }
+        if f.keep_instance {
+            let inst_norm = inst_norm.clone().unwrap_or_default();
+            let inst = inst_norm.as_str();
             if let Some(facts) = nova {
-                let gone = match facts.instances.get(inst) {
+                let raw_inst = n.instance_uuid.as_deref().unwrap_or("").trim();
+                let gone = match facts.instances.get(inst).or_else(|| facts.instances.get(raw_inst)) {
                     None => Some("is not in Nova's instances table"),
                     Some(i) if i.deleted => Some("is deleted in Nova"),
                     Some(_) => None,
@@ -546,7 +696,8 @@ pub fn plan(
             }
             if f.keep_instance {
                 if let Some(other) = by_instance.get(inst) {
-                    if other.uuid.as_deref() != uuid_s && f.replaces != Some(other.id) {
+                    let other_uuid = other.uuid.as_deref().map(|u| u.trim().to_ascii_lowercase());
+                    if other_uuid.as_deref() != uuid_s && f.replaces != Some(other.id) {
                         let a = d.raise(
                             ConflictCode::InstanceInIronic,
                             subject.clone(),
@@ -617,7 +768,29 @@ pub fn plan(
             f.apply(ConflictCode::MissingArch, a);
         }
 
-        let missing_props = incomplete(n);
+        // negative sizes and impossible ports: never written; in maintenance the node goes without them
+        let bad_sizes = invalid_sizes(n);
+        let cleaned;
+        let n_write: &BmNode = if bad_sizes.is_empty() {
+            n
+        } else {
+            let a = d.raise(
+                ConflictCode::InvalidSize,
+                subject.clone(),
+                uuid_s,
+                format!("impossible values: {}", bad_sizes.join(", ")),
+            );
+            f.apply(ConflictCode::InvalidSize, a);
+            if a == Some(Action::Maintenance) {
+                f.maintenance_reasons.push(format!(
+                    "impossible values in nova_bm left out ({}): set them in Ironic",
+                    bad_sizes.join(", ")
+                ));
+            }
+            cleaned = without_invalid_sizes(n);
+            &cleaned
+        };
+        let missing_props = incomplete(n); // negative values are invalid-size's, not 'missing'
         if !missing_props.is_empty() {
             let a = d.raise(
                 ConflictCode::IncompleteProperties,
@@ -665,7 +838,7 @@ pub fn plan(
                 continue;
             }
             if let Some(owner) = port_macs.get(mac) {
-                let owner_uuid = owner.and_then(|id| node_id_to_uuid.get(&id).copied().flatten());
+                let owner_uuid = owner.and_then(|id| node_id_to_uuid.get(&id).and_then(|u| u.as_deref()));
                 let ours = owner_uuid.is_some() && owner_uuid == uuid_s && f.replaces.is_none();
                 let replaced = f.replaces.is_some() && *owner == f.replaces;
                 if !ours && !replaced {
@@ -684,7 +857,7 @@ pub fn plan(
         }
 
         let node = if matches!(f.action, NodeAction::Create) {
-            f.uuid.as_deref().map(|u| build_node(n, u, &f, arch.as_deref(), &power, kind, nova, opts))
+            f.uuid.as_deref().map(|u| build_node(n_write, u, &f, arch.as_deref(), &power, kind, nova, opts))
         } else {
             None
         };
@@ -833,7 +1006,7 @@ fn build_node(
                 if let Some(p) = n.pm_password.as_ref().filter(|p| !p.is_empty()) {
                     di.secret("ipmi_password", p);
                 }
-                if let Some(t) = n.terminal_port {
+                if let Some(t) = n.terminal_port.filter(|t| *t > 0) {
                     di.set("ipmi_terminal_port", json!(t));
                 }
             }
@@ -899,7 +1072,11 @@ fn build_node(
     let mut instance_info = Map::new();
     if f.keep_instance {
         let inst = nova
-            .and_then(|facts| n.instance_uuid.as_deref().and_then(|u| facts.instances.get(u)))
+            .and_then(|facts| {
+                let raw = n.instance_uuid.as_deref().unwrap_or("").trim();
+                let norm = normalize_uuid(raw).unwrap_or_default();
+                facts.instances.get(norm.as_str()).or_else(|| facts.instances.get(raw))
+            })
             .filter(|i| !i.deleted);
         if let Some(img) = inst.and_then(|i| i.image_ref.as_deref()).filter(|s| !s.is_empty()) {
             instance_info.insert("image_source".into(), json!(img));
@@ -915,7 +1092,13 @@ fn build_node(
     }
 
     let maintenance = !f.maintenance_reasons.is_empty();
-    let reason = maintenance.then(|| format!("bm2ironic: {}", f.maintenance_reasons.join("; ")));
+    // a plain column: non-ASCII and control characters (from a hostile task_state) written escaped
+    let reason = maintenance.then(|| {
+        format!("bm2ironic: {}", f.maintenance_reasons.join("; "))
+            .chars()
+            .map(|c| if c.is_ascii() && !c.is_ascii_control() { c.to_string() } else { c.escape_unicode().to_string() })
+            .collect::<String>()
+    });
     let mut marker = json!({"nova_bm_id": n.id, "service_host": n.service_host});
     if kind == TargetKind::Juno {
         if let Some(r) = &reason {
@@ -924,7 +1107,7 @@ fn build_node(
     }
     IronicNode {
         uuid: uuid.to_string(),
-        instance_uuid: if f.keep_instance { n.instance_uuid.clone() } else { None },
+        instance_uuid: if f.keep_instance { n.instance_uuid.as_deref().and_then(normalize_uuid) } else { None },
         instance_name: if f.keep_instance { n.instance_name.clone() } else { None },
         driver,
         driver_info: di,
@@ -970,4 +1153,215 @@ fn build_port(i: &BmInterface, node: &IronicNode, keep_instance: bool, kind: Tar
         created_at: i.created_at,
         updated_at: i.updated_at,
     })
+}
+
+/// The plan's invariants over random inventories: rows drawn from small pools so that uuids, instance
+/// uuids and MACs collide, states come in odd case or unknown, sizes go negative.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::core::ironic::target::{ExistingNode, ExistingPort, TargetSchema};
+    use crate::core::source::model::{BmInterface, BmNode, Inventory};
+    use proptest::prelude::*;
+
+    const UUIDS: &[&str] = &[
+        "bbbbbbbb-0000-4000-8000-000000000001",
+        "BBBBBBBB-0000-4000-8000-000000000001",
+        "bbbbbbbb-0000-4000-8000-000000000002",
+        "bbbbbbbb-0000-4000-8000-00000000000a",
+        "not-a-uuid-at-all",
+        "",
+    ];
+    const INSTANCES: &[&str] = &[
+        "aaaaaaaa-0000-4000-8000-000000000001",
+        "AAAAAAAA-0000-4000-8000-000000000001",
+        "aaaaaaaa-0000-4000-8000-000000000002",
+        "junk",
+    ];
+    const STATES: &[&str] = &[
+        "active",
+        "ACTIVE ",
+        "building",
+        "deploying",
+        "deploy complete",
+        "deploy failed",
+        "error",
+        "deleted",
+        "prepared",
+        "initializing",
+        "",
+        "frobnicating",
+    ];
+    const MACS: &[&str] =
+        &["52:54:00:00:00:01", "52-54-00-00-00-01", "52:54:00:00:00:02", "52:54:00:00:00:03", "not-a-mac"];
+
+    fn pick<'a>(pool: &'a [&'a str]) -> impl Strategy<Value = Option<String>> + 'a {
+        prop_oneof![1 => Just(None), 6 => (0..pool.len()).prop_map(move |i| Some(pool[i].to_string()))]
+    }
+
+    prop_compose! {
+        fn node_row(id: i64)(
+            uuid in pick(UUIDS), inst in pick(INSTANCES), state in pick(STATES), deleted in prop::bool::weighted(0.15),
+            cpus in prop_oneof![Just(None), Just(Some(-8i64)), Just(Some(0)), Just(Some(16))],
+            port in prop_oneof![Just(None), Just(Some(-1i64)), Just(Some(0)), Just(Some(8001)), Just(Some(70000))],
+            host in prop_oneof![Just("h1"), Just("h2")],
+            bmc in prop_oneof![Just(None), Just(Some("127.0.0.1".to_string()))],
+        ) -> BmNode {
+            BmNode {
+                id, uuid, instance_uuid: inst, task_state: state, deleted, service_host: Some(host.into()), cpus,
+                memory_mb: Some(1024), local_gb: Some(10), terminal_port: port, pm_address: bmc,
+                ..Default::default()
+            }
+        }
+    }
+
+    fn inventory() -> impl Strategy<Value = Inventory> {
+        (1usize..10)
+            .prop_flat_map(|n| {
+                let nodes: Vec<_> = (1..=n as i64).map(node_row).collect();
+                let ifaces = prop::collection::vec((1..=n as i64 + 1, pick(MACS), prop::bool::weighted(0.1)), 0..12);
+                (nodes, ifaces)
+            })
+            .prop_map(|(nodes, ifaces)| {
+                let mut ifaces: Vec<BmInterface> = ifaces
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, (node, address, deleted))| {
+                        BmInterface { id: k as i64 + 1, bm_node_id: Some(node), address, deleted, ..Default::default() }
+                            .normalize()
+                    })
+                    .collect();
+                ifaces.sort_by_key(|i| (i.bm_node_id, i.id));
+                Inventory::join(nodes, ifaces)
+            })
+    }
+
+    fn target(existing: bool) -> TargetState {
+        let mut t = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
+        if existing {
+            t.nodes.push(ExistingNode {
+                id: 1,
+                uuid: Some("bbbbbbbb-0000-4000-8000-00000000000A".into()),
+                instance_uuid: Some("aaaaaaaa-0000-4000-8000-000000000002".into()),
+                provision_state: Some("active".into()),
+                maintenance: false,
+                reservation: None,
+                extra: json!({}),
+                updated_at: None,
+            });
+            t.ports.push(ExistingPort {
+                id: 1,
+                uuid: None,
+                address: Some("52:54:00:00:00:03".into()),
+                node_id: Some(1),
+            });
+        }
+        t
+    }
+
+    fn options() -> PlanOptions {
+        PlanOptions {
+            deploy_kernel: Some("k".into()),
+            deploy_ramdisk: Some("r".into()),
+            default_arch: Some("x86_64".into()),
+            resource_class: Some("baremetal".into()),
+            ..Default::default()
+        }
+    }
+
+    /// Resolutions: for every code, nothing (blocking stays), or one of its actions picked by `seed`.
+    fn resolutions(seed: u64, decide: bool) -> Resolutions {
+        let mut r = Resolutions::default();
+        if decide {
+            for (k, c) in ConflictCode::ALL.iter().enumerate() {
+                let acts = c.actions();
+                if !acts.is_empty() {
+                    r.defaults.insert(*c, acts[(seed as usize >> (k % 16)) % acts.len()]);
+                }
+            }
+        }
+        r
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn every_row_is_accounted_for_and_nothing_is_written_twice(
+            inv in inventory(), seed in any::<u64>(), decide in any::<bool>(), existing in any::<bool>(),
+        ) {
+            let t = target(existing);
+            let p = plan(&inv, &t, None, &options(), &resolutions(seed, decide));
+
+            // every row exactly once, each with a fate; skipped and blocked ones say why
+            prop_assert_eq!(p.nodes.len(), inv.nodes.len());
+            let ids: HashSet<i64> = p.nodes.iter().map(|n| n.nova_bm_id).collect();
+            prop_assert_eq!(ids.len(), inv.nodes.len());
+            for n in &p.nodes {
+                match n.action {
+                    NodeAction::Skip | NodeAction::AlreadyMigrated => {
+                        prop_assert!(!n.conflicts.is_empty(), "node {} skipped without a code", n.nova_bm_id);
+                        prop_assert!(n.node.is_none() && n.ports.is_empty(), "node {} skipped but written", n.nova_bm_id);
+                    }
+                    NodeAction::Blocked => {
+                        prop_assert!(n.node.is_none() && n.ports.is_empty());
+                        let about_it = |c: &Conflict| match &c.subject {
+                            Subject::Node { nova_bm_id } | Subject::Interface { nova_bm_id, .. } => *nova_bm_id == n.nova_bm_id,
+                            Subject::Run | Subject::Host { .. } => false,
+                        };
+                        let why = p.conflicts.iter().any(|c| c.is_unresolved_blocking() && about_it(c));
+                        prop_assert!(why, "node {} blocked without an unresolved conflict of its own", n.nova_bm_id);
+                    }
+                    NodeAction::Create | NodeAction::Replace => prop_assert!(n.node.is_some()),
+                }
+            }
+            prop_assert_eq!(p.summary.blocking, p.conflicts.iter().filter(|c| c.is_unresolved_blocking()).count());
+
+            // nothing written twice, nor onto what Ironic already holds
+            let written: Vec<&IronicNode> = p.to_write().filter_map(|n| n.node.as_ref()).collect();
+            let mut uuids = HashSet::new();
+            let mut instances = HashSet::new();
+            let mut macs = HashSet::new();
+            for w in &written {
+                prop_assert!(uuids.insert(w.uuid.clone()), "uuid {} twice", w.uuid);
+                prop_assert!(normalize_uuid(&w.uuid).as_deref() == Some(w.uuid.as_str()), "uuid {} not canonical", w.uuid);
+                if let Some(i) = &w.instance_uuid {
+                    prop_assert!(instances.insert(i.clone()), "instance {} twice", i);
+                    prop_assert!(normalize_uuid(i).as_deref() == Some(i.as_str()));
+                }
+            }
+            for n in p.to_write() {
+                for port in &n.ports {
+                    prop_assert!(macs.insert(port.address.clone()), "MAC {} twice", port.address);
+                }
+            }
+            for e in &t.nodes {
+                let u = e.uuid.as_deref().unwrap_or("").to_ascii_lowercase();
+                let replaced = p.nodes.iter().any(|n| n.replaces == Some(e.id));
+                prop_assert!(replaced || !uuids.contains(&u), "uuid {} is Ironic's already", u);
+            }
+            for port in &t.ports {
+                prop_assert!(!macs.contains(port.address.as_deref().unwrap_or("")) || p.nodes.iter().any(|n| n.replaces.is_some()));
+            }
+
+            // active only from an `active` row with an instance, unless held in maintenance
+            for n in p.to_write() {
+                let w = n.node.as_ref().unwrap();
+                let row = &inv.nodes.iter().find(|e| e.node.id == n.nova_bm_id).unwrap().node;
+                if w.provision_state.as_deref() == Some("active") && !w.maintenance {
+                    prop_assert_eq!(BmState::parse(row.task_state.as_deref()), BmState::Active);
+                    prop_assert!(!row.deleted);
+                }
+                // no impossible value reaches Ironic
+                for k in ["cpus", "memory_mb", "local_gb"] {
+                    prop_assert!(w.properties.get(k).and_then(|v| v.as_i64()).is_none_or(|v| v >= 0));
+                }
+                prop_assert!(w.driver_info.get("ipmi_terminal_port").and_then(|v| v.as_i64()).is_none_or(|v| (1..=65535).contains(&v)));
+            }
+
+            // deterministic
+            let again = plan(&inv, &t, None, &options(), &resolutions(seed, decide));
+            prop_assert_eq!(&p.checksum, &again.checksum);
+        }
+    }
 }

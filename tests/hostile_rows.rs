@@ -1,0 +1,253 @@
+//! Rows a careful operator would never want migrated silently (task states in odd case or unknown,
+//! uuids that are not uuids or differ only in case, duplicates the source's indexes did not stop,
+//! negative sizes): each is named with a conflict by `plan`, refused by `migrate` (exit 3, nothing
+//! written), and loads without a database error once decided. On SQLite, MariaDB and PostgreSQL.
+
+mod common;
+
+use bm2ironic::core::demo::fixture::Fixture;
+use common::{bm2ironic, Backend, TestDb};
+use serde_json::Value;
+
+const BASE: &[&str] = &[
+    "--default-arch",
+    "x86_64",
+    "--deploy-kernel",
+    "file:///k",
+    "--deploy-ramdisk",
+    "file:///r",
+    "--resource-class",
+    "baremetal",
+];
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(extra: &[&str], src: &TestDb, tgt: &TestDb) -> Out {
+    let logs = tempfile::tempdir().unwrap();
+    let mut c = bm2ironic(logs.path());
+    c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url).env("BM2IRONIC_IRONIC_DB", &tgt.admin_url);
+    let out = c.args(extra).args(BASE).output().unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into(),
+        stderr: String::from_utf8_lossy(&out.stderr).into(),
+    }
+}
+
+/// `(nova_bm id, code)` of every conflict in a `plan --json`.
+fn conflicts(plan: &Value) -> Vec<(i64, String)> {
+    plan["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| {
+            let id = c["subject"]["node"]["nova_bm_id"].as_i64()?;
+            Some((id, c["code"].as_str()?.to_string()))
+        })
+        .collect()
+}
+
+fn node_action(plan: &Value, id: i64) -> String {
+    plan["nodes"].as_array().unwrap().iter().find(|n| n["nova_bm_id"] == id).unwrap()["action"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The refusal every case shares: plan exits 3 naming each (row, code), migrate exits 3 and writes nothing.
+async fn refused(src: &TestDb, tgt: &TestDb, expected: &[(i64, &str)]) -> Value {
+    let before = tgt.dump();
+    let r = run(&["plan", "--json"], src, tgt);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    let plan: Value = serde_json::from_str(&r.stdout).unwrap();
+    let found = conflicts(&plan);
+    for (id, code) in expected {
+        assert!(found.contains(&(*id, code.to_string())), "node {id} should have {code}: {found:?}");
+        assert_eq!(node_action(&plan, *id), "blocked", "node {id}");
+    }
+    let r = run(&["migrate", "--yes"], src, tgt);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(tgt.dump() == before, "a refused migrate leaves the target untouched");
+    plan
+}
+
+fn fleet(count: usize) -> Fixture {
+    Fixture::generated(count, 1)
+}
+
+async fn task_states_are_not_matched_exactly(backend: Backend) {
+    let mut f = fleet(8);
+    // generated: every 3rd node holds an instance ('active'); give nodes 1..6 an instance and a state
+    let states = ["initializing", "deleted", "Deploying", "ERROR", "deploying ", "frobnicating"];
+    for (i, st) in states.iter().enumerate() {
+        let n = &mut f.nodes[i];
+        n.task_state = Some(st.to_string());
+        n.instance_uuid = Some(format!("aaaaaaaa-0000-4000-8000-{:012}", n.id));
+    }
+    // node 7: `active` without an instance; node 8: a free node whose task_state is 'deleted' (ordinary)
+    f.nodes[6].task_state = Some("active".into());
+    f.nodes[6].instance_uuid = None;
+    f.nodes[7].task_state = Some("deleted".into());
+    f.nodes[7].instance_uuid = None;
+    let Some(src) = TestDb::with_fixture(backend, "src", &f).await else { return };
+    let Some(tgt) = TestDb::ironic(backend, "tgt").await else { return };
+    let expected = [
+        (1, "mid-deploy"),
+        (2, "inconsistent-state"),
+        (3, "mid-deploy"),
+        (4, "failed-deploy"),
+        (5, "mid-deploy"),
+        (6, "unknown-state"),
+        (7, "inconsistent-state"),
+    ];
+    let plan = refused(&src, &tgt, &expected).await;
+    assert!(conflicts(&plan).iter().all(|(id, _)| *id != 8), "a free node with task_state deleted is ordinary");
+
+    // decided: maintenance keeps the instance nodes out of Nova's way; nothing is plainly active
+    let decided = [
+        "--resolve",
+        "mid-deploy=maintenance",
+        "--resolve",
+        "failed-deploy=maintenance",
+        "--resolve",
+        "inconsistent-state=maintenance",
+        "--resolve",
+        "unknown-state=skip",
+    ];
+    let r = run(&[&["migrate", "--yes"][..], &decided[..]].concat(), &src, &tgt);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let rows = tgt.rows("SELECT uuid, provision_state, CASE WHEN maintenance THEN 'yes' ELSE 'no' END, instance_uuid FROM nodes ORDER BY uuid").await;
+    assert_eq!(rows.len(), 7, "node 6 skipped: {rows:?}");
+    for r in &rows {
+        let id: i64 = r[0][24..].parse().unwrap();
+        let maintenance = r[2] == "yes";
+        if r[1] == "active" {
+            assert!(maintenance, "node {id} written active without maintenance: {r:?}");
+        }
+        assert_eq!(maintenance, id <= 7, "node {id}: {r:?}");
+    }
+}
+
+async fn uuids_are_validated_and_compared_in_lower_case(backend: Backend) {
+    let mut f = fleet(3);
+    f.nodes[0].uuid = Some("not-a-uuid-at-all".into());
+    f.nodes[1].uuid = Some("BBBBBBBB-0000-4000-8000-00000000000A".into());
+    let Some(src) = TestDb::with_fixture(backend, "src", &f).await else { return };
+    let Some(tgt) = TestDb::ironic(backend, "tgt").await else { return };
+    tgt.exec(
+        "INSERT INTO nodes (uuid, driver, driver_info, properties, instance_info, extra, provision_state, maintenance, console_enabled, conductor_group, protected, version) \
+         VALUES ('bbbbbbbb-0000-4000-8000-00000000000a', 'fake-hardware', '{}', '{}', '{}', '{}', 'available', false, false, '', false, '1.44')",
+    )
+    .await;
+    refused(&src, &tgt, &[(1, "invalid-uuid"), (2, "uuid-in-ironic")]).await;
+
+    let r = run(
+        &["migrate", "--yes", "--resolve", "invalid-uuid=generate", "--resolve", "uuid-in-ironic=skip"],
+        &src,
+        &tgt,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let uuids: Vec<String> = tgt.rows("SELECT uuid FROM nodes").await.into_iter().map(|r| r[0].clone()).collect();
+    assert_eq!(uuids.len(), 3, "{uuids:?}");
+    assert!(uuids.iter().all(|u| u.len() == 36 && *u == u.to_ascii_lowercase()), "{uuids:?}");
+    assert!(!uuids.iter().any(|u| u == "not-a-uuid-at-all"));
+}
+
+/// Drops nova_bm's unique index on bm_nodes.uuid, as old deployments may lack it.
+async fn without_uuid_index(src: &TestDb) {
+    match src.backend {
+        Backend::MySql => src.exec("DROP INDEX uuid_ux ON bm_nodes").await,
+        _ => src.exec("DROP INDEX uuid_ux").await,
+    }
+}
+
+async fn insert_node(src: &TestDb, id: i64, uuid: &str, deleted: bool, instance: Option<&str>) {
+    let deleted = if deleted { "TRUE" } else { "FALSE" };
+    let inst = instance.map(|i| format!("'{i}'")).unwrap_or_else(|| "NULL".into());
+    let state = if instance.is_some() { "'active'" } else { "NULL" };
+    src.exec(&format!(
+        "INSERT INTO bm_nodes (id, uuid, service_host, instance_uuid, task_state, cpus, memory_mb, local_gb, pm_address, pm_user, deleted) \
+         VALUES ({id}, '{uuid}', 'bm-compute-1', {inst}, {state}, 8, 16384, 500, '127.0.0.1', 'admin', {deleted})"
+    ))
+    .await;
+}
+
+async fn duplicates_inside_nova_bm_are_found_by_the_plan(backend: Backend) {
+    let f = fleet(3); // node 3 holds instance ...003
+    let Some(src) = TestDb::with_fixture(backend, "src", &f).await else { return };
+    let Some(tgt) = TestDb::ironic(backend, "tgt").await else { return };
+    without_uuid_index(&src).await;
+    let n1 = f.nodes[0].uuid.clone().unwrap();
+    let inst3 = f.nodes[2].instance_uuid.clone().unwrap();
+    insert_node(&src, 10, &n1, false, None).await; // a second live row with node 1's uuid
+    insert_node(&src, 11, &n1, true, None).await; // a deleted row with it too
+    insert_node(&src, 12, "bbbbbbbb-0000-4000-8000-000000000012", false, Some(&inst3)).await; // node 3's instance
+
+    let plan = refused(&src, &tgt, &[(10, "duplicate-uuid"), (12, "duplicate-instance")]).await;
+    assert!(
+        conflicts(&plan).iter().all(|(id, c)| !(*id <= 3 && c.starts_with("duplicate"))),
+        "the first holder is fine"
+    );
+    // migrating the deleted rows too makes node 11 a duplicate as well
+    let r = run(&["plan", "--json", "--resolve", "deleted-node=migrate"], &src, &tgt);
+    let plan: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(conflicts(&plan).contains(&(11, "duplicate-uuid".into())), "{:?}", conflicts(&plan));
+
+    // decided, the load meets no unique constraint of Ironic's
+    let r = run(
+        &[
+            "migrate",
+            "--yes",
+            "--resolve",
+            "deleted-node=migrate",
+            "--resolve",
+            "duplicate-uuid=generate",
+            "--resolve",
+            "duplicate-instance=free",
+        ],
+        &src,
+        &tgt,
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 6);
+    assert_eq!(tgt.scalar_i64(&format!("SELECT COUNT(*) FROM nodes WHERE instance_uuid = '{inst3}'")).await, 1);
+}
+
+async fn negative_sizes_are_their_own_conflict(backend: Backend) {
+    let mut f = fleet(2);
+    f.nodes[0].cpus = Some(-8);
+    f.nodes[0].memory_mb = Some(-4096);
+    f.nodes[0].local_gb = Some(-2147483648);
+    f.nodes[0].terminal_port = Some(-1);
+    let Some(src) = TestDb::with_fixture(backend, "src", &f).await else { return };
+    let Some(tgt) = TestDb::ironic(backend, "tgt").await else { return };
+    let plan = refused(&src, &tgt, &[(1, "invalid-size")]).await;
+    assert!(
+        !conflicts(&plan).contains(&(1, "incomplete-properties".into())),
+        "negative is not 'missing or zero': {:?}",
+        conflicts(&plan)
+    );
+    let r = run(&["migrate", "--yes", "--resolve", "invalid-size=maintenance"], &src, &tgt);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let u = f.nodes[0].uuid.clone().unwrap();
+    let rows = tgt.rows(&format!("SELECT properties, driver_info, CASE WHEN maintenance THEN 'yes' ELSE 'no' END FROM nodes WHERE uuid = '{u}'")).await;
+    let props: Value = serde_json::from_str(&rows[0][0]).unwrap();
+    let di: Value = serde_json::from_str(&rows[0][1]).unwrap();
+    assert!(
+        props.get("cpus").is_none() && props.get("memory_mb").is_none() && props.get("local_gb").is_none(),
+        "{props}"
+    );
+    assert!(di.get("ipmi_terminal_port").is_none(), "{di}");
+    assert_eq!(rows[0][2], "yes", "{rows:?}");
+}
+
+per_backend! {
+    task_states_are_not_matched_exactly => super::task_states_are_not_matched_exactly;
+    uuids_are_validated_and_compared_in_lower_case => super::uuids_are_validated_and_compared_in_lower_case;
+    duplicates_inside_nova_bm_are_found_by_the_plan => super::duplicates_inside_nova_bm_are_found_by_the_plan;
+    negative_sizes_are_their_own_conflict => super::negative_sizes_are_their_own_conflict;
+}
