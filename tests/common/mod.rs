@@ -71,8 +71,7 @@ impl TestDb {
                     if backend == Backend::MySql { (MYSQL_ADMIN, MYSQL_READER) } else { (PG_ADMIN, PG_READER) };
                 let admin = server_env(admin_var)?;
                 let reader = server_env(reader_var)?;
-                let db =
-                    Db::connect(&DbUrl::parse(&admin).unwrap(), Access::ReadWrite).await.expect("admin connection");
+                let db = Db::connect(&DbUrl::parse(&admin).unwrap(), Access::Create).await.expect("admin connection");
                 db.execute(&format!("CREATE DATABASE {name}"), vec![]).await.expect("create test database");
                 db.close().await;
                 let base = admin.rsplit_once('/').unwrap().0;
@@ -98,7 +97,7 @@ impl TestDb {
     }
 
     pub async fn admin(&self) -> Db {
-        Db::connect(&DbUrl::parse(&self.admin_url).unwrap(), Access::ReadWrite).await.expect("admin connection")
+        Db::connect(&DbUrl::parse(&self.admin_url).unwrap(), Access::Create).await.expect("admin connection")
     }
 
     /// Runs SQL as the admin (test set-up only).

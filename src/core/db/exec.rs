@@ -278,7 +278,7 @@ mod tests {
 
     async fn sqlite(dir: &tempfile::TempDir) -> Db {
         let url = DbUrl::parse(&format!("sqlite:///{}", dir.path().join("t.sqlite").display())).unwrap();
-        let db = Db::connect(&url, Access::ReadWrite).await.unwrap();
+        let db = Db::connect(&url, Access::Create).await.unwrap();
         db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, flag BOOLEAN, at DATETIME)", vec![])
             .await
             .unwrap();

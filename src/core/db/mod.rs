@@ -31,7 +31,11 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub enum Access {
     /// Sources: nova_bm and the Nova DB are only ever read.
     ReadOnly,
+    /// Targets: an SQLite file that does not exist is an error, never created (a typo must not
+    /// look like an empty Ironic).
     ReadWrite,
+    /// Read-write, creating a missing SQLite file: only for databases we build (demo, tests).
+    Create,
 }
 
 /// The concrete pool of each backend. Only `db/` matches on it: use the methods of `Db`.
@@ -168,13 +172,13 @@ impl Db {
             }
             Backend::Sqlite => {
                 let path = url.path.clone().unwrap_or_default();
-                if read_only && !path.exists() {
+                if access != Access::Create && !path.exists() {
                     return Err(DbError::NoSuchFile { what });
                 }
                 let o = SqliteConnectOptions::new()
                     .filename(&path)
                     .read_only(read_only)
-                    .create_if_missing(!read_only)
+                    .create_if_missing(access == Access::Create)
                     .busy_timeout(CONNECT_TIMEOUT)
                     .foreign_keys(true);
                 // one writer: SQLite locks the whole file

@@ -68,7 +68,7 @@ fn prepare_dir(dir: &Path) -> Result<(), SandboxError> {
 async fn sqlite(path: &Path) -> Result<(String, Db), SandboxError> {
     let text = format!("sqlite:///{}", path.display());
     let url = DbUrl::parse(&text).map_err(|e| SandboxError(e.to_string()))?;
-    let db = Db::connect(&url, Access::ReadWrite).await.map_err(|e| SandboxError(e.to_string()))?;
+    let db = Db::connect(&url, Access::Create).await.map_err(|e| SandboxError(e.to_string()))?;
     Ok((text, db))
 }
 

@@ -14,9 +14,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::db::sql::{marks, multi_insert, texts, Stmt, Val};
 use crate::core::db::url::Backend;
-use crate::core::db::{Db, DbError};
+use crate::core::db::{Db, DbError, Tx};
+use crate::core::ironic::json::to_db_text;
 use crate::core::ironic::target::{TargetKind, TargetSchema};
-use crate::core::migrate::plan::{IronicNode, IronicPort, NodeAction, Plan};
+use crate::core::migrate::plan::{IronicNode, IronicPort, NodeAction, NodePlan, Plan};
 
 pub const RUNS_TABLE: &str = "bm2ironic_runs";
 /// Nodes per multi-row INSERT (and per progress step).
@@ -152,8 +153,9 @@ pub async fn runs_table_exists(db: &Db) -> Result<bool, DbError> {
     Ok(db.table_names().await?.iter().any(|t| t.eq_ignore_ascii_case(RUNS_TABLE)))
 }
 
+/// JSON for a TEXT column, written the way Ironic writes it (non-ASCII escaped).
 fn json_text(v: &Value) -> Val {
-    Val::Text(Some(v.to_string()))
+    Val::Text(Some(to_db_text(v)))
 }
 
 const MODERN_EMPTY_JSON_NODE_COLUMNS: &[&str] = &[
@@ -317,9 +319,11 @@ pub async fn load_db(
         return Ok(summary);
     }
     let backend = db.backend();
-    let record_run = !req.rehearse || runs_table_exists(db).await?;
-    if !req.rehearse {
-        // DDL outside the transaction: MySQL commits implicitly on DDL
+    let had_runs_table = runs_table_exists(db).await?;
+    let record_run = !req.rehearse || had_runs_table;
+    if !req.rehearse && !had_runs_table {
+        // DDL outside the transaction (MySQL commits implicitly on DDL); dropped again below
+        // when this load does not commit, so a failed first run leaves nothing behind
         db.execute(&runs_ddl(backend), vec![]).await?;
     }
     let ncols = node_columns(req.schema);
@@ -351,27 +355,47 @@ pub async fn load_db(
                 .filter_map(|n| n.node.as_ref())
                 .map(|n| node_values(req.schema, &ncols, n, &req.run_id))
                 .collect();
-            let (sql, vals) = multi_insert("nodes", &ncols, rows);
+            let (sql, vals) = multi_insert("nodes", &ncols, rows.clone());
+            tx.execute(SAVEPOINT, vec![]).await?;
             if let Err(e) = tx.execute(&sql, vals).await {
+                // name the row that failed, not the batch: retry one by one up to the culprit
+                let culprit = find_culprit(&mut tx, "nodes", &ncols, &rows).await;
                 let _ = tx.rollback().await;
-                let uuid = batch.first().and_then(|n| n.uuid.clone()).unwrap_or_default();
-                return Err(LoadError::Node { uuid: format!("{uuid} (batch of {})", batch.len()), message: e.to_string() });
+                let n = culprit.and_then(|k| batch.get(k));
+                let what = match n {
+                    Some(n) => format!("{} (nova_bm node {})", n.uuid.as_deref().unwrap_or("-"), n.nova_bm_id),
+                    None => format!("{} (batch of {})", batch.first().and_then(|n| n.uuid.clone()).unwrap_or_default(), batch.len()),
+                };
+                return Err(LoadError::Node { uuid: what, message: e.to_string() });
             }
             // the ids Ironic's database assigned
             let uuids: Vec<String> = batch.iter().filter_map(|n| n.uuid.clone()).collect();
             let sql = format!("SELECT id, uuid FROM nodes WHERE uuid IN {}", marks(uuids.len()));
             let ids: HashMap<String, i64> =
                 tx.fetch_map(&sql, texts(&uuids), |r| Ok((r.string("uuid")?, r.i64("id")?))).await?.into_iter().collect();
-            let port_rows: Vec<Vec<Val>> = batch
+            let ports: Vec<(&NodePlan, &IronicPort)> =
+                batch.iter().flat_map(|n| n.ports.iter().map(move |p| (*n, p))).collect();
+            let port_rows: Vec<Vec<Val>> = ports
                 .iter()
-                .flat_map(|n| n.ports.iter().map(|p| (p, ids.get(&p.node_uuid).copied().unwrap_or_default())))
-                .map(|(p, id)| port_values(req.schema, &pcols, p, id))
+                .map(|(_, p)| port_values(req.schema, &pcols, p, ids.get(&p.node_uuid).copied().unwrap_or_default()))
                 .collect();
-            for chunk in port_rows.chunks(BATCH * 2) {
+            for (k, chunk) in port_rows.chunks(BATCH * 2).enumerate() {
                 let (sql, vals) = multi_insert("ports", &pcols, chunk.to_vec());
+                tx.execute(SAVEPOINT, vec![]).await?;
                 if let Err(e) = tx.execute(&sql, vals).await {
+                    let culprit = find_culprit(&mut tx, "ports", &pcols, chunk).await;
                     let _ = tx.rollback().await;
-                    return Err(LoadError::Node { uuid: "(ports)".into(), message: e.to_string() });
+                    let what = match culprit.and_then(|c| ports.get(k * BATCH * 2 + c)) {
+                        Some((n, p)) => format!(
+                            "{} (nova_bm node {}), port {} (nova_bm interface {})",
+                            n.uuid.as_deref().unwrap_or("-"),
+                            n.nova_bm_id,
+                            p.address,
+                            p.nova_bm_interface_id
+                        ),
+                        None => "(ports)".into(),
+                    };
+                    return Err(LoadError::Node { uuid: what, message: e.to_string() });
                 }
             }
             for n in batch {
@@ -391,7 +415,7 @@ pub async fn load_db(
         }
         summary.created = done;
         if record_run {
-            let written_json = serde_json::to_string(&record).unwrap_or_else(|_| "[]".into());
+            let written_json = serde_json::to_value(&record).map(|v| to_db_text(&v)).unwrap_or_else(|_| "[]".into());
             let kind = serde_json::to_value(req.schema.kind).ok().and_then(|v| v.as_str().map(String::from));
             let (sql, vals) = multi_insert(
                 RUNS_TABLE,
@@ -427,11 +451,31 @@ pub async fn load_db(
     if !summary.committed {
         // a rolled-back INSERT still advances sequences / AUTO_INCREMENT: put them back
         restore_counters(db, &counters).await;
+        if !req.rehearse && !had_runs_table {
+            if let Err(e) = db.execute(&format!("DROP TABLE {RUNS_TABLE}"), vec![]).await {
+                tracing::warn!(error = %e, "could not drop the run table this failed load created");
+            }
+        }
     }
     outcome?;
     summary.elapsed_ms = started.elapsed().as_millis() as u64;
     let _ = events.send(LoadEvent::Summary(summary.clone()));
     Ok(summary)
+}
+
+const SAVEPOINT: &str = "SAVEPOINT bm2ironic_batch";
+
+/// After a multi-row INSERT failed: rolls back to the batch's savepoint and inserts the rows one by
+/// one, so the error can name the row that caused it. Returns its index in `rows`.
+async fn find_culprit(tx: &mut Tx<'_>, table: &str, cols: &[&str], rows: &[Vec<Val>]) -> Option<usize> {
+    tx.execute("ROLLBACK TO SAVEPOINT bm2ironic_batch", vec![]).await.ok()?;
+    for (k, row) in rows.iter().enumerate() {
+        let (sql, vals) = multi_insert(table, cols, vec![row.clone()]);
+        if tx.execute(&sql, vals).await.is_err() {
+            return Some(k);
+        }
+    }
+    None
 }
 
 /// The id counters of `nodes` and `ports` before the load (PostgreSQL sequences, MySQL AUTO_INCREMENT).
