@@ -28,7 +28,7 @@ fn app(nodes: usize) -> App {
         ..Default::default()
     };
     let plan = plan::plan(&inv, &target, None, &opts, &Default::default());
-    let mut a = App::new(Mode::ReadOnly, Default::default(), opts, Default::default());
+    let mut a = App::new(Mode::ReadOnly, bm2ironic::tui::Prefill::default(), opts, Default::default());
     a.inv_summary = inv.summary();
     a.prepared =
         Some(Arc::new(Prepared { inventory: inv, target_db: None, target, nova: None, plan, source: "bench".into() }));

@@ -178,6 +178,21 @@ pub struct Prefill {
     pub resource_class: Option<String>,
 }
 
+impl From<crate::core::demo::sandbox::SandboxPrefill> for Prefill {
+    fn from(s: crate::core::demo::sandbox::SandboxPrefill) -> Prefill {
+        Prefill {
+            nova_bm_db: Some(s.nova_bm_db),
+            ironic_db: Some(s.ironic_db),
+            nova_db: Some(s.nova_db),
+            ironic_url: None,
+            deploy_kernel: Some(s.deploy_kernel),
+            deploy_ramdisk: Some(s.deploy_ramdisk),
+            default_arch: Some(s.default_arch),
+            resource_class: Some(s.resource_class),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortKey {
     Id,
@@ -326,7 +341,8 @@ fn ctrl(key: &KeyEvent, c: char) -> bool {
 }
 
 impl App {
-    pub fn new(mode: Mode, prefill: Prefill, plan_options: PlanOptions, resolutions: Resolutions) -> App {
+    pub fn new(mode: Mode, prefill: impl Into<Prefill>, plan_options: PlanOptions, resolutions: Resolutions) -> App {
+        let prefill = prefill.into();
         let fields = vec![
             Field::new("nova_bm database", FieldKind::Database, true, prefill.nova_bm_db),
             Field::new("Ironic database", FieldKind::Database, mode != Mode::ReadOnly, prefill.ironic_db),

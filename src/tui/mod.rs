@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod demo;
+pub mod error;
 pub mod run;
 pub mod view;
 
@@ -16,6 +17,7 @@ use ratatui::crossterm::{cursor, event::EventStream, execute, terminal};
 use ratatui::Terminal;
 
 pub use app::{App, Mode, Prefill};
+pub use error::{JobError, WizardError};
 pub use run::{Context, Runner};
 
 /// True when both stdin and stdout are terminals (a TUI needs both: keys in, screen out).
@@ -43,7 +45,7 @@ impl Drop for TerminalGuard {
 }
 
 /// Runs the wizard until the operator quits. Must be called inside a tokio runtime.
-pub async fn run_wizard(app: App, ctx: Context) -> Result<(), String> {
+pub async fn run_wizard(app: App, ctx: impl Into<Context>) -> Result<(), WizardError> {
     // A panic anywhere (the render loop or any task) restores the terminal, says what happened, and
     // ends the process: a task's panic would otherwise leave a wizard that can no longer work.
     let default_hook = std::panic::take_hook();
@@ -75,18 +77,16 @@ pub async fn run_wizard(app: App, ctx: Context) -> Result<(), String> {
         let _ = &default_hook;
         std::process::exit(70);
     }));
-    terminal::enable_raw_mode().map_err(|e| format!("cannot switch the terminal to raw mode: {e}"))?;
+    terminal::enable_raw_mode().map_err(WizardError::RawMode)?;
     let guard = TerminalGuard;
-    execute!(std::io::stdout(), terminal::EnterAlternateScreen)
-        .map_err(|e| format!("cannot open the alternate screen: {e}"))?;
-    let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))
-        .map_err(|e| format!("cannot start the terminal: {e}"))?;
+    execute!(std::io::stdout(), terminal::EnterAlternateScreen).map_err(WizardError::AlternateScreen)?;
+    let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(WizardError::Start)?;
     let mut runner = Runner::new(app, terminal, view::Theme::from_env(), ctx);
     let signals = signal_stream();
     let r = runner.run(EventStream::new(), signals).await;
     drop(guard);
     let _ = std::panic::take_hook();
-    r.map_err(|e| format!("terminal error: {e}"))
+    r.map_err(WizardError::Terminal)
 }
 
 /// SIGTERM and SIGHUP as a stream (handled like `q`).

@@ -38,6 +38,17 @@ pub struct Context {
     pub auto_prepare: bool,
 }
 
+impl From<crate::core::demo::sandbox::SandboxRun> for Context {
+    fn from(s: crate::core::demo::sandbox::SandboxRun) -> Context {
+        Context {
+            logs: s.logs,
+            simulate_takeover: s.simulate_takeover,
+            resolutions_dir: Some(s.resolutions_dir),
+            auto_prepare: false,
+        }
+    }
+}
+
 pub struct Runner<B: Backend> {
     pub app: App,
     pub terminal: Terminal<B>,
@@ -55,7 +66,8 @@ const FRAME: Duration = Duration::from_millis(33);
 const TICK: Duration = Duration::from_millis(120);
 
 impl<B: Backend> Runner<B> {
-    pub fn new(mut app: App, terminal: Terminal<B>, theme: Theme, ctx: Context) -> Runner<B> {
+    pub fn new(mut app: App, terminal: Terminal<B>, theme: Theme, ctx: impl Into<Context>) -> Runner<B> {
+        let ctx = ctx.into();
         let (tx, rx) = unbounded_channel();
         app.logs.files = ctx.logs.iter().map(|(n, p)| (n.clone(), p.display().to_string())).collect();
         if let Some(d) = &ctx.resolutions_dir {
