@@ -408,7 +408,9 @@ async fn progress_shows_queued_writing_done_and_failed() {
         status: NodeStatus::Written,
     }));
     assert_eq!(r.app.progress.nodes[0].status, "done");
-    r.app.update(Msg::LoadDone(Err("MySQL at db:3306: lock wait timeout".into())));
+    let lock_wait =
+        bm2ironic::core::db::DbError::Other { what: "MySQL at db:3306".into(), message: "lock wait timeout".into() };
+    r.app.update(Msg::LoadDone(Err(lock_wait.into())));
     let n = &r.app.progress.nodes[1];
     assert!(n.failed && n.status.contains("failed, rolled back: MySQL at db:3306"), "{n:?}");
     assert!(screen_text(&mut r).contains("FAILED, rolled back"));

@@ -9,6 +9,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tui_input::backend::crossterm::EventHandler;
 use tui_input::Input;
 
+use super::error::JobError;
 use crate::core::db::url::{redact_url, DbUrl};
 use crate::core::migrate::conflict::{Action, ConflictCode, Resolutions, Subject};
 use crate::core::migrate::load_sql::{LoadEvent, LoadSummary, NodeStatus};
@@ -284,20 +285,21 @@ pub enum Effect {
     Quit,
 }
 
-/// Everything that can happen to the wizard.
+/// Everything that can happen to the wizard. Jobs report typed errors; `update` keeps the words
+/// the screens show.
 #[derive(Debug)]
 pub enum Msg {
     Key(KeyEvent),
     Tick(Duration),
-    Tested { field: usize, result: Result<String, String> },
-    Prepared(Result<Arc<Prepared>, String>),
+    Tested { field: usize, result: Result<String, JobError> },
+    Prepared(Result<Arc<Prepared>, JobError>),
     Load(LoadEvent),
-    LoadDone(Result<LoadSummary, String>),
+    LoadDone(Result<LoadSummary, JobError>),
     Logs(Vec<LogLine>),
-    Saved(Result<String, String>),
-    Verified(Result<String, String>),
-    Flavors(Result<FlavorView, String>),
-    FlavorsApplied(Result<String, String>),
+    Saved(Result<String, JobError>),
+    Verified(Result<String, JobError>),
+    Flavors(Result<FlavorView, JobError>),
+    FlavorsApplied(Result<String, JobError>),
 }
 
 pub struct App {
@@ -489,7 +491,7 @@ impl App {
                 if let Some(f) = self.fields.get_mut(field) {
                     f.status = match result {
                         Ok(v) => FieldStatus::Ok(v),
-                        Err(e) => FieldStatus::Failed(e),
+                        Err(e) => FieldStatus::Failed(e.to_string()),
                     };
                 }
                 vec![]
@@ -503,7 +505,7 @@ impl App {
                         self.replan();
                         self.screen = Screen::Inventory;
                     }
-                    Err(e) => self.toast = Some(e),
+                    Err(e) => self.toast = Some(e.to_string()),
                 }
                 vec![]
             }
@@ -512,6 +514,7 @@ impl App {
                 vec![]
             }
             Msg::LoadDone(r) => {
+                let r = r.map_err(|e| e.to_string());
                 let ok = r.as_ref().is_ok_and(|s| s.committed);
                 match &r {
                     Ok(s) => {
@@ -564,11 +567,11 @@ impl App {
                 vec![]
             }
             Msg::Verified(r) => {
-                self.verify = Some(r);
+                self.verify = Some(r.map_err(|e| e.to_string()));
                 vec![]
             }
             Msg::Flavors(r) => {
-                self.flavors = Some(r);
+                self.flavors = Some(r.map_err(|e| e.to_string()));
                 vec![]
             }
             Msg::FlavorsApplied(r) => {

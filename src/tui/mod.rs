@@ -6,6 +6,7 @@
 pub mod app;
 pub mod demo;
 pub mod error;
+pub mod jobs;
 pub mod run;
 pub mod view;
 
