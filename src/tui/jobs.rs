@@ -9,7 +9,7 @@ use std::time::Instant;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
-use super::app::{FieldKind, FlavorView, Msg};
+use super::app::{Field, FieldKind, FlavorView, Msg};
 use super::error::JobError;
 use crate::core::db::conf::{ConnectionSettings, Origin, Setting};
 use crate::core::db::url::DbUrl;
@@ -53,7 +53,7 @@ impl Connections {
 }
 
 /// ^T on a field: the Ironic API's version, or the database server's, and how long it took.
-pub async fn test_connection(field: usize, kind: FieldKind, value: String) -> Msg {
+pub async fn test_connection(field: Field, kind: FieldKind, value: String) -> Msg {
     let result = if kind == FieldKind::Http { test_api(&value).await } else { test_db(&value).await };
     Msg::Tested { field, result }
 }

@@ -12,11 +12,10 @@ use ratatui::Terminal;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
-use super::app::{App, Effect, Mode, Msg, F_API, F_IRONIC, F_KERNEL, F_NOVA, F_NOVA_BM, F_RAMDISK, F_RCLASS};
+use super::app::{App, Effect, Field, Mode, Msg};
 use super::jobs;
 use super::view::{view, Theme};
 use crate::core::ironic::target::TargetKind;
-use crate::core::migrate::flavors::FlavorTarget;
 
 /// What the runtime needs besides the app state.
 #[derive(Debug, Clone, Default)]
@@ -64,7 +63,7 @@ impl<B: Backend> Runner<B> {
         let (tx, rx) = unbounded_channel();
         app.logs.files = ctx.logs.iter().map(|(n, p)| (n.clone(), p.display().to_string())).collect();
         if let Some(d) = &ctx.resolutions_dir {
-            app.resolutions_path = d.join("bm2ironic-resolutions.toml").display().to_string();
+            app.session.resolutions_path = d.join("bm2ironic-resolutions.toml").display().to_string();
         }
         Runner {
             app,
@@ -83,7 +82,7 @@ impl<B: Backend> Runner<B> {
     /// Starts the background work the wizard always has (log following).
     pub fn start(&mut self) {
         if self.ctx.auto_prepare {
-            self.app.busy = Some("reading nova_bm and planning".into());
+            self.app.status.busy = Some("reading nova_bm and planning".into());
             self.effect(Effect::Prepare);
         }
         if !self.ctx.logs.is_empty() {
@@ -170,7 +169,7 @@ impl<B: Backend> Runner<B> {
         self.draw()?;
         let mut tick = tokio::time::interval(TICK);
         let mut frame = tokio::time::interval(FRAME);
-        while !self.app.quit {
+        while !self.app.status.quit {
             tokio::select! {
                 ev = events.next() => match ev {
                     Some(Ok(Event::Key(k))) if k.kind == KeyEventKind::Press || k.kind == KeyEventKind::Repeat => self.handle(Msg::Key(k)),
@@ -191,7 +190,7 @@ impl<B: Backend> Runner<B> {
                     if self.app.work_running() {
                         self.effect(Effect::Cancel);
                     }
-                    self.app.quit = true;
+                    self.app.status.quit = true;
                 }
                 _ = tick.tick() => self.tick(),
                 _ = frame.tick() => {
@@ -216,39 +215,34 @@ impl<B: Backend> Runner<B> {
         });
     }
 
-    fn connections(&self) -> jobs::Connections {
-        let v = |i: usize| self.app.fields[i].value().to_string();
-        jobs::Connections { nova_bm_db: v(F_NOVA_BM), ironic_db: v(F_IRONIC), nova_db: v(F_NOVA), ironic_api: v(F_API) }
-    }
-
-    /// What the flavors step aims at: Ironic's deploy images (Juno/Kilo Nova) or a resource class.
-    fn flavor_target(&self) -> Option<FlavorTarget> {
-        let kind = self.app.prepared.as_ref().map(|p| p.target.schema.kind).unwrap_or(TargetKind::Modern);
-        let text = |i: usize| self.app.fields[i].value().to_string();
-        match kind {
-            TargetKind::Juno => Some(FlavorTarget::DeployImages { kernel: text(F_KERNEL), ramdisk: text(F_RAMDISK) }),
-            TargetKind::Modern => Some(text(F_RCLASS)).filter(|c| !c.is_empty()).map(FlavorTarget::ResourceClass),
-        }
+    fn flavor_target(&self) -> Option<crate::core::migrate::flavors::FlavorTarget> {
+        let kind = self.app.session.prepared.as_ref().map(|p| p.target.schema.kind).unwrap_or(TargetKind::Modern);
+        self.app.connections.flavor_target(kind)
     }
 
     fn effect(&mut self, e: Effect) {
         match e {
-            Effect::Quit => self.app.quit = true,
+            Effect::Quit => self.app.status.quit = true,
             Effect::TestConnection { field } => {
-                let f = &self.app.fields[field];
+                let f = &self.app.connections[field];
                 self.spawn(jobs::test_connection(field, f.kind, f.value().to_string()));
             }
             Effect::Prepare => {
-                let read_only = self.app.mode == Mode::ReadOnly;
-                self.spawn(jobs::prepare(
-                    self.connections(),
-                    self.app.plan_options.clone(),
-                    self.app.resolutions.clone(),
+                let s = &self.app.session;
+                let read_only = s.mode == Mode::ReadOnly;
+                let job = jobs::prepare(
+                    self.app.connections.connections(),
+                    s.plan_options.clone(),
+                    s.resolutions.clone(),
                     read_only,
-                ));
+                );
+                self.spawn(job);
             }
             Effect::StartLoad { rehearse } => {
-                let (Some(prepared), Some(plan)) = (self.app.prepared.clone(), self.app.plan.clone()) else { return };
+                let (Some(prepared), Some(plan)) = (self.app.session.prepared.clone(), self.app.session.plan.clone())
+                else {
+                    return;
+                };
                 if prepared.target_db.is_none() {
                     return;
                 }
@@ -264,21 +258,24 @@ impl<B: Backend> Runner<B> {
                 }
             }
             Effect::SaveResolutions => {
-                let msg = jobs::save_resolutions(self.app.resolutions_path.clone(), self.app.resolutions.to_toml());
+                let msg = jobs::save_resolutions(
+                    self.app.session.resolutions_path.clone(),
+                    self.app.session.resolutions.to_toml(),
+                );
                 let _ = self.tx.send(msg);
             }
-            Effect::PlanFlavors => {
-                self.spawn(jobs::plan_flavors(self.app.fields[F_NOVA].value().to_string(), self.flavor_target()))
-            }
+            Effect::PlanFlavors => self
+                .spawn(jobs::plan_flavors(self.app.connections.value(Field::NovaDb).to_string(), self.flavor_target())),
             Effect::ApplyFlavors => {
-                let changes = match &self.app.flavors {
+                let changes = match &self.app.flavors.result {
                     Some(Ok(v)) => v.changes.clone(),
                     _ => vec![],
                 };
-                self.spawn(jobs::apply_flavors(self.app.fields[F_NOVA].value().to_string(), changes))
+                self.spawn(jobs::apply_flavors(self.app.connections.value(Field::NovaDb).to_string(), changes))
             }
             Effect::Verify => {
-                let (Some(prepared), Some(Ok(summary))) = (self.app.prepared.clone(), &self.app.progress.finished)
+                let (Some(prepared), Some(Ok(summary))) =
+                    (self.app.session.prepared.clone(), &self.app.progress.finished)
                 else {
                     return;
                 };
@@ -286,7 +283,7 @@ impl<B: Backend> Runner<B> {
                     return;
                 }
                 let run_id = summary.run_id.clone();
-                self.spawn(jobs::verify(prepared, run_id, self.app.fields[F_API].value().to_string()));
+                self.spawn(jobs::verify(prepared, run_id, self.app.connections.value(Field::IronicApi).to_string()));
             }
         }
     }
