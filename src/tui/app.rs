@@ -22,39 +22,11 @@ use crate::core::migrate::load_sql::{LoadEvent, LoadSummary};
 use crate::core::migrate::plan::PlanOptions;
 use crate::core::migrate::prepare::Prepared;
 
-pub use super::screens::connections::{Connections, Field, FieldKind, FieldStatus};
+pub use super::screens::connections::{Connections, Field, FieldKind, FieldStatus, Prefill};
 pub use super::screens::flavors::FlavorView;
 pub use super::screens::logs::{Level, LogLine};
 pub use super::screens::Screen;
 pub use super::session::{Mode, Session};
-
-/// Prefilled values (from flags, environment, config files, or the demo).
-#[derive(Debug, Clone, Default)]
-pub struct Prefill {
-    pub nova_bm_db: Option<String>,
-    pub ironic_db: Option<String>,
-    pub nova_db: Option<String>,
-    pub ironic_url: Option<String>,
-    pub deploy_kernel: Option<String>,
-    pub deploy_ramdisk: Option<String>,
-    pub default_arch: Option<String>,
-    pub resource_class: Option<String>,
-}
-
-impl From<crate::core::demo::sandbox::SandboxPrefill> for Prefill {
-    fn from(s: crate::core::demo::sandbox::SandboxPrefill) -> Prefill {
-        Prefill {
-            nova_bm_db: Some(s.nova_bm_db),
-            ironic_db: Some(s.ironic_db),
-            nova_db: Some(s.nova_db),
-            ironic_url: None,
-            deploy_kernel: Some(s.deploy_kernel),
-            deploy_ramdisk: Some(s.deploy_ramdisk),
-            default_arch: Some(s.default_arch),
-            resource_class: Some(s.resource_class),
-        }
-    }
-}
 
 /// What the runtime must do for `update`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +71,7 @@ pub struct Status {
     pub quit: bool,
 }
 
+#[derive(Debug, Clone)]
 pub struct App {
     pub screen: Screen,
     pub session: Session,
@@ -169,16 +142,12 @@ impl App {
         self.screen == Screen::Progress && self.progress.finished.is_none()
     }
 
-    /// Where Esc on the logs screen goes.
+    /// Where Esc on the logs screen goes (on the logs screen no load counts as running).
     fn logs_back(&self) -> Screen {
-        if self.progress.finished.is_some() || self.progress.total > 0 {
-            if self.work_running() {
-                Screen::Progress
-            } else {
-                Screen::Summary
-            }
-        } else {
-            Screen::Inventory
+        match (self.progress.finished.is_some() || self.progress.total > 0, self.work_running()) {
+            (false, _) => Screen::Inventory,
+            (true, true) => Screen::Progress,
+            (true, false) => Screen::Summary,
         }
     }
 
@@ -365,12 +334,14 @@ impl App {
         effects
     }
 
+    /// Quits at once, or asks first while a load runs.
     fn ask_quit(&mut self) -> Vec<Effect> {
-        if self.work_running() {
-            self.status.quit_asked = true;
+        let running = self.work_running();
+        self.status.quit_asked = running;
+        self.status.quit = !running;
+        if running {
             vec![]
         } else {
-            self.status.quit = true;
             vec![Effect::Quit]
         }
     }

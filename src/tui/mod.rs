@@ -16,6 +16,8 @@ pub mod screens;
 pub mod session;
 pub mod theme;
 pub mod view;
+#[cfg(test)]
+mod walk;
 
 use std::io::IsTerminal;
 

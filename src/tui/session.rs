@@ -27,7 +27,7 @@ impl Mode {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Session {
     pub mode: Mode,
     pub prepared: Option<Arc<Prepared>>,

@@ -16,12 +16,40 @@ use crate::core::db::url::{redact_url, DbUrl};
 use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::flavors::FlavorTarget;
 use crate::core::migrate::plan::PlanOptions;
-use crate::tui::app::{Effect, Prefill};
+use crate::tui::app::Effect;
 use crate::tui::chrome::spinner;
 use crate::tui::jobs;
 use crate::tui::keys::{code, Bar, Binding, Key};
 use crate::tui::session::Mode;
 use crate::tui::theme::Theme;
+
+/// Prefilled values (from flags, environment, config files, or the demo).
+#[derive(Debug, Clone, Default)]
+pub struct Prefill {
+    pub nova_bm_db: Option<String>,
+    pub ironic_db: Option<String>,
+    pub nova_db: Option<String>,
+    pub ironic_url: Option<String>,
+    pub deploy_kernel: Option<String>,
+    pub deploy_ramdisk: Option<String>,
+    pub default_arch: Option<String>,
+    pub resource_class: Option<String>,
+}
+
+impl From<crate::core::demo::sandbox::SandboxPrefill> for Prefill {
+    fn from(s: crate::core::demo::sandbox::SandboxPrefill) -> Prefill {
+        Prefill {
+            nova_bm_db: Some(s.nova_bm_db),
+            ironic_db: Some(s.ironic_db),
+            nova_db: Some(s.nova_db),
+            ironic_url: None,
+            deploy_kernel: Some(s.deploy_kernel),
+            deploy_ramdisk: Some(s.deploy_ramdisk),
+            default_arch: Some(s.default_arch),
+            resource_class: Some(s.resource_class),
+        }
+    }
+}
 
 /// The form's fields, in screen order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
