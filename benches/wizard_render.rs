@@ -11,7 +11,8 @@ use bm2ironic::core::ironic::target::{TargetKind, TargetSchema, TargetState};
 use bm2ironic::core::migrate::plan::{self, PlanOptions};
 use bm2ironic::core::migrate::prepare::Prepared;
 use bm2ironic::core::source::model::Inventory;
-use bm2ironic::tui::app::{App, Screen, SortKey};
+use bm2ironic::tui::app::{App, Screen};
+use bm2ironic::tui::screens::inventory::SortKey;
 use bm2ironic::tui::view::{view, Theme};
 use bm2ironic::tui::Mode;
 use ratatui::backend::TestBackend;
@@ -28,9 +29,9 @@ fn app(nodes: usize) -> App {
         ..Default::default()
     };
     let plan = plan::plan(&inv, &target, None, &opts, &Default::default());
-    let mut a = App::new(Mode::ReadOnly, Default::default(), opts, Default::default());
-    a.inv_summary = inv.summary();
-    a.prepared =
+    let mut a = App::new(Mode::ReadOnly, bm2ironic::tui::Prefill::default(), opts, Default::default());
+    a.session.inv_summary = inv.summary();
+    a.session.prepared =
         Some(Arc::new(Prepared { inventory: inv, target_db: None, target, nova: None, plan, source: "bench".into() }));
     a.replan();
     a.screen = Screen::Inventory;
@@ -58,7 +59,7 @@ fn main() {
     let mut results = Vec::new();
     for nodes in [1_000usize, 100_000] {
         let mut a = app(nodes);
-        a.inv.selected = nodes / 2;
+        a.inventory.selected = nodes / 2;
         let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
         let frame = measure(
             || {
@@ -68,8 +69,8 @@ fn main() {
         );
         let resort = measure(
             || {
-                a.sort = if a.sort == SortKey::Host { SortKey::Conflicts } else { SortKey::Host };
-                a.refresh_rows();
+                a.inventory.sort = if a.inventory.sort == SortKey::Host { SortKey::Conflicts } else { SortKey::Host };
+                a.inventory.refresh(&a.session);
             },
             11,
         );

@@ -44,10 +44,10 @@ fn snap(r: &mut Runner<TestBackend>, name: &str) {
 /// On the conflicts screen: "apply to all of this code", then the first action of each code.
 fn decide_all(r: &mut Runner<TestBackend>) {
     r.key(KeyCode::Char('a'), NONE);
-    while r.app.plan.as_ref().unwrap().blocking() > 0 {
-        let before = r.app.plan.as_ref().unwrap().blocking();
+    while r.app.session.plan.as_ref().unwrap().blocking() > 0 {
+        let before = r.app.session.plan.as_ref().unwrap().blocking();
         r.key(KeyCode::Char('1'), NONE);
-        assert!(r.app.plan.as_ref().unwrap().blocking() < before, "each decision resolves something");
+        assert!(r.app.session.plan.as_ref().unwrap().blocking() < before, "each decision resolves something");
     }
 }
 
@@ -55,7 +55,7 @@ fn decide_all(r: &mut Runner<TestBackend>) {
 async fn through_flavors(r: &mut Runner<TestBackend>) {
     r.key(KeyCode::Char('n'), NONE);
     assert_eq!(r.app.screen, Screen::Flavors);
-    assert!(r.pump_until(|a| a.flavors.is_some(), WAIT).await);
+    assert!(r.pump_until(|a| a.flavors.result.is_some(), WAIT).await);
     r.key(KeyCode::Char('n'), NONE);
     assert_eq!(r.app.screen, Screen::Confirm);
 }
@@ -71,27 +71,36 @@ async fn drive_rehearsal(w: u16, h: u16) {
 
     // test a connection in the background
     r.key(KeyCode::Char('t'), KeyModifiers::CONTROL);
-    assert!(r.pump_until(|a| matches!(a.fields[0].status, bm2ironic::tui::app::FieldStatus::Ok(_)), WAIT).await);
+    assert!(
+        r.pump_until(
+            |a| matches!(
+                a.connections[bm2ironic::tui::app::Field::NovaBmDb].status,
+                bm2ironic::tui::app::FieldStatus::Ok(_)
+            ),
+            WAIT
+        )
+        .await
+    );
     assert!(screen_text(&mut r).contains("ok: SQLite"), "server version shown");
 
     r.key(KeyCode::Enter, NONE);
-    assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await, "prepare finished: {:?}", r.app.toast);
+    assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await, "prepare finished: {:?}", r.app.status.toast);
     r.app.logs.lines.clear(); // log lines written before the test hold times
     snap(&mut r, "2_inventory");
 
     // filter, then clear it
     r.key(KeyCode::Char('/'), NONE);
     r.type_text("bm-compute-2");
-    let n = r.app.inv.rows.len();
+    let n = r.app.inventory.rows.len();
     assert!(n > 0 && n < 36, "filter keeps only bm-compute-2's nodes: {n}");
     snap(&mut r, "2_inventory_filtered");
     r.key(KeyCode::Esc, NONE);
-    assert_eq!(r.app.inv.rows.len(), 36);
+    assert_eq!(r.app.inventory.rows.len(), 36);
 
     r.key(KeyCode::Char('?'), NONE);
     snap(&mut r, "2_inventory_help");
     r.key(KeyCode::Char('x'), NONE);
-    assert!(!r.app.help);
+    assert!(!r.app.status.help);
 
     r.key(KeyCode::Char('n'), NONE);
     assert_eq!(r.app.screen, Screen::Conflicts);
@@ -99,23 +108,23 @@ async fn drive_rehearsal(w: u16, h: u16) {
     // blocking conflicts prevent going on
     r.key(KeyCode::Char('n'), NONE);
     assert_eq!(r.app.screen, Screen::Conflicts);
-    assert!(r.app.toast.as_deref().unwrap_or("").contains("blocking"));
+    assert!(r.app.status.toast.as_deref().unwrap_or("").contains("blocking"));
     // one per item, then "apply to all of this code" for the rest
     r.key(KeyCode::Char('1'), NONE);
     r.key(KeyCode::Char('a'), NONE);
-    while r.app.plan.as_ref().unwrap().blocking() > 0 {
-        let before = r.app.plan.as_ref().unwrap().blocking();
+    while r.app.session.plan.as_ref().unwrap().blocking() > 0 {
+        let before = r.app.session.plan.as_ref().unwrap().blocking();
         r.key(KeyCode::Char('1'), NONE);
-        assert!(r.app.plan.as_ref().unwrap().blocking() < before, "each decision resolves something");
+        assert!(r.app.session.plan.as_ref().unwrap().blocking() < before, "each decision resolves something");
     }
     r.key(KeyCode::Char('w'), NONE);
-    assert!(r.pump_until(|a| a.saved_to.is_some(), WAIT).await);
+    assert!(r.pump_until(|a| a.summary.saved_to.is_some(), WAIT).await);
     snap(&mut r, "3_conflicts_decided");
 
     r.key(KeyCode::Char('n'), NONE);
     assert_eq!(r.app.screen, Screen::Flavors);
-    assert!(r.pump_until(|a| a.flavors.is_some(), WAIT).await);
-    let v = r.app.flavors.as_ref().unwrap().as_ref().unwrap();
+    assert!(r.pump_until(|a| a.flavors.result.is_some(), WAIT).await);
+    let v = r.app.flavors.result.as_ref().unwrap().as_ref().unwrap();
     assert_eq!(
         v.changes.len(),
         4,
@@ -124,7 +133,10 @@ async fn drive_rehearsal(w: u16, h: u16) {
     );
     snap(&mut r, "3b_flavors");
     r.key(KeyCode::Char('A'), NONE);
-    assert!(r.app.flavors.as_ref().unwrap().as_ref().unwrap().applied.is_none(), "a rehearsal never changes Nova");
+    assert!(
+        r.app.flavors.result.as_ref().unwrap().as_ref().unwrap().applied.is_none(),
+        "a rehearsal never changes Nova"
+    );
     r.key(KeyCode::Char('n'), NONE);
     assert_eq!(r.app.screen, Screen::Confirm);
     snap(&mut r, "4_confirm");
@@ -161,7 +173,7 @@ async fn drive_rehearsal(w: u16, h: u16) {
     assert_eq!(n, 0);
 
     r.key(KeyCode::Char('q'), NONE);
-    assert!(r.app.quit);
+    assert!(r.app.status.quit);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -183,12 +195,16 @@ async fn live_needs_the_word_then_commits_and_verifies() {
     decide_all(&mut r);
     r.key(KeyCode::Char('n'), NONE);
     assert_eq!(r.app.screen, Screen::Flavors);
-    assert!(r.pump_until(|a| a.flavors.is_some(), WAIT).await);
+    assert!(r.pump_until(|a| a.flavors.result.is_some(), WAIT).await);
     r.key(KeyCode::Char('A'), NONE);
     assert!(
-        r.pump_until(|a| a.flavors.as_ref().is_some_and(|f| f.as_ref().is_ok_and(|v| v.applied.is_some())), WAIT).await,
+        r.pump_until(
+            |a| a.flavors.result.as_ref().is_some_and(|f| f.as_ref().is_ok_and(|v| v.applied.is_some())),
+            WAIT
+        )
+        .await,
         "{:?}",
-        r.app.toast
+        r.app.status.toast
     );
     r.key(KeyCode::Char('n'), NONE);
     assert!(screen_text(&mut r).contains("LIVE: this writes into the Ironic database"));
@@ -201,14 +217,18 @@ async fn live_needs_the_word_then_commits_and_verifies() {
     r.type_text("migrate");
     snap(&mut r, "4_confirm_live");
     r.key(KeyCode::Enter, NONE);
-    assert!(r.pump_until(|a| a.verify.is_some(), WAIT).await, "{:?}", r.app.progress.finished);
-    assert!(r.app.verify.as_ref().unwrap().as_ref().is_ok_and(|v| v.contains("no differences")), "{:?}", r.app.verify);
+    assert!(r.pump_until(|a| a.summary.verify.is_some(), WAIT).await, "{:?}", r.app.progress.finished);
+    assert!(
+        r.app.summary.verify.as_ref().unwrap().as_ref().is_ok_and(|v| v.contains("no differences")),
+        "{:?}",
+        r.app.summary.verify
+    );
     r.key(KeyCode::Enter, NONE);
     assert!(screen_text(&mut r).contains("Committed run"));
     // the decisions the wizard saved replay in the CLI (rehearse on staging, replay in production)
-    r.app.resolutions_path = sb.dir.join("decisions.toml").display().to_string();
+    r.app.session.resolutions_path = sb.dir.join("decisions.toml").display().to_string();
     r.handle(bm2ironic::tui::app::Msg::Key(ratatui::crossterm::event::KeyEvent::new(KeyCode::Char('i'), NONE)));
-    let text = r.app.resolutions.to_toml();
+    let text = r.app.session.resolutions.to_toml();
     std::fs::write(sb.dir.join("decisions.toml"), text).unwrap();
     let logs = tempfile::tempdir().unwrap();
     let out = assert_cmd::Command::cargo_bin("bm2ironic")
@@ -253,7 +273,7 @@ async fn read_only_browse_has_no_write_keys() {
     r.key(KeyCode::Esc, NONE);
     assert_eq!(r.app.screen, Screen::Inventory);
     r.key(KeyCode::Char('G'), NONE);
-    assert_eq!(r.app.inv.selected, 35);
+    assert_eq!(r.app.inventory.selected, 35);
     snap(&mut r, "readonly_inventory");
 }
 
@@ -292,9 +312,9 @@ async fn cancel_asks_and_rolls_back() {
     // q while a load may run asks first
     r.key(KeyCode::Char('q'), NONE);
     if r.app.work_running() {
-        assert!(r.app.quit_asked);
+        assert!(r.app.status.quit_asked);
         r.key(KeyCode::Char('n'), NONE);
-        assert!(!r.app.quit);
+        assert!(!r.app.status.quit);
     }
     assert!(r.pump_until(|a| a.progress.finished.is_some(), WAIT).await);
 }
@@ -359,7 +379,7 @@ async fn render_screenshots() {
     dump(&mut r, "3-conflicts");
     decide_all(&mut r);
     r.key(KeyCode::Char('n'), NONE);
-    assert!(r.pump_until(|a| a.flavors.is_some(), WAIT).await);
+    assert!(r.pump_until(|a| a.flavors.result.is_some(), WAIT).await);
     dump(&mut r, "4-flavors");
     r.key(KeyCode::Char('n'), NONE);
     dump(&mut r, "4-confirm");
@@ -408,7 +428,9 @@ async fn progress_shows_queued_writing_done_and_failed() {
         status: NodeStatus::Written,
     }));
     assert_eq!(r.app.progress.nodes[0].status, "done");
-    r.app.update(Msg::LoadDone(Err("MySQL at db:3306: lock wait timeout".into())));
+    let lock_wait =
+        bm2ironic::core::db::DbError::Other { what: "MySQL at db:3306".into(), message: "lock wait timeout".into() };
+    r.app.update(Msg::LoadDone(Err(lock_wait.into())));
     let n = &r.app.progress.nodes[1];
     assert!(n.failed && n.status.contains("failed, rolled back: MySQL at db:3306"), "{n:?}");
     assert!(screen_text(&mut r).contains("FAILED, rolled back"));

@@ -1,12 +1,23 @@
 //! The wizard (full-screen TUI). It renders the core's inventory, plan and progress events; it adds
-//! no migration logic of its own. `app` is the state and its pure update, `view` draws, `run` is the
-//! runtime; this module owns the terminal: raw mode, alternate screen, and restoring it on every exit
+//! no migration logic of its own. `app` routes between the `screens` (one file each: state, keys,
+//! render, tests) and holds the `session` they share; `keys` is the binding tables' machinery,
+//! `chrome` and `theme` what every screen shares, `view` composes a frame; `jobs` is the background
+//! work and `run` the runtime that spawns it; this module owns the terminal: raw mode, alternate screen, and restoring it on every exit
 //! path (Drop guard, panic hook, SIGTERM/SIGHUP).
 
 pub mod app;
+pub mod chrome;
 pub mod demo;
+pub mod error;
+pub mod jobs;
+pub mod keys;
 pub mod run;
+pub mod screens;
+pub mod session;
+pub mod theme;
 pub mod view;
+#[cfg(test)]
+mod walk;
 
 use std::io::IsTerminal;
 
@@ -16,6 +27,7 @@ use ratatui::crossterm::{cursor, event::EventStream, execute, terminal};
 use ratatui::Terminal;
 
 pub use app::{App, Mode, Prefill};
+pub use error::{JobError, WizardError};
 pub use run::{Context, Runner};
 
 /// True when both stdin and stdout are terminals (a TUI needs both: keys in, screen out).
@@ -43,7 +55,7 @@ impl Drop for TerminalGuard {
 }
 
 /// Runs the wizard until the operator quits. Must be called inside a tokio runtime.
-pub async fn run_wizard(app: App, ctx: Context) -> Result<(), String> {
+pub async fn run_wizard(app: App, ctx: impl Into<Context>) -> Result<(), WizardError> {
     // A panic anywhere (the render loop or any task) restores the terminal, says what happened, and
     // ends the process: a task's panic would otherwise leave a wizard that can no longer work.
     let default_hook = std::panic::take_hook();
@@ -75,18 +87,16 @@ pub async fn run_wizard(app: App, ctx: Context) -> Result<(), String> {
         let _ = &default_hook;
         std::process::exit(70);
     }));
-    terminal::enable_raw_mode().map_err(|e| format!("cannot switch the terminal to raw mode: {e}"))?;
+    terminal::enable_raw_mode().map_err(WizardError::RawMode)?;
     let guard = TerminalGuard;
-    execute!(std::io::stdout(), terminal::EnterAlternateScreen)
-        .map_err(|e| format!("cannot open the alternate screen: {e}"))?;
-    let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))
-        .map_err(|e| format!("cannot start the terminal: {e}"))?;
+    execute!(std::io::stdout(), terminal::EnterAlternateScreen).map_err(WizardError::AlternateScreen)?;
+    let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(WizardError::Start)?;
     let mut runner = Runner::new(app, terminal, view::Theme::from_env(), ctx);
     let signals = signal_stream();
     let r = runner.run(EventStream::new(), signals).await;
     drop(guard);
     let _ = std::panic::take_hook();
-    r.map_err(|e| format!("terminal error: {e}"))
+    r.map_err(WizardError::Terminal)
 }
 
 /// SIGTERM and SIGHUP as a stream (handled like `q`).

@@ -1,9 +1,8 @@
-//! The wizard's runtime: runs `update`'s effects as tokio tasks that report back as messages,
+//! The wizard's runtime: runs `update`'s effects as jobs (`jobs.rs`) on tokio tasks that report back as messages,
 //! coalesces renders (many progress events per frame never block input), and is generic over the
 //! ratatui backend so tests drive the real app on a `TestBackend`.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::{Stream, StreamExt};
@@ -13,17 +12,10 @@ use ratatui::Terminal;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
-use super::app::{App, Effect, FieldKind, Mode, Msg, F_API, F_IRONIC, F_NOVA, F_NOVA_BM};
+use super::app::{App, Effect, Field, Mode, Msg};
+use super::jobs;
 use super::view::{view, Theme};
-use crate::core::db::conf::{ConnectionSettings, Origin, Setting};
-use crate::core::db::url::DbUrl;
-use crate::core::db::{Access, Db};
-use crate::core::ironic::api::IronicApi;
 use crate::core::ironic::target::TargetKind;
-use crate::core::migrate::load_sql::{self, LoadRequest};
-use crate::core::migrate::prepare;
-use crate::core::migrate::rollback;
-use crate::core::migrate::verify;
 
 /// What the runtime needs besides the app state.
 #[derive(Debug, Clone, Default)]
@@ -36,6 +28,17 @@ pub struct Context {
     pub resolutions_dir: Option<PathBuf>,
     /// Read nova_bm (and plan) at once, without the connections screen (read-only browse, demo).
     pub auto_prepare: bool,
+}
+
+impl From<crate::core::demo::sandbox::SandboxRun> for Context {
+    fn from(s: crate::core::demo::sandbox::SandboxRun) -> Context {
+        Context {
+            logs: s.logs,
+            simulate_takeover: s.simulate_takeover,
+            resolutions_dir: Some(s.resolutions_dir),
+            auto_prepare: false,
+        }
+    }
 }
 
 pub struct Runner<B: Backend> {
@@ -55,11 +58,12 @@ const FRAME: Duration = Duration::from_millis(33);
 const TICK: Duration = Duration::from_millis(120);
 
 impl<B: Backend> Runner<B> {
-    pub fn new(mut app: App, terminal: Terminal<B>, theme: Theme, ctx: Context) -> Runner<B> {
+    pub fn new(mut app: App, terminal: Terminal<B>, theme: Theme, ctx: impl Into<Context>) -> Runner<B> {
+        let ctx = ctx.into();
         let (tx, rx) = unbounded_channel();
         app.logs.files = ctx.logs.iter().map(|(n, p)| (n.clone(), p.display().to_string())).collect();
         if let Some(d) = &ctx.resolutions_dir {
-            app.resolutions_path = d.join("bm2ironic-resolutions.toml").display().to_string();
+            app.session.resolutions_path = d.join("bm2ironic-resolutions.toml").display().to_string();
         }
         Runner {
             app,
@@ -78,7 +82,7 @@ impl<B: Backend> Runner<B> {
     /// Starts the background work the wizard always has (log following).
     pub fn start(&mut self) {
         if self.ctx.auto_prepare {
-            self.app.busy = Some("reading nova_bm and planning".into());
+            self.app.status.busy = Some("reading nova_bm and planning".into());
             self.effect(Effect::Prepare);
         }
         if !self.ctx.logs.is_empty() {
@@ -165,7 +169,7 @@ impl<B: Backend> Runner<B> {
         self.draw()?;
         let mut tick = tokio::time::interval(TICK);
         let mut frame = tokio::time::interval(FRAME);
-        while !self.app.quit {
+        while !self.app.status.quit {
             tokio::select! {
                 ev = events.next() => match ev {
                     Some(Ok(Event::Key(k))) if k.kind == KeyEventKind::Press || k.kind == KeyEventKind::Repeat => self.handle(Msg::Key(k)),
@@ -186,7 +190,7 @@ impl<B: Backend> Runner<B> {
                     if self.app.work_running() {
                         self.effect(Effect::Cancel);
                     }
-                    self.app.quit = true;
+                    self.app.status.quit = true;
                 }
                 _ = tick.tick() => self.tick(),
                 _ = frame.tick() => {
@@ -203,121 +207,50 @@ impl<B: Backend> Runner<B> {
         Ok(())
     }
 
-    fn settings(&self) -> Result<ConnectionSettings, String> {
-        let db = |i: usize| -> Result<Option<Setting<DbUrl>>, String> {
-            let v = self.app.fields[i].value();
-            if v.is_empty() {
-                return Ok(None);
-            }
-            DbUrl::parse(v).map(|u| Some(Setting { value: u, origin: Origin::Flag })).map_err(|e| e.to_string())
-        };
-        let api = self.app.fields[F_API].value();
-        Ok(ConnectionSettings {
-            nova_bm_db: db(F_NOVA_BM)?,
-            ironic_db: db(F_IRONIC)?,
-            nova_db: db(F_NOVA)?,
-            ironic_url: (!api.is_empty()).then(|| Setting { value: api.to_string(), origin: Origin::Flag }),
-            nova_conf: None,
-            ironic_conf: None,
-        })
+    /// Runs a job in the background; what it returns goes through `update`.
+    fn spawn(&self, job: impl std::future::Future<Output = Msg> + Send + 'static) {
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let _ = tx.send(job.await);
+        });
+    }
+
+    fn flavor_target(&self) -> Option<crate::core::migrate::flavors::FlavorTarget> {
+        let kind = self.app.session.prepared.as_ref().map(|p| p.target.schema.kind).unwrap_or(TargetKind::Modern);
+        self.app.connections.flavor_target(kind)
     }
 
     fn effect(&mut self, e: Effect) {
-        let tx = self.tx.clone();
         match e {
-            Effect::Quit => self.app.quit = true,
+            Effect::Quit => self.app.status.quit = true,
             Effect::TestConnection { field } => {
-                let f = &self.app.fields[field];
-                let value = f.value().to_string();
-                let kind = f.kind;
-                tokio::spawn(async move {
-                    let result = if kind == FieldKind::Http {
-                        match IronicApi::new(&value, None, TargetKind::Modern) {
-                            Ok(api) => {
-                                let started = Instant::now();
-                                api.get("/v1")
-                                    .await
-                                    .map(|v| {
-                                        format!(
-                                            "Ironic API {} in {} ms",
-                                            v["version"]["version"].as_str().unwrap_or("?"),
-                                            started.elapsed().as_millis()
-                                        )
-                                    })
-                                    .map_err(|e| e.to_string())
-                            }
-                            Err(e) => Err(e.to_string()),
-                        }
-                    } else {
-                        match DbUrl::parse(&value) {
-                            Err(e) => Err(e.to_string()),
-                            Ok(u) => match Db::connect_with(&u, Access::ReadOnly, 1).await {
-                                Ok(db) => {
-                                    let s = format!("{} in {} ms", db.server_version, db.latency.as_millis());
-                                    db.close().await;
-                                    Ok(s)
-                                }
-                                Err(e) => Err(e.to_string()),
-                            },
-                        }
-                    };
-                    let _ = tx.send(Msg::Tested { field, result });
-                });
+                let f = &self.app.connections[field];
+                self.spawn(jobs::test_connection(field, f.kind, f.value().to_string()));
             }
             Effect::Prepare => {
-                let settings = match self.settings() {
-                    Ok(s) => s,
-                    Err(e) => {
-                        let _ = tx.send(Msg::Prepared(Err(e)));
-                        return;
-                    }
-                };
-                let opts = self.app.plan_options.clone();
-                let res = self.app.resolutions.clone();
-                let read_only = self.app.mode == Mode::ReadOnly;
-                tokio::spawn(async move {
-                    let r = if read_only {
-                        prepare::browse(&settings, &opts, &res).await
-                    } else {
-                        prepare::prepare(&settings, &opts, &res, None).await
-                    };
-                    let _ = tx.send(Msg::Prepared(r.map(Arc::new).map_err(|e| e.to_string())));
-                });
+                let s = &self.app.session;
+                let read_only = s.mode == Mode::ReadOnly;
+                let job = jobs::prepare(
+                    self.app.connections.connections(),
+                    s.plan_options.clone(),
+                    s.resolutions.clone(),
+                    read_only,
+                );
+                self.spawn(job);
             }
             Effect::StartLoad { rehearse } => {
-                let (Some(prepared), Some(plan)) = (self.app.prepared.clone(), self.app.plan.clone()) else { return };
-                let Some(db) = prepared.target_db.clone() else { return };
+                let (Some(prepared), Some(plan)) = (self.app.session.prepared.clone(), self.app.session.plan.clone())
+                else {
+                    return;
+                };
+                if prepared.target_db.is_none() {
+                    return;
+                }
                 let cancel = CancellationToken::new();
                 self.cancel_load = Some(cancel.clone());
                 self.load_started = Some(Instant::now());
                 let simulate = self.ctx.simulate_takeover.then(|| self.ctx.logs.clone());
-                tokio::spawn(async move {
-                    let (etx, mut erx) = unbounded_channel();
-                    let fwd = {
-                        let tx = tx.clone();
-                        tokio::spawn(async move {
-                            while let Some(ev) = erx.recv().await {
-                                if tx.send(Msg::Load(ev)).is_err() {
-                                    return;
-                                }
-                            }
-                        })
-                    };
-                    let req = LoadRequest {
-                        plan: &plan,
-                        schema: &prepared.target.schema,
-                        rehearse,
-                        source: prepared.source.clone(),
-                        run_id: uuid::Uuid::new_v4().to_string(),
-                    };
-                    let r = load_sql::load_db(&db, req, &etx, &cancel).await.map_err(|e| e.to_string());
-                    drop(etx);
-                    let _ = fwd.await;
-                    if let (Ok(_), Some(logs)) = (&r, simulate) {
-                        super::demo::simulate_takeover(&plan, &logs);
-                    }
-                    let _ = tx.send(Msg::LoadDone(r));
-                });
+                self.spawn(jobs::load(prepared, plan, rehearse, cancel, self.tx.clone(), simulate));
             }
             Effect::Cancel => {
                 if let Some(c) = &self.cancel_load {
@@ -325,94 +258,32 @@ impl<B: Backend> Runner<B> {
                 }
             }
             Effect::SaveResolutions => {
-                let path = self.app.resolutions_path.clone();
-                let text = self.app.resolutions.to_toml();
-                let r = std::fs::write(&path, text).map(|_| path.clone()).map_err(|e| format!("{path}: {e}"));
-                let _ = tx.send(Msg::Saved(r));
+                let msg = jobs::save_resolutions(
+                    self.app.session.resolutions_path.clone(),
+                    self.app.session.resolutions.to_toml(),
+                );
+                let _ = self.tx.send(msg);
             }
-            Effect::PlanFlavors | Effect::ApplyFlavors => {
-                let apply = e == Effect::ApplyFlavors;
-                let nova = self.app.fields[F_NOVA].value().to_string();
-                let kind = self.app.prepared.as_ref().map(|p| p.target.schema.kind).unwrap_or(TargetKind::Modern);
-                let text = |i: usize| self.app.fields[i].value().to_string();
-                let target = match kind {
-                    TargetKind::Juno => Some(crate::core::migrate::flavors::FlavorTarget::DeployImages {
-                        kernel: text(super::app::F_KERNEL),
-                        ramdisk: text(super::app::F_RAMDISK),
-                    }),
-                    TargetKind::Modern => Some(text(super::app::F_RCLASS))
-                        .filter(|c| !c.is_empty())
-                        .map(crate::core::migrate::flavors::FlavorTarget::ResourceClass),
-                };
-                let changes = match &self.app.flavors {
+            Effect::PlanFlavors => self
+                .spawn(jobs::plan_flavors(self.app.connections.value(Field::NovaDb).to_string(), self.flavor_target())),
+            Effect::ApplyFlavors => {
+                let changes = match &self.app.flavors.result {
                     Some(Ok(v)) => v.changes.clone(),
                     _ => vec![],
                 };
-                tokio::spawn(async move {
-                    use crate::core::migrate::flavors;
-                    let r: Result<Msg, String> = async {
-                        let url = DbUrl::parse(&nova).map_err(|e| e.to_string())?;
-                        let db = Db::connect(&url, if apply { Access::ReadWrite } else { Access::ReadOnly }).await.map_err(|e| e.to_string())?;
-                        let schema = flavors::detect(&db).await.map_err(|e| e.to_string());
-                        let out = match (schema, target) {
-                            (Err(e), _) => Ok(Msg::Flavors(Err(e))),
-                            (Ok(_), None) => Ok(Msg::Flavors(Ok(super::app::FlavorView { what: "no resource class given: modern Nova flavors need one (field Resource class)".into(), ..Default::default() }))),
-                            (Ok(schema), Some(_)) if apply => {
-                                let set = uuid::Uuid::new_v4().to_string();
-                                flavors::apply(&db, schema, &changes, &set).await.map(|_| Msg::FlavorsApplied(Ok(set))).map_err(|e| e.to_string())
-                            }
-                            (Ok(schema), Some(t)) => {
-                                let what = match &t {
-                                    flavors::FlavorTarget::DeployImages { .. } => "Juno/Kilo Nova copies the deploy images from the flavor: point them at Ironic's".to_string(),
-                                    flavors::FlavorTarget::ResourceClass(c) => format!("modern Nova schedules bare metal by resource class {}", flavors::custom_class(c)),
-                                };
-                                flavors::plan_changes(&db, schema, &t, &[]).await.map(|changes| Msg::Flavors(Ok(super::app::FlavorView { schema: format!("{schema:?}"), what, changes, applied: None }))).map_err(|e| e.to_string())
-                            }
-                        };
-                        db.close().await;
-                        out
-                    }
-                    .await;
-                    let _ = tx.send(match r {
-                        Ok(m) => m,
-                        Err(e) if apply => Msg::FlavorsApplied(Err(e)),
-                        Err(e) => Msg::Flavors(Err(e)),
-                    });
-                });
+                self.spawn(jobs::apply_flavors(self.app.connections.value(Field::NovaDb).to_string(), changes))
             }
             Effect::Verify => {
                 let (Some(prepared), Some(Ok(summary))) =
-                    (self.app.prepared.clone(), self.app.progress.finished.clone())
+                    (self.app.session.prepared.clone(), &self.app.progress.finished)
                 else {
                     return;
                 };
-                let Some(db) = prepared.target_db.clone() else { return };
-                let api_url = self.app.fields[F_API].value().to_string();
-                tokio::spawn(async move {
-                    let r = async {
-                        let runs = load_sql::runs(&db).await.map_err(|e| e.to_string())?;
-                        let run = rollback::pick_run(runs, Some(&summary.run_id)).map_err(|e| e.to_string())?;
-                        let api = if api_url.is_empty() {
-                            None
-                        } else {
-                            IronicApi::new(&api_url, None, prepared.target.schema.kind).ok()
-                        };
-                        let rep = verify::verify(&db, &run, &prepared.inventory, api.as_ref())
-                            .await
-                            .map_err(|e| e.to_string())?;
-                        if rep.differences.is_empty() {
-                            Ok(format!("{} nodes, {} ports: no differences", rep.nodes_checked, rep.ports_checked))
-                        } else {
-                            Err(format!(
-                                "{} difference(s): run `bm2ironic verify --run {}`",
-                                rep.differences.len(),
-                                run.id
-                            ))
-                        }
-                    }
-                    .await;
-                    let _ = tx.send(Msg::Verified(r));
-                });
+                if prepared.target_db.is_none() {
+                    return;
+                }
+                let run_id = summary.run_id.clone();
+                self.spawn(jobs::verify(prepared, run_id, self.app.connections.value(Field::IronicApi).to_string()));
             }
         }
     }

@@ -119,31 +119,51 @@ pub async fn build(dir: &Path) -> Result<Sandbox, SandboxError> {
     })
 }
 
+/// What a front end prefills for this sandbox: its connection URLs and plan options, as plain values
+/// (the wizard builds its own form from them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxPrefill {
+    pub nova_bm_db: String,
+    pub ironic_db: String,
+    pub nova_db: String,
+    pub deploy_kernel: String,
+    pub deploy_ramdisk: String,
+    pub default_arch: String,
+    pub resource_class: String,
+}
+
+/// How a front end runs on this sandbox: the log files to follow (name, path), that a takeover is
+/// simulated into them after a load, and where decisions are saved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxRun {
+    pub logs: Vec<(String, PathBuf)>,
+    pub simulate_takeover: bool,
+    pub resolutions_dir: PathBuf,
+}
+
 impl Sandbox {
-    /// The wizard's prefilled fields for this sandbox.
-    pub fn prefill(&self) -> crate::tui::Prefill {
-        crate::tui::Prefill {
-            nova_bm_db: Some(self.nova_bm_url.clone()),
-            ironic_db: Some(self.ironic_url.clone()),
-            nova_db: Some(self.nova_url.clone()),
-            ironic_url: None,
-            deploy_kernel: Some(self.deploy_kernel.clone()),
-            deploy_ramdisk: Some(self.deploy_ramdisk.clone()),
-            default_arch: Some("x86_64".into()),
-            resource_class: Some("baremetal".into()),
+    /// The values a front end prefills for this sandbox.
+    pub fn prefill(&self) -> SandboxPrefill {
+        SandboxPrefill {
+            nova_bm_db: self.nova_bm_url.clone(),
+            ironic_db: self.ironic_url.clone(),
+            nova_db: self.nova_url.clone(),
+            deploy_kernel: self.deploy_kernel.clone(),
+            deploy_ramdisk: self.deploy_ramdisk.clone(),
+            default_arch: "x86_64".into(),
+            resource_class: "baremetal".into(),
         }
     }
 
-    /// The wizard's runtime context: follow the sandbox's logs, simulate a takeover, save decisions here.
-    pub fn context(&self) -> crate::tui::Context {
-        crate::tui::Context {
+    /// Follow the sandbox's logs, simulate a takeover, save decisions here.
+    pub fn context(&self) -> SandboxRun {
+        SandboxRun {
             logs: vec![
                 ("ironic".into(), self.conductor_log.clone()),
                 ("nova-compute".into(), self.compute_log.clone()),
             ],
             simulate_takeover: true,
-            resolutions_dir: Some(self.dir.clone()),
-            auto_prepare: false,
+            resolutions_dir: self.dir.clone(),
         }
     }
 }

@@ -1,0 +1,148 @@
+//! What every screen shares: the header (mode, source -> target, the steps), the key bar and the
+//! help popup (both drawn from the screen's binding rows), the confirm popups, and small text helpers.
+
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::style::Color;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::Frame;
+
+use super::keys::Row;
+use super::screens::Screen;
+use super::session::Mode;
+use super::theme::Theme;
+use crate::core::db::url::redact_url;
+
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
+
+pub const SPINNER: [&str; 4] = ["|", "/", "-", "\\"];
+
+pub fn spinner(tick: usize) -> &'static str {
+    SPINNER[tick % 4]
+}
+
+/// Mode badge, source -> target, and the steps with the current one marked.
+pub fn header(f: &mut Frame, area: Rect, theme: Theme, mode: Mode, screen: Screen, source: &str, target: &str) {
+    let src = redact_url(source);
+    let tgt = if mode == Mode::ReadOnly { "(read only)".to_string() } else { redact_url(target) };
+    let w = area.width as usize;
+    let budget = w.saturating_sub(40) / 2;
+    let line1 = Line::from(vec![
+        Span::styled(format!(" {} ", mode.label()), theme.mode(mode)),
+        Span::raw(" bm2ironic  "),
+        Span::styled(endpoint_label(&src, budget), theme.fg(Color::Cyan)),
+        Span::raw(" -> "),
+        Span::styled(endpoint_label(&tgt, budget), theme.fg(Color::Magenta)),
+    ]);
+    let mut steps: Vec<Span> = vec![Span::raw(" ")];
+    let shown: Vec<Screen> = if mode == Mode::ReadOnly { vec![Screen::Inventory] } else { Screen::STEPS.to_vec() };
+    let narrow = area.width < 100;
+    for (i, s) in shown.iter().enumerate() {
+        let current = *s == screen || (screen == Screen::Logs && *s == Screen::Progress);
+        let text = if narrow && !current { format!("{}", i + 1) } else { format!("{} {}", i + 1, s.title()) };
+        steps.push(if current {
+            Span::styled(format!("[{text}]"), theme.key())
+        } else {
+            Span::styled(format!(" {text} "), theme.dim())
+        });
+        if i + 1 < shown.len() {
+            steps.push(Span::styled(" > ", theme.dim()));
+        }
+    }
+    f.render_widget(Paragraph::new(vec![line1, Line::from(steps)]), area);
+}
+
+/// A database for the header: the (redacted) URL, or for a SQLite file too long to show, its name.
+fn endpoint_label(url: &str, max: usize) -> String {
+    if url.chars().count() <= max {
+        return url.to_string();
+    }
+    if let Some(path) = url.strip_prefix("sqlite:") {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let label = format!("sqlite …/{name}");
+        return if label.chars().count() <= max { label } else { shorten(name, max) };
+    }
+    shorten(url, max)
+}
+
+/// Keeps the start (titles): "nova_bm: 36 nodes ... …".
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(max.saturating_sub(1)).collect();
+    format!("{head}…")
+}
+
+/// Keeps the end (paths): "…/nova_bm.sqlite".
+pub fn shorten(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max || max < 5 {
+        return s.to_string();
+    }
+    let tail: String = s.chars().skip(n - (max - 1)).collect();
+    format!("…{tail}")
+}
+
+pub fn dash(v: Option<&str>) -> String {
+    v.unwrap_or("-").to_string()
+}
+
+pub fn short_uuid(v: Option<&str>) -> String {
+    v.map(|u| u.chars().take(8).collect()).unwrap_or_else(|| "-".into())
+}
+
+/// The key bar: as many of the rows that show there as fit, `?` help always last.
+pub fn key_bar(f: &mut Frame, area: Rect, theme: Theme, rows: &[Row]) {
+    let shown: Vec<(&str, &str)> = rows.iter().filter_map(Row::in_bar).collect();
+    let (help, rest): (Vec<_>, Vec<_>) = shown.into_iter().partition(|(k, _)| *k == "?");
+    let help_w = help.first().map(|(k, w)| k.len() + w.len() + 2).unwrap_or(0);
+    let mut spans = vec![Span::raw(" ")];
+    let mut used = 1;
+    for (k, what) in rest {
+        let w = k.chars().count() + what.chars().count() + 3;
+        if used + w + help_w > area.width as usize {
+            break;
+        }
+        used += w;
+        spans.push(Span::styled(k, theme.key()));
+        spans.push(Span::raw(format!(" {what}  ")));
+    }
+    for (k, what) in help {
+        spans.push(Span::styled(k, theme.key()));
+        spans.push(Span::raw(format!(" {what}")));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The help popup: every row of the screen, then the rows that work everywhere (`trailer`).
+pub fn help(f: &mut Frame, area: Rect, theme: Theme, title: &str, rows: &[Row], trailer: &[Row]) {
+    let mut lines = vec![Line::from(Span::styled(format!("{title}: keys"), theme.key())), Line::from("")];
+    let line = |r: &Row| Line::from(vec![Span::styled(format!("{:>12}  ", r.label), theme.key()), Span::raw(r.what)]);
+    lines.extend(rows.iter().map(line));
+    lines.push(Line::from(""));
+    lines.extend(trailer.iter().map(line));
+    lines.push(Line::from(Span::styled("any key closes this help", theme.dim())));
+    let h = (lines.len() as u16 + 2).min(area.height);
+    let r = centered(area, 56, h);
+    f.render_widget(Clear, r);
+    f.render_widget(Paragraph::new(lines).block(Block::bordered().title(" Help ")), r);
+}
+
+/// A question over the screen (quit? cancel?).
+pub fn popup(f: &mut Frame, area: Rect, theme: Theme, title: &str, lines: &[&str]) {
+    let r = centered(area, 50, lines.len() as u16 + 2);
+    f.render_widget(Clear, r);
+    let text: Vec<Line> = lines.iter().map(|l| Line::from(*l)).collect();
+    f.render_widget(
+        Paragraph::new(text).block(Block::bordered().title(Span::styled(format!(" {title} "), theme.bad()))),
+        r,
+    );
+}
+
+fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let [r] = Layout::horizontal([Constraint::Length(w.min(area.width))]).flex(Flex::Center).areas(area);
+    let [r] = Layout::vertical([Constraint::Length(h.min(area.height))]).flex(Flex::Center).areas(r);
+    r
+}

@@ -1,0 +1,204 @@
+//! The wizard's background work, one async function per job: each takes plain values (no `App`),
+//! calls the core, and ends in the message that reports it. The runtime (`run.rs`) only spawns them
+//! and forwards what they return; `update` turns the messages into state.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use tokio_util::sync::CancellationToken;
+
+use super::app::{Field, FieldKind, FlavorView, Msg};
+use super::error::JobError;
+use crate::core::db::conf::{ConnectionSettings, Origin, Setting};
+use crate::core::db::url::DbUrl;
+use crate::core::db::{Access, Db};
+use crate::core::ironic::api::IronicApi;
+use crate::core::ironic::target::TargetKind;
+use crate::core::migrate::conflict::Resolutions;
+use crate::core::migrate::flavors::{self, FlavorTarget, SpecChange};
+use crate::core::migrate::load_sql::{self, LoadRequest};
+use crate::core::migrate::plan::{Plan, PlanOptions};
+use crate::core::migrate::prepare::{self, Prepared};
+use crate::core::migrate::{rollback, verify};
+
+/// The connection values of the form, as typed (empty: not given).
+#[derive(Debug, Clone, Default)]
+pub struct Connections {
+    pub nova_bm_db: String,
+    pub ironic_db: String,
+    pub nova_db: String,
+    pub ironic_api: String,
+}
+
+impl Connections {
+    pub fn settings(&self) -> Result<ConnectionSettings, JobError> {
+        let db = |v: &str| -> Result<Option<Setting<DbUrl>>, JobError> {
+            if v.is_empty() {
+                return Ok(None);
+            }
+            Ok(Some(Setting { value: DbUrl::parse(v)?, origin: Origin::Flag }))
+        };
+        let api = &self.ironic_api;
+        Ok(ConnectionSettings {
+            nova_bm_db: db(&self.nova_bm_db)?,
+            ironic_db: db(&self.ironic_db)?,
+            nova_db: db(&self.nova_db)?,
+            ironic_url: (!api.is_empty()).then(|| Setting { value: api.to_string(), origin: Origin::Flag }),
+            nova_conf: None,
+            ironic_conf: None,
+        })
+    }
+}
+
+/// ^T on a field: the Ironic API's version, or the database server's, and how long it took.
+pub async fn test_connection(field: Field, kind: FieldKind, value: String) -> Msg {
+    let result = if kind == FieldKind::Http { test_api(&value).await } else { test_db(&value).await };
+    Msg::Tested { field, result }
+}
+
+async fn test_api(url: &str) -> Result<String, JobError> {
+    let api = IronicApi::new(url, None, TargetKind::Modern)?;
+    let started = Instant::now();
+    let v = api.get("/v1").await?;
+    Ok(format!(
+        "Ironic API {} in {} ms",
+        v["version"]["version"].as_str().unwrap_or("?"),
+        started.elapsed().as_millis()
+    ))
+}
+
+async fn test_db(url: &str) -> Result<String, JobError> {
+    let db = Db::connect_with(&DbUrl::parse(url)?, Access::ReadOnly, 1).await?;
+    let s = format!("{} in {} ms", db.server_version, db.latency.as_millis());
+    db.close().await;
+    Ok(s)
+}
+
+/// Reads nova_bm (and the target unless read-only) and plans.
+pub async fn prepare(connections: Connections, opts: PlanOptions, res: Resolutions, read_only: bool) -> Msg {
+    let r = async {
+        let settings = connections.settings()?;
+        let p = if read_only {
+            prepare::browse(&settings, &opts, &res).await?
+        } else {
+            prepare::prepare(&settings, &opts, &res, None).await?
+        };
+        Ok(Arc::new(p))
+    }
+    .await;
+    Msg::Prepared(r)
+}
+
+/// The load into the target database. Progress goes to `tx` as `Msg::Load` while it runs; the
+/// returned message is the end. With `simulate` (the demo), a takeover is then written into those logs.
+pub async fn load(
+    prepared: Arc<Prepared>,
+    plan: Plan,
+    rehearse: bool,
+    cancel: CancellationToken,
+    tx: UnboundedSender<Msg>,
+    simulate: Option<Vec<(String, PathBuf)>>,
+) -> Msg {
+    let Some(db) = prepared.target_db.clone() else {
+        return Msg::LoadDone(Err(JobError::Prepare(prepare::PrepareError::NoTarget)));
+    };
+    let (etx, mut erx) = unbounded_channel();
+    let fwd = tokio::spawn(async move {
+        while let Some(ev) = erx.recv().await {
+            if tx.send(Msg::Load(ev)).is_err() {
+                return;
+            }
+        }
+    });
+    let req = LoadRequest {
+        plan: &plan,
+        schema: &prepared.target.schema,
+        rehearse,
+        source: prepared.source.clone(),
+        run_id: uuid::Uuid::new_v4().to_string(),
+    };
+    let r = load_sql::load_db(&db, req, &etx, &cancel).await;
+    drop(etx);
+    let _ = fwd.await;
+    if let (Ok(_), Some(logs)) = (&r, simulate) {
+        super::demo::simulate_takeover(&plan, &logs);
+    }
+    Msg::LoadDone(r.map_err(JobError::from))
+}
+
+/// Writes the operator's decisions where they can be replayed (`migrate --resolutions FILE`).
+pub fn save_resolutions(path: String, text: String) -> Msg {
+    Msg::Saved(std::fs::write(&path, text).map(|_| path.clone()).map_err(|source| JobError::Save { path, source }))
+}
+
+/// The flavor change the Nova DB needs for `target` (None: no resource class given for modern Nova).
+pub async fn plan_flavors(nova_db: String, target: Option<FlavorTarget>) -> Msg {
+    let r = async {
+        let db = Db::connect(&DbUrl::parse(&nova_db)?, Access::ReadOnly).await?;
+        let out = plan_flavors_on(&db, target).await;
+        db.close().await;
+        out
+    }
+    .await;
+    Msg::Flavors(r)
+}
+
+async fn plan_flavors_on(db: &Db, target: Option<FlavorTarget>) -> Result<FlavorView, JobError> {
+    let schema = flavors::detect(db).await?;
+    let Some(t) = target else {
+        return Ok(FlavorView {
+            what: "no resource class given: modern Nova flavors need one (field Resource class)".into(),
+            ..Default::default()
+        });
+    };
+    let what = match &t {
+        FlavorTarget::DeployImages { .. } => {
+            "Juno/Kilo Nova copies the deploy images from the flavor: point them at Ironic's".to_string()
+        }
+        FlavorTarget::ResourceClass(c) => {
+            format!("modern Nova schedules bare metal by resource class {}", flavors::custom_class(c))
+        }
+    };
+    let changes = flavors::plan_changes(db, schema, &t, &[]).await?;
+    Ok(FlavorView { schema: format!("{schema:?}"), what, changes, applied: None })
+}
+
+/// Applies the planned flavor change to the Nova DB in one transaction, as a new change set.
+pub async fn apply_flavors(nova_db: String, changes: Vec<SpecChange>) -> Msg {
+    let r = async {
+        let db = Db::connect(&DbUrl::parse(&nova_db)?, Access::ReadWrite).await?;
+        let out = async {
+            let schema = flavors::detect(&db).await?;
+            let set = uuid::Uuid::new_v4().to_string();
+            flavors::apply(&db, schema, &changes, &set).await?;
+            Ok(set)
+        }
+        .await;
+        db.close().await;
+        out
+    }
+    .await;
+    Msg::FlavorsApplied(r)
+}
+
+/// After a committed load: what the target holds compared with nova_bm (and the API when given).
+pub async fn verify(prepared: Arc<Prepared>, run_id: String, api_url: String) -> Msg {
+    let r = async {
+        let Some(db) = prepared.target_db.as_ref() else {
+            return Err(JobError::Prepare(prepare::PrepareError::NoTarget));
+        };
+        let run = rollback::pick_run(load_sql::runs(db).await?, Some(&run_id))?;
+        let api =
+            if api_url.is_empty() { None } else { IronicApi::new(&api_url, None, prepared.target.schema.kind).ok() };
+        let rep = verify::verify(db, &run, &prepared.inventory, api.as_ref()).await?;
+        if rep.differences.is_empty() {
+            Ok(format!("{} nodes, {} ports: no differences", rep.nodes_checked, rep.ports_checked))
+        } else {
+            Err(JobError::Differences { count: rep.differences.len(), run: run.id })
+        }
+    }
+    .await;
+    Msg::Verified(r)
+}

@@ -1,0 +1,153 @@
+//! Step 5, confirm: what the load will do, and the go-ahead (LIVE wants the word `migrate` typed).
+
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent};
+use ratatui::layout::Rect;
+use ratatui::style::Color;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::Frame;
+use tui_input::backend::crossterm::EventHandler;
+use tui_input::Input;
+
+use super::{Ctx, Out, Page, Screen};
+use crate::core::db::url::redact_url;
+use crate::tui::keys::{code, Bar, Binding};
+use crate::tui::session::{Mode, Session};
+use crate::tui::theme::Theme;
+
+#[derive(Debug, Clone, Default)]
+pub struct Confirm {
+    pub word: Input,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Act {
+    Start,
+    Back,
+}
+
+static TYPE_WORD: Binding<Act> = Binding { keys: &[], label: "type", what: "the word", bar: Bar::Yes };
+static TYPE_NOTHING: Binding<Act> = Binding { keys: &[], label: "type", what: "-", bar: Bar::Yes };
+static START: Binding<Act> =
+    Binding { keys: &[(code(KeyCode::Enter), Act::Start)], label: "Enter", what: "start", bar: Bar::Yes };
+static BACK: Binding<Act> =
+    Binding { keys: &[(code(KeyCode::Esc), Act::Back)], label: "Esc", what: "back", bar: Bar::Yes };
+static LIVE: [&Binding<Act>; 3] = [&TYPE_WORD, &START, &BACK];
+static REHEARSAL: [&Binding<Act>; 3] = [&TYPE_NOTHING, &START, &BACK];
+
+/// The word a LIVE load wants typed.
+pub const WORD: &str = "migrate";
+
+impl Confirm {
+    pub fn reset(&mut self) {
+        self.word.reset();
+    }
+
+    pub fn render(&self, f: &mut Frame, area: Rect, theme: Theme, session: &Session, target: &str) {
+        let (create, skip, maint, ports) = session.plan_counts();
+        let kind = session
+            .prepared
+            .as_ref()
+            .map(|p| format!("{:?} Ironic (schema {})", p.target.schema.kind, p.target.schema.schema))
+            .unwrap_or_default();
+        let mut lines = vec![
+            Line::from(""),
+            Line::from(vec![Span::raw("  Target        "), Span::styled(redact_url(target), theme.fg(Color::Magenta))]),
+            Line::from(format!("  Schema        {kind}")),
+            Line::from("  Load path     SQL, one transaction (all or nothing)"),
+            Line::from(""),
+            Line::from(format!("  Create        {create} nodes, {ports} ports")),
+            Line::from(format!("  Skip          {skip} nodes")),
+            Line::from(format!("  Maintenance   {maint} nodes (held, with a reason)")),
+            Line::from(""),
+        ];
+        for w in session.plan.as_ref().map(|p| p.warnings.clone()).unwrap_or_default() {
+            lines.push(Line::from(Span::styled(format!("  warning: {w}"), theme.warn())));
+        }
+        lines.push(Line::from(""));
+        match session.mode {
+            Mode::Live => {
+                lines.push(Line::from(Span::styled("  LIVE: this writes into the Ironic database.", theme.bad())));
+                lines.push(Line::from(vec![
+                    Span::raw("  Type "),
+                    Span::styled(WORD, theme.key()),
+                    Span::raw(" and press Enter: "),
+                    Span::styled(self.word.value().to_string(), theme.selected()),
+                ]));
+            }
+            _ => {
+                lines.push(Line::from(Span::styled(
+                    "  REHEARSAL: everything is written, then rolled back. Nothing will stay.",
+                    theme.warn(),
+                )));
+                lines.push(Line::from("  Press Enter to start the rehearsal."));
+            }
+        }
+        f.render_widget(
+            Paragraph::new(lines).block(Block::bordered().title(" Ready ")).wrap(Wrap { trim: false }),
+            area,
+        );
+    }
+}
+
+impl Page for Confirm {
+    type Act = Act;
+
+    fn table(&self, cx: &Ctx) -> Vec<&'static Binding<Act>> {
+        if cx.session.mode == Mode::Live {
+            LIVE.to_vec()
+        } else {
+            REHEARSAL.to_vec()
+        }
+    }
+
+    fn act(&mut self, act: Act, cx: &Ctx) -> Vec<Out> {
+        match act {
+            Act::Back => vec![Out::Go(if cx.nova_given { Screen::Flavors } else { Screen::Conflicts })],
+            Act::Start => {
+                let rehearse = cx.session.mode != Mode::Live;
+                if !rehearse && self.word.value().trim() != WORD {
+                    return vec![Out::Toast(format!("type the word {WORD} to start the LIVE load"))];
+                }
+                vec![Out::StartLoad { rehearse }]
+            }
+        }
+    }
+
+    fn other(&mut self, key: KeyEvent, _cx: &Ctx) -> Vec<Out> {
+        self.word.handle_event(&Event::Key(key));
+        vec![]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::keys::ch;
+    use crate::tui::screens::fixture;
+
+    #[test]
+    fn live_wants_the_word() {
+        let s = fixture::session(Mode::Live);
+        let cx = fixture::ctx(&s);
+        let mut c = Confirm::default();
+        let out = c.on_key(code(KeyCode::Enter).event(), &cx);
+        assert!(matches!(&out[..], [Out::Toast(_)]));
+        for k in WORD.chars() {
+            c.on_key(ch(k).event(), &cx);
+        }
+        assert_eq!(c.on_key(code(KeyCode::Enter).event(), &cx), vec![Out::StartLoad { rehearse: false }]);
+        let r = fixture::session(Mode::Rehearsal);
+        let out = Confirm::default().on_key(code(KeyCode::Enter).event(), &fixture::ctx(&r));
+        assert_eq!(out, vec![Out::StartLoad { rehearse: true }]);
+    }
+
+    #[test]
+    fn snapshot() {
+        let s = fixture::session(Mode::Live);
+        let c = Confirm { word: Input::new("migr".into()) };
+        let text =
+            fixture::render(100, 22, |f| c.render(f, f.area(), Theme { color: false }, &s, "mysql://u:pw@db/ironic"));
+        insta::assert_snapshot!(text);
+    }
+}

@@ -1,0 +1,53 @@
+//! Plain data for the screens' tests: the demo inventory planned against an empty modern Ironic,
+//! in memory (no database), and a renderer to text.
+
+use std::sync::Arc;
+
+use ratatui::backend::TestBackend;
+use ratatui::{Frame, Terminal};
+
+use super::{Ctx, Screen};
+use crate::core::demo::fixture::Fixture;
+use crate::core::ironic::target::{TargetKind, TargetSchema, TargetState};
+use crate::core::migrate::plan::{self, PlanOptions};
+use crate::core::migrate::prepare::Prepared;
+use crate::core::source::model::Inventory;
+use crate::tui::session::{Mode, Session};
+
+pub fn options() -> PlanOptions {
+    PlanOptions {
+        default_arch: Some("x86_64".into()),
+        deploy_kernel: Some("file:///srv/deploy.kernel".into()),
+        deploy_ramdisk: Some("file:///srv/deploy.initramfs".into()),
+        resource_class: Some("baremetal".into()),
+        ..Default::default()
+    }
+}
+
+/// The demo's 36 nodes, planned (with its undecided conflicts).
+pub fn session(mode: Mode) -> Session {
+    let f = Fixture::demo();
+    let inventory = Inventory::join(f.nodes, f.interfaces);
+    let target = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
+    let opts = options();
+    let plan = plan::plan(&inventory, &target, None, &opts, &Default::default());
+    let prepared = Prepared { inventory, target_db: None, target, nova: None, plan, source: "demo".into() };
+    let mut s = Session::new(mode, opts.clone(), Default::default());
+    s.set_prepared(Arc::new(prepared), &opts);
+    s
+}
+
+pub fn ctx(session: &Session) -> Ctx<'_> {
+    Ctx { session, nova_given: true, flavors_known: false, running: false, logs_back: Screen::Inventory, busy: false }
+}
+
+/// Draws with `draw` on a `w`x`h` test terminal; the screen as lines of text.
+pub fn render(w: u16, h: u16, draw: impl FnOnce(&mut Frame)) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(draw).unwrap();
+    let buf = t.backend().buffer();
+    (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>().trim_end().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}

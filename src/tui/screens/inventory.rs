@@ -1,0 +1,491 @@
+//! Step 2, the inventory: every nova_bm node (filtered, sorted; only the visible rows are built, so
+//! 100,000 nodes stay smooth) and, beside it, the selected node as nova_bm has it and as Ironic will.
+
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Wrap};
+use ratatui::Frame;
+use tui_input::backend::crossterm::EventHandler;
+use tui_input::Input;
+
+use super::{Ctx, Out, Page, Screen};
+use crate::tui::chrome::{clip, dash, short_uuid};
+use crate::tui::keys::{ch, code, Bar, Binding};
+use crate::tui::session::{Mode, Session};
+use crate::tui::theme::Theme;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    Id,
+    Host,
+    State,
+    Conflicts,
+}
+
+#[derive(Debug, Clone)]
+pub struct Inventory {
+    pub selected: usize,
+    pub filter: Input,
+    pub filtering: bool,
+    pub sort: SortKey,
+    pub sort_desc: bool,
+    /// indices into `inventory.nodes`, filtered and sorted
+    pub rows: Vec<usize>,
+}
+
+impl Default for Inventory {
+    fn default() -> Self {
+        Inventory {
+            selected: 0,
+            filter: Input::default(),
+            filtering: false,
+            sort: SortKey::Id,
+            sort_desc: false,
+            rows: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Act {
+    Down,
+    Up,
+    PageDown,
+    PageUp,
+    First,
+    Last,
+    Filter,
+    Sort,
+    Reverse,
+    Conflicts,
+    Back,
+    KeepFilter,
+    ClearFilter,
+}
+
+const PAGE: usize = 10;
+
+static MOVE: Binding<Act> = Binding {
+    keys: &[(code(KeyCode::Up), Act::Up), (code(KeyCode::Down), Act::Down), (ch('j'), Act::Down), (ch('k'), Act::Up)],
+    label: "↑/↓ j/k",
+    what: "move",
+    bar: Bar::Yes,
+};
+static PAGE_KEYS: Binding<Act> = Binding {
+    keys: &[(code(KeyCode::PageUp), Act::PageUp), (code(KeyCode::PageDown), Act::PageDown)],
+    label: "PgUp/PgDn",
+    what: "page",
+    bar: Bar::Yes,
+};
+static ENDS: Binding<Act> = Binding {
+    keys: &[
+        (code(KeyCode::Home), Act::First),
+        (code(KeyCode::End), Act::Last),
+        (ch('g'), Act::First),
+        (ch('G'), Act::Last),
+    ],
+    label: "Home/End g/G",
+    what: "first/last",
+    bar: Bar::No,
+};
+static FILTER: Binding<Act> = Binding { keys: &[(ch('/'), Act::Filter)], label: "/", what: "filter", bar: Bar::Yes };
+static SORT: Binding<Act> = Binding { keys: &[(ch('s'), Act::Sort)], label: "s", what: "sort", bar: Bar::Yes };
+static REVERSE: Binding<Act> = Binding { keys: &[(ch('r'), Act::Reverse)], label: "r", what: "reverse", bar: Bar::Yes };
+static NEXT: Binding<Act> = Binding {
+    keys: &[(ch('n'), Act::Conflicts), (code(KeyCode::Right), Act::Conflicts)],
+    label: "n →",
+    what: "conflicts",
+    bar: Bar::As("n", "conflicts"),
+};
+static BACK: Binding<Act> =
+    Binding { keys: &[(code(KeyCode::Esc), Act::Back)], label: "Esc", what: "back", bar: Bar::Yes };
+static BROWSE: [&Binding<Act>; 6] = [&MOVE, &PAGE_KEYS, &ENDS, &FILTER, &SORT, &REVERSE];
+
+static TYPE: Binding<Act> = Binding { keys: &[], label: "type", what: "filter", bar: Bar::Yes };
+static KEEP: Binding<Act> =
+    Binding { keys: &[(code(KeyCode::Enter), Act::KeepFilter)], label: "Enter", what: "keep", bar: Bar::Yes };
+static CLEAR: Binding<Act> =
+    Binding { keys: &[(code(KeyCode::Esc), Act::ClearFilter)], label: "Esc", what: "clear", bar: Bar::Yes };
+static FILTERING: [&Binding<Act>; 3] = [&TYPE, &KEEP, &CLEAR];
+
+impl Inventory {
+    /// Re-filters and re-sorts the rows (after a filter or sort key, or a new plan).
+    pub fn refresh(&mut self, session: &Session) {
+        let Some(p) = &session.prepared else {
+            self.rows.clear();
+            return;
+        };
+        let f = self.filter.value().to_lowercase();
+        let mut rows: Vec<usize> = p
+            .inventory
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| {
+                f.is_empty() || {
+                    let b = &n.node;
+                    [
+                        b.uuid.as_deref(),
+                        b.service_host.as_deref(),
+                        b.task_state.as_deref(),
+                        b.instance_uuid.as_deref(),
+                        b.pm_address.as_deref(),
+                    ]
+                    .iter()
+                    .flatten()
+                    .any(|s| s.to_lowercase().contains(&f))
+                        || b.id.to_string() == f
+                        || n.interfaces
+                            .iter()
+                            .any(|i| i.address.as_deref().is_some_and(|a| a.to_lowercase().contains(&f)))
+                }
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let nodes = &p.inventory.nodes;
+        match self.sort {
+            SortKey::Id => rows.sort_by_key(|&i| nodes[i].node.id),
+            SortKey::Host => rows.sort_by(|&a, &b| {
+                nodes[a]
+                    .node
+                    .service_host
+                    .cmp(&nodes[b].node.service_host)
+                    .then(nodes[a].node.id.cmp(&nodes[b].node.id))
+            }),
+            SortKey::State => rows.sort_by(|&a, &b| {
+                nodes[a].node.task_state.cmp(&nodes[b].node.task_state).then(nodes[a].node.id.cmp(&nodes[b].node.id))
+            }),
+            SortKey::Conflicts => {
+                let keys: Vec<(usize, bool)> = rows.iter().map(|&i| session.node_marker(nodes[i].node.id)).collect();
+                let mut paired: Vec<(usize, (usize, bool))> = rows.iter().copied().zip(keys).collect();
+                paired.sort_by(|a, b| {
+                    (b.1 .1, b.1 .0).cmp(&(a.1 .1, a.1 .0)).then(nodes[a.0].node.id.cmp(&nodes[b.0].node.id))
+                });
+                rows = paired.into_iter().map(|(i, _)| i).collect();
+            }
+        }
+        if self.sort_desc {
+            rows.reverse();
+        }
+        self.rows = rows;
+        if self.selected >= self.rows.len() {
+            self.selected = self.rows.len().saturating_sub(1);
+        }
+    }
+
+    pub fn render(&self, f: &mut Frame, area: Rect, theme: Theme, session: &Session) {
+        let Some(p) = &session.prepared else {
+            f.render_widget(Paragraph::new("no inventory loaded").block(Block::bordered()), area);
+            return;
+        };
+        let wide = area.width >= 110;
+        let (table_area, detail_area) = if wide {
+            let [a, b] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(area);
+            (a, b)
+        } else {
+            let [a, b] = Layout::vertical([Constraint::Min(6), Constraint::Length(9)]).areas(area);
+            (a, b)
+        };
+        let s = &session.inv_summary;
+        let states: Vec<String> = s.by_state.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let sort = match self.sort {
+            SortKey::Id => "id",
+            SortKey::Host => "host",
+            SortKey::State => "state",
+            SortKey::Conflicts => "conflicts",
+        };
+        let filter = if self.filtering || !self.filter.value().is_empty() {
+            format!(" filter: {}{} ", self.filter.value(), if self.filtering { "▏" } else { "" })
+        } else {
+            String::new()
+        };
+        let title = format!(
+            " nova_bm: {} nodes ({} live, {} deleted) | sort {sort}{} {filter}",
+            s.nodes,
+            s.live,
+            s.soft_deleted,
+            if self.sort_desc { " desc" } else { "" }
+        );
+        let bottom = format!(" {} ", states.join(", "));
+        let block = Block::bordered()
+            .title(clip(&title, table_area.width as usize - 2))
+            .title_bottom(clip(&bottom, table_area.width as usize - 2));
+        let inner_h = block.inner(table_area).height.saturating_sub(1) as usize;
+        // only the visible rows are built (smooth with 100,000 nodes)
+        let sel = self.selected;
+        let offset = if sel >= inner_h { sel + 1 - inner_h } else { 0 };
+        let with_size = !wide || table_area.width > 100;
+        let rows: Vec<Row> = self
+            .rows
+            .iter()
+            .enumerate()
+            .skip(offset)
+            .take(inner_h)
+            .map(|(i, &ni)| {
+                let n = &p.inventory.nodes[ni];
+                let b = &n.node;
+                let (count, blocking) = session.node_marker(b.id);
+                let marker = if blocking {
+                    Span::styled("!", theme.bad())
+                } else if count > 0 {
+                    Span::styled("~", theme.warn())
+                } else {
+                    Span::raw(" ")
+                };
+                let state = if b.deleted { "(deleted)".to_string() } else { dash(b.task_state.as_deref()) };
+                let style = if i == sel {
+                    theme.selected()
+                } else if b.deleted {
+                    theme.dim()
+                } else {
+                    Style::new()
+                };
+                let mut cells = vec![
+                    Cell::from(marker),
+                    Cell::from(b.id.to_string()),
+                    Cell::from(short_uuid(b.uuid.as_deref())),
+                    Cell::from(dash(b.service_host.as_deref())),
+                    Cell::from(state),
+                    Cell::from(short_uuid(b.instance_uuid.as_deref())),
+                ];
+                if with_size {
+                    cells.push(Cell::from(format!(
+                        "{}/{}/{}",
+                        b.cpus.map(|v| v.to_string()).unwrap_or("-".into()),
+                        b.memory_mb.map(|v| (v / 1024).to_string()).unwrap_or("-".into()),
+                        b.local_gb.map(|v| v.to_string()).unwrap_or("-".into())
+                    )));
+                }
+                cells.push(Cell::from(dash(b.pm_address.as_deref())));
+                cells.push(Cell::from(n.interfaces.len().to_string()));
+                Row::new(cells).style(style)
+            })
+            .collect();
+        let mut widths = vec![
+            Constraint::Length(1),
+            Constraint::Length(5),
+            Constraint::Length(8),
+            Constraint::Length(13),
+            Constraint::Length(13),
+            Constraint::Length(8),
+        ];
+        let mut header = vec!["", "ID", "UUID", "HOST", "STATE", "INSTANCE"];
+        if with_size {
+            widths.push(Constraint::Length(11));
+            header.push("CPU/GB/DISK");
+        }
+        widths.extend([Constraint::Min(9), Constraint::Length(4)]);
+        header.extend(["BMC", "MACS"]);
+        let table = Table::new(rows, widths).header(Row::new(header).style(theme.key())).block(block).column_spacing(1);
+        f.render_widget(table, table_area);
+        self.render_detail(f, detail_area, theme, session);
+    }
+
+    fn render_detail(&self, f: &mut Frame, area: Rect, theme: Theme, session: &Session) {
+        let Some(p) = &session.prepared else { return };
+        let Some(&ni) = self.rows.get(self.selected) else {
+            f.render_widget(Paragraph::new("no node matches").block(Block::bordered().title(" Node ")), area);
+            return;
+        };
+        let n = &p.inventory.nodes[ni];
+        let b = &n.node;
+        let plan_node = session.plan.as_ref().and_then(|pl| pl.nodes.iter().find(|x| x.nova_bm_id == b.id));
+        let target = plan_node.and_then(|x| x.node.as_ref());
+        let action = plan_node
+            .map(|x| serde_json::to_value(x.action).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default())
+            .unwrap_or_else(|| "-".into());
+        let mut lines: Vec<Line> = Vec::new();
+        let row = |k: &str, src: String, dst: String| {
+            Line::from(vec![
+                Span::styled(format!("{k:<11}"), theme.dim()),
+                Span::raw(format!("{src:<18} ")),
+                Span::styled(dst, theme.fg(Color::Magenta)),
+            ])
+        };
+        let or_dash = |v: Option<String>| v.unwrap_or("-".into());
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<11}{:<18} ", "", "nova_bm"), theme.key()),
+            Span::styled("Ironic", theme.key()),
+        ]));
+        lines.push(row("action", String::new(), action));
+        lines.push(row("uuid", short_uuid(b.uuid.as_deref()), or_dash(target.map(|t| short_uuid(Some(&t.uuid))))));
+        lines.push(row(
+            "state",
+            dash(b.task_state.as_deref()),
+            or_dash(target.map(|t| t.provision_state.clone().unwrap_or("(none)".into()))),
+        ));
+        lines.push(row(
+            "instance",
+            short_uuid(b.instance_uuid.as_deref()),
+            or_dash(target.map(|t| short_uuid(t.instance_uuid.as_deref()))),
+        ));
+        lines.push(row("power", "(not stored)".into(), or_dash(target.map(|_| "read from BMC".to_string()))));
+        lines.push(row("driver", String::new(), or_dash(target.map(|t| t.driver.clone()))));
+        lines.push(row(
+            "bmc",
+            format!("{}@{}", dash(b.pm_user.as_deref()), dash(b.pm_address.as_deref())),
+            or_dash(
+                target.and_then(|t| t.driver_info.get("ipmi_address").map(|v| v.as_str().unwrap_or("").to_string())),
+            ),
+        ));
+        lines.push(row(
+            "password",
+            if b.pm_password.is_some() { "***".into() } else { "-".into() },
+            or_dash(target.map(|t| {
+                if t.driver_info.has_secret("ipmi_password") {
+                    "***".to_string()
+                } else {
+                    "-".to_string()
+                }
+            })),
+        ));
+        lines.push(row(
+            "properties",
+            format!("{}c {}MB {}GB", b.cpus.unwrap_or(0), b.memory_mb.unwrap_or(0), b.local_gb.unwrap_or(0)),
+            or_dash(
+                target.map(|t| t.properties.get("cpu_arch").and_then(|v| v.as_str()).unwrap_or("no arch").to_string()),
+            ),
+        ));
+        if let Some(t) = target.filter(|t| t.maintenance) {
+            lines.push(Line::from(Span::styled(
+                format!("maintenance: {}", t.maintenance_reason.clone().unwrap_or_default()),
+                theme.warn(),
+            )));
+        }
+        for i in &n.interfaces {
+            let dst = plan_node
+                .and_then(|x| x.ports.iter().find(|p| p.nova_bm_interface_id == i.id))
+                .map(|p| p.address.clone())
+                .unwrap_or("(not migrated)".into());
+            lines.push(row("mac", dash(i.address.as_deref()), dst));
+        }
+        if let Some(pn) = plan_node {
+            for c in &pn.conflicts {
+                lines.push(Line::from(Span::styled(format!("! {c}"), theme.bad())));
+            }
+        }
+        f.render_widget(
+            Paragraph::new(lines).block(Block::bordered().title(format!(" Node {} ", b.id))).wrap(Wrap { trim: false }),
+            area,
+        );
+    }
+}
+
+impl Page for Inventory {
+    type Act = Act;
+
+    fn table(&self, cx: &Ctx) -> Vec<&'static Binding<Act>> {
+        if self.filtering {
+            return FILTERING.to_vec();
+        }
+        let mut t = BROWSE.to_vec();
+        if cx.session.mode != Mode::ReadOnly {
+            t.extend([&NEXT, &BACK]);
+        }
+        t
+    }
+
+    fn act(&mut self, act: Act, cx: &Ctx) -> Vec<Out> {
+        let last = self.rows.len().saturating_sub(1);
+        let s = &mut self.selected;
+        match act {
+            Act::Down => *s = (*s + 1).min(last),
+            Act::Up => *s = s.saturating_sub(1),
+            Act::PageDown => *s = (*s + PAGE).min(last),
+            Act::PageUp => *s = s.saturating_sub(PAGE),
+            Act::First => *s = 0,
+            Act::Last => *s = last,
+            Act::Filter => self.filtering = true,
+            Act::Sort => {
+                self.sort = match self.sort {
+                    SortKey::Id => SortKey::Host,
+                    SortKey::Host => SortKey::State,
+                    SortKey::State => SortKey::Conflicts,
+                    SortKey::Conflicts => SortKey::Id,
+                };
+                self.refresh(cx.session);
+            }
+            Act::Reverse => {
+                self.sort_desc = !self.sort_desc;
+                self.refresh(cx.session);
+            }
+            Act::Conflicts => return vec![Out::Go(Screen::Conflicts)],
+            Act::Back => return vec![Out::Go(Screen::Credentials)],
+            Act::KeepFilter => self.filtering = false,
+            Act::ClearFilter => {
+                self.filtering = false;
+                self.filter.reset();
+                self.refresh(cx.session);
+            }
+        }
+        vec![]
+    }
+
+    fn other(&mut self, key: KeyEvent, cx: &Ctx) -> Vec<Out> {
+        if self.filtering && self.filter.handle_event(&Event::Key(key)).is_some() {
+            self.selected = 0;
+            self.refresh(cx.session);
+        }
+        vec![]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::keys::Key;
+    use crate::tui::screens::fixture;
+
+    fn screen(s: &Session) -> Inventory {
+        let mut inv = Inventory::default();
+        inv.refresh(s);
+        inv
+    }
+
+    #[test]
+    fn moves_filters_and_sorts() {
+        let s = fixture::session(Mode::Rehearsal);
+        let cx = fixture::ctx(&s);
+        let mut inv = screen(&s);
+        let n = inv.rows.len();
+        assert_eq!(n, s.prepared.as_ref().unwrap().inventory.nodes.len());
+        inv.on_key(ch('G').event(), &cx);
+        assert_eq!(inv.selected, n - 1);
+        inv.on_key(code(KeyCode::Home).event(), &cx);
+        assert_eq!(inv.selected, 0);
+        inv.on_key(code(KeyCode::PageDown).event(), &cx);
+        assert_eq!(inv.selected, PAGE);
+        inv.on_key(ch('/').event(), &cx);
+        assert!(inv.filtering);
+        for c in "bm-compute-2".chars() {
+            inv.on_key(ch(c).event(), &cx);
+        }
+        assert!(inv.rows.len() < n && !inv.rows.is_empty());
+        inv.on_key(code(KeyCode::Esc).event(), &cx);
+        assert_eq!(inv.rows.len(), n);
+        inv.on_key(ch('s').event(), &cx);
+        assert_eq!(inv.sort, SortKey::Host);
+        assert_eq!(inv.on_key(code(KeyCode::Right).event(), &cx), vec![Out::Go(Screen::Conflicts)]);
+    }
+
+    #[test]
+    fn read_only_has_no_way_on() {
+        let s = fixture::session(Mode::ReadOnly);
+        let cx = fixture::ctx(&s);
+        let mut inv = screen(&s);
+        assert!(inv.on_key(ch('n').event(), &cx).is_empty());
+        assert!(inv.on_key(Key::Code(KeyCode::Esc).event(), &cx).is_empty());
+        assert!(inv.rows(&cx).iter().all(|r| r.what != "conflicts" && r.what != "back"));
+    }
+
+    #[test]
+    fn snapshot() {
+        let s = fixture::session(Mode::Rehearsal);
+        let mut inv = screen(&s);
+        inv.selected = 3;
+        let text = fixture::render(120, 20, |f| inv.render(f, f.area(), Theme { color: false }, &s));
+        insta::assert_snapshot!(text);
+    }
+}

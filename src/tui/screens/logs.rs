@@ -1,0 +1,247 @@
+//! The logs: the followed Ironic conductor and nova-compute logs (the takeover), with their error
+//! records one key away. Also drawn as a pane beside the progress.
+
+use std::collections::VecDeque;
+
+use ratatui::crossterm::event::KeyCode;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+use ratatui::Frame;
+
+use super::{Ctx, Out, Page};
+pub use crate::core::logs::follow::{LogLevel as Level, LogLine};
+use crate::tui::chrome::clip;
+use crate::tui::keys::{ch, code, Bar, Binding};
+use crate::tui::theme::Theme;
+
+/// Lines kept (the oldest go first).
+pub const LOG_CAPACITY: usize = 5000;
+
+#[derive(Debug, Clone)]
+pub struct Logs {
+    pub lines: VecDeque<LogLine>,
+    pub follow: bool,
+    /// index of the top line when not following
+    pub scroll: usize,
+    /// (name, path) of the followed files
+    pub files: Vec<(String, String)>,
+}
+
+impl Default for Logs {
+    fn default() -> Self {
+        Logs { lines: VecDeque::new(), follow: true, scroll: 0, files: Vec::new() }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Act {
+    Up,
+    Down,
+    Follow,
+    NextError,
+    PrevError,
+    Back,
+}
+
+static SCROLL: Binding<Act> = Binding {
+    keys: &[(code(KeyCode::Up), Act::Up), (code(KeyCode::Down), Act::Down), (ch('k'), Act::Up), (ch('j'), Act::Down)],
+    label: "↑/↓ j/k",
+    what: "scroll",
+    bar: Bar::As("↑/↓", "scroll"),
+};
+static FOLLOW: Binding<Act> = Binding { keys: &[(ch('f'), Act::Follow)], label: "f", what: "follow", bar: Bar::Yes };
+static ERRORS: Binding<Act> = Binding {
+    keys: &[(ch('e'), Act::NextError), (ch('E'), Act::PrevError)],
+    label: "e/E",
+    what: "next/prev error",
+    bar: Bar::Yes,
+};
+static BACK: Binding<Act> =
+    Binding { keys: &[(code(KeyCode::Esc), Act::Back)], label: "Esc", what: "back", bar: Bar::Yes };
+static TABLE: [&Binding<Act>; 4] = [&SCROLL, &FOLLOW, &ERRORS, &BACK];
+
+impl Logs {
+    pub fn push(&mut self, lines: Vec<LogLine>) {
+        for l in lines {
+            if self.lines.len() >= LOG_CAPACITY {
+                self.lines.pop_front();
+                self.scroll = self.scroll.saturating_sub(1);
+            }
+            self.lines.push_back(l);
+        }
+    }
+
+    /// Error records (a traceback counts once).
+    pub fn errors(&self) -> usize {
+        self.lines.iter().filter(|l| l.level == Level::Error && l.starts_record).count()
+    }
+
+    fn is_error(&self, i: usize) -> bool {
+        self.lines[i].level == Level::Error && self.lines[i].starts_record
+    }
+
+    /// The screen's title: the files followed.
+    pub fn title(&self) -> String {
+        format!("Logs ({})", self.files.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "))
+    }
+
+    pub fn render(&self, f: &mut Frame, area: Rect, theme: Theme, title: &str) {
+        let h = area.height.saturating_sub(2) as usize;
+        let w = (area.width as usize).saturating_sub(2).max(10);
+        let n = self.lines.len();
+        let style = |l: &LogLine| match l.level {
+            Level::Error => theme.bad(),
+            Level::Warning => theme.warn(),
+            Level::Info => Style::new(),
+            Level::Debug => theme.dim(),
+        };
+        // long lines wrap (nothing is cut off); the window is counted in screen rows
+        let rows_of = |l: &LogLine| -> Vec<Line> {
+            let text: Vec<char> = l.compact().chars().collect();
+            let tag = format!("{:<7}", l.source.chars().take(6).collect::<String>());
+            let first = w.saturating_sub(7).max(1);
+            let mut out = vec![Line::from(vec![
+                Span::styled(tag, theme.dim()),
+                Span::styled(text.iter().take(first).collect::<String>(), style(l)),
+            ])];
+            let mut rest = &text[text.len().min(first)..];
+            while !rest.is_empty() {
+                let take = rest.len().min(w.saturating_sub(7).max(1));
+                out.push(Line::from(vec![
+                    Span::raw("       "),
+                    Span::styled(rest[..take].iter().collect::<String>(), style(l)),
+                ]));
+                rest = &rest[take..];
+            }
+            out
+        };
+        let mut lines: Vec<Line> = Vec::new();
+        if self.follow {
+            for l in self.lines.iter().rev() {
+                let mut r = rows_of(l);
+                if lines.len() + r.len() > h {
+                    break;
+                }
+                r.extend(lines);
+                lines = r;
+            }
+        } else {
+            for l in self.lines.iter().skip(self.scroll.min(n.saturating_sub(1))) {
+                lines.extend(rows_of(l));
+                if lines.len() >= h {
+                    lines.truncate(h);
+                    break;
+                }
+            }
+        }
+        let title =
+            format!(" {title}: {} error(s), {} ", self.errors(), if self.follow { "following" } else { "paused" });
+        let body = if lines.is_empty() {
+            vec![Line::from(Span::styled("waiting for log lines…", theme.dim()))]
+        } else {
+            lines
+        };
+        f.render_widget(
+            Paragraph::new(body).block(Block::bordered().title(clip(&title, area.width as usize - 2))),
+            area,
+        );
+    }
+}
+
+impl Page for Logs {
+    type Act = Act;
+
+    fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
+        TABLE.to_vec()
+    }
+
+    fn act(&mut self, act: Act, cx: &Ctx) -> Vec<Out> {
+        let n = self.lines.len();
+        match act {
+            Act::Back => return vec![Out::Go(cx.logs_back)],
+            Act::Follow => self.follow = !self.follow,
+            Act::Up => {
+                if self.follow {
+                    self.follow = false;
+                    self.scroll = n.saturating_sub(1);
+                }
+                self.scroll = self.scroll.saturating_sub(1);
+            }
+            Act::Down => self.scroll = (self.scroll + 1).min(n.saturating_sub(1)),
+            Act::NextError | Act::PrevError => {
+                let from = if self.follow { n } else { self.scroll };
+                let found = if act == Act::NextError {
+                    (from + 1..n).chain(0..from.min(n)).find(|&i| self.is_error(i))
+                } else {
+                    (0..from.min(n)).rev().chain((from..n).rev()).find(|&i| self.is_error(i))
+                };
+                match found {
+                    Some(i) => {
+                        self.follow = false;
+                        self.scroll = i;
+                    }
+                    None => return vec![Out::Toast("no error lines".into())],
+                }
+            }
+        }
+        vec![]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::screens::{fixture, Screen};
+    use crate::tui::session::Mode;
+
+    pub(crate) fn sample() -> Logs {
+        let mut l = Logs { files: vec![("ironic".into(), "/var/log/ironic.log".into())], ..Default::default() };
+        let line = |level, text: &str, starts_record| LogLine {
+            source: "ironic".into(),
+            level,
+            text: text.into(),
+            starts_record,
+        };
+        l.push(vec![
+            line(Level::Info, "2024-01-01 12:00:00.000 42 INFO ironic.conductor.manager [-] Conductor up", true),
+            line(
+                Level::Error,
+                "2024-01-01 12:00:01.000 42 ERROR ironic.conductor.manager [req-1 demo] Failed to take over node n1",
+                true,
+            ),
+            line(
+                Level::Error,
+                "2024-01-01 12:00:01.000 42 ERROR ironic.conductor.manager Traceback (most recent call last):",
+                false,
+            ),
+            line(Level::Warning, "2024-01-01 12:00:02.000 42 WARNING ironic.conductor.manager [-] slow BMC", true),
+        ]);
+        l
+    }
+
+    #[test]
+    fn errors_are_one_key_away() {
+        let s = fixture::session(Mode::Rehearsal);
+        let cx = fixture::ctx(&s);
+        let mut l = sample();
+        assert_eq!(l.errors(), 1);
+        l.on_key(ch('e').event(), &cx);
+        assert_eq!((l.follow, l.scroll), (false, 1));
+        l.on_key(ch('j').event(), &cx);
+        assert_eq!(l.scroll, 2);
+        l.on_key(ch('E').event(), &cx);
+        assert_eq!(l.scroll, 1);
+        assert_eq!(l.on_key(code(KeyCode::Esc).event(), &cx), vec![Out::Go(Screen::Inventory)]);
+        let mut empty = Logs::default();
+        assert_eq!(empty.on_key(ch('e').event(), &cx), vec![Out::Toast("no error lines".into())]);
+    }
+
+    #[test]
+    fn snapshot() {
+        let l = sample();
+        let text = fixture::render(80, 8, |f| l.render(f, f.area(), Theme { color: false }, &l.title()));
+        insta::assert_snapshot!(text);
+    }
+}

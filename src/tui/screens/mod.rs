@@ -1,0 +1,119 @@
+//! The wizard's screens, one file each. A screen owns its state, its binding table (the only place
+//! its keys are matched, and what the key bar and the help show), its `on_key` (pure: it changes
+//! its own state and returns what else must happen as [`Out`]), its `render`, and its tests.
+
+pub mod confirm;
+pub mod conflicts;
+pub mod connections;
+pub mod flavors;
+pub mod inventory;
+pub mod logs;
+pub mod progress;
+pub mod summary;
+
+#[cfg(test)]
+pub(crate) mod fixture;
+
+use ratatui::crossterm::event::KeyEvent;
+
+use super::app::Effect;
+use super::keys::{self, Binding, Row};
+use super::session::Session;
+use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    Credentials,
+    Inventory,
+    Conflicts,
+    Flavors,
+    Confirm,
+    Progress,
+    Logs,
+    Summary,
+}
+
+impl Screen {
+    pub const STEPS: [Screen; 7] = [
+        Screen::Credentials,
+        Screen::Inventory,
+        Screen::Conflicts,
+        Screen::Flavors,
+        Screen::Confirm,
+        Screen::Progress,
+        Screen::Summary,
+    ];
+    pub fn title(self) -> &'static str {
+        match self {
+            Screen::Credentials => "Connections",
+            Screen::Inventory => "Inventory",
+            Screen::Conflicts => "Conflicts",
+            Screen::Flavors => "Flavors",
+            Screen::Confirm => "Confirm",
+            Screen::Progress => "Migration",
+            Screen::Logs => "Logs",
+            Screen::Summary => "Summary",
+        }
+    }
+}
+
+/// What a screen's key asks of the rest of the wizard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Out {
+    Effect(Effect),
+    Go(Screen),
+    Toast(String),
+    /// Work started that the operator waits for (the spinner line).
+    Busy(String),
+    /// A conflict decision: for every conflict of `code` (`all`), or for the one of `subject`.
+    Decide {
+        code: ConflictCode,
+        subject: Option<Subject>,
+        action: Action,
+        all: bool,
+    },
+    /// The load starts (the progress screen is set up from the plan).
+    StartLoad {
+        rehearse: bool,
+    },
+}
+
+/// What a screen may know of the rest of the wizard when a key comes (read only).
+pub struct Ctx<'a> {
+    pub session: &'a Session,
+    /// The connections screen has a Nova database (else the flavors step is skipped).
+    pub nova_given: bool,
+    /// The flavors step was planned already (or is being planned).
+    pub flavors_known: bool,
+    /// A load runs.
+    pub running: bool,
+    /// Where Esc on the logs screen goes.
+    pub logs_back: Screen,
+    /// Work the operator waits for runs (the connections screen takes no keys then).
+    pub busy: bool,
+}
+
+/// A screen's keys: its table (for the current state) and what each action does.
+pub trait Page {
+    type Act: Copy + 'static;
+
+    fn table(&self, cx: &Ctx) -> Vec<&'static Binding<Self::Act>>;
+
+    fn act(&mut self, act: Self::Act, cx: &Ctx) -> Vec<Out>;
+
+    /// A key no row has: typed into a field, or ignored.
+    fn other(&mut self, _key: KeyEvent, _cx: &Ctx) -> Vec<Out> {
+        vec![]
+    }
+
+    fn on_key(&mut self, key: KeyEvent, cx: &Ctx) -> Vec<Out> {
+        match keys::find(&self.table(cx), &key) {
+            Some(a) => self.act(a, cx),
+            None => self.other(key, cx),
+        }
+    }
+
+    fn rows(&self, cx: &Ctx) -> Vec<Row> {
+        self.table(cx).iter().map(|b| b.row()).collect()
+    }
+}

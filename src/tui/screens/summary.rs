@@ -1,0 +1,187 @@
+//! Step 7, the summary: what the load did, the verification, where the audit log and the decisions
+//! are, the takeover's errors, and the next steps of the maintenance window.
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::Frame;
+
+use super::logs::Logs;
+use super::progress::Progress;
+use super::{Ctx, Out, Page, Screen};
+use crate::tui::keys::{ch, Bar, Binding};
+use crate::tui::theme::Theme;
+
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    /// the verification after a committed load
+    pub verify: Option<Result<String, String>>,
+    /// where the decisions were saved
+    pub saved_to: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Act {
+    Logs,
+    Inventory,
+}
+
+static LOGS: Binding<Act> = Binding { keys: &[(ch('L'), Act::Logs)], label: "L", what: "logs", bar: Bar::Yes };
+static INVENTORY: Binding<Act> =
+    Binding { keys: &[(ch('i'), Act::Inventory)], label: "i", what: "inventory", bar: Bar::Yes };
+static TABLE: [&Binding<Act>; 2] = [&LOGS, &INVENTORY];
+
+const NEXT_STEPS: [&str; 5] = [
+    "1. Start Ironic; watch the takeover (L here, or bm2ironic watch).",
+    "2. nova-scheduler: Ironic host manager, exact-match filters; restart.",
+    "3. nova-compute: Ironic driver (ClusteredComputeManager); restart.",
+    "4. Watch nova-compute's log: every node's resources reported.",
+    "5. bm2ironic verify --ironic-url URL; undo: bm2ironic rollback.",
+];
+
+impl Summary {
+    pub fn render(
+        &self,
+        f: &mut Frame,
+        area: Rect,
+        theme: Theme,
+        progress: &Progress,
+        logs: &Logs,
+        audit_log: Option<&str>,
+    ) {
+        let mut lines = vec![Line::from("")];
+        match &progress.finished {
+            Some(Ok(s)) => {
+                lines.push(Line::from(Span::styled(
+                    "    read  created  skipped  already  maintenance  ports  errors     time",
+                    theme.key(),
+                )));
+                lines.push(Line::from(format!(
+                    "  {:>6}  {:>7}  {:>7}  {:>7}  {:>11}  {:>5}  {:>6}  {:>7.2}s",
+                    s.read,
+                    s.created,
+                    s.skipped,
+                    s.already_migrated,
+                    s.maintenance,
+                    s.ports,
+                    s.errors,
+                    s.elapsed_ms as f64 / 1000.0
+                )));
+                lines.push(Line::from(""));
+                if s.rehearse {
+                    lines.push(Line::from(Span::styled(
+                        "  REHEARSAL: everything was written and rolled back. Nothing stayed.",
+                        theme.warn(),
+                    )));
+                } else if s.committed {
+                    lines.push(Line::from(Span::styled(
+                        format!(
+                            "  Committed run {} (plan checksum {})",
+                            s.run_id,
+                            s.plan_checksum.chars().take(12).collect::<String>()
+                        ),
+                        theme.good(),
+                    )));
+                }
+            }
+            Some(Err(e)) => {
+                lines.push(Line::from(Span::styled(format!("  The load failed and was rolled back: {e}"), theme.bad())))
+            }
+            None => lines.push(Line::from("  (no load ran)")),
+        }
+        match &self.verify {
+            Some(Ok(v)) => lines.push(Line::from(Span::styled(format!("  verify: {v}"), theme.good()))),
+            Some(Err(e)) => lines.push(Line::from(Span::styled(format!("  verify: {e}"), theme.bad()))),
+            None => {}
+        }
+        lines.push(Line::from(""));
+        if let Some(a) = audit_log {
+            lines.push(Line::from(format!("  Audit log      {a}")));
+        }
+        if let Some(r) = &self.saved_to {
+            lines.push(Line::from(format!("  Decisions      {r}")));
+            lines.push(Line::from(Span::styled(
+                "                 replay them with: bm2ironic migrate --resolutions FILE",
+                theme.dim(),
+            )));
+        }
+        let errors = logs.errors();
+        lines.push(Line::from(vec![
+            Span::raw("  Takeover log   "),
+            if errors > 0 {
+                Span::styled(format!("{errors} error line(s): press L"), theme.bad())
+            } else {
+                Span::styled("no errors seen", theme.good())
+            },
+        ]));
+        lines.push(Line::from(""));
+        lines.push(Line::from(Span::styled("  Next steps", theme.key())));
+        for s in NEXT_STEPS {
+            lines.push(Line::from(format!("  {s}")));
+        }
+        f.render_widget(
+            Paragraph::new(lines).block(Block::bordered().title(" Summary ")).wrap(Wrap { trim: false }),
+            area,
+        );
+    }
+}
+
+impl Page for Summary {
+    type Act = Act;
+
+    fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
+        TABLE.to_vec()
+    }
+
+    fn act(&mut self, act: Act, _cx: &Ctx) -> Vec<Out> {
+        match act {
+            Act::Logs => vec![Out::Go(Screen::Logs)],
+            Act::Inventory => vec![Out::Go(Screen::Inventory)],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::migrate::load_sql::LoadSummary;
+    use crate::tui::screens::fixture;
+    use crate::tui::session::Mode;
+
+    #[test]
+    fn keys_go_to_logs_and_inventory() {
+        let s = fixture::session(Mode::Rehearsal);
+        let cx = fixture::ctx(&s);
+        let mut sum = Summary::default();
+        assert_eq!(sum.on_key(ch('L').event(), &cx), vec![Out::Go(Screen::Logs)]);
+        assert_eq!(sum.on_key(ch('i').event(), &cx), vec![Out::Go(Screen::Inventory)]);
+        assert!(sum.on_key(ch('x').event(), &cx).is_empty());
+    }
+
+    #[test]
+    fn snapshot() {
+        let mut p = Progress::default();
+        p.finish(Ok(LoadSummary {
+            run_id: "run-1".into(),
+            rehearse: false,
+            committed: true,
+            read: 36,
+            created: 35,
+            skipped: 1,
+            already_migrated: 0,
+            maintenance: 3,
+            ports: 58,
+            errors: 0,
+            elapsed_ms: 1500,
+            plan_checksum: "0123456789abcdef".into(),
+        }));
+        let sum = Summary {
+            verify: Some(Ok("35 nodes, 58 ports: no differences".into())),
+            saved_to: Some("/srv/bm2ironic-resolutions.toml".into()),
+        };
+        let text = fixture::render(90, 22, |f| {
+            sum.render(f, f.area(), Theme { color: false }, &p, &Logs::default(), Some("/var/log/bm2ironic"))
+        });
+        insta::assert_snapshot!(text);
+    }
+}

@@ -1,0 +1,133 @@
+//! What the wizard knows about this migration, shared by its screens: the mode, the prepared
+//! inventory and target, the operator's decisions, and the plan made from them (re-made, pure and
+//! fast, after every decision).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::core::migrate::conflict::{ConflictCode, Resolutions, Subject};
+use crate::core::migrate::plan::{self, NodeAction, Plan, PlanOptions};
+use crate::core::migrate::prepare::Prepared;
+use crate::core::source::model::InventorySummary;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Live,
+    Rehearsal,
+    ReadOnly,
+}
+
+impl Mode {
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Live => "LIVE",
+            Mode::Rehearsal => "REHEARSAL",
+            Mode::ReadOnly => "READ-ONLY",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub mode: Mode,
+    pub prepared: Option<Arc<Prepared>>,
+    /// counts of the inventory, computed once (the title must not walk 100,000 nodes per frame)
+    pub inv_summary: InventorySummary,
+    /// the options given on the command line (the connections screen's fields override them)
+    pub plan_options: PlanOptions,
+    pub resolutions: Resolutions,
+    /// where `w` saves the decisions
+    pub resolutions_path: String,
+    pub plan: Option<Plan>,
+    /// nova_bm id -> (conflicts, any blocking unresolved), computed once per plan
+    markers: HashMap<i64, (usize, bool)>,
+}
+
+impl Session {
+    pub fn new(mode: Mode, plan_options: PlanOptions, resolutions: Resolutions) -> Session {
+        Session {
+            mode,
+            prepared: None,
+            inv_summary: Default::default(),
+            plan_options,
+            resolutions,
+            resolutions_path: "bm2ironic-resolutions.toml".into(),
+            plan: None,
+            markers: HashMap::new(),
+        }
+    }
+
+    /// A prepared inventory arrived: keep it and plan.
+    pub fn set_prepared(&mut self, p: Arc<Prepared>, opts: &PlanOptions) {
+        self.inv_summary = p.inventory.summary();
+        self.prepared = Some(p);
+        self.replan(opts);
+    }
+
+    /// Recomputes the plan with `opts` and the decisions (pure: no I/O).
+    pub fn replan(&mut self, opts: &PlanOptions) {
+        let Some(p) = &self.prepared else { return };
+        let plan = plan::plan(&p.inventory, &p.target, p.nova.as_ref(), opts, &self.resolutions);
+        self.markers.clear();
+        for c in &plan.conflicts {
+            if let Subject::Node { nova_bm_id } | Subject::Interface { nova_bm_id, .. } = &c.subject {
+                let m = self.markers.entry(*nova_bm_id).or_default();
+                m.0 += 1;
+                m.1 |= c.is_unresolved_blocking();
+            }
+        }
+        self.plan = Some(plan);
+    }
+
+    /// Records a decision: for every conflict of `code`, or for one subject.
+    pub fn decide(
+        &mut self,
+        code: ConflictCode,
+        subject: Option<&Subject>,
+        action: crate::core::migrate::conflict::Action,
+        all: bool,
+    ) {
+        if all {
+            self.resolutions.defaults.insert(code, action);
+            self.resolutions.decisions.retain(|d| d.code != code);
+        } else if let Some(s) = subject {
+            self.resolutions.decide_item(code, s, action);
+        }
+    }
+
+    /// Node conflict marker: (number of conflicts, any unresolved blocking).
+    pub fn node_marker(&self, nova_bm_id: i64) -> (usize, bool) {
+        self.markers.get(&nova_bm_id).copied().unwrap_or((0, false))
+    }
+
+    /// Conflicts grouped by code, undecided codes first: (code, indices into plan.conflicts).
+    pub fn conflict_groups(&self) -> Vec<(ConflictCode, Vec<usize>)> {
+        let Some(plan) = &self.plan else { return vec![] };
+        let mut groups: Vec<(ConflictCode, Vec<usize>)> = Vec::new();
+        for (i, c) in plan.conflicts.iter().enumerate() {
+            match groups.iter_mut().find(|(code, _)| *code == c.code) {
+                Some((_, v)) => v.push(i),
+                None => groups.push((c.code, vec![i])),
+            }
+        }
+        groups.sort_by_key(|(c, v)| (!v.iter().any(|&i| plan.conflicts[i].is_unresolved_blocking()), *c));
+        groups
+    }
+
+    /// Summary counts of the plan for the confirm screen: (create, skip, maintenance, ports).
+    pub fn plan_counts(&self) -> (usize, usize, usize, usize) {
+        self.plan
+            .as_ref()
+            .map(|p| {
+                (p.summary.create, p.summary.skip + p.summary.already_migrated, p.summary.maintenance, p.summary.ports)
+            })
+            .unwrap_or_default()
+    }
+
+    pub fn write_count(&self) -> usize {
+        self.plan
+            .as_ref()
+            .map(|p| p.nodes.iter().filter(|n| matches!(n.action, NodeAction::Create | NodeAction::Replace)).count())
+            .unwrap_or(0)
+    }
+}
