@@ -168,8 +168,7 @@ async fn drive_rehearsal(w: u16, h: u16) {
     // REHEARSAL: nothing stayed
     let ironic = bm2ironic::core::db::url::DbUrl::parse(&sb.ironic_url).unwrap();
     let db = bm2ironic::core::db::Db::connect(&ironic, bm2ironic::core::db::Access::ReadOnly).await.unwrap();
-    let bm2ironic::core::db::Pool::Sqlite(p) = &db.pool else { panic!() };
-    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM nodes").fetch_one(p).await.unwrap();
+    let n: i64 = db.fetch_scalar("SELECT COUNT(*) FROM nodes", vec![]).await.unwrap();
     assert_eq!(n, 0);
 
     r.key(KeyCode::Char('q'), NONE);

@@ -15,6 +15,7 @@ use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::rollback::RollbackError;
 use crate::core::migrate::steps::StepError;
 use crate::core::source::nova_bm::SourceError;
+use crate::tui::error::WizardError;
 
 /// Exit codes of the command-line contract.
 pub mod exit {
@@ -60,7 +61,7 @@ macro_rules! runtime_failure {
         }
     )*};
 }
-runtime_failure!(DbError, SourceError, LoadError, RollbackError, FlavorError, ApiError, SandboxError);
+runtime_failure!(DbError, SourceError, LoadError, RollbackError, FlavorError, ApiError, SandboxError, WizardError);
 
 impl From<SettingsError> for Failure {
     fn from(e: SettingsError) -> Failure {

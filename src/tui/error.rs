@@ -8,6 +8,7 @@ use crate::core::migrate::flavors::FlavorError;
 use crate::core::migrate::load_sql::LoadError;
 use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::rollback::RollbackError;
+use crate::core::migrate::steps::StepError;
 
 /// Why the wizard could not run (its terminal, not the migration: those are shown on its screens).
 #[derive(Debug, thiserror::Error)]
@@ -20,13 +21,6 @@ pub enum WizardError {
     Start(std::io::Error),
     #[error("terminal error: {0}")]
     Terminal(std::io::Error),
-}
-
-/// The message a caller that only reports words shows (the CLI's failure takes a string today).
-impl From<WizardError> for String {
-    fn from(e: WizardError) -> String {
-        e.to_string()
-    }
 }
 
 /// What a background job of the wizard (see `jobs`) can fail with.
@@ -46,6 +40,8 @@ pub enum JobError {
     Flavors(#[from] FlavorError),
     #[error(transparent)]
     Run(#[from] RollbackError),
+    #[error(transparent)]
+    Step(#[from] StepError),
     #[error("{path}: {source}")]
     Save { path: String, source: std::io::Error },
     #[error("{count} difference(s): run `bm2ironic verify --run {run}`")]

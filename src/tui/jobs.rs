@@ -17,11 +17,10 @@ use crate::core::db::{Access, Db};
 use crate::core::ironic::api::IronicApi;
 use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::conflict::Resolutions;
-use crate::core::migrate::flavors::{self, FlavorTarget, SpecChange};
-use crate::core::migrate::load_sql::{self, LoadRequest};
+use crate::core::migrate::flavors::{FlavorTarget, SpecChange};
 use crate::core::migrate::plan::{Plan, PlanOptions};
 use crate::core::migrate::prepare::{self, Prepared};
-use crate::core::migrate::{rollback, verify};
+use crate::core::migrate::steps;
 
 /// The connection values of the form, as typed (empty: not given).
 #[derive(Debug, Clone, Default)]
@@ -112,14 +111,7 @@ pub async fn load(
             }
         }
     });
-    let req = LoadRequest {
-        plan: &plan,
-        schema: &prepared.target.schema,
-        rehearse,
-        source: prepared.source.clone(),
-        run_id: uuid::Uuid::new_v4().to_string(),
-    };
-    let r = load_sql::load_db(&db, req, &etx, &cancel).await;
+    let r = steps::load(&db, &prepared, &plan, rehearse, &etx, &cancel).await;
     drop(etx);
     let _ = fwd.await;
     if let (Ok(_), Some(logs)) = (&r, simulate) {
@@ -136,50 +128,25 @@ pub fn save_resolutions(path: String, text: String) -> Msg {
 /// The flavor change the Nova DB needs for `target` (None: no resource class given for modern Nova).
 pub async fn plan_flavors(nova_db: String, target: Option<FlavorTarget>) -> Msg {
     let r = async {
-        let db = Db::connect(&DbUrl::parse(&nova_db)?, Access::ReadOnly).await?;
-        let out = plan_flavors_on(&db, target).await;
-        db.close().await;
-        out
+        let preview = steps::preview_flavors(&DbUrl::parse(&nova_db)?, target.as_ref(), &[]).await?;
+        let schema = format!("{:?}", preview.schema);
+        Ok(match (target, preview.changes) {
+            (Some(t), Some(changes)) => {
+                FlavorView { schema, what: steps::describe_flavor_target(&t), changes, applied: None }
+            }
+            _ => FlavorView {
+                what: "no resource class given: modern Nova flavors need one (field Resource class)".into(),
+                ..Default::default()
+            },
+        })
     }
     .await;
     Msg::Flavors(r)
 }
 
-async fn plan_flavors_on(db: &Db, target: Option<FlavorTarget>) -> Result<FlavorView, JobError> {
-    let schema = flavors::detect(db).await?;
-    let Some(t) = target else {
-        return Ok(FlavorView {
-            what: "no resource class given: modern Nova flavors need one (field Resource class)".into(),
-            ..Default::default()
-        });
-    };
-    let what = match &t {
-        FlavorTarget::DeployImages { .. } => {
-            "Juno/Kilo Nova copies the deploy images from the flavor: point them at Ironic's".to_string()
-        }
-        FlavorTarget::ResourceClass(c) => {
-            format!("modern Nova schedules bare metal by resource class {}", flavors::custom_class(c))
-        }
-    };
-    let changes = flavors::plan_changes(db, schema, &t, &[]).await?;
-    Ok(FlavorView { schema: format!("{schema:?}"), what, changes, applied: None })
-}
-
 /// Applies the planned flavor change to the Nova DB in one transaction, as a new change set.
 pub async fn apply_flavors(nova_db: String, changes: Vec<SpecChange>) -> Msg {
-    let r = async {
-        let db = Db::connect(&DbUrl::parse(&nova_db)?, Access::ReadWrite).await?;
-        let out = async {
-            let schema = flavors::detect(&db).await?;
-            let set = uuid::Uuid::new_v4().to_string();
-            flavors::apply(&db, schema, &changes, &set).await?;
-            Ok(set)
-        }
-        .await;
-        db.close().await;
-        out
-    }
-    .await;
+    let r = async { Ok(steps::apply_flavors(&DbUrl::parse(&nova_db)?, &changes).await?) }.await;
     Msg::FlavorsApplied(r)
 }
 
@@ -189,14 +156,13 @@ pub async fn verify(prepared: Arc<Prepared>, run_id: String, api_url: String) ->
         let Some(db) = prepared.target_db.as_ref() else {
             return Err(JobError::Prepare(prepare::PrepareError::NoTarget));
         };
-        let run = rollback::pick_run(load_sql::runs(db).await?, Some(&run_id))?;
         let api =
             if api_url.is_empty() { None } else { IronicApi::new(&api_url, None, prepared.target.schema.kind).ok() };
-        let rep = verify::verify(db, &run, &prepared.inventory, api.as_ref()).await?;
-        if rep.differences.is_empty() {
-            Ok(format!("{} nodes, {} ports: no differences", rep.nodes_checked, rep.ports_checked))
+        let v = steps::verify_run(db, Some(&run_id), &prepared.inventory, api.as_ref()).await?;
+        if v.report.differences.is_empty() {
+            Ok(format!("{} nodes, {} ports: no differences", v.report.nodes_checked, v.report.ports_checked))
         } else {
-            Err(JobError::Differences { count: rep.differences.len(), run: run.id })
+            Err(JobError::Differences { count: v.report.differences.len(), run: v.run.id })
         }
     }
     .await;

@@ -39,5 +39,5 @@ pub async fn run(global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
     let mut app =
         crate::tui::App::new(crate::tui::Mode::Rehearsal, sb.prefill(), Default::default(), Default::default());
     app.audit_log = audit_dir(global);
-    crate::tui::run_wizard(app, sb.context()).await.map_err(Failure::runtime)
+    crate::tui::run_wizard(app, sb.context()).await.map_err(Failure::from)
 }

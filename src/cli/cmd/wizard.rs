@@ -46,5 +46,5 @@ pub async fn run(global: &GlobalArgs, args: WizardArgs) -> Result<(), Failure> {
         ],
         ..Default::default()
     };
-    crate::tui::run_wizard(app, ctx).await.map_err(Failure::runtime)
+    crate::tui::run_wizard(app, ctx).await.map_err(Failure::from)
 }

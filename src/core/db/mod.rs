@@ -50,7 +50,7 @@ pub enum Pool {
 /// through its methods (`fetch_all`, `fetch_map`, `fetch_scalar`, `fetch`, `execute`, `begin`, ...).
 #[derive(Clone, Debug)]
 pub struct Db {
-    pub pool: Pool,
+    pub(in crate::core::db) pool: Pool,
     pub url: DbUrl,
     pub server_version: String,
     /// Time to open the first connection and ask the server's version.

@@ -16,6 +16,7 @@ use crate::core::db::url::{redact_url, DbUrl};
 use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::flavors::FlavorTarget;
 use crate::core::migrate::plan::PlanOptions;
+use crate::core::migrate::steps;
 use crate::tui::app::Effect;
 use crate::tui::chrome::spinner;
 use crate::tui::jobs;
@@ -261,16 +262,13 @@ impl Connections {
 
     /// What the flavors step aims at: Ironic's deploy images (Juno/Kilo Nova) or a resource class.
     pub fn flavor_target(&self, kind: TargetKind) -> Option<FlavorTarget> {
-        let text = |f: Field| self.value(f).to_string();
-        match kind {
-            TargetKind::Juno => Some(FlavorTarget::DeployImages {
-                kernel: text(Field::DeployKernel),
-                ramdisk: text(Field::DeployRamdisk),
-            }),
-            TargetKind::Modern => {
-                Some(text(Field::ResourceClass)).filter(|c| !c.is_empty()).map(FlavorTarget::ResourceClass)
-            }
-        }
+        let text = |f: Field| self.value(f);
+        steps::flavor_target_for(
+            kind,
+            text(Field::DeployKernel),
+            text(Field::DeployRamdisk),
+            text(Field::ResourceClass),
+        )
     }
 
     /// A connection test finished.
