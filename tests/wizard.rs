@@ -2,6 +2,7 @@
 //! driven by key events through a whole rehearsal on the SQLite sandbox, with `insta` snapshots of
 //! every screen at 80x24 and 120x40.
 
+use bm2ironic::tui::screens::progress::RowStatus;
 use std::time::Duration;
 
 use bm2ironic::core::demo::sandbox::{self, Sandbox};
@@ -416,7 +417,7 @@ async fn progress_shows_queued_writing_done_and_failed() {
     // drive the state by hand (pure update), not the real load
     let effects = r.app.update(Msg::Key(ratatui::crossterm::event::KeyEvent::new(KeyCode::Enter, NONE)));
     assert_eq!(effects, vec![bm2ironic::tui::app::Effect::StartLoad { rehearse: true }]);
-    let statuses = |a: &App| a.progress.nodes.iter().map(|n| n.status.clone()).collect::<Vec<_>>();
+    let statuses = |a: &App| a.progress.nodes.iter().map(|n| n.status.to_string()).collect::<Vec<_>>();
     let s = statuses(&r.app);
     assert_eq!(s.len(), 35);
     assert!(s.iter().all(|x| x == "writing"), "35 nodes fit one batch: {s:?}");
@@ -426,11 +427,12 @@ async fn progress_shows_queued_writing_done_and_failed() {
         uuid: first.uuid.clone(),
         status: NodeStatus::Written,
     }));
-    assert_eq!(r.app.progress.nodes[0].status, "done");
+    assert_eq!(r.app.progress.nodes[0].status.to_string(), "done");
     let lock_wait =
         bm2ironic::core::db::DbError::Other { what: "MySQL at db:3306".into(), message: "lock wait timeout".into() };
     r.app.update(Msg::LoadDone(Err(lock_wait.into())));
     let n = &r.app.progress.nodes[1];
-    assert!(n.failed && n.status.contains("failed, rolled back: MySQL at db:3306"), "{n:?}");
+    assert!(matches!(&n.status, RowStatus::Failed(e) if e.contains("MySQL at db:3306")), "{n:?}");
+    assert!(n.status.to_string().starts_with("failed, rolled back: MySQL at db:3306"), "{n:?}");
     assert!(screen_text(&mut r).contains("FAILED, rolled back"));
 }

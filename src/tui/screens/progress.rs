@@ -22,12 +22,44 @@ use crate::tui::theme::Theme;
 /// Nodes kept on the screen (the oldest go first).
 pub const PROGRESS_KEEP: usize = 2000;
 
+/// Where one node of the load is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowStatus {
+    Queued,
+    Writing,
+    Done,
+    /// written, then rolled back with the rest (a rehearsal)
+    RolledBack,
+    Skipped(String),
+    /// the load failed and was rolled back: the error
+    Failed(String),
+}
+
+impl RowStatus {
+    /// Not yet written.
+    pub fn is_open(&self) -> bool {
+        matches!(self, RowStatus::Queued | RowStatus::Writing)
+    }
+}
+
+impl std::fmt::Display for RowStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RowStatus::Queued => f.write_str("queued"),
+            RowStatus::Writing => f.write_str("writing"),
+            RowStatus::Done => f.write_str("done"),
+            RowStatus::RolledBack => f.write_str("done (rolled back: rehearsal)"),
+            RowStatus::Skipped(reason) => write!(f, "skipped: {reason}"),
+            RowStatus::Failed(e) => write!(f, "failed, rolled back: {e}"),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct NodeProgress {
     pub nova_bm_id: i64,
     pub uuid: String,
-    pub status: String,
-    pub failed: bool,
+    pub status: RowStatus,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -77,12 +109,11 @@ impl Progress {
         let mut p = Progress { rehearse, ..Default::default() };
         if let Some(plan) = plan {
             for (i, n) in plan.to_write().take(PROGRESS_KEEP).enumerate() {
-                let status = if i < BATCH { "writing" } else { "queued" };
+                let status = if i < BATCH { RowStatus::Writing } else { RowStatus::Queued };
                 p.nodes.push_back(NodeProgress {
                     nova_bm_id: n.nova_bm_id,
                     uuid: n.uuid.clone().unwrap_or_default(),
-                    status: status.into(),
-                    failed: false,
+                    status,
                 });
             }
         }
@@ -97,9 +128,9 @@ impl Progress {
                 self.rehearse = rehearse;
             }
             LoadEvent::Node { nova_bm_id, uuid, status } => {
-                let (status, failed) = match status {
-                    NodeStatus::Written => ("done".to_string(), false),
-                    NodeStatus::Skipped { reason } => (format!("skipped: {reason}"), false),
+                let status = match status {
+                    NodeStatus::Written => RowStatus::Done,
+                    NodeStatus::Skipped { reason } => RowStatus::Skipped(reason),
                 };
                 match self.nodes.iter_mut().find(|n| n.nova_bm_id == nova_bm_id) {
                     Some(n) => n.status = status,
@@ -107,7 +138,7 @@ impl Progress {
                         if self.nodes.len() >= PROGRESS_KEEP {
                             self.nodes.pop_front();
                         }
-                        self.nodes.push_back(NodeProgress { nova_bm_id, uuid, status, failed });
+                        self.nodes.push_back(NodeProgress { nova_bm_id, uuid, status });
                     }
                 }
             }
@@ -115,8 +146,8 @@ impl Progress {
                 self.done = done;
                 self.total = total;
                 // the next batch is being written now
-                for n in self.nodes.iter_mut().filter(|n| n.status == "queued").take(BATCH) {
-                    n.status = "writing".into();
+                for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Queued).take(BATCH) {
+                    n.status = RowStatus::Writing;
                 }
             }
             LoadEvent::Summary(_) => {}
@@ -130,15 +161,14 @@ impl Progress {
                 self.elapsed = Duration::from_millis(s.elapsed_ms);
                 self.done = s.created;
                 if s.rehearse {
-                    for n in self.nodes.iter_mut().filter(|n| n.status == "done") {
-                        n.status = "done (rolled back: rehearsal)".into();
+                    for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Done) {
+                        n.status = RowStatus::RolledBack;
                     }
                 }
             }
             Err(e) => {
-                for n in self.nodes.iter_mut().filter(|n| matches!(n.status.as_str(), "done" | "writing" | "queued")) {
-                    n.status = format!("failed, rolled back: {e}");
-                    n.failed = true;
+                for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Done || n.status.is_open()) {
+                    n.status = RowStatus::Failed(e.clone());
                 }
             }
         }
@@ -198,7 +228,7 @@ impl Progress {
         );
         let h = list.height.saturating_sub(2) as usize;
         // in plan order, the window kept on the work in progress (or on the end once finished)
-        let first_open = self.nodes.iter().position(|n| n.status == "writing" || n.status == "queued");
+        let first_open = self.nodes.iter().position(|n| n.status.is_open());
         let start = match first_open {
             Some(i) => i.saturating_sub(h / 3),
             None => self.nodes.len().saturating_sub(h),
@@ -209,18 +239,15 @@ impl Progress {
             .skip(start)
             .take(h)
             .map(|n| {
-                let st = if n.failed {
-                    theme.bad()
-                } else if n.status.starts_with("done") {
-                    theme.good()
-                } else if n.status == "writing" {
-                    theme.warn()
-                } else {
-                    theme.dim()
+                let st = match n.status {
+                    RowStatus::Failed(_) => theme.bad(),
+                    RowStatus::Done | RowStatus::RolledBack => theme.good(),
+                    RowStatus::Writing => theme.warn(),
+                    RowStatus::Queued | RowStatus::Skipped(_) => theme.dim(),
                 };
                 Line::from(vec![
                     Span::raw(format!(" {:>5} {} ", n.nova_bm_id, short_uuid(Some(&n.uuid)))),
-                    Span::styled(n.status.clone(), st),
+                    Span::styled(n.status.to_string(), st),
                 ])
             })
             .collect();
@@ -280,12 +307,12 @@ mod tests {
     fn queued_writing_done_failed() {
         let s = fixture::session(Mode::Rehearsal);
         let mut p = Progress::start(true, s.plan.as_ref());
-        assert!(!p.nodes.is_empty() && p.nodes.iter().all(|n| n.status == "writing"));
+        assert!(!p.nodes.is_empty() && p.nodes.iter().all(|n| n.status == RowStatus::Writing));
         let first = p.nodes[0].clone();
         p.on_event(LoadEvent::Node { nova_bm_id: first.nova_bm_id, uuid: first.uuid, status: NodeStatus::Written });
-        assert_eq!(p.nodes[0].status, "done");
+        assert_eq!(p.nodes[0].status, RowStatus::Done);
         p.finish(Err("lock wait timeout".into()));
-        assert!(p.nodes.iter().all(|n| n.failed && n.status == "failed, rolled back: lock wait timeout"));
+        assert!(p.nodes.iter().all(|n| n.status == RowStatus::Failed("lock wait timeout".into())));
     }
 
     #[test]
