@@ -245,9 +245,144 @@ async fn negative_sizes_are_their_own_conflict(backend: Backend) {
     assert_eq!(rows[0][2], "yes", "{rows:?}");
 }
 
+async fn four_byte_utf8_reaches_a_utf8mb3_target_escaped(backend: Backend) {
+    let mut f = fleet(2);
+    f.nodes[0].pm_user = Some("r\u{f6}ot\u{1F600}".into());
+    f.nodes[0].service_host = Some("bm-\u{1F600}".into());
+    // the source on SQLite, which holds any UTF-8 (a Juno-era MySQL nova_bm could not)
+    let Some(src) = TestDb::with_fixture(Backend::Sqlite, "src", &f).await else { return };
+    let Some(tgt) = TestDb::ironic(backend, "tgt").await else { return };
+    if backend == Backend::MySql {
+        // a Juno-era MySQL: 3-byte utf8 only
+        tgt.exec("ALTER TABLE nodes CONVERT TO CHARACTER SET utf8mb3").await;
+    }
+    let r = run(&["migrate", "--yes", "--arch", "bm-\u{1F600}=x86_64"], &src, &tgt);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let u = f.nodes[0].uuid.clone().unwrap();
+    let rows = tgt.rows(&format!("SELECT driver_info, extra FROM nodes WHERE uuid = '{u}'")).await;
+    for text in &rows[0] {
+        assert!(text.is_ascii(), "written as Ironic writes JSON (ASCII-escaped): {text}");
+    }
+    let di: Value = serde_json::from_str(&rows[0][0]).unwrap();
+    assert_eq!(di["ipmi_username"], "r\u{f6}ot\u{1F600}", "and reads back the same");
+}
+
+/// A trigger that makes every port INSERT fail: a load that fails after the nodes were written.
+async fn ports_refused(tgt: &TestDb) {
+    match tgt.backend {
+        Backend::Sqlite => {
+            tgt.exec("CREATE TRIGGER no_ports BEFORE INSERT ON ports BEGIN SELECT RAISE(ABORT, 'injected failure'); END")
+                .await
+        }
+        Backend::MySql => {
+            tgt.exec(
+                "CREATE TRIGGER no_ports BEFORE INSERT ON ports FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'",
+            )
+            .await
+        }
+        Backend::Postgres => {
+            tgt.exec("CREATE FUNCTION no_ports() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$ LANGUAGE plpgsql")
+                .await;
+            tgt.exec("CREATE TRIGGER no_ports BEFORE INSERT ON ports FOR EACH ROW EXECUTE FUNCTION no_ports()").await;
+        }
+    }
+}
+
+async fn a_failed_load_leaves_nothing_behind_and_names_the_row(backend: Backend) {
+    let f = fleet(3);
+    let Some(src) = TestDb::with_fixture(backend, "src", &f).await else { return };
+    let Some(tgt) = TestDb::ironic(backend, "tgt").await else { return };
+    ports_refused(&tgt).await;
+    let before = tgt.dump();
+    let r = run(&["migrate", "--yes"], &src, &tgt);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("injected failure"), "{}", r.stderr);
+    let first = &f.nodes[0];
+    let mac = f.interfaces.iter().find(|i| i.bm_node_id == Some(first.id)).unwrap().address_normalized.clone().unwrap();
+    assert!(
+        r.stderr.contains(&format!("nova_bm node {}", first.id)) && r.stderr.contains(&mac),
+        "names the row that failed: {}",
+        r.stderr
+    );
+    assert!(tgt.dump() == before, "no bm2ironic_runs table, no rows: the target is as it was");
+}
+
+async fn a_missing_sqlite_target_is_never_created(_backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-ironic.sqlite");
+    let url = format!("sqlite:///{}", missing.display());
+    let Some(src) = TestDb::with_fixture(Backend::Sqlite, "src", &fleet(1)).await else { return };
+    for args in [&["plan"][..], &["migrate", "--yes"], &["verify"], &["rollback", "--list"]] {
+        let logs = tempfile::tempdir().unwrap();
+        let out = bm2ironic(logs.path())
+            .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
+            .env("BM2IRONIC_IRONIC_DB", &url)
+            .args(args)
+            .args(BASE.iter().filter(|_| args[0] != "verify" && args[0] != "rollback"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("does not exist"), "{args:?}: {err}");
+        assert!(!missing.exists(), "{args:?} created the target file");
+    }
+}
+
+async fn blank_options_are_usage_errors(_backend: Backend) {
+    let Some(src) = TestDb::with_fixture(Backend::Sqlite, "src", &fleet(1)).await else { return };
+    let Some(tgt) = TestDb::ironic(Backend::Sqlite, "tgt").await else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("nova.conf");
+    std::fs::write(&conf, "[DEFAULT]\nhost = bm-compute-1\n[baremetal]\nsql_connection =\n").unwrap();
+    let conf = conf.display().to_string();
+    let cases: Vec<(Vec<&str>, Vec<(&str, &str)>, &str)> = vec![
+        (vec!["plan", "--deploy-kernel", ""], vec![], "--deploy-kernel"),
+        (vec!["plan", "--deploy-ramdisk", "  "], vec![], "--deploy-ramdisk"),
+        (vec!["plan", "--default-arch", ""], vec![], "--default-arch"),
+        (vec!["plan", "--resource-class", " "], vec![], "--resource-class"),
+        (vec!["plan", "--arch", "=x86_64"], vec![], "--arch"),
+        (vec!["migrate", "--yes", "--deploy-kernel", ""], vec![], "--deploy-kernel"),
+        (vec!["plan"], vec![("BM2IRONIC_NOVA_BM_DB", "")], "BM2IRONIC_NOVA_BM_DB"),
+        (vec!["plan"], vec![("BM2IRONIC_IRONIC_URL", " ")], "BM2IRONIC_IRONIC_URL"),
+        (vec!["plan", "--ironic-db", ""], vec![], "--ironic-db"),
+        (vec!["plan", "--nova-conf", &conf], vec![("BM2IRONIC_NOVA_BM_DB", "__unset__")], "sql_connection is empty"),
+    ];
+    for (args, env, named) in cases {
+        let logs = tempfile::tempdir().unwrap();
+        let mut c = bm2ironic(logs.path());
+        c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url).env("BM2IRONIC_IRONIC_DB", &tgt.admin_url);
+        for (k, v) in &env {
+            if *v == "__unset__" {
+                c.env_remove(k);
+            } else {
+                c.env(k, v);
+            }
+        }
+        // the base options first, so the blank one given after them wins
+        let out = c.args(&args[..1]).args(BASE).args(&args[1..]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}: {err}");
+        assert!(err.contains(named), "{args:?} {env:?} names {named}: {err}");
+    }
+}
+
 per_backend! {
     task_states_are_not_matched_exactly => super::task_states_are_not_matched_exactly;
     uuids_are_validated_and_compared_in_lower_case => super::uuids_are_validated_and_compared_in_lower_case;
     duplicates_inside_nova_bm_are_found_by_the_plan => super::duplicates_inside_nova_bm_are_found_by_the_plan;
     negative_sizes_are_their_own_conflict => super::negative_sizes_are_their_own_conflict;
+    four_byte_utf8_reaches_a_utf8mb3_target_escaped => super::four_byte_utf8_reaches_a_utf8mb3_target_escaped;
+    a_failed_load_leaves_nothing_behind_and_names_the_row => super::a_failed_load_leaves_nothing_behind_and_names_the_row;
+}
+
+// these need no server: one run each (the sqlite:: copy)
+mod sqlite_only {
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_missing_sqlite_target_is_never_created() {
+        super::a_missing_sqlite_target_is_never_created(super::Backend::Sqlite).await
+    }
+    #[tokio::test(flavor = "multi_thread")]
+    async fn blank_options_are_usage_errors() {
+        super::blank_options_are_usage_errors(super::Backend::Sqlite).await
+    }
 }

@@ -113,11 +113,28 @@ pub struct PlanArgs {
 pub type Decided = (PlanOptions, Resolutions, Option<(String, String)>);
 
 pub fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided, Failure> {
+    // `--deploy-kernel "$UNSET"` must not become a node's deploy kernel
+    let blank = |name: &str| {
+        Failure::usage(format!("{name} is empty (an unset shell variable?): give a value, or leave the option out"))
+    };
+    for (name, v) in [
+        ("--deploy-kernel", &args.deploy_kernel),
+        ("--deploy-ramdisk", &args.deploy_ramdisk),
+        ("--default-arch", &args.default_arch),
+        ("--resource-class", &args.resource_class),
+    ] {
+        if v.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            return Err(blank(name));
+        }
+    }
     let mut arch_by_host = BTreeMap::new();
     for a in &args.arch {
         let (h, v) = a
             .split_once('=')
             .ok_or_else(|| Failure::usage(format!("--arch {a}: expected HOST=ARCH, e.g. bm-compute-1=x86_64")))?;
+        if h.trim().is_empty() || v.trim().is_empty() {
+            return Err(Failure::usage(format!("--arch {a}: the host and the arch must both be given (HOST=ARCH)")));
+        }
         arch_by_host.insert(h.trim().to_string(), v.trim().to_string());
     }
     let free_state: FreeState =
@@ -132,11 +149,11 @@ pub fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided
     let object_version = args.object_version.as_deref().map(target::parse_object_version).transpose()?;
     let conf = settings.nova_conf.as_ref();
     let opts = PlanOptions {
-        deploy_kernel: args.deploy_kernel.clone(),
-        deploy_ramdisk: args.deploy_ramdisk.clone(),
-        default_arch: args.default_arch.clone(),
+        deploy_kernel: args.deploy_kernel.as_deref().map(|v| v.trim().to_string()),
+        deploy_ramdisk: args.deploy_ramdisk.as_deref().map(|v| v.trim().to_string()),
+        default_arch: args.default_arch.as_deref().map(|v| v.trim().to_string()),
         arch_by_host,
-        resource_class: args.resource_class.clone(),
+        resource_class: args.resource_class.as_deref().map(|v| v.trim().to_string()),
         free_state,
         baremetal: conf.map(|c| c.baremetal.clone()).unwrap_or_default(),
         conf_host: conf.and_then(|c| c.host.clone()),

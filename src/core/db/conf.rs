@@ -17,6 +17,10 @@ pub enum ConfError {
     NoBaremetalSection { path: PathBuf },
     #[error("{path}: [{section}] {key}: {source}")]
     BadUrl { path: PathBuf, section: String, key: String, source: UrlError },
+    #[error("{path}: [{section}] {key} = {value}: {reason}")]
+    BadValue { path: PathBuf, section: String, key: String, value: String, reason: String },
+    #[error("{path}: [{section}] {key} is empty: give a value or remove the line")]
+    Blank { path: PathBuf, section: String, key: String },
 }
 
 /// An oslo.config style INI file: `[section]`, `key = value`, `#`/`;` comment lines, indented
@@ -106,8 +110,11 @@ impl IniFile {
     }
 
     fn url(&self, section: &str, key: &str) -> Result<Option<DbUrl>, ConfError> {
-        match self.sections.get(section).and_then(|m| m.get(key)).filter(|v| !v.is_empty()) {
+        match self.sections.get(section).and_then(|m| m.get(key)) {
             None => Ok(None),
+            Some(v) if v.trim().is_empty() => {
+                Err(ConfError::Blank { path: self.path.clone(), section: section.into(), key: key.into() })
+            }
             Some(v) => DbUrl::parse(v).map(Some).map_err(|source| ConfError::BadUrl {
                 path: self.path.clone(),
                 section: section.into(),
@@ -179,7 +186,18 @@ impl NovaConf {
         let baremetal = BaremetalConf {
             power_manager: g("power_manager"),
             virtual_power_ssh_host: g("virtual_power_ssh_host"),
-            virtual_power_ssh_port: g("virtual_power_ssh_port").and_then(|p| p.parse().ok()),
+            virtual_power_ssh_port: match g("virtual_power_ssh_port") {
+                None => None,
+                Some(p) => {
+                    Some(p.trim().parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| ConfError::BadValue {
+                        path: ini.path.clone(),
+                        section: "baremetal".into(),
+                        key: "virtual_power_ssh_port".into(),
+                        value: p.clone(),
+                        reason: "not a TCP port (1-65535)".into(),
+                    })?)
+                }
+            },
             virtual_power_type: g("virtual_power_type"),
             virtual_power_host_user: g("virtual_power_host_user"),
             virtual_power_host_pass: g("virtual_power_host_pass").map(Secret::new),
@@ -260,6 +278,9 @@ pub enum SettingsError {
     Conf(#[from] ConfError),
     #[error("{origin}: '{value}' is not an http(s) URL for the Ironic API")]
     IronicUrl { origin: Origin, value: String },
+    /// `--flag ''` or `VAR=` (the easy mistake is an unset shell variable): never taken as a value
+    #[error("{what} is empty (an unset shell variable?): give a value, or leave it out")]
+    Blank { what: String },
 }
 
 impl SettingsError {
@@ -267,7 +288,10 @@ impl SettingsError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            SettingsError::Url { .. } | SettingsError::IronicUrl { .. } | SettingsError::Conf(ConfError::BadUrl { .. })
+            SettingsError::Url { .. }
+                | SettingsError::IronicUrl { .. }
+                | SettingsError::Blank { .. }
+                | SettingsError::Conf(ConfError::BadUrl { .. } | ConfError::Blank { .. } | ConfError::BadValue { .. })
         )
     }
 }
@@ -297,11 +321,25 @@ impl ConnectionSettings {
         let nova_conf = flags.nova_conf.as_deref().map(NovaConf::load).transpose()?;
         let ironic_conf = flags.ironic_conf.as_deref().map(IronicConf::load).transpose()?;
 
+        // a flag or variable that is set but blank is a mistake, not "unset"
+        let given =
+            |flag: &Option<String>, name: &str, var: &str| -> Result<(Option<String>, Option<String>), SettingsError> {
+                if flag.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                    return Err(SettingsError::Blank { what: name.to_string() });
+                }
+                let e = env(var);
+                if flag.is_none() && e.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                    return Err(SettingsError::Blank { what: format!("environment variable {var}") });
+                }
+                Ok((flag.clone(), e))
+            };
         let db = |flag: &Option<String>,
+                  name: &str,
                   var: &str,
                   from_conf: Option<(&DbUrl, &Path)>|
          -> Result<Option<Setting<DbUrl>>, SettingsError> {
-            let (raw, origin) = match (flag, env(var).filter(|v| !v.trim().is_empty())) {
+            let (flag, env_value) = given(flag, name, var)?;
+            let (raw, origin) = match (&flag, env_value) {
                 (Some(v), _) => (v.clone(), Origin::Flag),
                 (None, Some(v)) => (v, Origin::Env(var.to_string())),
                 (None, None) => {
@@ -315,22 +353,25 @@ impl ConnectionSettings {
 
         let nova_bm_db = db(
             &flags.nova_bm_db,
+            "--nova-bm-db",
             ENV_NOVA_BM_DB,
             nova_conf.as_ref().and_then(|c| c.nova_bm_db.as_ref().map(|u| (u, c.path.as_path()))),
         )?;
         let nova_db = db(
             &flags.nova_db,
+            "--nova-db",
             ENV_NOVA_DB,
             nova_conf.as_ref().and_then(|c| c.nova_db.as_ref().map(|u| (u, c.path.as_path()))),
         )?;
         let ironic_db = db(
             &flags.ironic_db,
+            "--ironic-db",
             ENV_IRONIC_DB,
             ironic_conf.as_ref().and_then(|c| c.ironic_db.as_ref().map(|u| (u, c.path.as_path()))),
         )?;
 
-        let ironic_url = match (&flags.ironic_url, env(ENV_IRONIC_URL).filter(|v| !v.trim().is_empty())) {
-            (Some(v), _) => Some(Setting { value: v.clone(), origin: Origin::Flag }),
+        let ironic_url = match given(&flags.ironic_url, "--ironic-url", ENV_IRONIC_URL)? {
+            (Some(v), _) => Some(Setting { value: v, origin: Origin::Flag }),
             (None, Some(v)) => Some(Setting { value: v, origin: Origin::Env(ENV_IRONIC_URL.into()) }),
             (None, None) => None,
         };

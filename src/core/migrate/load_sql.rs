@@ -321,9 +321,11 @@ pub async fn load_db(
     let backend = db.backend();
     let had_runs_table = runs_table_exists(db).await?;
     let record_run = !req.rehearse || had_runs_table;
-    if !req.rehearse && !had_runs_table {
-        // DDL outside the transaction (MySQL commits implicitly on DDL); dropped again below
-        // when this load does not commit, so a failed first run leaves nothing behind
+    // MySQL commits implicitly on DDL: there the table is created before the transaction and dropped
+    // again below when this load does not commit; PostgreSQL and SQLite create it inside the transaction
+    let create_runs_table = !req.rehearse && !had_runs_table;
+    let ddl_outside = create_runs_table && backend == Backend::MySql;
+    if ddl_outside {
         db.execute(&runs_ddl(backend), vec![]).await?;
     }
     let ncols = node_columns(req.schema);
@@ -333,6 +335,9 @@ pub async fn load_db(
     let counters = read_counters(db).await?;
     let outcome = async {
         let mut tx = db.begin().await?;
+        if create_runs_table && !ddl_outside {
+            tx.execute(&runs_ddl(backend), vec![]).await?;
+        }
         let mut done = 0usize;
         let mut record: Vec<WrittenNode> = Vec::with_capacity(to_write.len());
         for batch in to_write.chunks(BATCH) {
@@ -451,7 +456,7 @@ pub async fn load_db(
     if !summary.committed {
         // a rolled-back INSERT still advances sequences / AUTO_INCREMENT: put them back
         restore_counters(db, &counters).await;
-        if !req.rehearse && !had_runs_table {
+        if ddl_outside {
             if let Err(e) = db.execute(&format!("DROP TABLE {RUNS_TABLE}"), vec![]).await {
                 tracing::warn!(error = %e, "could not drop the run table this failed load created");
             }

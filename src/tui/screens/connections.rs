@@ -143,8 +143,11 @@ impl Entry {
 
     fn validate(&mut self) {
         let v = self.value();
-        self.status = if v.is_empty() {
+        self.status = if self.input.value().is_empty() {
             FieldStatus::Empty
+        } else if v.is_empty() {
+            // blanks are a mistake, never a value (an empty field is "not given")
+            FieldStatus::Invalid("only blanks: clear the field or give a value".into())
         } else {
             match self.kind {
                 FieldKind::Database => match DbUrl::parse(v) {
@@ -250,7 +253,7 @@ impl Connections {
 
     /// The plan options: the command line's, with what the fields say.
     pub fn plan_options(&self, base: &PlanOptions) -> PlanOptions {
-        let text = |f: Field| Some(self.value(f).to_string()).filter(|v| !v.is_empty());
+        let text = |f: Field| Some(self.value(f).trim().to_string()).filter(|v| !v.is_empty());
         PlanOptions {
             deploy_kernel: text(Field::DeployKernel),
             deploy_ramdisk: text(Field::DeployRamdisk),
@@ -477,5 +480,15 @@ mod tests {
         c.tested(Field::IronicDb, Err("cannot reach db2".into()));
         let text = fixture::render(80, 20, |f| c.render(f, f.area(), Theme { color: false }, Mode::Live, 0, false));
         insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn blanks_are_invalid_not_a_value() {
+        let mut c = Connections::new(Mode::Rehearsal, Prefill::default(), &PlanOptions::default());
+        c.focus = Field::DeployKernel;
+        c[Field::DeployKernel].input = "   ".into();
+        c[Field::DeployKernel].validate();
+        assert!(matches!(c[Field::DeployKernel].status, FieldStatus::Invalid(_)));
+        assert_eq!(c.plan_options(&PlanOptions::default()).deploy_kernel, None);
     }
 }
