@@ -140,7 +140,7 @@ async fn every_conflict_code_then_verify_rerun_and_rollback(backend: Backend) {
                 | ConflictCode::MissingDeployImages
                 | ConflictCode::MissingArch
         ) {
-            continue; // already-migrated: second run below; the other three: tests/upstream_2014_mistakes.rs (global options)
+            continue; // already-migrated: second run below; the other three: tests/it/upstream_2014_mistakes.rs (global options)
         }
         assert!(codes.contains(c.as_str()), "{c} not raised: {codes:?}");
     }
