@@ -9,7 +9,7 @@ FONT=${BM2_SHOT_FONT:-/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf}
 [ -f "$FONT" ] || { apt-get update -q >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-dejavu-core >/dev/null; }
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-BM2IRONIC_SCREENSHOT_DIR="$WORK" cargo test --quiet --test wizard render_screenshots -- --ignored >/dev/null
+BM2IRONIC_SCREENSHOT_DIR="$WORK" cargo test --quiet --test it wizard::render_screenshots -- --ignored >/dev/null
 mkdir -p screenshots
 "$VENV/bin/python" - "$WORK" screenshots "$FONT" <<'PY'
 import json, os, sys

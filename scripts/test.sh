@@ -2,7 +2,7 @@
 # The project's test command (README, .ci/run): starts throw-away MariaDB and PostgreSQL servers
 # (installing them with apt on a new machine), runs every test against SQLite, MariaDB and
 # PostgreSQL with the servers' URLs in the environment, then stops the servers.
-# Extra arguments go to `cargo test` (e.g. scripts/test.sh --test inventory).
+# Extra arguments go to `cargo test` (e.g. scripts/test.sh --test it inventory::).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

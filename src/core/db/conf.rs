@@ -17,8 +17,9 @@ pub enum ConfError {
     NoBaremetalSection { path: PathBuf },
     #[error("{path}: [{section}] {key}: {source}")]
     BadUrl { path: PathBuf, section: String, key: String, source: UrlError },
-    #[error("{path}: [{section}] {key} = {value}: {reason}")]
-    BadValue { path: PathBuf, section: String, key: String, value: String, reason: String },
+    /// `setting` is `[section] key = value`
+    #[error("{path}: {setting}: {reason}")]
+    BadValue { path: PathBuf, setting: String, reason: String },
     #[error("{path}: [{section}] {key} is empty: give a value or remove the line")]
     Blank { path: PathBuf, section: String, key: String },
 }
@@ -191,9 +192,7 @@ impl NovaConf {
                 Some(p) => {
                     Some(p.trim().parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| ConfError::BadValue {
                         path: ini.path.clone(),
-                        section: "baremetal".into(),
-                        key: "virtual_power_ssh_port".into(),
-                        value: p.clone(),
+                        setting: format!("[baremetal] virtual_power_ssh_port = {p}"),
                         reason: "not a TCP port (1-65535)".into(),
                     })?)
                 }

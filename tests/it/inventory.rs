@@ -1,11 +1,9 @@
 //! `bm2ironic inventory` on real SQLite, MariaDB and PostgreSQL: the JSON equals the fixture, field by
 //! field, read through a SELECT-only user.
 
-mod common;
-
+use crate::common::{bm2ironic, Backend, TestDb};
 use bm2ironic::core::demo::fixture::Fixture;
 use bm2ironic::core::source::model::{BmInterface, BmNode};
-use common::{bm2ironic, Backend, TestDb};
 use serde_json::{json, Value};
 
 fn ts(t: &Option<chrono::NaiveDateTime>) -> Value {

@@ -1,10 +1,8 @@
 //! Passwords never reach stdout, stderr or the audit log: database passwords (working and failing
 //! connections, given by flag, environment or nova.conf) and the BMC passwords in the rows.
 
-mod common;
-
+use crate::common::{bm2ironic, read_logs, Backend, TestDb, READER_PASSWORD};
 use bm2ironic::core::demo::fixture::Fixture;
-use common::{bm2ironic, read_logs, Backend, TestDb, READER_PASSWORD};
 
 const BMC_PASSWORD_PREFIX: &str = "bmc-Secret-";
 

@@ -232,7 +232,7 @@ fn ssh_port_and_terminal_port_are_kept() {
 
 #[test]
 fn source_primary_keys_are_not_forced_into_the_target() {
-    // the plan carries no Ironic ids at all: the database assigns them (see tests/migrate.rs for the
+    // the plan carries no Ironic ids at all: the database assigns them (see tests/it/migrate.rs for the
     // sequences after a real load)
     let p = standard_plan(TargetKind::Modern);
     let text = serde_json::to_value(&p.nodes[0].node).unwrap();
@@ -341,7 +341,7 @@ fn free_nodes_are_available_on_modern_and_null_on_juno() {
 
 #[test]
 fn every_conflict_code_has_a_rule() {
-    // each code can be produced by the plan (together with tests/migrate.rs for the Ironic/Nova ones)
+    // each code can be produced by the plan (together with tests/it/migrate.rs for the Ironic/Nova ones)
     let p = plan(
         &inventory(&Fixture::standard()),
         &empty_target(TargetKind::Modern),

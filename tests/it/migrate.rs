@@ -1,14 +1,12 @@
 //! plan / migrate / verify / rollback end to end on real SQLite, MariaDB and PostgreSQL: sources read
 //! as a SELECT-only user, the target holding the real Ironic 39.0.0 schema (ironic-dbsync).
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
+use crate::common::{bm2ironic, Backend, TestDb, STANDARD_RESOLUTIONS};
 use bm2ironic::core::demo::fixture::Fixture;
 use bm2ironic::core::migrate::conflict::ConflictCode;
-use common::{bm2ironic, Backend, TestDb, STANDARD_RESOLUTIONS};
 use serde_json::Value;
 
 fn uuid(prefix: &str, id: i64) -> String {
@@ -148,8 +146,8 @@ async fn every_conflict_code_then_verify_rerun_and_rollback(backend: Backend) {
                 | ConflictCode::DuplicateInstance
                 | ConflictCode::InvalidSize
         ) {
-            // already-migrated: second run below; the next three: tests/upstream_2014_mistakes.rs (global
-            // options); the rest: tests/hostile_rows.rs (rows the standard fixture does not hold)
+            // already-migrated: second run below; the next three: tests/it/upstream_2014_mistakes.rs (global
+            // options); the rest: tests/it/hostile_rows.rs (rows the standard fixture does not hold)
             continue;
         }
         assert!(codes.contains(c.as_str()), "{c} not raised: {codes:?}");

@@ -4,12 +4,10 @@
 //! every conflict code must commit (exit 0) into a real Ironic schema, never fail in the database.
 //! Bounded: 24 cases (each runs the binary once), SQLite only.
 
-mod common;
-
+use crate::common::{bm2ironic, Backend, TestDb};
 use bm2ironic::core::demo::fixture::Fixture;
 use bm2ironic::core::migrate::conflict::ConflictCode;
 use bm2ironic::core::source::model::{BmInterface, BmNode};
-use common::{bm2ironic, Backend, TestDb};
 use proptest::prelude::*;
 
 const UUIDS: &[&str] = &[

@@ -2,9 +2,7 @@
 //! modern-shaped (nova_api flavors) tables: the diff changes nothing, --apply changes exactly the
 //! baremetal flavors in one transaction, --restore brings back the exact old values.
 
-mod common;
-
-use common::{bm2ironic, Backend, TestDb};
+use crate::common::{bm2ironic, Backend, TestDb};
 
 const TS: &str = "'2014-09-01 00:00:00'";
 

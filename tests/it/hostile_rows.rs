@@ -3,10 +3,8 @@
 //! negative sizes): each is named with a conflict by `plan`, refused by `migrate` (exit 3, nothing
 //! written), and loads without a database error once decided. On SQLite, MariaDB and PostgreSQL.
 
-mod common;
-
+use crate::common::{bm2ironic, Backend, TestDb};
 use bm2ironic::core::demo::fixture::Fixture;
-use common::{bm2ironic, Backend, TestDb};
 use serde_json::Value;
 
 const BASE: &[&str] = &[
@@ -335,7 +333,9 @@ async fn blank_options_are_usage_errors(_backend: Backend) {
     let conf = dir.path().join("nova.conf");
     std::fs::write(&conf, "[DEFAULT]\nhost = bm-compute-1\n[baremetal]\nsql_connection =\n").unwrap();
     let conf = conf.display().to_string();
-    let cases: Vec<(Vec<&str>, Vec<(&str, &str)>, &str)> = vec![
+    // (arguments, environment, what the message must name)
+    type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, &'a str);
+    let cases: Vec<Case> = vec![
         (vec!["plan", "--deploy-kernel", ""], vec![], "--deploy-kernel"),
         (vec!["plan", "--deploy-ramdisk", "  "], vec![], "--deploy-ramdisk"),
         (vec!["plan", "--default-arch", ""], vec![], "--default-arch"),

@@ -1,9 +1,7 @@
 //! Bad input gets exit 1 (or 2 for usage) and ONE clear line naming what to fix; never a panic.
 
-mod common;
-
+use crate::common::{bm2ironic, server_env, Backend, TestDb, MYSQL_READER, PG_READER};
 use bm2ironic::core::demo::fixture::Fixture;
-use common::{bm2ironic, server_env, Backend, TestDb, MYSQL_READER, PG_READER};
 
 struct Outcome {
     code: i32,

@@ -3,16 +3,14 @@
 //! that was powered off stays off (the 2014 tool would have powered it on), and a node whose BMC
 //! stops answering is named.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::common::{bm2ironic, server_env, Backend, TestDb, IRONIC_VENV};
 use bm2ironic::core::demo::fixture::Fixture;
-use common::{bm2ironic, server_env, Backend, TestDb, IRONIC_VENV};
 
 struct Killed(Child);
 /// A fake BMC and the power changes it printed.

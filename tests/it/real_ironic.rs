@@ -2,16 +2,14 @@
 //! wrote: every node and port through GET /v1/nodes/detail and /v1/ports/detail, `verify
 //! --ironic-url` passes, and Ironic can still create a node afterwards (ids and sequences sane).
 
-mod common;
-
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use crate::common::{bm2ironic, server_env, Backend, TestDb, IRONIC_VENV, STANDARD_RESOLUTIONS};
 use bm2ironic::core::db::url::DbUrl;
 use bm2ironic::core::demo::fixture::Fixture;
-use common::{bm2ironic, server_env, Backend, TestDb, IRONIC_VENV, STANDARD_RESOLUTIONS};
 use serde_json::Value;
 
 /// The running Ironic; stopped (its whole process group) when dropped, even when the test fails.

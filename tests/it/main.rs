@@ -1,0 +1,20 @@
+//! The integration tests, one crate (linked once against the library instead of once per file).
+//! Each module was a test crate of its own; `cargo test --test it <module>::` runs one of them, e.g.
+//! `cargo test --test it wizard::`.
+
+#[macro_use]
+mod common;
+
+mod bad_input;
+mod e2e_tmux;
+mod flavors;
+mod hostile_rows;
+mod inventory;
+mod migrate;
+mod plan_then_load;
+mod real_ironic;
+mod secrets;
+mod takeover;
+mod upstream_2014_mistakes;
+mod watch;
+mod wizard;
