@@ -23,5 +23,9 @@ echo "   SQLite     in-process (temp files)"
 echo "== real Ironic (PyPI ironic==39.0.0): venv, and its schema from ironic-dbsync upgrade on both servers =="
 eval "$(scripts/ironic-schemas.sh)"
 
+echo "== cargo fmt --check, cargo clippy (warnings are errors) =="
+cargo fmt --check
+cargo clippy --locked --all-targets -- -D warnings
+
 echo "== cargo test (every server test runs once per backend: sqlite::, mysql::, postgres::) =="
 cargo test --locked "$@"

@@ -1,4 +1,4 @@
-//! The plan against each thing the 2014 `ironic-nova-bm-migrate` got wrong (DOMAIN.md section 5),
+//! The plan against each thing the 2014 `ironic-nova-bm-migrate` got wrong (listed in docs/mapping.md),
 //! one test per mistake, named after it. Pure: no database.
 
 use std::collections::HashMap;
