@@ -2,10 +2,16 @@
 //! uuids and MACs collide, states come in odd case or unknown, sizes go negative. The rules they hold
 //! the plan to are in docs/mapping.md and docs/conflicts.md.
 
-use super::*;
-use crate::core::ironic::target::{ExistingNode, ExistingPort, TargetSchema};
-use crate::core::source::model::{BmInterface, BmNode, Inventory};
+use std::collections::HashSet;
+
 use proptest::prelude::*;
+use serde_json::json;
+
+use super::{normalize_uuid, plan, IronicNode, NodeAction, PlanOptions};
+use crate::core::ironic::target::{ExistingNode, ExistingPort, TargetKind, TargetSchema, TargetState};
+use crate::core::migrate::conflict::{Conflict, ConflictCode, Resolutions, Subject};
+use crate::core::migrate::states::BmState;
+use crate::core::source::model::{BmInterface, BmNode, Inventory};
 
 const UUIDS: &[&str] = &[
     "bbbbbbbb-0000-4000-8000-000000000001",

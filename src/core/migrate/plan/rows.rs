@@ -8,7 +8,8 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::{normalize_uuid, Fate, PlanOptions, BM2IRONIC_NS};
+use super::checks::Fate;
+use super::{normalize_uuid, PlanOptions, BM2IRONIC_NS};
 use crate::core::db::secret::Secret;
 use crate::core::ironic::target::TargetKind;
 use crate::core::source::model::{BmInterface, BmNode};
