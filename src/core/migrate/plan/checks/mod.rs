@@ -1,0 +1,202 @@
+//! The conflict rules, one function per rule and named after it, over `Checks` (the Decider that
+//! raises conflicts and the lookup maps built once from the target and the inventory) and a node's
+//! `Fate`. Each code is described in docs/conflicts.md.
+
+mod hardware;
+mod identity;
+mod ports;
+mod run;
+mod state;
+
+use std::collections::{HashMap, HashSet};
+
+use super::{normalize_uuid, NodeAction, PlanOptions, PowerManager};
+use crate::core::ironic::target::{ExistingNode, TargetKind, TargetState};
+use crate::core::migrate::conflict::{Action, Conflict, ConflictCode, Resolutions, Subject};
+use crate::core::source::model::{BmNode, Inventory};
+use crate::core::source::nova::NovaFacts;
+
+/// Collects conflicts and applies the operator's decisions as they are found.
+struct Decider<'a> {
+    resolutions: &'a Resolutions,
+    conflicts: Vec<Conflict>,
+}
+
+impl Decider<'_> {
+    fn raise(
+        &mut self,
+        code: ConflictCode,
+        subject: Subject,
+        node_uuid: Option<&str>,
+        detail: String,
+    ) -> Option<Action> {
+        let (action, decided_by) = match self.resolutions.decide(code, &subject) {
+            Some((a, by)) => (Some(a), Some(by)),
+            None => match code.default_action() {
+                Some(a) => (Some(a), Some("default")),
+                None => (None, None),
+            },
+        };
+        self.conflicts.push(Conflict {
+            code,
+            blocking: code.blocking(),
+            subject,
+            node_uuid: node_uuid.map(str::to_string),
+            detail,
+            action,
+            decided_by,
+        });
+        action
+    }
+}
+
+fn has_instance(n: &BmNode) -> bool {
+    n.instance_uuid.as_deref().is_some_and(|s| !s.is_empty())
+}
+
+/// The per-node outcome of the rules, before rows are built.
+pub(super) struct Fate {
+    pub(super) action: NodeAction,
+    pub(super) uuid: Option<String>,
+    pub(super) keep_instance: bool,
+    pub(super) maintenance_reasons: Vec<String>,
+    pub(super) unsupported_power: bool,
+    pub(super) skipped_interfaces: HashSet<i64>,
+    pub(super) codes: Vec<ConflictCode>,
+    pub(super) replaces: Option<i64>,
+}
+
+impl Fate {
+    /// A row's fate before any rule: created with its own uuid, keeping its instance.
+    pub(super) fn new(n: &BmNode) -> Fate {
+        Fate {
+            action: NodeAction::Create,
+            uuid: n.uuid.as_deref().and_then(normalize_uuid),
+            keep_instance: has_instance(n) && !n.deleted,
+            maintenance_reasons: Vec::new(),
+            unsupported_power: false,
+            skipped_interfaces: HashSet::new(),
+            codes: Vec::new(),
+            replaces: None,
+        }
+    }
+
+    fn apply(&mut self, code: ConflictCode, action: Option<Action>) {
+        self.codes.push(code);
+        match action {
+            None if self.action != NodeAction::Skip => self.action = NodeAction::Blocked,
+            None => {}
+            Some(Action::Skip) => self.action = NodeAction::Skip,
+            _ => {}
+        }
+    }
+}
+
+/// What every rule consults: the Decider, the options, Nova's facts and the lookup maps.
+pub(super) struct Checks<'a> {
+    d: Decider<'a>,
+    opts: &'a PlanOptions,
+    nova: Option<&'a NovaFacts>,
+    pub(super) kind: TargetKind,
+    pub(super) power: PowerManager,
+    /// Ironic's nodes by uuid, compared the way we write ours: lower-case
+    by_uuid: HashMap<String, &'a ExistingNode>,
+    /// Ironic's nodes by instance uuid (lower-case)
+    by_instance: HashMap<String, &'a ExistingNode>,
+    /// Ironic's node ids to their uuids (lower-case)
+    node_id_to_uuid: HashMap<i64, Option<String>>,
+    /// Ironic's ports by MAC, to the id of their node
+    port_macs: HashMap<String, Option<i64>>,
+    /// Who is first to hold each MAC among the nodes that may be migrated: (nova_bm id, interface id)
+    first_holder: HashMap<String, (i64, i64)>,
+    /// Who holds each node uuid among the nodes that may be migrated (lowest nova_bm id first)
+    uuid_holder: HashMap<String, i64>,
+    /// Which node holds each instance (the one Nova's `instances.node` names, else the lowest id)
+    instance_holder: HashMap<String, i64>,
+}
+
+impl<'a> Checks<'a> {
+    pub(super) fn new(
+        inv: &'a Inventory,
+        target: &'a TargetState,
+        nova: Option<&'a NovaFacts>,
+        opts: &'a PlanOptions,
+        resolutions: &'a Resolutions,
+    ) -> Checks<'a> {
+        let by_uuid: HashMap<String, &ExistingNode> =
+            target.nodes.iter().filter_map(|n| n.uuid.as_deref().map(|u| (u.trim().to_ascii_lowercase(), n))).collect();
+        let by_instance: HashMap<String, &ExistingNode> = target
+            .nodes
+            .iter()
+            .filter_map(|n| n.instance_uuid.as_deref().map(|u| (u.trim().to_ascii_lowercase(), n)))
+            .collect();
+        let node_id_to_uuid: HashMap<i64, Option<String>> =
+            target.nodes.iter().map(|n| (n.id, n.uuid.as_deref().map(|u| u.trim().to_ascii_lowercase()))).collect();
+        let port_macs: HashMap<String, Option<i64>> = target
+            .ports
+            .iter()
+            .filter_map(|p| p.address.as_deref().map(|a| (a.to_ascii_lowercase(), p.node_id)))
+            .collect();
+
+        // the nodes that may be migrated: live ones, and deleted ones the operator migrates
+        let candidate = |n: &BmNode| {
+            !n.deleted
+                || resolutions
+                    .decide(ConflictCode::DeletedNode, &Subject::Node { nova_bm_id: n.id })
+                    .is_some_and(|(a, _)| a == Action::Migrate)
+        };
+        let mut first_holder: HashMap<String, (i64, i64)> = HashMap::new();
+        for n in inv.nodes.iter().filter(|n| candidate(&n.node)) {
+            for i in n.interfaces.iter().filter(|i| !i.deleted) {
+                if let Some(mac) = &i.address_normalized {
+                    first_holder.entry(mac.clone()).or_insert((n.node.id, i.id));
+                }
+            }
+        }
+        let mut uuid_holder: HashMap<String, i64> = HashMap::new();
+        let mut instance_claims: HashMap<String, Vec<&BmNode>> = HashMap::new();
+        for n in inv.nodes.iter().map(|e| &e.node).filter(|n| candidate(n)) {
+            if let Some(u) = n.uuid.as_deref().and_then(normalize_uuid) {
+                uuid_holder.entry(u).or_insert(n.id);
+            }
+            if has_instance(n) && !n.deleted {
+                if let Some(i) = n.instance_uuid.as_deref().and_then(normalize_uuid) {
+                    instance_claims.entry(i).or_default().push(n);
+                }
+            }
+        }
+        let instance_holder: HashMap<String, i64> = instance_claims
+            .iter()
+            .map(|(inst, claimants)| {
+                let nova_node = nova
+                    .and_then(|f| f.instances.get(inst.as_str()))
+                    .and_then(|i| i.node.as_deref())
+                    .and_then(normalize_uuid);
+                let by_nova = claimants
+                    .iter()
+                    .find(|n| nova_node.is_some() && n.uuid.as_deref().and_then(normalize_uuid) == nova_node);
+                (inst.clone(), by_nova.unwrap_or(&claimants[0]).id)
+            })
+            .collect();
+
+        Checks {
+            d: Decider { resolutions, conflicts: Vec::new() },
+            opts,
+            nova,
+            kind: target.schema.kind,
+            power: PowerManager::from_class(opts.baremetal.power_manager()),
+            by_uuid,
+            by_instance,
+            node_id_to_uuid,
+            port_macs,
+            first_holder,
+            uuid_holder,
+            instance_holder,
+        }
+    }
+
+    /// The conflicts raised, in the order they were raised.
+    pub(super) fn into_conflicts(self) -> Vec<Conflict> {
+        self.d.conflicts
+    }
+}

@@ -1,0 +1,210 @@
+//! The plan's invariants over random inventories: rows drawn from small pools so that uuids, instance
+//! uuids and MACs collide, states come in odd case or unknown, sizes go negative. The rules they hold
+//! the plan to are in docs/mapping.md and docs/conflicts.md.
+
+use std::collections::HashSet;
+
+use proptest::prelude::*;
+use serde_json::json;
+
+use super::{normalize_uuid, plan, IronicNode, NodeAction, PlanOptions};
+use crate::core::ironic::target::{ExistingNode, ExistingPort, TargetKind, TargetSchema, TargetState};
+use crate::core::migrate::conflict::{Conflict, ConflictCode, Resolutions, Subject};
+use crate::core::migrate::states::BmState;
+use crate::core::source::model::{BmInterface, BmNode, Inventory};
+
+const UUIDS: &[&str] = &[
+    "bbbbbbbb-0000-4000-8000-000000000001",
+    "BBBBBBBB-0000-4000-8000-000000000001",
+    "bbbbbbbb-0000-4000-8000-000000000002",
+    "bbbbbbbb-0000-4000-8000-00000000000a",
+    "not-a-uuid-at-all",
+    "",
+];
+const INSTANCES: &[&str] = &[
+    "aaaaaaaa-0000-4000-8000-000000000001",
+    "AAAAAAAA-0000-4000-8000-000000000001",
+    "aaaaaaaa-0000-4000-8000-000000000002",
+    "junk",
+];
+const STATES: &[&str] = &[
+    "active",
+    "ACTIVE ",
+    "building",
+    "deploying",
+    "deploy complete",
+    "deploy failed",
+    "error",
+    "deleted",
+    "prepared",
+    "initializing",
+    "",
+    "frobnicating",
+];
+const MACS: &[&str] =
+    &["52:54:00:00:00:01", "52-54-00-00-00-01", "52:54:00:00:00:02", "52:54:00:00:00:03", "not-a-mac"];
+
+fn pick<'a>(pool: &'a [&'a str]) -> impl Strategy<Value = Option<String>> + 'a {
+    prop_oneof![1 => Just(None), 6 => (0..pool.len()).prop_map(move |i| Some(pool[i].to_string()))]
+}
+
+prop_compose! {
+    fn node_row(id: i64)(
+        uuid in pick(UUIDS), inst in pick(INSTANCES), state in pick(STATES), deleted in prop::bool::weighted(0.15),
+        cpus in prop_oneof![Just(None), Just(Some(-8i64)), Just(Some(0)), Just(Some(16))],
+        port in prop_oneof![Just(None), Just(Some(-1i64)), Just(Some(0)), Just(Some(8001)), Just(Some(70000))],
+        host in prop_oneof![Just("h1"), Just("h2")],
+        bmc in prop_oneof![Just(None), Just(Some("127.0.0.1".to_string()))],
+    ) -> BmNode {
+        BmNode {
+            id, uuid, instance_uuid: inst, task_state: state, deleted, service_host: Some(host.into()), cpus,
+            memory_mb: Some(1024), local_gb: Some(10), terminal_port: port, pm_address: bmc,
+            ..Default::default()
+        }
+    }
+}
+
+fn inventory() -> impl Strategy<Value = Inventory> {
+    (1usize..10)
+        .prop_flat_map(|n| {
+            let nodes: Vec<_> = (1..=n as i64).map(node_row).collect();
+            let ifaces = prop::collection::vec((1..=n as i64 + 1, pick(MACS), prop::bool::weighted(0.1)), 0..12);
+            (nodes, ifaces)
+        })
+        .prop_map(|(nodes, ifaces)| {
+            let mut ifaces: Vec<BmInterface> = ifaces
+                .into_iter()
+                .enumerate()
+                .map(|(k, (node, address, deleted))| {
+                    BmInterface { id: k as i64 + 1, bm_node_id: Some(node), address, deleted, ..Default::default() }
+                        .normalize()
+                })
+                .collect();
+            ifaces.sort_by_key(|i| (i.bm_node_id, i.id));
+            Inventory::join(nodes, ifaces)
+        })
+}
+
+fn target(existing: bool) -> TargetState {
+    let mut t = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
+    if existing {
+        t.nodes.push(ExistingNode {
+            id: 1,
+            uuid: Some("bbbbbbbb-0000-4000-8000-00000000000A".into()),
+            instance_uuid: Some("aaaaaaaa-0000-4000-8000-000000000002".into()),
+            provision_state: Some("active".into()),
+            maintenance: false,
+            reservation: None,
+            extra: json!({}),
+            updated_at: None,
+        });
+        t.ports.push(ExistingPort { id: 1, uuid: None, address: Some("52:54:00:00:00:03".into()), node_id: Some(1) });
+    }
+    t
+}
+
+fn options() -> PlanOptions {
+    PlanOptions {
+        deploy_kernel: Some("k".into()),
+        deploy_ramdisk: Some("r".into()),
+        default_arch: Some("x86_64".into()),
+        resource_class: Some("baremetal".into()),
+        ..Default::default()
+    }
+}
+
+/// Resolutions: for every code, nothing (blocking stays), or one of its actions picked by `seed`.
+fn resolutions(seed: u64, decide: bool) -> Resolutions {
+    let mut r = Resolutions::default();
+    if decide {
+        for (k, c) in ConflictCode::ALL.iter().enumerate() {
+            let acts = c.actions();
+            if !acts.is_empty() {
+                r.defaults.insert(*c, acts[(seed as usize >> (k % 16)) % acts.len()]);
+            }
+        }
+    }
+    r
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_row_is_accounted_for_and_nothing_is_written_twice(
+        inv in inventory(), seed in any::<u64>(), decide in any::<bool>(), existing in any::<bool>(),
+    ) {
+        let t = target(existing);
+        let p = plan(&inv, &t, None, &options(), &resolutions(seed, decide));
+
+        // every row exactly once, each with a fate; skipped and blocked ones say why
+        prop_assert_eq!(p.nodes.len(), inv.nodes.len());
+        let ids: HashSet<i64> = p.nodes.iter().map(|n| n.nova_bm_id).collect();
+        prop_assert_eq!(ids.len(), inv.nodes.len());
+        for n in &p.nodes {
+            match n.action {
+                NodeAction::Skip | NodeAction::AlreadyMigrated => {
+                    prop_assert!(!n.conflicts.is_empty(), "node {} skipped without a code", n.nova_bm_id);
+                    prop_assert!(n.node.is_none() && n.ports.is_empty(), "node {} skipped but written", n.nova_bm_id);
+                }
+                NodeAction::Blocked => {
+                    prop_assert!(n.node.is_none() && n.ports.is_empty());
+                    let about_it = |c: &Conflict| match &c.subject {
+                        Subject::Node { nova_bm_id } | Subject::Interface { nova_bm_id, .. } => *nova_bm_id == n.nova_bm_id,
+                        Subject::Run | Subject::Host { .. } => false,
+                    };
+                    let why = p.conflicts.iter().any(|c| c.is_unresolved_blocking() && about_it(c));
+                    prop_assert!(why, "node {} blocked without an unresolved conflict of its own", n.nova_bm_id);
+                }
+                NodeAction::Create | NodeAction::Replace => prop_assert!(n.node.is_some()),
+            }
+        }
+        prop_assert_eq!(p.summary.blocking, p.conflicts.iter().filter(|c| c.is_unresolved_blocking()).count());
+
+        // nothing written twice, nor onto what Ironic already holds
+        let written: Vec<&IronicNode> = p.to_write().filter_map(|n| n.node.as_ref()).collect();
+        let mut uuids = HashSet::new();
+        let mut instances = HashSet::new();
+        let mut macs = HashSet::new();
+        for w in &written {
+            prop_assert!(uuids.insert(w.uuid.clone()), "uuid {} twice", w.uuid);
+            prop_assert!(normalize_uuid(&w.uuid).as_deref() == Some(w.uuid.as_str()), "uuid {} not canonical", w.uuid);
+            if let Some(i) = &w.instance_uuid {
+                prop_assert!(instances.insert(i.clone()), "instance {} twice", i);
+                prop_assert!(normalize_uuid(i).as_deref() == Some(i.as_str()));
+            }
+        }
+        for n in p.to_write() {
+            for port in &n.ports {
+                prop_assert!(macs.insert(port.address.clone()), "MAC {} twice", port.address);
+            }
+        }
+        for e in &t.nodes {
+            let u = e.uuid.as_deref().unwrap_or("").to_ascii_lowercase();
+            let replaced = p.nodes.iter().any(|n| n.replaces == Some(e.id));
+            prop_assert!(replaced || !uuids.contains(&u), "uuid {} is Ironic's already", u);
+        }
+        for port in &t.ports {
+            prop_assert!(!macs.contains(port.address.as_deref().unwrap_or("")) || p.nodes.iter().any(|n| n.replaces.is_some()));
+        }
+
+        // active only from an `active` row with an instance, unless held in maintenance
+        for n in p.to_write() {
+            let w = n.node.as_ref().unwrap();
+            let row = &inv.nodes.iter().find(|e| e.node.id == n.nova_bm_id).unwrap().node;
+            if w.provision_state.as_deref() == Some("active") && !w.maintenance {
+                prop_assert_eq!(BmState::parse(row.task_state.as_deref()), BmState::Active);
+                prop_assert!(!row.deleted);
+            }
+            // no impossible value reaches Ironic
+            for k in ["cpus", "memory_mb", "local_gb"] {
+                prop_assert!(w.properties.get(k).and_then(|v| v.as_i64()).is_none_or(|v| v >= 0));
+            }
+            prop_assert!(w.driver_info.get("ipmi_terminal_port").and_then(|v| v.as_i64()).is_none_or(|v| (1..=65535).contains(&v)));
+        }
+
+        // deterministic
+        let again = plan(&inv, &t, None, &options(), &resolutions(seed, decide));
+        prop_assert_eq!(&p.checksum, &again.checksum);
+    }
+}

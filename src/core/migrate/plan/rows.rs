@@ -1,0 +1,311 @@
+//! What is written: the Ironic node and port rows built from a nova_bm row once the checks have
+//! decided its fate, and the driver and driver_info its power manager maps to. The column-by-column
+//! rules are in docs/mapping.md.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDateTime;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::checks::Fate;
+use super::{normalize_uuid, PlanOptions, BM2IRONIC_NS};
+use crate::core::db::secret::Secret;
+use crate::core::ironic::target::TargetKind;
+use crate::core::source::model::{BmInterface, BmNode};
+use crate::core::source::nova::NovaFacts;
+
+/// nova baremetal's power manager (global in nova.conf `[baremetal] power_manager`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PowerManager {
+    Ipmi,
+    VirtualPower,
+    IBoot,
+    Unsupported(String),
+}
+
+impl PowerManager {
+    pub fn from_class(class: &str) -> PowerManager {
+        let c = class.trim();
+        if c.ends_with("IPMI") {
+            PowerManager::Ipmi
+        } else if c.ends_with("VirtualPowerManager") {
+            PowerManager::VirtualPower
+        } else if c.ends_with("IBootManager") {
+            PowerManager::IBoot
+        } else {
+            PowerManager::Unsupported(c.to_string())
+        }
+    }
+
+    /// The target driver, or None when the target has no equivalent.
+    pub(super) fn driver(&self, kind: TargetKind) -> Option<&'static str> {
+        match (self, kind) {
+            (PowerManager::Ipmi, TargetKind::Modern) => Some("ipmi"),
+            (PowerManager::Ipmi, TargetKind::Juno) => Some("pxe_ipmitool"),
+            (PowerManager::VirtualPower, TargetKind::Juno) => Some("pxe_ssh"),
+            (PowerManager::IBoot, TargetKind::Juno) => Some("pxe_iboot"),
+            _ => None,
+        }
+    }
+}
+
+/// `driver_info`: values as Ironic needs them; passwords serialise as "***" everywhere but the loader.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DriverInfo(BTreeMap<String, Value>, BTreeMap<String, Secret>);
+
+impl DriverInfo {
+    fn set(&mut self, k: &str, v: Value) {
+        self.0.insert(k.to_string(), v);
+    }
+    fn secret(&mut self, k: &str, v: &Secret) {
+        self.1.insert(k.to_string(), v.clone());
+    }
+    pub fn get(&self, k: &str) -> Option<&Value> {
+        self.0.get(k)
+    }
+    pub fn has_secret(&self, k: &str) -> bool {
+        self.1.contains_key(k)
+    }
+    /// The JSON the loader writes (passwords in clear: only for the target database).
+    pub fn expose_json(&self) -> Value {
+        let mut m: Map<String, Value> = self.0.clone().into_iter().collect();
+        for (k, s) in &self.1 {
+            m.insert(k.clone(), Value::String(s.expose().to_string()));
+        }
+        Value::Object(m)
+    }
+    pub fn redacted_json(&self) -> Value {
+        let mut m: Map<String, Value> = self.0.clone().into_iter().collect();
+        for k in self.1.keys() {
+            m.insert(k.clone(), json!("***"));
+        }
+        Value::Object(m)
+    }
+}
+
+impl Serialize for DriverInfo {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.redacted_json().serialize(s)
+    }
+}
+
+/// An Ironic node row as we will write it.
+#[derive(Debug, Clone, Serialize)]
+pub struct IronicNode {
+    pub uuid: String,
+    pub instance_uuid: Option<String>,
+    pub instance_name: Option<String>,
+    pub driver: String,
+    pub driver_info: DriverInfo,
+    pub properties: Value,
+    pub resource_class: Option<String>,
+    pub instance_info: Value,
+    pub provision_state: Option<String>,
+    /// Always None: Ironic reads the real power state from the BMC instead of forcing a guess.
+    pub power_state: Option<String>,
+    pub maintenance: bool,
+    pub maintenance_reason: Option<String>,
+    pub created_at: Option<NaiveDateTime>,
+    pub updated_at: Option<NaiveDateTime>,
+    pub extra: Value,
+}
+
+/// An Ironic port row as we will write it.
+#[derive(Debug, Clone, Serialize)]
+pub struct IronicPort {
+    pub uuid: String,
+    pub address: String,
+    pub node_uuid: String,
+    pub nova_bm_interface_id: i64,
+    pub pxe_enabled: bool,
+    pub extra: Value,
+    pub internal_info: Value,
+    pub created_at: Option<NaiveDateTime>,
+    pub updated_at: Option<NaiveDateTime>,
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build_node(
+    n: &BmNode,
+    uuid: &str,
+    f: &Fate,
+    arch: Option<&str>,
+    power: &PowerManager,
+    kind: TargetKind,
+    nova: Option<&NovaFacts>,
+    opts: &PlanOptions,
+) -> IronicNode {
+    let bm = &opts.baremetal;
+    let mut di = DriverInfo::default();
+    let driver = if f.unsupported_power {
+        match kind {
+            TargetKind::Modern => "manual-management".to_string(),
+            TargetKind::Juno => "fake".to_string(),
+        }
+    } else {
+        match power {
+            PowerManager::Ipmi => {
+                if let Some(a) = n.pm_address.as_deref().filter(|a| !a.is_empty()) {
+                    di.set("ipmi_address", json!(a));
+                }
+                if let Some(u) = n.pm_user.as_deref().filter(|a| !a.is_empty()) {
+                    di.set("ipmi_username", json!(u));
+                }
+                if let Some(p) = n.pm_password.as_ref().filter(|p| !p.is_empty()) {
+                    di.secret("ipmi_password", p);
+                }
+                if let Some(t) = n.terminal_port.filter(|t| *t > 0) {
+                    di.set("ipmi_terminal_port", json!(t));
+                }
+            }
+            PowerManager::VirtualPower => {
+                if let Some(h) = &bm.virtual_power_ssh_host {
+                    di.set("ssh_address", json!(h));
+                }
+                di.set("ssh_port", json!(bm.virtual_power_ssh_port.unwrap_or(22)));
+                if let Some(u) = &bm.virtual_power_host_user {
+                    di.set("ssh_username", json!(u));
+                }
+                di.set("ssh_virt_type", json!(bm.virtual_power_type.as_deref().unwrap_or("virsh")));
+                if let Some(k) = &bm.virtual_power_host_key {
+                    di.set("ssh_key_filename", json!(k));
+                } else if let Some(p) = &bm.virtual_power_host_pass {
+                    di.secret("ssh_password", p);
+                }
+            }
+            PowerManager::IBoot => {
+                // pm_address = host[:port][,relay]
+                let addr = n.pm_address.as_deref().unwrap_or("");
+                let (hostport, relay) = addr.split_once(',').unwrap_or((addr, ""));
+                let (host, port) = hostport.split_once(':').unwrap_or((hostport, ""));
+                di.set("iboot_address", json!(host));
+                if let Ok(p) = port.parse::<u16>() {
+                    di.set("iboot_port", json!(p));
+                }
+                if let Ok(r) = relay.parse::<u16>() {
+                    di.set("iboot_relay_id", json!(r));
+                }
+                if let Some(u) = n.pm_user.as_deref().filter(|a| !a.is_empty()) {
+                    di.set("iboot_username", json!(u));
+                }
+                if let Some(p) = n.pm_password.as_ref().filter(|p| !p.is_empty()) {
+                    di.secret("iboot_password", p);
+                }
+            }
+            PowerManager::Unsupported(_) => {}
+        }
+        power.driver(kind).unwrap_or("fake").to_string()
+    };
+    let (k_key, r_key) = match kind {
+        TargetKind::Modern => ("deploy_kernel", "deploy_ramdisk"),
+        TargetKind::Juno => ("pxe_deploy_kernel", "pxe_deploy_ramdisk"),
+    };
+    if let Some(k) = &opts.deploy_kernel {
+        di.set(k_key, json!(k));
+    }
+    if let Some(r) = &opts.deploy_ramdisk {
+        di.set(r_key, json!(r));
+    }
+
+    let mut props = Map::new();
+    for (k, v) in [("cpus", n.cpus), ("memory_mb", n.memory_mb), ("local_gb", n.local_gb)] {
+        if let Some(v) = v {
+            props.insert(k.into(), json!(v));
+        }
+    }
+    if let Some(a) = arch {
+        props.insert("cpu_arch".into(), json!(a));
+    }
+
+    let mut instance_info = Map::new();
+    if f.keep_instance {
+        let inst = nova
+            .and_then(|facts| {
+                let raw = n.instance_uuid.as_deref().unwrap_or("").trim();
+                let norm = normalize_uuid(raw).unwrap_or_default();
+                facts.instances.get(norm.as_str()).or_else(|| facts.instances.get(raw))
+            })
+            .filter(|i| !i.deleted);
+        if let Some(img) = inst.and_then(|i| i.image_ref.as_deref()).filter(|s| !s.is_empty()) {
+            instance_info.insert("image_source".into(), json!(img));
+        }
+        let root_gb = inst.and_then(|i| i.root_gb).or(n.root_mb.map(|mb| mb / 1024));
+        if let Some(r) = root_gb {
+            instance_info.insert("root_gb".into(), json!(r));
+        }
+        instance_info.insert("swap_mb".into(), json!(n.swap_mb.unwrap_or(0)));
+        let eph = inst.and_then(|i| i.ephemeral_gb).or(n.ephemeral_mb.map(|mb| mb / 1024)).unwrap_or(0);
+        instance_info.insert("ephemeral_gb".into(), json!(eph));
+        instance_info.insert("preserve_ephemeral".into(), json!(n.preserve_ephemeral.unwrap_or(false)));
+    }
+
+    let maintenance = !f.maintenance_reasons.is_empty();
+    // a plain column: non-ASCII and control characters (from a hostile task_state) written escaped
+    let reason = maintenance.then(|| {
+        format!("bm2ironic: {}", f.maintenance_reasons.join("; "))
+            .chars()
+            .map(|c| if c.is_ascii() && !c.is_ascii_control() { c.to_string() } else { c.escape_unicode().to_string() })
+            .collect::<String>()
+    });
+    let mut marker = json!({"nova_bm_id": n.id, "service_host": n.service_host});
+    if kind == TargetKind::Juno {
+        if let Some(r) = &reason {
+            marker["maintenance_reason"] = json!(r); // Juno has no maintenance_reason column
+        }
+    }
+    IronicNode {
+        uuid: uuid.to_string(),
+        instance_uuid: if f.keep_instance { n.instance_uuid.as_deref().and_then(normalize_uuid) } else { None },
+        instance_name: if f.keep_instance { n.instance_name.clone() } else { None },
+        driver,
+        driver_info: di,
+        properties: Value::Object(props),
+        resource_class: if kind == TargetKind::Modern { opts.resource_class.clone() } else { None },
+        instance_info: Value::Object(instance_info),
+        provision_state: if f.keep_instance {
+            Some("active".into())
+        } else {
+            match kind {
+                TargetKind::Modern => Some(opts.free_state.as_str().into()),
+                TargetKind::Juno => None,
+            }
+        },
+        power_state: None,
+        maintenance,
+        maintenance_reason: reason,
+        created_at: n.created_at,
+        updated_at: n.updated_at,
+        extra: json!({ "bm2ironic": marker }),
+    }
+}
+
+pub(super) fn build_port(
+    i: &BmInterface,
+    node: &IronicNode,
+    keep_instance: bool,
+    kind: TargetKind,
+) -> Option<IronicPort> {
+    let mac = i.address_normalized.clone()?;
+    let vif = i.vif_uuid.clone().filter(|_| keep_instance);
+    let mut extra = json!({"bm2ironic": {"nova_bm_interface_id": i.id}});
+    let mut internal_info = json!({});
+    if let Some(v) = vif {
+        match kind {
+            TargetKind::Juno => extra["vif_port_id"] = json!(v),
+            TargetKind::Modern => internal_info["tenant_vif_port_id"] = json!(v),
+        }
+    }
+    Some(IronicPort {
+        uuid: uuid::Uuid::new_v5(&BM2IRONIC_NS, format!("port:{}:{mac}", node.uuid).as_bytes()).to_string(),
+        address: mac,
+        node_uuid: node.uuid.clone(),
+        nova_bm_interface_id: i.id,
+        pxe_enabled: true,
+        extra,
+        internal_info,
+        created_at: i.created_at,
+        updated_at: i.updated_at,
+    })
+}
