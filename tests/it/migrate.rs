@@ -210,7 +210,7 @@ async fn every_conflict_code_then_verify_rerun_and_rollback(backend: Backend) {
     tgt.exec(&format!("UPDATE nodes SET properties = '{{\"cpus\": 1}}' WHERE uuid = '{}'", uuid("bbbbbbbb", 2))).await;
     let v = run(&["verify", "--json"], &src, &tgt, None);
     assert_eq!(v.code, 4, "{}", v.stdout);
-    assert!(v.stdout.contains("\"field\":\"properties\""), "{}", v.stdout);
+    assert!(v.stdout.contains("\"field\":\"properties.cpus\""), "{}", v.stdout);
 
     // rollback refuses when Ironic changed a node, unless forced; then removes exactly our rows
     tgt.exec(&format!("UPDATE nodes SET provision_state = 'active', instance_uuid = 'dddddddd-0000-4000-8000-000000000002' WHERE uuid = '{}'", uuid("bbbbbbbb", 2))).await;

@@ -131,6 +131,34 @@ impl Diffs<'_> {
     }
 }
 
+/// The keys of the JSON object we wrote whose value is gone or changed in `found`. Keys Ironic adds
+/// itself (`properties.vendor` after its first power sync, capabilities after inspection) are not
+/// differences: what we wrote must still be there, not only what we wrote.
+fn written_keys_changed(written: &Value, found: &Value) -> Vec<String> {
+    match written.as_object() {
+        Some(m) => m.iter().filter(|(k, v)| found.get(k.as_str()) != Some(*v)).map(|(k, _)| k.clone()).collect(),
+        None => {
+            if written == found {
+                vec![]
+            } else {
+                vec![String::new()]
+            }
+        }
+    }
+}
+
+impl Diffs<'_> {
+    /// `field` (a JSON object) key by key: only what we wrote is compared.
+    fn check_object(&mut self, field: &str, written: &Value, found: &Value) {
+        for k in written_keys_changed(written, found) {
+            let name = if k.is_empty() { field.to_string() } else { format!("{field}.{k}") };
+            let (e, f) =
+                if k.is_empty() { (written.clone(), found.clone()) } else { (written[&k].clone(), found[&k].clone()) };
+            self.check(&name, &e, &f);
+        }
+    }
+}
+
 /// driver_info as recorded ("***" for secrets) against the target's (a secret must be non-empty).
 fn driver_info_matches(recorded: &Value, found: &Value) -> Vec<String> {
     let mut bad = Vec::new();
@@ -174,8 +202,8 @@ pub async fn verify(
                 d.check("instance_uuid", &w.instance_uuid, &t.instance_uuid);
                 d.check("driver", &Some(w.driver.clone()), &t.driver);
                 d.check("maintenance", &w.maintenance, &t.maintenance);
-                d.check("properties", &w.properties, &t.properties);
-                d.check("instance_info", &w.instance_info, &t.instance_info);
+                d.check_object("properties", &w.properties, &t.properties);
+                d.check_object("instance_info", &w.instance_info, &t.instance_info);
                 for k in driver_info_matches(&w.driver_info, &t.driver_info) {
                     d.check(
                         &format!("driver_info.{k}"),
@@ -220,7 +248,7 @@ pub async fn verify(
                     d.check("driver", &Some(w.driver.clone()), &v["driver"].as_str().map(String::from));
                     d.check("instance_uuid", &w.instance_uuid, &v["instance_uuid"].as_str().map(String::from));
                     d.check("maintenance", &w.maintenance, &v["maintenance"].as_bool().unwrap_or(false));
-                    d.check("properties", &w.properties, &v["properties"]);
+                    d.check_object("properties", &w.properties, &v["properties"]);
                 }
             }
             match api.node_port_addresses(&w.uuid).await {
@@ -237,4 +265,18 @@ pub async fn verify(
         api_checked: api.is_some(),
         differences: out,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keys_ironic_adds_are_not_differences_but_changed_ones_are() {
+        let wrote = json!({"cpus": 8, "cpu_arch": "x86_64"});
+        assert!(written_keys_changed(&wrote, &json!({"cpus": 8, "cpu_arch": "x86_64", "vendor": "unknown"})).is_empty());
+        assert_eq!(written_keys_changed(&wrote, &json!({"cpus": 4, "cpu_arch": "x86_64"})), vec!["cpus".to_string()]);
+        assert_eq!(written_keys_changed(&wrote, &json!({"cpus": 8})), vec!["cpu_arch".to_string()]);
+    }
 }
