@@ -133,10 +133,22 @@ impl DbUrl {
 
         let mut params = Vec::new();
         let mut socket = None;
+        let (mut user, mut password) = (user, password);
         for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             let v = decode(v).map_err(|_| err("a query parameter is not valid percent-encoded UTF-8"))?;
             match (backend, k) {
+                // libpq and SQLAlchemy's drivers accept the credentials as parameters too
+                (_, "password" | "passwd") => {
+                    if password.is_none() {
+                        password = Some(Secret::new(v));
+                    }
+                }
+                (_, "user" | "username") => {
+                    if user.is_none() && !v.is_empty() {
+                        user = Some(v);
+                    }
+                }
                 (Backend::MySql, "charset" | "ssl-mode" | "ssl_mode" | "ssl-ca") => {
                     params.push((k.replace('_', "-"), v))
                 }
@@ -218,6 +230,11 @@ fn parse_sqlite(rest: &str, redacted: String) -> Result<DbUrl, UrlError> {
     // a SQLite URL holds no password: the redacted form is the original
     let err = |reason: &str| UrlError { url: redacted.clone(), reason: reason.to_string() };
     let rest = rest.split_once('?').map(|(p, _)| p).unwrap_or(rest);
+    // a file URL has no user or password: refuse it rather than show them as part of a path
+    let authority = rest.strip_prefix("//").unwrap_or("");
+    if authority.split('/').next().is_some_and(|a| a.contains('@')) {
+        return Err(err("a SQLite URL has no user or password: write sqlite:////absolute/path.sqlite"));
+    }
     // SQLAlchemy: sqlite:////abs/path (absolute), sqlite:///rel/path (relative), sqlite:// (memory).
     // sqlx: sqlite://path, sqlite:path.
     let path = if let Some(p) = rest.strip_prefix("///") {
@@ -278,6 +295,39 @@ fn decode(s: &str) -> Result<String, std::str::Utf8Error> {
 /// `scheme://user:***@host...`). Works on strings that do not parse, so error messages about a
 /// malformed URL can still name it safely.
 pub fn redact_url(text: &str) -> String {
+    redact_query_passwords(&redact_userinfo(text))
+}
+
+/// `...?password=SECRET&...` (and `passwd=`) -> `...?password=***&...`, wherever it appears.
+fn redact_query_passwords(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let lower = rest.to_ascii_lowercase();
+        let hit = ["password=", "passwd="]
+            .iter()
+            .filter_map(|k| {
+                lower.match_indices(k).find(|(i, _)| *i > 0 && matches!(rest.as_bytes()[i - 1], b'?' | b'&' | b';'))
+            })
+            .min_by_key(|(i, _)| *i);
+        let Some((i, k)) = hit else {
+            out.push_str(rest);
+            return out;
+        };
+        let value_start = i + k.len();
+        let value_end = rest[value_start..]
+            .find(|c: char| c == '&' || c == ';' || c.is_whitespace() || c == '\'' || c == '"')
+            .map(|e| value_start + e)
+            .unwrap_or(rest.len());
+        out.push_str(&rest[..value_start]);
+        if value_end > value_start {
+            out.push_str("***");
+        }
+        rest = &rest[value_end..];
+    }
+}
+
+fn redact_userinfo(text: &str) -> String {
     let Some(idx) = text.find("://") else {
         // malformed (`mysql:/u:p@h`, `u:p@h`): hide whatever follows the first ':' of the userinfo
         let Some(at) = text.rfind('@') else { return text.to_string() };
@@ -298,6 +348,29 @@ pub fn redact_url(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn passwords_in_the_query_string_are_honoured_and_redacted() {
+        let u = DbUrl::parse("postgresql://nova@db:5432/nova_bm?sslmode=require&password=Qs3cret").unwrap();
+        assert_eq!(u.password.as_ref().unwrap().expose(), "Qs3cret");
+        assert!(!u.redacted().contains("Qs3cret"), "{}", u.redacted());
+        assert!(!format!("{u:?}").contains("Qs3cret"));
+        let u = DbUrl::parse("mysql://db/nova_bm?user=nova&passwd=Qs3cret").unwrap();
+        assert_eq!((u.user.as_deref(), u.password.as_ref().map(|p| p.expose())), (Some("nova"), Some("Qs3cret")));
+        assert_eq!(
+            redact_url("x postgres://h/db?password=abc&sslmode=disable y"),
+            "x postgres://h/db?password=***&sslmode=disable y"
+        );
+        // a URL that does not parse is still redacted
+        assert!(!redact_url("postgresql:/h/db?PASSWORD=abc").contains("abc"));
+    }
+
+    #[test]
+    fn a_sqlite_url_with_userinfo_is_refused_without_the_password() {
+        let e = DbUrl::parse("sqlite://user:SECRETx@/var/lib/x.sqlite").unwrap_err().to_string();
+        assert!(!e.contains("SECRETx"), "{e}");
+        assert!(e.contains("no user or password"), "{e}");
+    }
+
     use super::*;
 
     #[test]
