@@ -2,6 +2,7 @@
 //! `tracing` to a daily-rotating file, so a maintenance night can be reconstructed afterwards.
 //! Nothing reaches the terminal unless `-v` asks for it on a CLI command (never while a TUI runs).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use tracing_appender::non_blocking::WorkerGuard;
@@ -9,6 +10,9 @@ use tracing_subscriber::{fmt, layer::SubscriberExt, util::SubscriberInitExt, Env
 
 pub const ENV_LOG_DIR: &str = "BM2IRONIC_LOG_DIR";
 pub const LOG_FILE_PREFIX: &str = "bm2ironic.log";
+/// One record at most this long in the file (a 50 MB log line from a conductor must not become a
+/// 50 MB audit record); the rest is replaced by a marker.
+pub const MAX_RECORD: usize = 64 * 1024;
 
 /// Keeps the non-blocking writer alive: drop it last (it flushes on drop).
 pub struct AuditLog {
@@ -25,12 +29,12 @@ pub fn default_dir() -> Option<PathBuf> {
 /// Starts the audit log. `to_stderr`: mirror to stderr (CLI with -v; never for the TUI).
 pub fn init(dir: Option<&Path>, to_stderr: bool, verbosity: u8) -> AuditLog {
     let dir = dir.map(Path::to_path_buf).or_else(default_dir);
-    let mut warning = None;
+    let warning;
     let file = match &dir {
-        Some(d) => match create_private_dir(d).and_then(|_| check_writable(d)) {
-            Ok(()) => {
-                let appender = tracing_appender::rolling::daily(d, LOG_FILE_PREFIX);
-                Some(tracing_appender::non_blocking(appender))
+        Some(d) => match create_private_dir(d).and_then(|fixed| check_writable(d).map(|_| fixed)) {
+            Ok(fixed) => {
+                warning = fixed;
+                Some(tracing_appender::non_blocking(DailyFile::new(d)))
             }
             Err(e) => {
                 warning = Some(format!(
@@ -59,30 +63,152 @@ pub fn init(dir: Option<&Path>, to_stderr: bool, verbosity: u8) -> AuditLog {
         ),
         None => (None, None, None),
     };
-    let stderr_layer =
-        to_stderr.then(|| fmt::layer().with_writer(std::io::stderr).with_target(false).with_filter(stderr_filter));
+    use std::io::IsTerminal;
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let stderr_layer = to_stderr.then(|| {
+        fmt::layer().with_writer(std::io::stderr).with_ansi(colour).with_target(false).with_filter(stderr_filter)
+    });
     // try_init: tests may call this more than once in a process
     let _ = tracing_subscriber::registry().with(file_layer).with(stderr_layer).try_init();
     AuditLog { _guard: guard, dir, warning }
 }
 
 /// Creates the log directory readable by its owner only (the log names hosts, users and BMC
-/// addresses, never passwords). An existing directory keeps the mode the operator gave it.
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
+/// addresses, never passwords). An existing directory that others may write to (where they could
+/// plant a symlink or read the log) is made 0700 when it is ours, with a warning, and refused when
+/// it is not. Returns the warning, if any.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<Option<String>> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(_) => {
+            std::fs::create_dir_all(dir)?;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+            return Ok(None);
+        }
+    };
+    if !meta.is_dir() {
+        return Err(std::io::Error::other("it is not a directory (a symlink or a file)"));
     }
-    std::fs::create_dir_all(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    let mode = meta.mode() & 0o777;
+    if mode & 0o022 == 0 {
+        return Ok(None);
     }
-    Ok(())
+    // SAFETY: geteuid has no preconditions
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(std::io::Error::other(format!(
+            "it is writable by others (mode {mode:o}) and not yours: give a private directory"
+        )));
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    Ok(Some(format!(
+        "warning: the audit log directory {} was writable by others (mode {mode:o}): it is now 0700",
+        dir.display()
+    )))
+}
+
+/// The daily audit file, `bm2ironic.log.YYYY-MM-DD`: opened 0600, append-only, never through a
+/// symlink (`O_NOFOLLOW`), reopened when the day changes; records longer than [`MAX_RECORD`] cut.
+pub struct DailyFile {
+    dir: PathBuf,
+    current: Option<(String, std::fs::File)>,
+}
+
+impl DailyFile {
+    pub fn new(dir: &Path) -> DailyFile {
+        DailyFile { dir: dir.to_path_buf(), current: None }
+    }
+
+    fn file(&mut self) -> std::io::Result<&mut std::fs::File> {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let day = chrono::Utc::now().format("%Y-%m-%d").to_string();
+        if self.current.as_ref().map(|(d, _)| d != &day).unwrap_or(true) {
+            let path = self.dir.join(format!("{LOG_FILE_PREFIX}.{day}"));
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&path)?;
+            // a file an older version created 0644
+            f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+            self.current = Some((day, f));
+        }
+        Ok(&mut self.current.as_mut().expect("just opened").1)
+    }
+}
+
+impl Write for DailyFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let f = self.file()?;
+        if buf.len() > MAX_RECORD {
+            let mut cut = MAX_RECORD;
+            while cut > 0 && (buf[cut] & 0xC0) == 0x80 {
+                cut -= 1; // keep UTF-8 whole
+            }
+            f.write_all(&buf[..cut])?;
+            writeln!(f, " [... {} bytes cut by bm2ironic]", buf.len() - cut)?;
+        } else {
+            f.write_all(buf)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.current {
+            Some((_, f)) => f.flush(),
+            None => Ok(()),
+        }
+    }
 }
 
 fn check_writable(dir: &Path) -> std::io::Result<()> {
     let probe = dir.join(".bm2ironic-write-test");
-    std::fs::write(&probe, b"")?;
+    // O_CREAT|O_EXCL never follows a planted symlink; a leftover probe (or link) is removed first
+    let _ = std::fs::remove_file(&probe);
+    std::fs::OpenOptions::new().write(true).create_new(true).open(&probe)?;
     std::fs::remove_file(probe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_audit_file_is_private_and_never_followed_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "untouched").unwrap();
+        let day = chrono::Utc::now().format("%Y-%m-%d").to_string();
+        std::os::unix::fs::symlink(&victim, dir.path().join(format!("{LOG_FILE_PREFIX}.{day}"))).unwrap();
+        let mut f = DailyFile::new(dir.path());
+        assert!(f.write(b"line\n").is_err(), "a planted symlink is not followed");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = DailyFile::new(dir.path());
+        f.write_all(b"hello\n").unwrap();
+        f.write_all(&vec![b'x'; MAX_RECORD * 3]).unwrap();
+        let path = dir.path().join(format!("{LOG_FILE_PREFIX}.{day}"));
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert!(meta.len() < (MAX_RECORD + 200) as u64, "a huge record is cut: {}", meta.len());
+        assert!(std::fs::read_to_string(&path).unwrap().contains("bytes cut by bm2ironic"));
+    }
+
+    #[test]
+    fn a_directory_others_can_write_is_made_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("logs");
+        std::fs::create_dir(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let w = create_private_dir(&d).unwrap();
+        assert!(w.unwrap().contains("now 0700"));
+        assert_eq!(std::fs::metadata(&d).unwrap().permissions().mode() & 0o777, 0o700);
+        let new = dir.path().join("new");
+        assert!(create_private_dir(&new).unwrap().is_none());
+        assert_eq!(std::fs::metadata(&new).unwrap().permissions().mode() & 0o777, 0o700);
+    }
 }

@@ -90,7 +90,11 @@ pub fn main() -> ExitCode {
         eprintln!("{w}");
     }
     let argv: Vec<String> = std::env::args().map(|a| redact_words(&a)).collect();
-    let user = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| "?".into());
+    // who really runs it (the uid), not what $USER claims
+    // SAFETY: getuid has no preconditions
+    let uid = unsafe { libc::getuid() };
+    let claimed = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| "?".into());
+    let user = format!("uid {uid} (USER={claimed})");
     tracing::info!(argv = ?argv, user = %user, pid = std::process::id(), version = env!("CARGO_PKG_VERSION"), "command started");
 
     let outcome = run(cli);

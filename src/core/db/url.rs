@@ -139,16 +139,8 @@ impl DbUrl {
             let v = decode(v).map_err(|_| err("a query parameter is not valid percent-encoded UTF-8"))?;
             match (backend, k) {
                 // libpq and SQLAlchemy's drivers accept the credentials as parameters too
-                (_, "password" | "passwd") => {
-                    if password.is_none() {
-                        password = Some(Secret::new(v));
-                    }
-                }
-                (_, "user" | "username") => {
-                    if user.is_none() && !v.is_empty() {
-                        user = Some(v);
-                    }
-                }
+                (_, "password" | "passwd") if password.is_none() => password = Some(Secret::new(v)),
+                (_, "user" | "username") if user.is_none() && !v.is_empty() => user = Some(v),
                 (Backend::MySql, "charset" | "ssl-mode" | "ssl_mode" | "ssl-ca") => {
                     params.push((k.replace('_', "-"), v))
                 }
