@@ -175,7 +175,19 @@ pub async fn prepare_from(global: &GlobalArgs, args: &PlanArgs) -> Result<Prepar
     check_via(args)?;
     let settings = global.settings()?;
     let (opts, resolutions, ov) = options(args, &settings)?;
-    Ok(prepare::prepare(&settings, &opts, &resolutions, ov.as_ref()).await?)
+    let prepared = prepare::prepare(&settings, &opts, &resolutions, ov.as_ref()).await?;
+    // a decision about a node that does not exist, or does not have that conflict, decides nothing
+    let unmatched = resolutions.unmatched(&prepared.plan.conflicts);
+    if !unmatched.is_empty() {
+        let file = args.resolutions.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        return Err(Failure::usage(format!(
+            "resolutions file {file}: {} decision(s) match no conflict of this plan (a wrong node id, or the \
+             node no longer has that conflict): {}",
+            unmatched.len(),
+            unmatched.iter().take(10).cloned().collect::<Vec<_>>().join("; ")
+        )));
+    }
+    Ok(prepared)
 }
 
 pub fn parse_duration(s: &str) -> Result<Duration, String> {

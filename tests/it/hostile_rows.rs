@@ -375,8 +375,28 @@ per_backend! {
     a_failed_load_leaves_nothing_behind_and_names_the_row => super::a_failed_load_leaves_nothing_behind_and_names_the_row;
 }
 
+async fn a_decision_that_matches_nothing_is_a_usage_error(_backend: Backend) {
+    let Some(src) = TestDb::with_fixture(Backend::Sqlite, "src", &fleet(3)).await else { return };
+    let Some(tgt) = TestDb::ironic(Backend::Sqlite, "tgt").await else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("decisions.toml");
+    std::fs::write(&file, "[[decision]]\ncode = \"mid-deploy\"\nnode = 99\naction = \"maintenance\"\n").unwrap();
+    let file = file.display().to_string();
+    for cmd in [&["plan"][..], &["migrate", "--yes"]] {
+        let before = tgt.dump();
+        let r = run(&[cmd, &["--resolutions", &file]].concat(), &src, &tgt);
+        assert_eq!(r.code, 2, "{cmd:?}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains("#1 (code = mid-deploy, node = 99, action = maintenance)"), "{}", r.stderr);
+        assert!(tgt.dump() == before);
+    }
+}
+
 // these need no server: one run each (the sqlite:: copy)
 mod sqlite_only {
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_decision_that_matches_nothing_is_a_usage_error() {
+        super::a_decision_that_matches_nothing_is_a_usage_error(super::Backend::Sqlite).await
+    }
     #[tokio::test(flavor = "multi_thread")]
     async fn a_missing_sqlite_target_is_never_created() {
         super::a_missing_sqlite_target_is_never_created(super::Backend::Sqlite).await

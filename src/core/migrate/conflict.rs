@@ -170,6 +170,7 @@ impl Conflict {
 
 /// One saved decision about one conflict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Decision {
     pub code: ConflictCode,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -183,11 +184,31 @@ pub struct Decision {
 
 /// The operator's decisions: per code (`--resolve`, `[defaults]` of a file) and per item.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Resolutions {
     #[serde(default)]
     pub defaults: BTreeMap<ConflictCode, Action>,
     #[serde(default, rename = "decision")]
     pub decisions: Vec<Decision>,
+    /// codes whose default came from `--resolve` (not the file), so `decided_by` says which
+    #[serde(skip)]
+    pub flag_codes: std::collections::BTreeSet<ConflictCode>,
+}
+
+/// A resolutions file is a few kilobytes; anything past this is not one (`/dev/zero`, a log).
+pub const MAX_RESOLUTIONS_FILE: u64 = 1024 * 1024;
+
+/// At most this much of a parser message is shown (a 10 MB value must not be echoed).
+fn clip(text: &str) -> String {
+    const MAX: usize = 400;
+    if text.len() <= MAX {
+        return text.to_string();
+    }
+    let mut cut = MAX;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{} [... {} bytes more]", &text[..cut], text.len() - cut)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -202,12 +223,48 @@ pub enum ResolutionError {
 
 impl Resolutions {
     pub fn load(path: &Path) -> Result<Resolutions, ResolutionError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ResolutionError::Read { path: path.display().to_string(), reason: e.to_string() })?;
+        use std::io::Read;
+        let shown = path.display().to_string();
+        let read_err = |reason: String| ResolutionError::Read { path: shown.clone(), reason };
+        let file = std::fs::File::open(path).map_err(|e| read_err(e.to_string()))?;
+        let meta = file.metadata().map_err(|e| read_err(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(read_err("not a regular file".into()));
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_RESOLUTIONS_FILE + 1).read_to_end(&mut bytes).map_err(|e| read_err(e.to_string()))?;
+        if bytes.len() as u64 > MAX_RESOLUTIONS_FILE {
+            return Err(read_err(format!("larger than {} KiB: not a resolutions file", MAX_RESOLUTIONS_FILE / 1024)));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| read_err("not UTF-8 text".into()))?;
         let r: Resolutions = toml::from_str(&text)
-            .map_err(|e| ResolutionError::Parse { path: path.display().to_string(), reason: e.to_string() })?;
-        r.validate().map_err(|reason| ResolutionError::Parse { path: path.display().to_string(), reason })?;
+            .map_err(|e| ResolutionError::Parse { path: shown.clone(), reason: clip(&e.to_string()) })?;
+        r.validate().map_err(|reason| ResolutionError::Parse { path: shown.clone(), reason: clip(&reason) })?;
         Ok(r)
+    }
+
+    /// The file's item decisions that no conflict of `conflicts` used: a node that does not exist or
+    /// does not have that conflict (a typo in a node id decides nothing, and must say so).
+    pub fn unmatched(&self, conflicts: &[Conflict]) -> Vec<String> {
+        self.decisions
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| {
+                !conflicts.iter().any(|c| {
+                    c.code == d.code
+                        && match &c.subject {
+                            Subject::Node { nova_bm_id } => d.node == Some(*nova_bm_id) && d.interface.is_none(),
+                            Subject::Interface { nova_bm_id, interface_id } => {
+                                d.interface == Some(*interface_id)
+                                    || (d.interface.is_none() && d.node == Some(*nova_bm_id))
+                            }
+                            Subject::Host { host } => d.host.as_deref() == Some(host),
+                            Subject::Run => d.node.is_none() && d.interface.is_none() && d.host.is_none(),
+                        }
+                })
+            })
+            .map(|(i, d)| format!("[[decision]] #{} ({})", i + 1, describe(d)))
+            .collect()
     }
 
     pub fn to_toml(&self) -> String {
@@ -218,10 +275,28 @@ impl Resolutions {
 
     fn validate(&self) -> Result<(), String> {
         for (code, action) in &self.defaults {
-            check_action(*code, *action)?;
+            check_action(*code, *action).map_err(|e| format!("[defaults] {code}: {e}"))?;
         }
-        for d in &self.decisions {
-            check_action(d.code, d.action)?;
+        for (i, d) in self.decisions.iter().enumerate() {
+            let at = format!("[[decision]] #{} ({})", i + 1, describe(d));
+            check_action(d.code, d.action).map_err(|e| format!("{at}: {e}"))?;
+            if d.node.is_none()
+                && d.interface.is_none()
+                && d.host.is_none()
+                && d.code != ConflictCode::MissingDeployImages
+            {
+                return Err(format!("{at}: names no node, interface or host (use [defaults] for a whole code)"));
+            }
+            // the same item decided twice, differently: which one was meant?
+            if let Some((j, other)) = self.decisions[..i]
+                .iter()
+                .enumerate()
+                .find(|(_, o)| o.code == d.code && o.node == d.node && o.interface == d.interface && o.host == d.host)
+            {
+                if other.action != d.action {
+                    return Err(format!("{at} contradicts [[decision]] #{} ({}): keep one", j + 1, describe(other)));
+                }
+            }
         }
         Ok(())
     }
@@ -235,6 +310,7 @@ impl Resolutions {
         let action: Action = action.trim().parse().map_err(err)?;
         check_action(code, action).map_err(err)?;
         self.defaults.insert(code, action);
+        self.flag_codes.insert(code);
         Ok(())
     }
 
@@ -254,7 +330,8 @@ impl Resolutions {
         if let Some(d) = item {
             return Some((d.action, "resolutions"));
         }
-        self.defaults.get(&code).map(|a| (*a, "resolve"))
+        let by = if self.flag_codes.contains(&code) { "resolve" } else { "resolutions" };
+        self.defaults.get(&code).map(|a| (*a, by))
     }
 
     /// Records a decision about one item (the wizard's "this one").
@@ -268,6 +345,22 @@ impl Resolutions {
         self.decisions.retain(|d| !(d.code == code && d.node == node && d.interface == interface && d.host == host));
         self.decisions.push(Decision { code, node, interface, host, action });
     }
+}
+
+/// `code = mid-deploy, node = 4, action = maintenance`: a decision as the operator wrote it.
+fn describe(d: &Decision) -> String {
+    let mut parts = vec![format!("code = {}", d.code)];
+    if let Some(n) = d.node {
+        parts.push(format!("node = {n}"));
+    }
+    if let Some(i) = d.interface {
+        parts.push(format!("interface = {i}"));
+    }
+    if let Some(h) = &d.host {
+        parts.push(format!("host = {h}"));
+    }
+    parts.push(format!("action = {}", d.action));
+    parts.join(", ")
 }
 
 fn check_action(code: ConflictCode, action: Action) -> Result<(), String> {
@@ -323,7 +416,7 @@ mod tests {
         let p = dir.path().join("r.toml");
         std::fs::write(&p, &text).unwrap();
         let back = Resolutions::load(&p).unwrap();
-        assert_eq!(back, r, "{text}");
+        assert_eq!((&back.defaults, &back.decisions), (&r.defaults, &r.decisions), "{text}");
         assert_eq!(
             back.decide(ConflictCode::MidDeploy, &Subject::Node { nova_bm_id: 4 }).unwrap().0,
             Action::Maintenance
@@ -338,5 +431,62 @@ mod tests {
         std::fs::write(&p, "[defaults]\nmid-deploy = \"free\"\n").unwrap();
         let e = Resolutions::load(&p).unwrap_err().to_string();
         assert!(e.contains("r.toml") && e.contains("'free' is not an action of mid-deploy"), "{e}");
+    }
+
+    fn load_text(text: &str) -> Result<Resolutions, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.toml");
+        std::fs::write(&p, text).unwrap();
+        Resolutions::load(&p).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn hostile_resolutions_files_are_refused_with_the_place() {
+        // a typo in a section or key
+        let e = load_text("[default]\nmid-deploy = \"skip\"\n").unwrap_err();
+        assert!(e.contains("default") && e.contains("line 1"), "{e}");
+        let e = load_text("[[decision]]\ncode = \"mid-deploy\"\nnodes = 4\naction = \"skip\"\n").unwrap_err();
+        assert!(e.contains("nodes") && e.contains("line 3"), "{e}");
+        // a missing action names the decision's table, not line 1 column 1
+        let e = load_text("[defaults]\n\n[[decision]]\ncode = \"mid-deploy\"\nnode = 4\n").unwrap_err();
+        assert!(e.contains("action") && !e.contains("line 1, column 1"), "{e}");
+        // the same item decided twice, differently
+        let e = load_text(
+            "[[decision]]\ncode = \"mid-deploy\"\nnode = 4\naction = \"skip\"\n\
+             [[decision]]\ncode = \"mid-deploy\"\nnode = 4\naction = \"maintenance\"\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("#2") && e.contains("contradicts") && e.contains("#1"), "{e}");
+        // a huge value is not echoed
+        let e = load_text(&format!("[defaults]\nmid-deploy = \"{}\"\n", "x".repeat(200_000))).unwrap_err();
+        assert!(e.len() < 2000, "{} bytes", e.len());
+        // not a file, or far too big
+        let e = Resolutions::load(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        let e = load_text(&"# x\n".repeat(400_000)).unwrap_err();
+        assert!(e.contains("larger than"), "{e}");
+    }
+
+    #[test]
+    fn decisions_that_match_nothing_are_named_and_decided_by_is_truthful() {
+        let r = load_text(
+            "[defaults]\nduplicate-mac = \"skip-port\"\n[[decision]]\ncode = \"mid-deploy\"\nnode = 99\naction = \"skip\"\n",
+        )
+        .unwrap();
+        let conflict = Conflict {
+            code: ConflictCode::MidDeploy,
+            blocking: true,
+            subject: Subject::Node { nova_bm_id: 4 },
+            node_uuid: None,
+            detail: String::new(),
+            action: None,
+            decided_by: None,
+        };
+        let unmatched = r.unmatched(&[conflict]);
+        assert_eq!(unmatched, vec!["[[decision]] #1 (code = mid-deploy, node = 99, action = skip)".to_string()]);
+        assert_eq!(r.decide(ConflictCode::DuplicateMac, &Subject::Node { nova_bm_id: 1 }).unwrap().1, "resolutions");
+        let mut r = r;
+        r.add_flag("duplicate-mac=skip").unwrap();
+        assert_eq!(r.decide(ConflictCode::DuplicateMac, &Subject::Node { nova_bm_id: 1 }).unwrap().1, "resolve");
     }
 }
