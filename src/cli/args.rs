@@ -65,7 +65,7 @@ impl GlobalArgs {
     pub fn settings(&self) -> Result<ConnectionSettings, Failure> {
         let s = ConnectionSettings::resolve(&self.connection_flags(), &|k| std::env::var(k).ok())?;
         for w in s.warnings() {
-            eprintln!("{w}");
+            eprintln!("{}", crate::core::text::visible(&w));
             tracing::warn!("{w}");
         }
         Ok(s)

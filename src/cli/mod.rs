@@ -87,7 +87,7 @@ pub fn main() -> ExitCode {
     let log_dir = cli.global.log_dir.clone().or_else(|| std::env::var_os(audit::ENV_LOG_DIR).map(PathBuf::from));
     let log = audit::init(log_dir.as_deref(), !runs_tui && cli.global.verbose > 0, cli.global.verbose);
     if let Some(w) = &log.warning {
-        eprintln!("{w}");
+        eprintln!("{}", crate::core::text::visible(w));
     }
     let argv: Vec<String> = std::env::args().map(|a| redact_words(&a)).collect();
     // who really runs it (the uid), not what $USER claims
@@ -102,7 +102,7 @@ pub fn main() -> ExitCode {
         Ok(()) => exit::OK,
         Err(f) => {
             tracing::error!(code = f.code, message = %f.message, "command failed");
-            eprintln!("bm2ironic: {}", f.message);
+            eprintln!("bm2ironic: {}", crate::core::text::visible(&f.message));
             f.code
         }
     };

@@ -8,16 +8,22 @@ use std::io::{IsTerminal, Write};
 use super::Failure;
 use crate::core::migrate::conflict::{Conflict, ConflictCode, Subject};
 use crate::core::migrate::plan::Plan;
+use crate::core::text::{visible, visible_line};
 
-/// Writes `text` to stdout as is; a closed pipe (`| head`) is not an error worth a message.
+/// Writes `text` to stdout with every control character shown visibly (a nova_bm row or a log line
+/// may hold terminal escapes); a closed pipe (`| head`) is not an error worth a message.
 pub fn print(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    write_raw(visible(text).as_bytes());
 }
 
-/// Writes one JSON value on a line (NDJSON).
+fn write_raw(bytes: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(bytes).and_then(|_| out.flush());
+}
+
+/// Writes one JSON value on a line (NDJSON): exact, serde_json escapes control characters itself.
 pub fn print_json(value: &serde_json::Value) {
-    print(&format!("{value}\n"));
+    write_raw(format!("{value}\n").as_bytes());
 }
 
 /// A serde enum's wire name (`"create"`, `"held-in-maintenance"`), for a table cell.
@@ -43,7 +49,8 @@ impl Table {
 
     pub fn row(&mut self, cells: Vec<String>) {
         debug_assert_eq!(cells.len(), self.headers.len());
-        self.rows.push(cells);
+        // a newline or an escape in a cell would break the alignment (or the terminal)
+        self.rows.push(cells.into_iter().map(|c| visible_line(&c).into_owned()).collect());
     }
 
     pub fn render(&self) -> String {

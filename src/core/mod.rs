@@ -8,3 +8,4 @@ pub mod ironic;
 pub mod logs;
 pub mod migrate;
 pub mod source;
+pub mod text;

@@ -9,6 +9,7 @@ mod bad_input;
 mod e2e_tmux;
 mod flavors;
 mod hostile_rows;
+mod hostile_text;
 mod inventory;
 mod migrate;
 mod plan_then_load;

@@ -11,6 +11,7 @@ use crate::cli::output::{confirm, print, print_json, render_plan, Table};
 use crate::cli::{exit, prepare_from, Failure, GlobalArgs, PlanArgs};
 use crate::core::migrate::load_sql::{LoadEvent, NodeStatus};
 use crate::core::migrate::steps;
+use crate::core::text::visible_line;
 
 #[derive(Args, Debug, Default)]
 pub struct MigrateArgs {
@@ -80,7 +81,7 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
             }
             LoadEvent::Progress { done, total } if tty => eprint!("\r  written {done}/{total} nodes"),
             LoadEvent::Node { uuid, status: NodeStatus::Skipped { reason }, nova_bm_id } if global.verbose > 0 => {
-                eprintln!("  skip nova_bm {nova_bm_id} {uuid}: {reason}")
+                eprintln!("  skip nova_bm {nova_bm_id} {}: {}", visible_line(&uuid), visible_line(&reason))
             }
             _ => {}
         }

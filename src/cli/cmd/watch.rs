@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::{exit, parse_duration, Failure, GlobalArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG};
 use crate::core::logs::follow::LogLevel;
 use crate::core::logs::watch::{Patterns, Start, WatchedLog};
+use crate::core::text::visible_line;
 
 #[derive(Args, Debug, Default)]
 pub struct WatchArgs {
@@ -72,6 +73,17 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
         args.logs.clone()
     };
     for l in &logs {
+        // a directory or a device would follow nothing and report a false all-clear
+        if let Ok(meta) = std::fs::metadata(&l.path) {
+            if !meta.is_file() {
+                return Err(Failure::usage(format!(
+                    "--log {}={}: not a regular file (give the log file itself, e.g. {})",
+                    l.name,
+                    l.path.display(),
+                    DEFAULT_CONDUCTOR_LOG
+                )));
+            }
+        }
         if !l.path.exists() {
             eprintln!(
                 "warning: {} ({}) does not exist yet: it is read from its start when it appears",
@@ -87,8 +99,11 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
         let db = crate::core::ironic::target::connect(&t.value).await?;
         let runs = crate::core::migrate::load_sql::runs(&db).await?;
         db.close().await;
-        if let Ok(run) = crate::core::migrate::rollback::pick_run(runs, args.run.as_deref()) {
-            migrated = run.written.iter().map(|w| w.uuid.to_ascii_lowercase()).collect();
+        match crate::core::migrate::rollback::pick_run(runs, args.run.as_deref()) {
+            Ok(run) => migrated = run.written.iter().map(|w| w.uuid.to_ascii_lowercase()).collect(),
+            // a run the operator named must exist; without --run, no run yet is fine
+            Err(e) if args.run.is_some() => return Err(Failure::usage(e.to_string())),
+            Err(_) => {}
         }
     }
     tracing::info!(logs = ?logs.iter().map(|l| l.path.display().to_string()).collect::<Vec<_>>(), migrated = migrated.len(), "watch started");
@@ -135,15 +150,17 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
             } else {
                 format!(" [{}{}]", r.nodes.join(","), if r.migrated_node { " migrated" } else { "" })
             };
+            // anyone who can make Ironic log a string can write here: show, never emit, controls;
+            // and a 50 MB line is a screenful, not 50 MB
             let _ = writeln!(
                 out,
                 "{} {:<7} {:<12} {:<24} {}{}{}",
                 r.time.map(|t| t.format("%H:%M:%S").to_string()).unwrap_or_else(|| "--:--:--".into()),
                 r.level.as_str(),
-                r.source,
-                r.category.as_deref().unwrap_or("-"),
+                visible_line(&r.source),
+                visible_line(r.category.as_deref().unwrap_or("-")),
                 if r.takeover_error { "!! " } else { "" },
-                r.message,
+                visible_line(&capped(&r.message)),
                 nodes
             );
             if r.takeover_error && !r.traceback.is_empty() {
@@ -151,7 +168,7 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
                     out,
                     "    ({} traceback lines; last: {})",
                     r.traceback.len(),
-                    r.traceback.last().map(|s| s.trim()).unwrap_or("")
+                    visible_line(&capped(r.traceback.last().map(|s| s.trim()).unwrap_or("")))
                 );
             }
         }
@@ -176,4 +193,18 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
     } else {
         Ok(())
     }
+}
+
+/// At most [`SHOWN`] bytes of a log message on the terminal, with a marker for the rest.
+const SHOWN: usize = 2000;
+
+fn capped(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= SHOWN {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut cut = SHOWN;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{} [... {} bytes more]", &text[..cut], text.len() - cut))
 }
