@@ -125,7 +125,8 @@ async fn takeover_reports_failing_bmcs_early_and_ends_once_every_node_is_decided
 
     // a real Ironic on that database, power sync every 3 s
     let dir = tmp.path().join("ironic");
-    let port = 6405u16;
+    // a free port: another checkout may run this test at the same time
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let conf = Command::new("bash")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ironic.sh"))
         .args(["conf"])
