@@ -207,15 +207,7 @@ fn clock(d: Duration) -> String {
 
 /// The live status line: `takeover: 3 taken over, 1 waiting, 1 failing - 0:14 elapsed, deadline 5:00`.
 fn status_line(c: &Counts) -> String {
-    let held = if c.held > 0 { format!(", {} held in maintenance", c.held) } else { String::new() };
-    format!(
-        "takeover: {} taken over{held}, {} waiting, {} failing - {} elapsed, deadline {}",
-        c.taken_over,
-        c.waiting,
-        c.failing,
-        clock(c.elapsed),
-        clock(c.timeout)
-    )
+    format!("takeover: {c}")
 }
 
 fn counts(o: &TakeoverOutcome) -> Counts {

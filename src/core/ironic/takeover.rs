@@ -123,6 +123,29 @@ pub struct Counts {
     pub timeout: Duration,
 }
 
+/// `m:ss`.
+fn clock(d: Duration) -> String {
+    format!("{}:{:02}", d.as_secs() / 60, d.as_secs() % 60)
+}
+
+impl std::fmt::Display for Counts {
+    /// `3 taken over, 1 waiting, 1 failing - 0:14 elapsed, deadline 5:00` (the held ones when any).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} taken over", self.taken_over)?;
+        if self.held > 0 {
+            write!(f, ", {} held in maintenance", self.held)?;
+        }
+        write!(
+            f,
+            ", {} waiting, {} failing - {} elapsed, deadline {}",
+            self.waiting,
+            self.failing,
+            clock(self.elapsed),
+            clock(self.timeout)
+        )
+    }
+}
+
 /// What the check reports while it runs (the CLI prints it, the wizard draws it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TakeoverEvent {
@@ -211,8 +234,9 @@ pub async fn check(
     let ending = loop {
         let polled = Instant::now() >= next_poll;
         if polled {
-            let answers: Vec<NodeTakeover> = futures::stream::iter(uuids)
-                .map(|u| async move { verdict(u, api.node(u).await) })
+            // owned uuids: a future borrowing the closure's argument is not Send for every lifetime
+            let answers: Vec<NodeTakeover> = futures::stream::iter(uuids.iter().cloned())
+                .map(|u| async move { verdict(&u, api.node(&u).await) })
                 .buffered(CONCURRENT_GETS)
                 .collect()
                 .await;
