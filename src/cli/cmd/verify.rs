@@ -181,7 +181,10 @@ impl Live {
                 }
             }
             TakeoverEvent::Progress(c) if self.tty => {
-                eprint!("\r\x1b[2K  {}", status_line(c));
+                // one row: a wrapped line could not be rewritten in place
+                let width = ratatui::crossterm::terminal::size().map(|(w, _)| w as usize).unwrap_or(80);
+                let line: String = status_line(c).chars().take(width.saturating_sub(3)).collect();
+                eprint!("\r\x1b[2K  {line}");
                 self.status_shown = true;
             }
             _ => {}
