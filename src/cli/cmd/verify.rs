@@ -48,7 +48,7 @@ pub async fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
     let settings = global.settings()?;
     let token = std::env::var(ENV_IRONIC_TOKEN).ok().filter(|t| !t.is_empty()).map(Secret::new);
     let VerifiedRun { run, report, api } = steps::verify_from_settings(&settings, args.run.as_deref(), token).await?;
-    let takeover_failed = match (args.takeover, &api) {
+    let takeover_counts = match (args.takeover, &api) {
         (false, _) => Counts::default(),
         (true, None) => {
             return Err(Failure::usage("--takeover asks the Ironic API: give --ironic-url or BM2IRONIC_IRONIC_URL"))
@@ -108,14 +108,14 @@ pub async fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
             ),
         });
     }
-    if takeover_failed.failing + takeover_failed.waiting > 0 {
-        let undecided = match takeover_failed.waiting {
+    if takeover_counts.failing + takeover_counts.waiting > 0 {
+        let undecided = match takeover_counts.waiting {
             0 => String::new(),
             n => format!(", {n} undecided"),
         };
         return Err(Failure {
             code: exit::DIFFERENCES,
-            message: format!("{} node(s) failing the takeover by Ironic{undecided}", takeover_failed.failing),
+            message: format!("{} node(s) failing the takeover by Ironic{undecided}", takeover_counts.failing),
         });
     }
     Ok(())
