@@ -1,8 +1,6 @@
-//! The takeover check: after Ironic starts on the migrated database, follows every migrated node
-//! until it is taken over (a power state read from its BMC, a conductor, no `last_error` or fault,
-//! not stuck in a transitional state) or failing (Ironic's fault or error, or its BMC's errors in the
-//! followed logs), and reports each change of status as a [`TakeoverEvent`], and each node with
-//! the log records that name it, collapsed.
+//! The takeover check: follows every migrated node until it is taken over (a power state read from
+//! its BMC, a conductor, no error or fault) or failing (Ironic's fault or error, its BMC's errors in
+//! the followed logs), and reports each change of status as a [`TakeoverEvent`].
 
 use std::time::{Duration, Instant};
 

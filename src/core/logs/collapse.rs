@@ -1,7 +1,6 @@
-//! Repeated log records collapsed: records of one source with the same logger, level and message once
-//! temporary paths, request ids and numbers are masked ([`mask`]) become one [`Collapsed`] entry with
-//! a count and the first and last time; [`Collapsed::rank`] says which entry tells most about a node
-//! (an error before a retry).
+//! Repeated log records collapsed: the same source, logger, level and message once temporary paths,
+//! request ids and numbers are masked ([`mask`]) make one [`Collapsed`] entry with a count and the
+//! first and last time; [`Collapsed::rank`] says which entry tells most (an error before a retry).
 
 use std::sync::OnceLock;
 
