@@ -15,8 +15,9 @@ use super::screens::flavors::Flavors;
 use super::screens::inventory::Inventory;
 use super::screens::logs::Logs;
 use super::screens::progress::Progress;
-use super::screens::summary::Summary;
+use super::screens::summary::{Summary, TakeoverView};
 use super::screens::{Ctx, Out, Page};
+use crate::core::ironic::takeover::{TakeoverEvent, TakeoverOutcome};
 use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::load_sql::{LoadEvent, LoadSummary};
 use crate::core::migrate::plan::PlanOptions;
@@ -31,12 +32,18 @@ pub use super::session::{Mode, Session};
 /// What the runtime must do for `update`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
-    TestConnection { field: Field },
+    TestConnection {
+        field: Field,
+    },
     Prepare,
-    StartLoad { rehearse: bool },
+    StartLoad {
+        rehearse: bool,
+    },
     Cancel,
     SaveResolutions,
     Verify,
+    /// follow Ironic's takeover of the committed run (after a clean verify, with an Ironic API)
+    CheckTakeover,
     PlanFlavors,
     ApplyFlavors,
     Quit,
@@ -55,6 +62,8 @@ pub enum Msg {
     Logs(Vec<LogLine>),
     Saved(Result<String, JobError>),
     Verified(Result<String, JobError>),
+    Takeover(TakeoverEvent),
+    TakeoverDone(Result<TakeoverOutcome, JobError>),
     Flavors(Result<FlavorView, JobError>),
     FlavorsApplied(Result<String, JobError>),
 }
@@ -240,7 +249,24 @@ impl App {
                 self.summary.saved_to = Some(p);
             }
             Msg::Saved(Err(e)) => self.status.toast = Some(format!("could not save decisions: {e}")),
-            Msg::Verified(r) => self.summary.verify = Some(r.map_err(text)),
+            Msg::Verified(r) => {
+                let clean = r.is_ok();
+                self.summary.verify = Some(r.map_err(text));
+                if clean && !self.connections.value(Field::IronicApi).is_empty() {
+                    self.summary.takeover = Some(TakeoverView::default());
+                    return vec![Effect::CheckTakeover];
+                }
+            }
+            Msg::Takeover(ev) => {
+                if let Some(t) = &mut self.summary.takeover {
+                    t.on_event(ev);
+                }
+            }
+            Msg::TakeoverDone(r) => {
+                if let Some(t) = &mut self.summary.takeover {
+                    t.ended = Some(r.map(|o| o.ending).map_err(text));
+                }
+            }
             Msg::Flavors(r) => self.flavors.result = Some(r.map_err(text)),
             Msg::FlavorsApplied(Ok(set)) => {
                 if self.flavors.applied(&set) {
@@ -344,5 +370,33 @@ impl App {
         } else {
             vec![Effect::Quit]
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::ironic::takeover::{Counts, Ending};
+
+    fn app(api: Option<&str>) -> App {
+        let prefill = Prefill { ironic_url: api.map(String::from), ..Default::default() };
+        App::new(Mode::Live, prefill, PlanOptions::default(), Resolutions::default())
+    }
+
+    #[test]
+    fn a_clean_verify_with_an_api_starts_the_takeover_check_and_its_events_reach_the_summary() {
+        let mut a = app(Some("http://ironic:6385"));
+        assert_eq!(a.update(Msg::Verified(Ok("2 nodes".into()))), vec![Effect::CheckTakeover]);
+        let c = Counts { taken_over: 2, ..Counts::default() };
+        a.update(Msg::Takeover(TakeoverEvent::Progress(c)));
+        assert_eq!(a.summary.takeover.as_ref().unwrap().counts, c);
+        let outcome = TakeoverOutcome { nodes: vec![], ending: Ending::AllDecided, elapsed: Duration::ZERO };
+        a.update(Msg::TakeoverDone(Ok(outcome)));
+        assert_eq!(a.summary.takeover.as_ref().unwrap().ended, Some(Ok(Ending::AllDecided)));
+        let mut no_api = app(None);
+        assert!(no_api.update(Msg::Verified(Ok("2 nodes".into()))).is_empty());
+        assert!(no_api.summary.takeover.is_none());
+        let diff = JobError::Differences { count: 1, run: "r".into() };
+        assert!(app(Some("http://ironic:6385")).update(Msg::Verified(Err(diff))).is_empty(), "not after differences");
     }
 }

@@ -16,6 +16,7 @@ use crate::core::db::url::DbUrl;
 use crate::core::db::{Access, Db};
 use crate::core::ironic::api::IronicApi;
 use crate::core::ironic::target::TargetKind;
+use crate::core::logs::watch::WatchedLog;
 use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::flavors::{FlavorTarget, SpecChange};
 use crate::core::migrate::plan::{Plan, PlanOptions};
@@ -167,4 +168,40 @@ pub async fn verify(prepared: Arc<Prepared>, run_id: String, api_url: String) ->
     }
     .await;
     Msg::Verified(r)
+}
+
+/// How long the wizard's takeover check waits at most.
+pub const TAKEOVER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// After a clean verify: follows Ironic's takeover of run `run_id` (and the followed `logs`); its
+/// events go to `tx` as `Msg::Takeover`, the returned message is the end. Stops on `cancel`.
+pub async fn takeover(
+    prepared: Arc<Prepared>,
+    run_id: String,
+    api_url: String,
+    logs: Vec<WatchedLog>,
+    tx: UnboundedSender<Msg>,
+    cancel: CancellationToken,
+) -> Msg {
+    let r = async {
+        let Some(db) = prepared.target_db.as_ref() else {
+            return Err(JobError::Prepare(prepare::PrepareError::NoTarget));
+        };
+        let run = steps::pick_run(db, Some(&run_id)).await?;
+        let api = IronicApi::new(&api_url, None, prepared.target.schema.kind)?;
+        let (etx, mut erx) = unbounded_channel();
+        let fwd = tokio::spawn(async move {
+            while let Some(ev) = erx.recv().await {
+                if tx.send(Msg::Takeover(ev)).is_err() {
+                    return;
+                }
+            }
+        });
+        let r = steps::check_takeover(&api, &run, TAKEOVER_TIMEOUT, false, &logs, &etx, &cancel).await;
+        drop(etx);
+        let _ = fwd.await;
+        Ok(r?)
+    }
+    .await;
+    Msg::TakeoverDone(r)
 }

@@ -16,6 +16,7 @@ use super::app::{App, Effect, Field, Mode, Msg};
 use super::jobs;
 use super::view::{view, Theme};
 use crate::core::ironic::target::TargetKind;
+use crate::core::logs::watch::WatchedLog;
 
 /// What the runtime needs besides the app state.
 #[derive(Debug, Clone, Default)]
@@ -284,6 +285,23 @@ impl<B: Backend> Runner<B> {
                 }
                 let run_id = summary.run_id.clone();
                 self.spawn(jobs::verify(prepared, run_id, self.app.connections.value(Field::IronicApi).to_string()));
+            }
+            Effect::CheckTakeover => {
+                let (Some(prepared), Some(Ok(summary))) =
+                    (self.app.session.prepared.clone(), &self.app.progress.finished)
+                else {
+                    return;
+                };
+                let logs = self.ctx.logs.iter().map(|(n, p)| WatchedLog { name: n.clone(), path: p.clone() }).collect();
+                let job = jobs::takeover(
+                    prepared,
+                    summary.run_id.clone(),
+                    self.app.connections.value(Field::IronicApi).to_string(),
+                    logs,
+                    self.tx.clone(),
+                    self.stop.clone(),
+                );
+                self.spawn(job);
             }
         }
     }

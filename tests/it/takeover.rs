@@ -1,7 +1,9 @@
 //! The takeover check against a real Ironic (PyPI ironic==39.0.0 on SQLite) whose `ipmi` nodes point
-//! at fake BMCs on 127.0.0.1 (PyPI pyghmi, scripts/fakebmc.py): healthy nodes pass, the machine
-//! that was powered off stays off (the 2014 tool would have powered it on), and a node whose BMC
-//! stops answering is named.
+//! at fake BMCs on 127.0.0.1 (PyPI pyghmi, scripts/fakebmc.py), one Ironic for every case: healthy
+//! nodes are taken over, the machine that was powered off stays off (the 2014 tool would have
+//! powered it on), a BMC that refuses the password and one that is not running are reported failing
+//! from the conductor's log long before the deadline, the check ends once every node is decided, a
+//! BMC lost after the takeover is named, and `--fail-fast` stops at the first failing node.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -59,13 +61,33 @@ async fn api_node(base: &str, uuid: &str) -> serde_json::Value {
         .unwrap()
 }
 
+/// The NDJSON events of a command's stdout.
+fn events(stdout: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+/// The `takeover-status` events of one node, in order: (state, reason, elapsed_s).
+fn statuses(ev: &[serde_json::Value], uuid: &str) -> Vec<(String, String, f64)> {
+    ev.iter()
+        .filter(|v| v["event"] == "takeover-status" && v["uuid"] == uuid)
+        .map(|v| {
+            (
+                v["state"].as_str().unwrap_or("").to_string(),
+                v["reason"].as_str().unwrap_or("").to_string(),
+                v["elapsed_s"].as_f64().unwrap_or(f64::MAX),
+            )
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn takeover_passes_on_healthy_nodes_and_names_an_unreachable_bmc() {
+async fn takeover_reports_failing_bmcs_early_and_ends_once_every_node_is_decided() {
     use std::os::unix::process::CommandExt;
     let Some(venv) = server_env(IRONIC_VENV) else { return };
     let venv = Path::new(&venv).to_path_buf();
-    // three nodes; node 3 holds an instance whose machine is powered off (task_state still 'active')
-    let mut f = Fixture::generated(3, 1);
+    // five nodes: 1-3 healthy (node 3 holds an instance whose machine is powered off, task_state
+    // still 'active'), node 4's BMC refuses the password Ironic has, node 5 has no BMC running at all
+    let mut f = Fixture::generated(5, 1);
     for n in &mut f.nodes {
         n.pm_password = Some(bm2ironic::core::db::secret::Secret::new(format!("bmc-pass-{}", n.id)));
     }
@@ -87,22 +109,24 @@ async fn takeover_passes_on_healthy_nodes_and_names_an_unreachable_bmc() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
     // nova_bm knows no IPMI port: give each node its own fake BMC port (an operator edit, after the load)
-    let base_port = 16230 + (std::process::id() % 500) as u16 * 4;
+    let base_port = 16230 + (std::process::id() % 500) as u16 * 5;
     let rows = tgt.rows("SELECT uuid, driver_info FROM nodes ORDER BY id").await;
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), 5);
     for (i, row) in rows.iter().enumerate() {
         let mut di: serde_json::Value = serde_json::from_str(&row[1]).unwrap();
         di["ipmi_port"] = serde_json::json!(base_port + i as u16);
         tgt.exec(&format!("UPDATE nodes SET driver_info = '{}' WHERE uuid = '{}'", di, row[0])).await;
     }
     let uuids: Vec<String> = rows.iter().map(|r| r[0].clone()).collect();
-    let bmcs: Vec<_> = (0..3).map(|i| bmc(&venv, base_port + i as u16, &format!("bmc-pass-{}", i + 1))).collect();
-    let mut bmcs: Vec<Option<Bmc>> = bmcs.into_iter().map(Some).collect();
+    let mut bmcs: Vec<Option<Bmc>> =
+        (0..3).map(|i| Some(bmc(&venv, base_port + i as u16, &format!("bmc-pass-{}", i + 1)))).collect();
+    let _wrong_password = bmc(&venv, base_port + 3, "not-the-password-ironic-has");
     std::thread::sleep(Duration::from_millis(500));
 
     // a real Ironic on that database, power sync every 3 s
     let dir = tmp.path().join("ironic");
-    let port = 6405u16;
+    // a free port: another checkout may run this test at the same time
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let conf = Command::new("bash")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ironic.sh"))
         .args(["conf"])
@@ -142,35 +166,87 @@ async fn takeover_passes_on_healthy_nodes_and_names_an_unreachable_bmc() {
             .output()
             .unwrap()
     };
-    let out = verify(&[]);
+
+    // 1. the wrong password and the missing BMC are failing from the log within seconds (Ironic
+    //    itself gives up on them after its power-sync retries); the check ends once all are decided
+    let started = Instant::now();
+    let out = verify(&["--json"]);
+    let took = started.elapsed();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("takeover: 0 of 3 node(s) failed"), "{text}");
+    assert_eq!(out.status.code(), Some(4), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(took < Duration::from_secs(45), "ended {took:?} after it started: the deadline is 90 s\n{text}");
+    let ev = events(&out.stdout);
+    let names: Vec<&str> = ev.iter().map(|v| v["event"].as_str().unwrap_or("")).collect();
+    assert_eq!(names[0], "takeover-started", "{text}");
+    assert_eq!((ev[0]["nodes"].as_u64(), ev[0]["timeout_s"].as_u64()), (Some(5), Some(90)));
+    // every status change, then each node's verdict, then how the check ended, then verify's summary
+    let last_status = names.iter().rposition(|n| *n == "takeover-status").unwrap();
+    let first_node = names.iter().position(|n| *n == "takeover").unwrap();
+    assert!(last_status < first_node, "{names:?}");
+    assert_eq!(names[first_node..first_node + 5], ["takeover"; 5], "{names:?}");
+    // (differences may come before the summary: once it reads a power state, Ironic 39 adds
+    // properties.vendor, which verify reports)
+    assert_eq!(names[first_node + 5], "takeover-end", "{names:?}");
+    assert!(names[first_node + 6..names.len() - 1].iter().all(|n| *n == "difference"), "{names:?}");
+    assert_eq!(names.last(), Some(&"summary"), "{names:?}");
+    assert_eq!(ev[first_node + 5]["ending"], "all-decided", "not the deadline: {text}");
+    assert_eq!((ev[first_node + 5]["taken_over"].as_u64(), ev[first_node + 5]["failing"].as_u64()), (Some(3), Some(2)));
+    for u in &uuids[..3] {
+        let s = statuses(&ev, u);
+        assert_eq!(s.last().map(|s| s.0.as_str()), Some("ok"), "{u}: {s:?}");
+    }
+    for u in &uuids[3..] {
+        let s = statuses(&ev, u);
+        assert_eq!(s.len(), 1, "waiting, then failing once: {s:?}");
+        let (state, reason, at) = &s[0];
+        assert_eq!(state, "failed");
+        assert!(reason.starts_with("bmc-error: IPMI Error"), "the BMC's error from the log: {reason}");
+        assert!(reason.contains("Unable to establish IPMI v2 / RMCP+ session"), "with ipmitool's words: {reason}");
+        assert!(*at < 30.0, "failing {at} s into a 90 s wait");
+    }
+    let verdicts: Vec<&serde_json::Value> = ev[first_node..first_node + 5].iter().map(|v| &v["node"]).collect();
+    assert!(verdicts[3]["log_errors"][0]["count"].as_u64().is_some(), "records come collapsed: {text}");
     let n3 = api_node(&base, &uuids[2]).await;
     assert_eq!(n3["provision_state"], "active");
     assert_eq!(n3["power_state"], "power off", "the stopped machine is read as off");
     assert!(!bmcs[2].as_ref().unwrap().1.lock().unwrap().iter().any(|l| l == "power on"), "and never powered on");
 
-    // node 2's BMC stops answering: Ironic's power sync fails, the check names the node
+    // 2. node 2's BMC stops answering after the takeover: its power state stays 'power off' in the
+    //    API until Ironic gives up, but its errors in the log name it failing at once
     drop(bmcs[1].take());
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while api_node(&base, &uuids[1]).await["fault"].is_null() {
-        assert!(Instant::now() < deadline, "Ironic never noticed the dead BMC");
-        tokio::time::sleep(Duration::from_secs(1)).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&ironic_log)
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.contains("IPMI Error") && l.contains(uuids[1].as_str()))
+    {
+        assert!(Instant::now() < deadline, "Ironic never tried the dead BMC");
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
     let out = verify(&["--json"]);
-    assert_eq!(out.status.code(), Some(4));
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let failed: Vec<serde_json::Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["event"] == "takeover" && v["node"]["state"] == "failed")
-        .collect();
-    assert_eq!(failed.len(), 1, "{text}");
-    assert_eq!(failed[0]["node"]["uuid"], uuids[1].as_str());
-    assert!(failed[0]["node"]["problems"][0].as_str().unwrap().contains("power failure"), "{text}");
-    assert!(
-        failed[0]["node"]["log_errors"].as_array().is_some_and(|a| !a.is_empty()),
-        "the related log records are attached: {text}"
-    );
+    assert_eq!(out.status.code(), Some(4), "{text}");
+    let ev = events(&out.stdout);
+    let s = statuses(&ev, &uuids[1]);
+    assert_eq!(s.last().map(|s| s.0.as_str()), Some("failed"), "{text}");
+    assert!(s.last().unwrap().1.starts_with("bmc-error:"), "{s:?}");
+    assert!(api_node(&base, &uuids[1]).await["fault"].is_null(), "named before Ironic set its fault");
+    assert_eq!(statuses(&ev, &uuids[0]).last().map(|s| s.0.as_str()), Some("ok"));
+
+    // 3. --fail-fast: node 1 made undecided (its conductor group has no conductor: no conductor
+    //    takes it over); the check stops at the first failing node instead of waiting for it
+    tgt.exec(&format!("UPDATE nodes SET conductor_group = 'nobody-here' WHERE uuid = '{}'", uuids[0])).await;
+    let started = Instant::now();
+    let out = verify(&["--fail-fast"]);
+    let took = started.elapsed();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(4), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(took < Duration::from_secs(45), "{took:?}\n{text}");
+    assert!(text.contains("stopped at the first failing node (--fail-fast)"), "{text}");
+    let row1 = text.lines().find(|l| l.starts_with(uuids[0].as_str())).unwrap();
+    assert!(row1.contains("pending") && row1.contains("not decided"), "{row1}");
+    // the table: the records naming the wrong-password node, repeats counted once
+    assert!(text.contains(&format!("log records naming {} (", uuids[3])), "{text}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("failing after 0:") && stderr.contains(uuids[3].as_str()), "{stderr}");
 }

@@ -1,18 +1,21 @@
 //! `bm2ironic verify`: compares what a run wrote with the Ironic database, nova_bm and (with
-//! `--ironic-url`) the API (exit 4 on differences); `--takeover` then waits for Ironic to take every
-//! migrated node over (exit 4 when one fails).
+//! `--ironic-url`) the API (exit 4 on differences); `--takeover` then follows Ironic's takeover of
+//! every migrated node, showing it while it waits, until each is taken over or failing (exit 4 when
+//! one fails).
 
 use std::io::IsTerminal;
 use std::time::Duration;
 
 use clap::Args;
 use serde_json::json;
+use tokio::sync::mpsc::unbounded_channel;
+use tokio_util::sync::CancellationToken;
 
 use crate::cli::output::{print, print_json, wire_name, Table};
 use crate::cli::{exit, parse_duration, Failure, GlobalArgs, ENV_IRONIC_TOKEN};
 use crate::core::db::secret::Secret;
 use crate::core::ironic::api::IronicApi;
-use crate::core::ironic::takeover::TakeoverState;
+use crate::core::ironic::takeover::{Counts, Ending, TakeoverEvent, TakeoverOutcome, TakeoverState};
 use crate::core::migrate::load_sql::RunRecord;
 use crate::core::migrate::steps::{self, VerifiedRun};
 
@@ -31,17 +34,22 @@ pub struct VerifyArgs {
     /// How long --takeover waits (e.g. 90s, 10m)
     #[arg(long, value_name = "DURATION", default_value = "5m")]
     pub timeout: String,
-    /// Logs whose records name a node are shown with it (NAME=PATH, repeatable)
+    /// Logs to follow while waiting (NAME=PATH, repeatable): a node whose BMC errors appear in them
+    /// is failing at once; the records naming a node are shown with it, repeats collapsed
     #[arg(long = "log", value_name = "NAME=PATH")]
     pub logs: Vec<crate::core::logs::watch::WatchedLog>,
+    /// With --takeover: stop at the first failing node (default: when every node is taken over or
+    /// failing, or at the --timeout)
+    #[arg(long)]
+    pub fail_fast: bool,
 }
 
 pub async fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
     let settings = global.settings()?;
     let token = std::env::var(ENV_IRONIC_TOKEN).ok().filter(|t| !t.is_empty()).map(Secret::new);
     let VerifiedRun { run, report, api } = steps::verify_from_settings(&settings, args.run.as_deref(), token).await?;
-    let takeover_failed = match (args.takeover, &api) {
-        (false, _) => 0,
+    let takeover_counts = match (args.takeover, &api) {
+        (false, _) => Counts::default(),
         (true, None) => {
             return Err(Failure::usage("--takeover asks the Ironic API: give --ironic-url or BM2IRONIC_IRONIC_URL"))
         }
@@ -100,61 +108,278 @@ pub async fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
             ),
         });
     }
-    if takeover_failed > 0 {
+    if takeover_counts.failing + takeover_counts.waiting > 0 {
+        let undecided = match takeover_counts.waiting {
+            0 => String::new(),
+            n => format!(", {n} undecided"),
+        };
         return Err(Failure {
             code: exit::DIFFERENCES,
-            message: format!("{takeover_failed} node(s) not taken over cleanly by Ironic"),
+            message: format!("{} node(s) failing the takeover by Ironic{undecided}", takeover_counts.failing),
         });
     }
     Ok(())
 }
 
-/// `verify --takeover`: waits for Ironic to take the run's nodes over, shows each; returns the failed count.
-async fn takeover(args: &VerifyArgs, api: &IronicApi, run: &RunRecord, timeout: Duration) -> Result<usize, Failure> {
-    let tty = std::io::stderr().is_terminal();
-    let nodes = steps::check_takeover(api, run, timeout, &args.logs, |n| {
-        if tty {
-            let ok = n.iter().filter(|x| x.state != TakeoverState::Pending).count();
-            eprint!("\r  takeover: {ok}/{} nodes settled", n.len());
+/// `verify --takeover`: follows Ironic's takeover of the run's nodes, shows it while it waits (a
+/// status line on a terminal, NDJSON status events with `--json`), then each node; returns the
+/// final counts.
+async fn takeover(args: &VerifyArgs, api: &IronicApi, run: &RunRecord, timeout: Duration) -> Result<Counts, Failure> {
+    let (tx, mut rx) = unbounded_channel();
+    let cancel = CancellationToken::new();
+    let check = async move {
+        let r = steps::check_takeover(api, run, timeout, args.fail_fast, &args.logs, &tx, &cancel).await;
+        drop(tx);
+        r
+    };
+    let mut live = Live { tty: std::io::stderr().is_terminal(), json: args.json, status_shown: false };
+    let show = async {
+        while let Some(ev) = rx.recv().await {
+            live.event(&ev);
         }
-    })
-    .await;
-    if tty {
-        eprintln!();
-    }
-    let nodes = nodes?;
-    let failed = nodes.iter().filter(|n| n.state == TakeoverState::Failed).count();
+        live.clear();
+    };
+    let (outcome, ()) = tokio::join!(check, show);
+    let outcome = outcome?;
     if args.json {
-        for n in &nodes {
+        for n in &outcome.nodes {
             print_json(&json!({"event": "takeover", "node": n}));
         }
+        let c = counts(&outcome);
+        print_json(
+            &json!({"event": "takeover-end", "ending": outcome.ending, "elapsed_s": secs(outcome.elapsed), "taken_over": c.taken_over, "held": c.held, "waiting": c.waiting, "failing": c.failing}),
+        );
     } else {
-        let mut t = Table::new(&[
-            ("UUID", false),
-            ("TAKEOVER", false),
-            ("POWER", false),
-            ("STATE", false),
-            ("CONDUCTOR", false),
-            ("PROBLEMS", false),
+        print(&render_takeover(&outcome, timeout));
+    }
+    Ok(counts(&outcome))
+}
+
+/// What `verify --takeover` shows while it waits.
+struct Live {
+    tty: bool,
+    json: bool,
+    /// a status line is on the terminal (to be rewritten)
+    status_shown: bool,
+}
+
+impl Live {
+    fn event(&mut self, ev: &TakeoverEvent) {
+        match ev {
+            TakeoverEvent::Started { nodes, timeout } if self.json => {
+                print_json(&json!({"event": "takeover-started", "nodes": nodes, "timeout_s": timeout.as_secs()}))
+            }
+            TakeoverEvent::Node { uuid, state, reason, elapsed } => {
+                if self.json {
+                    print_json(
+                        &json!({"event": "takeover-status", "uuid": uuid, "state": state, "reason": reason, "elapsed_s": secs(*elapsed)}),
+                    );
+                }
+                if *state == TakeoverState::Failed && (self.tty || !self.json) {
+                    self.clear();
+                    eprintln!("  failing after {}: {uuid}: {}", clock(*elapsed), reason.as_deref().unwrap_or("-"));
+                }
+            }
+            TakeoverEvent::Progress(c) if self.tty => {
+                // one row: a wrapped line could not be rewritten in place
+                let width = ratatui::crossterm::terminal::size().map(|(w, _)| w as usize).unwrap_or(80);
+                let line: String = status_line(c).chars().take(width.saturating_sub(3)).collect();
+                eprint!("\r\x1b[2K  {line}");
+                self.status_shown = true;
+            }
+            _ => {}
+        }
+    }
+
+    fn clear(&mut self) {
+        if self.status_shown {
+            eprint!("\r\x1b[2K");
+            self.status_shown = false;
+        }
+    }
+}
+
+fn secs(d: Duration) -> f64 {
+    (d.as_millis() / 100) as f64 / 10.0
+}
+
+/// `m:ss`.
+fn clock(d: Duration) -> String {
+    format!("{}:{:02}", d.as_secs() / 60, d.as_secs() % 60)
+}
+
+/// The live status line: `takeover: 3 taken over, 1 waiting, 1 failing - 0:14 elapsed, deadline 5:00`.
+fn status_line(c: &Counts) -> String {
+    format!("takeover: {c}")
+}
+
+fn counts(o: &TakeoverOutcome) -> Counts {
+    let mut c = Counts { elapsed: o.elapsed, ..Counts::default() };
+    for n in &o.nodes {
+        match n.state {
+            TakeoverState::Ok => c.taken_over += 1,
+            TakeoverState::HeldInMaintenance => c.held += 1,
+            TakeoverState::Pending => c.waiting += 1,
+            TakeoverState::Failed => c.failing += 1,
+        }
+    }
+    c
+}
+
+/// `18:02:47`, or `-` when the record had no time.
+fn time_of_day(t: Option<chrono::NaiveDateTime>) -> String {
+    t.map(|t| t.format("%H:%M:%S").to_string()).unwrap_or_else(|| "-".into())
+}
+
+/// The final table, each node's log records collapsed (most specific first), and how it ended.
+fn render_takeover(o: &TakeoverOutcome, timeout: Duration) -> String {
+    let mut t = Table::new(&[
+        ("UUID", false),
+        ("TAKEOVER", false),
+        ("POWER", false),
+        ("STATE", false),
+        ("CONDUCTOR", false),
+        ("PROBLEMS", false),
+    ]);
+    for n in &o.nodes {
+        t.row(vec![
+            n.uuid.clone(),
+            wire_name(&n.state),
+            n.power_state.clone().unwrap_or_else(|| "-".into()),
+            n.provision_state.clone().unwrap_or_else(|| "-".into()),
+            n.conductor.clone().unwrap_or_else(|| "-".into()),
+            n.problems.join("; "),
         ]);
-        for n in &nodes {
-            t.row(vec![
-                n.uuid.clone(),
-                wire_name(&n.state),
-                n.power_state.clone().unwrap_or_else(|| "-".into()),
-                n.provision_state.clone().unwrap_or_else(|| "-".into()),
-                n.conductor.clone().unwrap_or_else(|| "-".into()),
-                n.problems.join("; "),
+    }
+    let mut out = t.render();
+    for n in o.nodes.iter().filter(|n| !n.log_errors.is_empty()) {
+        let total: usize = n.log_errors.iter().map(|r| r.count).sum();
+        out.push_str(&format!(
+            "\nlog records naming {} ({total} record(s), {} distinct; most specific first):\n",
+            n.uuid,
+            n.log_errors.len()
+        ));
+        let mut r = Table::new(&[
+            ("LEVEL", false),
+            ("COUNT", true),
+            ("FIRST", false),
+            ("LAST", false),
+            ("LOGGER", false),
+            ("RECORD", false),
+        ]);
+        for e in &n.log_errors {
+            let mut text = e.summary();
+            if e.source != "ironic" {
+                text = format!("[{}] {text}", e.source);
+            }
+            r.row(vec![
+                e.level.as_str().into(),
+                e.count.to_string(),
+                time_of_day(e.first),
+                time_of_day(e.last),
+                e.logger.clone(),
+                text,
             ]);
         }
-        print(&t.render());
-        for n in nodes.iter().filter(|n| !n.log_errors.is_empty()) {
-            print(&format!("log records naming {}:\n", n.uuid));
-            for e in &n.log_errors {
-                print(&format!("  {e}\n"));
-            }
+        for line in r.render().lines() {
+            out.push_str(&format!("  {line}\n"));
         }
-        print(&format!("takeover: {} of {} node(s) failed\n", failed, nodes.len()));
     }
-    Ok(failed)
+    let c = counts(o);
+    let ending = match o.ending {
+        Ending::AllDecided => "every node decided".to_string(),
+        Ending::FirstFailure => "stopped at the first failing node (--fail-fast)".to_string(),
+        Ending::Deadline => format!("deadline of {} reached", clock(timeout)),
+        Ending::Cancelled => "stopped".to_string(),
+    };
+    let held = if c.held > 0 { format!(", {} held in maintenance", c.held) } else { String::new() };
+    let waiting = if c.waiting > 0 { format!(", {} undecided", c.waiting) } else { String::new() };
+    out.push_str(&format!(
+        "\ntakeover: {} of {} node(s) failed ({} taken over{held}{waiting}); {ending} after {}\n",
+        c.failing,
+        o.nodes.len(),
+        c.taken_over,
+        clock(o.elapsed)
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::ironic::takeover::{judge, Tracker};
+    use crate::core::logs::watch::{finish, Patterns, RecordBuilder};
+
+    const NODES: [&str; 3] = [
+        "bbbbbbbb-0000-4000-8000-000000000001",
+        "bbbbbbbb-0000-4000-8000-000000000003",
+        "bbbbbbbb-0000-4000-8000-000000000004",
+    ];
+
+    /// The conductor log of a node whose BMC refuses the password, as ironic 39 writes it.
+    fn wrong_password_log(node: &str) -> String {
+        let mut log = String::new();
+        for (i, tmp) in ["tmph7ub9wob", "tmpow2ax60j", "tmp7wrubbq6", "tmp7eyo6ucd", "tmpq27js93s", "tmprf94dwjj"]
+            .iter()
+            .enumerate()
+        {
+            log.push_str(&format!(
+                "2026-11-30 18:02:{:02}.453 26765 WARNING ironic.drivers.modules.ipmitool [None req-f3f21f15-787f-4718-8005-cbc32e8cf2c{i} - - - - - -] IPMI Error encountered, retrying \"ipmitool -I lanplus -H 127.0.0.1 -L ADMINISTRATOR -p 16593 -U admin -R 1 -N 1 -f /tmp/{tmp} power status\" for node {node}. Error: Unexpected error while running command.\nCommand: ipmitool -I lanplus -H 127.0.0.1 -L ADMINISTRATOR -p 16593 -U admin -R 1 -N 1 -f /tmp/{tmp} power status\nExit code: 1\nStdout: ''\nStderr: 'Error: Unable to establish IPMI v2 / RMCP+ session\\n': oslo_concurrency.processutils.ProcessExecutionError: Unexpected error while running command.\n",
+                47 + i
+            ));
+        }
+        log.push_str(&format!("2026-11-30 18:02:57.034 26765 ERROR ironic.drivers.modules.ipmitool [None req-f3f21f15-787f-4718-8005-cbc32e8cf2c2 - - - - - -] IPMI Error while attempting \"ipmitool -I lanplus -H 127.0.0.1 -L ADMINISTRATOR -p 16593 -U admin -R 1 -N 1 -f /tmp/tmp3kb_giwr power status\" for node {node}. Error: Unexpected error while running command.\nStderr: 'Error: Unable to establish IPMI v2 / RMCP+ session\\n': oslo_concurrency.processutils.ProcessExecutionError: Unexpected error while running command.\n"));
+        for (t, attempt) in [("18:02:57.035", 1), ("18:03:09.112", 2)] {
+            log.push_str(&format!("2026-11-30 {t} 26765 WARNING ironic.conductor.manager [None req-f3f21f15-787f-4718-8005-cbc32e8cf2c2 - - - - - -] During sync_power_state, could not get power state for node {node}, attempt {attempt} of 2. Error: IPMI call failed: power status..: ironic.common.exception.IPMIFailure: IPMI call failed: power status.\n"));
+        }
+        log
+    }
+
+    #[test]
+    fn the_final_table_shows_each_node_and_its_records_collapsed() {
+        let uuids: Vec<String> = NODES.iter().map(|u| u.to_string()).collect();
+        let mut t = Tracker::new(&uuids);
+        let node = |power: Option<&str>, prov: &str, extra: serde_json::Value| {
+            let mut v = json!({"power_state": power, "provision_state": prov, "conductor": "bm2ironic-test-conductor"});
+            v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            v
+        };
+        t.api(judge(NODES[0], &node(Some("power off"), "available", json!({}))));
+        t.api(judge(
+            NODES[1],
+            &node(
+                None,
+                "active",
+                json!({"maintenance": true, "maintenance_reason": "bm2ironic: nova_bm task_state was 'building'"}),
+            ),
+        ));
+        t.api(judge(NODES[2], &node(None, "available", json!({}))));
+        let mut b = RecordBuilder::new("ironic");
+        let migrated = uuids.iter().cloned().collect();
+        let log = wrong_password_log(NODES[2]);
+        let mut records: Vec<_> = log.lines().filter_map(|l| b.push(l)).collect();
+        records.extend(b.flush());
+        for r in records {
+            t.record(&finish(r, &Patterns::default_set(), &migrated));
+        }
+        let outcome =
+            TakeoverOutcome { nodes: t.nodes(), ending: Ending::AllDecided, elapsed: Duration::from_secs(14) };
+        let text = render_takeover(&outcome, Duration::from_secs(300));
+        assert!(text.contains("  ERROR        1"), "the error first, the retries after: {text}");
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn the_status_line_counts_and_times() {
+        let c = Counts {
+            taken_over: 3,
+            held: 0,
+            waiting: 1,
+            failing: 1,
+            elapsed: Duration::from_secs(74),
+            timeout: Duration::from_secs(300),
+        };
+        assert_eq!(status_line(&c), "takeover: 3 taken over, 1 waiting, 1 failing - 1:14 elapsed, deadline 5:00");
+        assert!(status_line(&Counts { held: 2, ..c }).contains("3 taken over, 2 held in maintenance, 1 waiting"));
+    }
 }

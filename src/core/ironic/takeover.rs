@@ -1,14 +1,20 @@
-//! The takeover check: after Ironic starts on the migrated database, waits until every migrated node
-//! has a power state read from its BMC, no `last_error`, no fault, is not stuck in a transitional
-//! state, and has a conductor; reports each node, with the log records that name it.
+//! The takeover check: follows every migrated node until it is taken over (a power state read from
+//! its BMC, a conductor, no error or fault) or failing (Ironic's fault or error, its BMC's errors in
+//! the followed logs), and reports each change of status as a [`TakeoverEvent`].
 
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Local, NaiveDateTime};
+use futures::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
 
-use crate::core::ironic::api::IronicApi;
-use crate::core::logs::watch::Record;
+pub use super::tracker::Tracker;
+use crate::core::ironic::api::{ApiError, IronicApi};
+use crate::core::logs::collapse::Collapsed;
+use crate::core::logs::watch::Watcher;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -29,8 +35,28 @@ pub struct NodeTakeover {
     pub provision_state: Option<String>,
     pub conductor: Option<String>,
     pub problems: Vec<String>,
-    /// log records naming this node (ERROR/WARNING)
-    pub log_errors: Vec<String>,
+    /// the log records naming this node (WARNING and above), collapsed, most specific first
+    pub log_errors: Vec<Collapsed>,
+    /// when Ironic last changed the node (a power state read, maintenance set or unset), in local
+    /// time like the logs
+    #[serde(skip)]
+    pub updated_at: Option<NaiveDateTime>,
+}
+
+impl NodeTakeover {
+    /// A node the check knows nothing about yet (or whose API answer was not a node).
+    pub(crate) fn waiting(uuid: &str) -> NodeTakeover {
+        NodeTakeover {
+            uuid: uuid.into(),
+            state: TakeoverState::Pending,
+            power_state: None,
+            provision_state: None,
+            conductor: None,
+            problems: vec![],
+            log_errors: vec![],
+            updated_at: None,
+        }
+    }
 }
 
 fn s(v: &Value, k: &str) -> Option<String> {
@@ -78,62 +104,189 @@ pub fn judge(uuid: &str, v: &Value) -> NodeTakeover {
         conductor,
         problems,
         log_errors: Vec::new(),
+        updated_at: s(v, "updated_at")
+            .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
+            .map(|t| t.with_timezone(&Local).naive_local()),
     }
 }
 
-/// Polls until no node is pending or `timeout` passes (pending nodes then fail: "no power state").
+/// The counts of a check in progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counts {
+    pub taken_over: usize,
+    pub held: usize,
+    pub waiting: usize,
+    pub failing: usize,
+    pub elapsed: Duration,
+    pub timeout: Duration,
+}
+
+/// `m:ss`.
+fn clock(d: Duration) -> String {
+    format!("{}:{:02}", d.as_secs() / 60, d.as_secs() % 60)
+}
+
+impl std::fmt::Display for Counts {
+    /// `3 taken over, 1 waiting, 1 failing - 0:14 elapsed, deadline 5:00` (the held ones when any).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} taken over", self.taken_over)?;
+        if self.held > 0 {
+            write!(f, ", {} held in maintenance", self.held)?;
+        }
+        write!(
+            f,
+            ", {} waiting, {} failing - {} elapsed, deadline {}",
+            self.waiting,
+            self.failing,
+            clock(self.elapsed),
+            clock(self.timeout)
+        )
+    }
+}
+
+/// What the check reports while it runs (the CLI prints it, the wizard draws it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TakeoverEvent {
+    /// the check starts on `nodes` nodes and waits `timeout` at most
+    Started { nodes: usize, timeout: Duration },
+    /// a node's status changed (every node starts waiting; a failing node says why)
+    Node { uuid: String, state: TakeoverState, reason: Option<String>, elapsed: Duration },
+    /// the counts, after every poll of the API and at least every second
+    Progress(Counts),
+}
+
+/// Why the check ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ending {
+    /// every node is taken over (or held) or failing
+    AllDecided,
+    /// a node is failing and the check was asked to stop at the first one
+    FirstFailure,
+    Deadline,
+    Cancelled,
+}
+
+/// The end of a check: every node as last seen, and why and when it ended.
+#[derive(Debug, Clone)]
+pub struct TakeoverOutcome {
+    pub nodes: Vec<NodeTakeover>,
+    pub ending: Ending,
+    pub elapsed: Duration,
+}
+
+/// How the check runs.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckOptions {
+    /// how long it waits at most for every node to be decided
+    pub timeout: Duration,
+    /// how often it asks the API about every node
+    pub poll: Duration,
+    /// end at the first failing node
+    pub fail_fast: bool,
+}
+
+/// The API's answer about one node as a verdict: a node the API does not know (HTTP 4xx) fails; an
+/// API that does not answer leaves it waiting, with why.
+fn verdict(uuid: &str, answer: Result<Value, ApiError>) -> NodeTakeover {
+    match answer {
+        Ok(v) => judge(uuid, &v),
+        Err(e) => {
+            let mut n = NodeTakeover::waiting(uuid);
+            if matches!(e, ApiError::Status { status: 400..=499, .. }) {
+                n.state = TakeoverState::Failed;
+            }
+            n.problems.push(e.to_string());
+            n
+        }
+    }
+}
+
+/// How many nodes are asked about at once.
+const CONCURRENT_GETS: usize = 8;
+
+/// How often the logs are read.
+const LOG_TICK: Duration = Duration::from_millis(250);
+
+/// Follows `uuids` until each is taken over or failing, `opts.fail_fast` and one is failing,
+/// `opts.timeout` passes (a node still waiting then fails), or `cancel`. `logs` (opened at the
+/// run's end) are read to their current end after the API's first answers, then followed. Events
+/// go to `events` (a closed receiver is fine).
 pub async fn check(
     api: &IronicApi,
     uuids: &[String],
-    timeout: Duration,
-    poll: Duration,
-    mut progress: impl FnMut(&[NodeTakeover]),
-) -> Vec<NodeTakeover> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let mut out = Vec::with_capacity(uuids.len());
-        for u in uuids {
-            out.push(match api.node(u).await {
-                Ok(v) => judge(u, &v),
-                Err(e) => NodeTakeover {
-                    uuid: u.clone(),
-                    state: TakeoverState::Failed,
-                    power_state: None,
-                    provision_state: None,
-                    conductor: None,
-                    problems: vec![e.to_string()],
-                    log_errors: vec![],
-                },
-            });
-        }
-        progress(&out);
-        let pending = out.iter().any(|n| n.state == TakeoverState::Pending);
-        if !pending || Instant::now() >= deadline {
-            for n in out.iter_mut().filter(|n| n.state == TakeoverState::Pending) {
-                n.state = TakeoverState::Failed;
-                n.problems.push(format!(
-                    "not taken over within {}s (power state {}, conductor {})",
-                    timeout.as_secs(),
-                    n.power_state.as_deref().unwrap_or("never read"),
-                    n.conductor.as_deref().unwrap_or("none")
-                ));
+    opts: CheckOptions,
+    mut logs: Option<Watcher>,
+    events: &UnboundedSender<TakeoverEvent>,
+    cancel: &CancellationToken,
+) -> TakeoverOutcome {
+    let started = Instant::now();
+    let send = |e: TakeoverEvent| {
+        let _ = events.send(e);
+    };
+    send(TakeoverEvent::Started { nodes: uuids.len(), timeout: opts.timeout });
+    let mut t = Tracker::new(uuids);
+    let mut first = true;
+    let mut next_poll = started;
+    let mut last_progress: Option<(Instant, Counts)> = None;
+    let ending = loop {
+        let polled = Instant::now() >= next_poll;
+        if polled {
+            // owned uuids: a future borrowing the closure's argument is not Send for every lifetime
+            let answers: Vec<NodeTakeover> = futures::stream::iter(uuids.iter().cloned())
+                .map(|u| async move { verdict(&u, api.node(&u).await) })
+                .buffered(CONCURRENT_GETS)
+                .collect()
+                .await;
+            for a in answers {
+                t.api(a);
             }
-            return out;
+            next_poll = Instant::now() + opts.poll;
         }
-        tokio::time::sleep(poll).await;
-    }
-}
-
-/// Attaches the warning/error log records that name each node.
-pub fn attach_logs(nodes: &mut [NodeTakeover], records: &[Record]) {
-    for n in nodes.iter_mut() {
-        for r in records
-            .iter()
-            .filter(|r| r.level >= crate::core::logs::follow::LogLevel::Warning && r.nodes.contains(&n.uuid))
-        {
-            n.log_errors.push(format!("{} {}: {}", r.source, r.category.as_deref().unwrap_or("-"), r.message));
+        if let Some(w) = &mut logs {
+            // first what the logs hold since the run (after the first answers: an error older
+            // than Ironic's last change to a taken-over node is history), then what is appended
+            for r in if first { w.catch_up() } else { w.poll(false) } {
+                t.record(&r);
+            }
+        }
+        first = false;
+        let elapsed = started.elapsed();
+        for (uuid, state, reason) in t.changes() {
+            send(TakeoverEvent::Node { uuid, state, reason, elapsed });
+        }
+        // the counts when they change, after each poll, and every second (the elapsed time moves)
+        let counts = t.counts();
+        if polled || last_progress.is_none_or(|(at, c)| c != counts || at.elapsed() >= Duration::from_secs(1)) {
+            send(TakeoverEvent::Progress(Counts { elapsed, timeout: opts.timeout, ..counts }));
+            last_progress = Some((Instant::now(), counts));
+        }
+        if t.all_decided() {
+            break Ending::AllDecided;
+        }
+        if opts.fail_fast && t.any_failing() {
+            break Ending::FirstFailure;
+        }
+        if elapsed >= opts.timeout {
+            break Ending::Deadline;
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => break Ending::Cancelled,
+            _ = tokio::time::sleep(LOG_TICK) => {}
+        }
+    };
+    if let Some(w) = &mut logs {
+        for r in w.poll(true) {
+            t.record(&r);
         }
     }
+    t.end(ending, opts.timeout);
+    let elapsed = started.elapsed();
+    for (uuid, state, reason) in t.changes() {
+        send(TakeoverEvent::Node { uuid, state, reason, elapsed });
+    }
+    send(TakeoverEvent::Progress(Counts { elapsed, timeout: opts.timeout, ..t.counts() }));
+    TakeoverOutcome { nodes: t.nodes(), ending, elapsed }
 }
 
 #[cfg(test)]
@@ -157,5 +310,13 @@ mod tests {
         assert_eq!(judge("u", &held).state, TakeoverState::HeldInMaintenance);
         let err = json!({"power_state": "power on", "provision_state": "active", "conductor": "c1", "last_error": "Failed to prepare to deploy", "maintenance": false});
         assert_eq!(judge("u", &err).state, TakeoverState::Failed);
+    }
+
+    #[test]
+    fn an_api_that_does_not_answer_leaves_the_node_waiting() {
+        let down = ApiError::Unreachable { url: "u".into(), reason: "refused".into() };
+        assert_eq!(verdict("u", Err(down)).state, TakeoverState::Pending);
+        let gone = ApiError::Status { url: "u".into(), status: 404, body: "not found".into() };
+        assert_eq!(verdict("u", Err(gone)).state, TakeoverState::Failed);
     }
 }

@@ -473,6 +473,76 @@ pub enum Start {
 /// Polls every 250 ms: one `stat` per file when nothing happens (no busy loop).
 pub const POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// Follows several logs from a start and turns their lines into finished, classified records.
+pub struct Watcher {
+    /// each file, its record builder, and how many polls it has been quiet
+    files: Vec<(crate::core::logs::follow::FileFollower, RecordBuilder, u32)>,
+    patterns: Patterns,
+    migrated: HashSet<String>,
+}
+
+impl Watcher {
+    /// Opens `logs` at `start` (a file that does not exist yet is read from its start when it appears).
+    pub fn open(
+        logs: &[WatchedLog],
+        start: Start,
+        patterns: &Patterns,
+        migrated: &HashSet<String>,
+    ) -> Result<Watcher, WatchError> {
+        use crate::core::logs::follow::FileFollower;
+        let mut files = Vec::new();
+        for l in logs {
+            let f = match start {
+                Start::End => FileFollower::at_end(&l.name, &l.path),
+                Start::Beginning => FileFollower::at_offset(&l.name, &l.path, 0),
+                Start::Since(t) if l.path.exists() => {
+                    FileFollower::at_offset(&l.name, &l.path, offset_at_time(&l.path, t)?)
+                }
+                Start::Since(_) => FileFollower::at_offset(&l.name, &l.path, 0),
+            };
+            files.push((f, RecordBuilder::new(&l.name), 0));
+        }
+        Ok(Watcher { files, patterns: patterns.clone(), migrated: migrated.clone() })
+    }
+
+    /// The records finished since the last poll. A record is complete when the next one starts, or
+    /// once its file has been quiet for two polls, or at `end` (every pending record then ends).
+    pub fn poll(&mut self, end: bool) -> Vec<Record> {
+        let mut out = Vec::new();
+        for (f, b, idle) in self.files.iter_mut() {
+            let lines = f.poll_lines();
+            *idle = if lines.is_empty() { *idle + 1 } else { 0 };
+            out.extend(lines.iter().filter_map(|l| b.push(l)));
+            if *idle >= 2 || end {
+                out.extend(b.flush());
+            }
+        }
+        out.into_iter().map(|r| finish(r, &self.patterns, &self.migrated)).collect()
+    }
+
+    /// Everything up to the current end of every file (large files take several reads), with the
+    /// last records ended.
+    pub fn catch_up(&mut self) -> Vec<Record> {
+        let mut out = Vec::new();
+        loop {
+            let mut read = false;
+            for (f, b, _) in self.files.iter_mut() {
+                for l in f.poll_lines() {
+                    read = true;
+                    out.extend(b.push(&l));
+                }
+            }
+            if !read {
+                break;
+            }
+        }
+        for (_, b, _) in self.files.iter_mut() {
+            out.extend(b.flush());
+        }
+        out.into_iter().map(|r| finish(r, &self.patterns, &self.migrated)).collect()
+    }
+}
+
 /// Follows `logs` until `cancel`, sending each finished, classified record to `tx`.
 pub async fn watch(
     logs: &[WatchedLog],
@@ -482,80 +552,18 @@ pub async fn watch(
     tx: tokio::sync::mpsc::UnboundedSender<Record>,
     cancel: tokio_util::sync::CancellationToken,
 ) -> Result<(), WatchError> {
-    use crate::core::logs::follow::FileFollower;
-    let mut files: Vec<(FileFollower, RecordBuilder, u32)> = Vec::new();
-    for l in logs {
-        let f = match start {
-            Start::End => FileFollower::at_end(&l.name, &l.path),
-            Start::Beginning => FileFollower::at_offset(&l.name, &l.path, 0),
-            Start::Since(t) if l.path.exists() => {
-                FileFollower::at_offset(&l.name, &l.path, offset_at_time(&l.path, t)?)
-            }
-            Start::Since(_) => FileFollower::at_offset(&l.name, &l.path, 0),
-        };
-        files.push((f, RecordBuilder::new(&l.name), 0));
-    }
+    let mut w = Watcher::open(logs, start, patterns, migrated)?;
     let mut tick = tokio::time::interval(POLL);
     loop {
         let stop = tokio::select! {
             _ = cancel.cancelled() => true,
             _ = tick.tick() => false,
         };
-        for (f, b, idle) in files.iter_mut() {
-            let lines = f.poll_lines();
-            if lines.is_empty() {
-                *idle += 1;
-            } else {
-                *idle = 0;
-            }
-            for l in lines {
-                if let Some(r) = b.push(&l) {
-                    let _ = tx.send(finish(r, patterns, migrated));
-                }
-            }
-            // a record is complete once its file has been quiet for two polls (or at the end)
-            if *idle >= 2 || stop {
-                if let Some(r) = b.flush() {
-                    let _ = tx.send(finish(r, patterns, migrated));
-                }
-            }
+        for r in w.poll(stop) {
+            let _ = tx.send(r);
         }
         if stop {
             return Ok(());
         }
     }
-}
-
-/// Reads the records of `logs` from `since` to their current end (one pass, no following).
-pub fn scan(
-    logs: &[WatchedLog],
-    since: Option<NaiveDateTime>,
-    patterns: &Patterns,
-    migrated: &HashSet<String>,
-) -> Result<Vec<Record>, WatchError> {
-    use crate::core::logs::follow::FileFollower;
-    let mut out = Vec::new();
-    for l in logs.iter().filter(|l| l.path.exists()) {
-        let offset = match since {
-            Some(t) => offset_at_time(&l.path, t)?,
-            None => 0,
-        };
-        let mut f = FileFollower::at_offset(&l.name, &l.path, offset);
-        let mut b = RecordBuilder::new(&l.name);
-        loop {
-            let lines = f.poll_lines();
-            if lines.is_empty() {
-                break;
-            }
-            for line in lines {
-                if let Some(r) = b.push(&line) {
-                    out.push(finish(r, patterns, migrated));
-                }
-            }
-        }
-        if let Some(r) = b.flush() {
-            out.push(finish(r, patterns, migrated));
-        }
-    }
-    Ok(out)
 }

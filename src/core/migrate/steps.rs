@@ -6,6 +6,8 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+use chrono::TimeZone;
+
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
@@ -14,9 +16,9 @@ use crate::core::db::secret::Secret;
 use crate::core::db::url::DbUrl;
 use crate::core::db::{Access, Db, DbError};
 use crate::core::ironic::api::{ApiError, IronicApi};
-use crate::core::ironic::takeover::{self, NodeTakeover};
+use crate::core::ironic::takeover::{self, CheckOptions, TakeoverEvent, TakeoverOutcome};
 use crate::core::ironic::target::{self, TargetError, TargetKind};
-use crate::core::logs::watch::{self, Patterns, WatchError, WatchedLog};
+use crate::core::logs::watch::{Patterns, Start, WatchError, WatchedLog, Watcher};
 use crate::core::migrate::flavors::{self, FlavorError, FlavorSchema, FlavorTarget, SpecChange};
 use crate::core::migrate::load_sql::{self, LoadError, LoadEvent, LoadRequest, LoadSummary, RunRecord};
 use crate::core::migrate::plan::Plan;
@@ -145,29 +147,38 @@ pub async fn verify_from_settings(
 /// How often the takeover check asks the API about every node.
 pub const TAKEOVER_POLL: Duration = Duration::from_secs(2);
 
-/// Waits (at most `timeout`) for Ironic to take over every node `run` wrote: a power state read from
-/// the BMC, no last_error or fault, not stuck, a conductor. `progress` sees every poll's judgement.
-/// When `logs` are given, their warning/error records since the run naming a node are attached to it.
-/// Each node's verdict goes to the audit log.
+/// Follows Ironic's takeover of every node `run` wrote (see [`takeover::check`]): a power state
+/// read from the BMC, no last_error or fault, not stuck, a conductor; failing as soon as Ironic
+/// reports a fault or error, or `logs` show the node's BMC errors (the built-in takeover patterns).
+/// `logs` are read from the run's end, then followed; their warning and error records naming a
+/// node are attached to it, collapsed. Waits `timeout` at most (`fail_fast`: up to the first
+/// failing node); status changes and counts go to `events`. Each node's verdict goes to the audit log.
 pub async fn check_takeover(
     api: &IronicApi,
     run: &RunRecord,
     timeout: Duration,
+    fail_fast: bool,
     logs: &[WatchedLog],
-    progress: impl FnMut(&[NodeTakeover]),
-) -> Result<Vec<NodeTakeover>, StepError> {
+    events: &UnboundedSender<TakeoverEvent>,
+    cancel: &CancellationToken,
+) -> Result<TakeoverOutcome, StepError> {
     let uuids: Vec<String> = run.written.iter().map(|w| w.uuid.clone()).collect();
-    let mut nodes = takeover::check(api, &uuids, timeout, TAKEOVER_POLL, progress).await;
-    if !logs.is_empty() {
-        let migrated: HashSet<String> = uuids.iter().cloned().collect();
-        let since = run.finished_at.or(Some(run.started_at));
-        let records = watch::scan(logs, since, &Patterns::default_set(), &migrated)?;
-        takeover::attach_logs(&mut nodes, &records);
-    }
-    for n in &nodes {
+    let watcher = if logs.is_empty() {
+        None
+    } else {
+        let migrated: HashSet<String> = uuids.iter().map(|u| u.to_ascii_lowercase()).collect();
+        // the run's times are UTC; oslo.log writes the conductor's local time
+        let since = run.finished_at.unwrap_or(run.started_at);
+        let since = chrono::Local.from_utc_datetime(&since).naive_local();
+        Some(Watcher::open(logs, Start::Since(since), &Patterns::default_set(), &migrated)?)
+    };
+    let opts = CheckOptions { timeout, poll: TAKEOVER_POLL, fail_fast };
+    let outcome = takeover::check(api, &uuids, opts, watcher, events, cancel).await;
+    for n in &outcome.nodes {
         tracing::info!(uuid = %n.uuid, state = ?n.state, power = ?n.power_state, problems = ?n.problems, "takeover");
     }
-    Ok(nodes)
+    tracing::info!(ending = ?outcome.ending, elapsed_ms = outcome.elapsed.as_millis() as u64, "takeover check ended");
+    Ok(outcome)
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-//! Step 7, the summary: what the load did, the verification, where the audit log and the decisions
-//! are, the takeover's errors, and the next steps of the maintenance window.
+//! Step 7, the summary: what the load did, the verification, the takeover check (live, from its
+//! events, when an Ironic API is given), where the audit log and the decisions are, the takeover
+//! log's errors, and the next steps of the maintenance window.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -9,6 +10,7 @@ use ratatui::Frame;
 use super::logs::Logs;
 use super::progress::Progress;
 use super::{Ctx, Out, Page, Screen};
+use crate::core::ironic::takeover::{Counts, Ending, TakeoverEvent, TakeoverState};
 use crate::tui::keys::{ch, Bar, Binding};
 use crate::tui::theme::Theme;
 
@@ -16,8 +18,65 @@ use crate::tui::theme::Theme;
 pub struct Summary {
     /// the verification after a committed load
     pub verify: Option<Result<String, String>>,
+    /// the takeover check after the verification (with an Ironic API)
+    pub takeover: Option<TakeoverView>,
     /// where the decisions were saved
     pub saved_to: Option<String>,
+}
+
+/// The takeover check as its events tell it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TakeoverView {
+    pub counts: Counts,
+    /// the failing nodes and why, in the order they failed
+    pub failing: Vec<(String, String)>,
+    /// how it ended (None while it runs)
+    pub ended: Option<Result<Ending, String>>,
+}
+
+impl TakeoverView {
+    pub fn on_event(&mut self, ev: TakeoverEvent) {
+        match ev {
+            TakeoverEvent::Started { nodes, timeout } => {
+                self.counts = Counts { waiting: nodes, timeout, ..Counts::default() }
+            }
+            TakeoverEvent::Node { uuid, state, reason, .. } => {
+                self.failing.retain(|(u, _)| *u != uuid);
+                if state == TakeoverState::Failed {
+                    self.failing.push((uuid, reason.unwrap_or_default()));
+                }
+            }
+            TakeoverEvent::Progress(c) => self.counts = c,
+        }
+    }
+
+    fn lines(&self, theme: Theme) -> Vec<Line<'static>> {
+        let c = &self.counts;
+        let (text, style) = match &self.ended {
+            None => (format!("{c}"), theme.warn()),
+            Some(Err(e)) => (format!("not checked: {e}"), theme.bad()),
+            Some(Ok(ending)) => {
+                let how = match ending {
+                    Ending::AllDecided => "every node decided",
+                    Ending::FirstFailure => "stopped at the first failing node",
+                    Ending::Deadline => "deadline reached",
+                    Ending::Cancelled => "stopped",
+                };
+                let held = if c.held > 0 { format!(", {} held", c.held) } else { String::new() };
+                let waiting = if c.waiting > 0 { format!(", {} undecided", c.waiting) } else { String::new() };
+                let style = if c.failing + c.waiting > 0 { theme.bad() } else { theme.good() };
+                (format!("{} taken over{held}, {} failing{waiting}: {how}", c.taken_over, c.failing), style)
+            }
+        };
+        let mut lines = vec![Line::from(vec![Span::raw("  Takeover       "), Span::styled(text, style)])];
+        for (uuid, why) in self.failing.iter().take(3) {
+            lines.push(Line::from(Span::styled(format!("    failing {uuid}: {why}"), theme.bad())));
+        }
+        if self.failing.len() > 3 {
+            lines.push(Line::from(format!("    ... and {} more: bm2ironic verify --takeover", self.failing.len() - 3)));
+        }
+        lines
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +152,9 @@ impl Summary {
             Some(Ok(v)) => lines.push(Line::from(Span::styled(format!("  verify: {v}"), theme.good()))),
             Some(Err(e)) => lines.push(Line::from(Span::styled(format!("  verify: {e}"), theme.bad()))),
             None => {}
+        }
+        if let Some(t) = &self.takeover {
+            lines.extend(t.lines(theme));
         }
         lines.push(Line::from(""));
         if let Some(a) = audit_log {
@@ -177,11 +239,73 @@ mod tests {
         }));
         let sum = Summary {
             verify: Some(Ok("35 nodes, 58 ports: no differences".into())),
+            takeover: None,
             saved_to: Some("/srv/bm2ironic-resolutions.toml".into()),
         };
         let text = fixture::render(90, 22, |f| {
             sum.render(f, f.area(), Theme { color: false }, &p, &Logs::default(), Some("/var/log/bm2ironic"))
         });
         insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn the_takeover_line_follows_the_check() {
+        use std::time::Duration;
+        let (a, b) = ("bbbbbbbb-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000004");
+        let mut t = TakeoverView::default();
+        t.on_event(TakeoverEvent::Started { nodes: 2, timeout: Duration::from_secs(300) });
+        assert_eq!((t.counts.waiting, t.counts.timeout), (2, Duration::from_secs(300)));
+        let node = |uuid: &str, state, reason: Option<&str>| TakeoverEvent::Node {
+            uuid: uuid.into(),
+            state,
+            reason: reason.map(String::from),
+            elapsed: Duration::from_secs(3),
+        };
+        t.on_event(node(b, TakeoverState::Failed, Some("bmc-error: IPMI Error encountered, retrying")));
+        t.on_event(node(a, TakeoverState::Ok, None));
+        let c = Counts {
+            taken_over: 1,
+            failing: 1,
+            elapsed: Duration::from_secs(4),
+            timeout: Duration::from_secs(300),
+            ..Counts::default()
+        };
+        t.on_event(TakeoverEvent::Progress(c));
+        assert_eq!(t.failing, vec![(b.to_string(), "bmc-error: IPMI Error encountered, retrying".to_string())]);
+        let mut p = Progress::default();
+        p.finish(Ok(LoadSummary {
+            run_id: "run-1".into(),
+            rehearse: false,
+            committed: true,
+            read: 2,
+            created: 2,
+            skipped: 0,
+            already_migrated: 0,
+            maintenance: 0,
+            ports: 4,
+            errors: 0,
+            elapsed_ms: 900,
+            plan_checksum: "0123456789abcdef".into(),
+        }));
+        let sum = Summary {
+            verify: Some(Ok("2 nodes, 4 ports: no differences".into())),
+            takeover: Some(t.clone()),
+            saved_to: None,
+        };
+        let draw = |sum: &Summary| {
+            fixture::render(100, 20, |f| sum.render(f, f.area(), Theme { color: false }, &p, &Logs::default(), None))
+        };
+        let running = draw(&sum);
+        assert!(
+            running.contains("Takeover       1 taken over, 0 waiting, 1 failing - 0:04 elapsed, deadline 5:00"),
+            "{running}"
+        );
+        assert!(running.contains("failing bbbbbbbb-0000-4000-8000-000000000004: bmc-error: IPMI Error"), "{running}");
+        // a node that recovers leaves the failing list
+        t.on_event(node(b, TakeoverState::Ok, None));
+        assert!(t.failing.is_empty());
+        let mut ended = sum.clone();
+        ended.takeover.as_mut().unwrap().ended = Some(Ok(Ending::AllDecided));
+        insta::assert_snapshot!(draw(&ended));
     }
 }
