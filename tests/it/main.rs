@@ -8,6 +8,7 @@ mod common;
 mod bad_input;
 mod e2e_tmux;
 mod flavors;
+mod fuzz;
 mod hostile_rows;
 mod hostile_text;
 mod inventory;

@@ -144,7 +144,8 @@ impl Inventory {
 /// None when it is not a 6-octet MAC.
 pub fn normalize_mac(input: &str) -> Option<String> {
     let s = input.trim();
-    if s.is_empty() {
+    // a MAC is ASCII; the byte slicing below relies on it (a 12-byte non-ASCII address panicked)
+    if s.is_empty() || !s.is_ascii() {
         return None;
     }
     let octets: Vec<String> = if s.contains([':', '-']) {
@@ -178,6 +179,13 @@ pub fn normalize_mac(input: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_non_ascii_address_is_not_a_mac_and_no_panic() {
+        assert_eq!(normalize_mac("/ⴗূ𞢇="), None);
+        assert_eq!(normalize_mac("ⴗⴗⴗⴗ"), None);
+        assert_eq!(normalize_mac("ａａ:bb:cc:dd:ee:ff"), None);
+    }
 
     #[test]
     fn mac_forms() {
