@@ -2,6 +2,7 @@
 //! rollback and the flavor change. See docs/mapping.md and docs/conflicts.md.
 
 pub mod conflict;
+pub mod consequences;
 pub mod flavors;
 pub mod load_sql;
 pub mod plan;
