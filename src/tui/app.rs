@@ -169,7 +169,7 @@ impl App {
     fn ctx(&self) -> Ctx<'_> {
         Ctx {
             session: &self.session,
-            nova_given: !self.connections.value(Field::NovaDb).is_empty(),
+            nova_given: !self.connections.flavors_db().is_empty(),
             flavors_known: self.flavors.result.is_some(),
             running: self.work_running(),
             logs_back: self.logs_back(),

@@ -28,6 +28,7 @@ pub struct Connections {
     pub nova_bm_db: String,
     pub ironic_db: String,
     pub nova_db: String,
+    pub nova_api_db: String,
     pub ironic_api: String,
 }
 
@@ -44,6 +45,7 @@ impl Connections {
             nova_bm_db: db(&self.nova_bm_db)?,
             ironic_db: db(&self.ironic_db)?,
             nova_db: db(&self.nova_db)?,
+            nova_api_db: db(&self.nova_api_db)?,
             ironic_url: (!api.is_empty()).then(|| Setting { value: api.to_string(), origin: Origin::Flag }),
             nova_conf: None,
             ironic_conf: None,
@@ -125,16 +127,20 @@ pub fn save_resolutions(path: String, text: String) -> Msg {
     Msg::Saved(std::fs::write(&path, text).map(|_| path.clone()).map_err(|source| JobError::Save { path, source }))
 }
 
-/// The flavor change the Nova DB needs for `target` (None: no resource class given for modern Nova).
-pub async fn plan_flavors(nova_db: String, target: Option<FlavorTarget>) -> Msg {
+/// The flavor change the database holding the flavors (nova_api, or nova for Juno/Kilo) needs for
+/// `target` (None: no resource class given for modern Nova).
+pub async fn plan_flavors(flavors_db: String, api: bool, target: Option<FlavorTarget>) -> Msg {
     let r = async {
-        let preview = steps::preview_flavors(&DbUrl::parse(&nova_db)?, target.as_ref(), &[]).await?;
+        let url = DbUrl::parse(&flavors_db)?;
+        let preview = steps::preview_flavors(&url, target.as_ref(), &[]).await?;
         let schema = format!("{:?}", preview.schema);
+        let source = format!("{} database: {}", if api { "Nova API" } else { "Nova" }, url.redacted());
         Ok(match (target, preview.changes) {
             (Some(t), Some(changes)) => {
-                FlavorView { schema, what: steps::describe_flavor_target(&t), changes, applied: None }
+                FlavorView { schema, source, what: steps::describe_flavor_target(&t), changes, applied: None }
             }
             _ => FlavorView {
+                source,
                 what: "no resource class given: modern Nova flavors need one (field Resource class)".into(),
                 ..Default::default()
             },
@@ -145,8 +151,8 @@ pub async fn plan_flavors(nova_db: String, target: Option<FlavorTarget>) -> Msg 
 }
 
 /// Applies the planned flavor change to the Nova DB in one transaction, as a new change set.
-pub async fn apply_flavors(nova_db: String, changes: Vec<SpecChange>) -> Msg {
-    let r = async { Ok(steps::apply_flavors(&DbUrl::parse(&nova_db)?, &changes).await?) }.await;
+pub async fn apply_flavors(flavors_db: String, changes: Vec<SpecChange>) -> Msg {
+    let r = async { Ok(steps::apply_flavors(&DbUrl::parse(&flavors_db)?, &changes).await?) }.await;
     Msg::FlavorsApplied(r)
 }
 

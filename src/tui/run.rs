@@ -264,14 +264,17 @@ impl<B: Backend> Runner<B> {
                 );
                 let _ = self.tx.send(msg);
             }
-            Effect::PlanFlavors => self
-                .spawn(jobs::plan_flavors(self.app.connections.value(Field::NovaDb).to_string(), self.flavor_target())),
+            Effect::PlanFlavors => {
+                let c = &self.app.connections;
+                let api = !c.value(Field::NovaApiDb).is_empty();
+                self.spawn(jobs::plan_flavors(c.flavors_db().to_string(), api, self.flavor_target()))
+            }
             Effect::ApplyFlavors => {
                 let changes = match &self.app.flavors.result {
                     Some(Ok(v)) => v.changes.clone(),
                     _ => vec![],
                 };
-                self.spawn(jobs::apply_flavors(self.app.connections.value(Field::NovaDb).to_string(), changes))
+                self.spawn(jobs::apply_flavors(self.app.connections.flavors_db().to_string(), changes))
             }
             Effect::Verify => {
                 let (Some(prepared), Some(Ok(summary))) =

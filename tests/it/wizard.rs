@@ -126,6 +126,7 @@ async fn drive_rehearsal(w: u16, h: u16) {
     assert_eq!(r.app.screen, Screen::Flavors);
     assert!(r.pump_until(|a| a.flavors.result.is_some(), WAIT).await);
     let v = r.app.flavors.result.as_ref().unwrap().as_ref().unwrap();
+    assert!(v.source.starts_with("Nova API database: sqlite"), "the flavors of modern Nova are in nova_api: {v:?}");
     assert_eq!(
         v.changes.len(),
         4,

@@ -29,6 +29,7 @@ pub async fn run(global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
         println!("  export BM2IRONIC_NOVA_BM_DB='{}'", sb.nova_bm_url);
         println!("  export BM2IRONIC_IRONIC_DB='{}'", sb.ironic_url);
         println!("  export BM2IRONIC_NOVA_DB='{}'", sb.nova_url);
+        println!("  export BM2IRONIC_NOVA_API_DB='{}'", sb.nova_api_url);
         println!("  logs: {} {}", sb.conductor_log.display(), sb.compute_log.display());
         println!(
             "Then: bm2ironic plan --default-arch x86_64 --deploy-kernel {} --deploy-ramdisk {}",

@@ -303,7 +303,7 @@ impl Page for Conflicts {
                 } else if !cx.nova_given {
                     return vec![
                         Out::Toast(
-                            "no Nova database: the flavors step is skipped (bm2ironic flavors does it later)".into(),
+                            "no Nova or Nova API database: the flavors step is skipped (bm2ironic flavors does it later)".into(),
                         ),
                         Out::Go(Screen::Confirm),
                     ];

@@ -1,4 +1,4 @@
-//! Step 1, connections and options: the databases (nova_bm, Ironic, Nova), the Ironic API, and the
+//! Step 1, connections and options: the databases (nova_bm, Ironic, Nova, Nova API), the Ironic API, and the
 //! plan options the target needs (deploy images, default cpu_arch, resource class), each checked as
 //! typed and testable with ^T.
 
@@ -30,6 +30,7 @@ pub struct Prefill {
     pub nova_bm_db: Option<String>,
     pub ironic_db: Option<String>,
     pub nova_db: Option<String>,
+    pub nova_api_db: Option<String>,
     pub ironic_url: Option<String>,
     pub deploy_kernel: Option<String>,
     pub deploy_ramdisk: Option<String>,
@@ -43,6 +44,7 @@ impl From<crate::core::demo::sandbox::SandboxPrefill> for Prefill {
             nova_bm_db: Some(s.nova_bm_db),
             ironic_db: Some(s.ironic_db),
             nova_db: Some(s.nova_db),
+            nova_api_db: Some(s.nova_api_db),
             ironic_url: None,
             deploy_kernel: Some(s.deploy_kernel),
             deploy_ramdisk: Some(s.deploy_ramdisk),
@@ -58,6 +60,7 @@ pub enum Field {
     NovaBmDb,
     IronicDb,
     NovaDb,
+    NovaApiDb,
     IronicApi,
     DeployKernel,
     DeployRamdisk,
@@ -66,10 +69,11 @@ pub enum Field {
 }
 
 impl Field {
-    pub const ALL: [Field; 8] = [
+    pub const ALL: [Field; 9] = [
         Field::NovaBmDb,
         Field::IronicDb,
         Field::NovaDb,
+        Field::NovaApiDb,
         Field::IronicApi,
         Field::DeployKernel,
         Field::DeployRamdisk,
@@ -218,6 +222,7 @@ impl Connections {
             Entry::new("nova_bm database", FieldKind::Database, true, prefill.nova_bm_db),
             Entry::new("Ironic database", FieldKind::Database, write, prefill.ironic_db),
             Entry::new("Nova database (optional)", FieldKind::Database, false, prefill.nova_db),
+            Entry::new("Nova API database (optional)", FieldKind::Database, false, prefill.nova_api_db),
             Entry::new("Ironic API (optional)", FieldKind::Http, false, prefill.ironic_url),
             Entry::new("Deploy kernel", FieldKind::Text, write, prefill.deploy_kernel.or(opts.deploy_kernel.clone())),
             Entry::new(
@@ -247,7 +252,17 @@ impl Connections {
             nova_bm_db: self.value(Field::NovaBmDb).into(),
             ironic_db: self.value(Field::IronicDb).into(),
             nova_db: self.value(Field::NovaDb).into(),
+            nova_api_db: self.value(Field::NovaApiDb).into(),
             ironic_api: self.value(Field::IronicApi).into(),
+        }
+    }
+
+    /// The database the flavors step reads and changes: the Nova API database (modern Nova) when
+    /// given, else the Nova database (Juno/Kilo keep the flavors there); empty when neither is.
+    pub fn flavors_db(&self) -> &str {
+        match self.value(Field::NovaApiDb) {
+            "" => self.value(Field::NovaDb),
+            api => api,
         }
     }
 
@@ -286,7 +301,7 @@ impl Connections {
         let block = Block::bordered().title(" Connections and options ");
         let inner = block.inner(area);
         f.render_widget(block, area);
-        let label_w = 29u16;
+        let label_w = 31u16;
         let mut y = inner.y;
         for (field, entry) in Field::ALL.iter().zip(&self.entries) {
             if y + 1 >= inner.y + inner.height {
@@ -457,10 +472,11 @@ mod tests {
         assert_eq!(c.focus, Field::IronicApi);
         assert!(matches!(&out[..], [Out::Toast(t)] if t.starts_with("Ironic API (optional): must start")));
         c.on_key(code(KeyCode::Up).event(), &cx);
-        assert_eq!(c.focus, Field::NovaDb);
+        assert_eq!(c.focus, Field::NovaApiDb);
         c.on_key(ch('x').event(), &cx);
-        assert_eq!(c.value(Field::NovaDb), "x");
-        assert!(matches!(c[Field::NovaDb].status, FieldStatus::Invalid(_)));
+        assert_eq!(c.value(Field::NovaApiDb), "x");
+        assert!(matches!(c[Field::NovaApiDb].status, FieldStatus::Invalid(_)));
+        assert_eq!(c.flavors_db(), "x", "the flavors are in the Nova API database when it is given");
     }
 
     #[test]

@@ -81,7 +81,8 @@ pub enum Out {
 /// What a screen may know of the rest of the wizard when a key comes (read only).
 pub struct Ctx<'a> {
     pub session: &'a Session,
-    /// The connections screen has a Nova database (else the flavors step is skipped).
+    /// The connections screen has a database with the flavors, nova_api or nova (else the flavors
+    /// step is skipped).
     pub nova_given: bool,
     /// The flavors step was planned already (or is being planned).
     pub flavors_known: bool,
