@@ -48,7 +48,12 @@ pub enum Effect {
 pub enum Msg {
     Key(KeyEvent),
     Tick(Duration),
-    Tested { field: Field, result: Result<String, JobError> },
+    /// A connection test of the field's value of `generation` finished.
+    Tested {
+        field: Field,
+        generation: u64,
+        result: Result<String, JobError>,
+    },
     Prepared(Result<Arc<Prepared>, JobError>),
     Load(LoadEvent),
     LoadDone(Result<LoadSummary, JobError>),
@@ -138,6 +143,11 @@ impl App {
         }
     }
 
+    /// The connections screen opens: every filled connection is tested in the background.
+    pub fn open_connections(&mut self) -> Vec<Effect> {
+        self.connections.test_all().into_iter().map(|field| Effect::TestConnection { field }).collect()
+    }
+
     pub fn work_running(&self) -> bool {
         self.screen == Screen::Progress && self.progress.finished.is_none()
     }
@@ -211,9 +221,15 @@ impl App {
                 if self.work_running() {
                     self.progress.elapsed = elapsed;
                 }
+                if self.screen == Screen::Credentials {
+                    let due = self.connections.due(self.status.spinner);
+                    return due.into_iter().map(|field| Effect::TestConnection { field }).collect();
+                }
             }
             Msg::Key(key) => return self.on_key(key),
-            Msg::Tested { field, result } => self.connections.tested(field, result.map_err(text)),
+            Msg::Tested { field, generation, result } => {
+                self.connections.tested(field, generation, result.map_err(text))
+            }
             Msg::Prepared(r) => {
                 self.status.busy = None;
                 match r {

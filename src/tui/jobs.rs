@@ -53,10 +53,11 @@ impl Connections {
     }
 }
 
-/// ^T on a field: the Ironic API's version, or the database server's, and how long it took.
-pub async fn test_connection(field: Field, kind: FieldKind, value: String) -> Msg {
+/// A connection test (the screen opened, a field was edited, or ^T): the Ironic API's version, or
+/// the database server's, and how long it took. `generation` names the value tested.
+pub async fn test_connection(field: Field, generation: u64, kind: FieldKind, value: String) -> Msg {
     let result = if kind == FieldKind::Http { test_api(&value).await } else { test_db(&value).await };
-    Msg::Tested { field, result }
+    Msg::Tested { field, generation, result }
 }
 
 async fn test_api(url: &str) -> Result<String, JobError> {

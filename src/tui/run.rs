@@ -79,11 +79,16 @@ impl<B: Backend> Runner<B> {
         }
     }
 
-    /// Starts the background work the wizard always has (log following).
+    /// Starts the background work the wizard always has: the connection tests (or the read-only
+    /// browse's prepare) and the log following.
     pub fn start(&mut self) {
         if self.ctx.auto_prepare {
             self.app.status.busy = Some("reading nova_bm and planning".into());
             self.effect(Effect::Prepare);
+        } else {
+            for e in self.app.open_connections() {
+                self.effect(e);
+            }
         }
         if !self.ctx.logs.is_empty() {
             let (ltx, mut lrx) = unbounded_channel();
@@ -225,7 +230,7 @@ impl<B: Backend> Runner<B> {
             Effect::Quit => self.app.status.quit = true,
             Effect::TestConnection { field } => {
                 let f = &self.app.connections[field];
-                self.spawn(jobs::test_connection(field, f.kind, f.value().to_string()));
+                self.spawn(jobs::test_connection(field, f.generation, f.kind, f.value().to_string()));
             }
             Effect::Prepare => {
                 let s = &self.app.session;

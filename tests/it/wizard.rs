@@ -34,6 +34,7 @@ fn snap(r: &mut Runner<TestBackend>, name: &str) {
     settings.add_filter(r"run [0-9a-f]{8}", "run XXXXXXXX");
     settings.add_filter(r"Committed run [0-9a-f-]{36}", "Committed run RUN-ID");
     settings.add_filter(r"checksum [0-9a-f]{12}", "checksum XXXXXXXXXXXX");
+    settings.add_filter(r"in \d+ ms", "in N ms");
     settings.set_snapshot_suffix(format!(
         "{}x{}",
         r.terminal.backend().buffer().area.width,
@@ -68,10 +69,20 @@ fn screen_text(r: &mut Runner<TestBackend>) -> String {
 
 async fn drive_rehearsal(w: u16, h: u16) {
     let (mut r, sb, _tmp) = runner(Mode::Rehearsal, w, h).await;
+    // every filled connection is tested as the screen opens, without a key
+    use bm2ironic::tui::app::{Field, FieldStatus};
+    let dbs = [Field::NovaBmDb, Field::IronicDb, Field::NovaDb, Field::NovaApiDb];
+    assert!(dbs.iter().all(|f| r.app.connections[*f].status == FieldStatus::Testing));
+    assert!(
+        r.pump_until(|a| dbs.iter().all(|f| matches!(a.connections[*f].status, FieldStatus::Ok(_))), WAIT).await,
+        "{:?}",
+        dbs.iter().map(|f| r.app.connections[*f].status.clone()).collect::<Vec<_>>()
+    );
     snap(&mut r, "1_credentials");
 
-    // test a connection in the background
+    // test a connection again (^T)
     r.key(KeyCode::Char('t'), KeyModifiers::CONTROL);
+    assert_eq!(r.app.connections[Field::NovaBmDb].status, FieldStatus::Testing);
     assert!(
         r.pump_until(
             |a| matches!(

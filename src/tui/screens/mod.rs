@@ -5,6 +5,7 @@
 pub mod confirm;
 pub mod conflicts;
 pub mod connections;
+pub mod field;
 pub mod flavors;
 pub mod inventory;
 pub mod logs;
