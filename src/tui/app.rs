@@ -21,6 +21,7 @@ use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::load_sql::{LoadEvent, LoadSummary};
 use crate::core::migrate::plan::PlanOptions;
 use crate::core::migrate::prepare::Prepared;
+use crate::core::migrate::timing::Phases;
 
 pub use super::screens::connections::{Connections, Field, FieldKind, FieldStatus, Prefill};
 pub use super::screens::flavors::FlavorView;
@@ -59,7 +60,8 @@ pub enum Msg {
     LoadDone(Result<LoadSummary, JobError>),
     Logs(Vec<LogLine>),
     Saved(Result<String, JobError>),
-    Verified(Result<String, JobError>),
+    /// The verification after a committed load, and how long it took (ms).
+    Verified(Result<String, JobError>, f64),
     Flavors(Result<FlavorView, JobError>),
     FlavorsApplied(Result<String, JobError>),
 }
@@ -256,7 +258,10 @@ impl App {
                 self.summary.saved_to = Some(p);
             }
             Msg::Saved(Err(e)) => self.status.toast = Some(format!("could not save decisions: {e}")),
-            Msg::Verified(r) => self.summary.verify = Some(r.map_err(text)),
+            Msg::Verified(r, ms) => {
+                self.summary.verify = Some(r.map_err(text));
+                self.summary.verify_ms = Some(ms);
+            }
             Msg::Flavors(r) => self.flavors.result = Some(r.map_err(text)),
             Msg::FlavorsApplied(Ok(set)) => {
                 if self.flavors.applied(&set) {
@@ -267,6 +272,23 @@ impl App {
             Msg::FlavorsApplied(Err(e)) => self.status.toast = Some(format!("flavors not changed: {e}")),
         }
         vec![]
+    }
+
+    /// The wall time of each phase so far: reading and planning (the last plan), the load and its
+    /// commit, the verification.
+    pub fn phases(&self) -> Phases {
+        let read = self.session.prepared.as_ref().and_then(|p| p.timings.read_ms);
+        let (load, commit) = match &self.progress.finished {
+            Some(Ok(s)) if s.created > 0 => (Some(s.load_ms), Some(s.commit_ms)),
+            _ => (None, None),
+        };
+        Phases {
+            read_ms: read,
+            plan_ms: self.session.plan_ms,
+            load_ms: load,
+            commit_ms: commit,
+            verify_ms: self.summary.verify_ms,
+        }
     }
 
     /// Recomputes the plan after a decision (pure and fast: no I/O), with the options on the form.
@@ -339,6 +361,16 @@ impl App {
                     let item = self.conflicts.item;
                     self.replan();
                     self.conflicts.after_decide(code, item, &self.session);
+                }
+                Out::ShowErrors => {
+                    if self.logs.show_first_error() {
+                        self.screen = Screen::Logs;
+                    } else if self.logs.errors() > 0 {
+                        self.status.toast =
+                            Some("the error lines scrolled out of the logs kept: see the summary".into());
+                    } else {
+                        self.status.toast = Some("no takeover errors so far".into());
+                    }
                 }
                 Out::StartLoad { rehearse } => {
                     self.progress = Progress::start(rehearse, self.session.plan.as_ref());

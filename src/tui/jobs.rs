@@ -159,6 +159,7 @@ pub async fn apply_flavors(flavors_db: String, changes: Vec<SpecChange>) -> Msg 
 
 /// After a committed load: what the target holds compared with nova_bm (and the API when given).
 pub async fn verify(prepared: Arc<Prepared>, run_id: String, api_url: String) -> Msg {
+    let started = Instant::now();
     let r = async {
         let Some(db) = prepared.target_db.as_ref() else {
             return Err(JobError::Prepare(prepare::PrepareError::NoTarget));
@@ -173,5 +174,5 @@ pub async fn verify(prepared: Arc<Prepared>, run_id: String, api_url: String) ->
         }
     }
     .await;
-    Msg::Verified(r)
+    Msg::Verified(r, crate::core::migrate::timing::ms(started.elapsed()))
 }

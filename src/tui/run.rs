@@ -144,17 +144,24 @@ impl<B: Backend> Runner<B> {
     }
 
     /// Processes messages from tasks until `pred` holds (tests); false on timeout.
+    /// Ticks come every [`TICK`] as in [`Runner::run`], busy or not.
     pub async fn pump_until(&mut self, pred: impl Fn(&App) -> bool, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
+        let mut next_tick = Instant::now() + TICK;
         while !pred(&self.app) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            let now = Instant::now();
+            if now >= deadline {
                 return false;
             }
-            match tokio::time::timeout(left.min(TICK), self.rx.recv()).await {
+            if now >= next_tick {
+                next_tick = now + TICK;
+                self.tick();
+                continue;
+            }
+            match tokio::time::timeout((deadline - now).min(next_tick - now), self.rx.recv()).await {
                 Ok(Some(m)) => self.handle(m),
                 Ok(None) => return pred(&self.app),
-                Err(_) => self.tick(),
+                Err(_) => {}
             }
         }
         true

@@ -11,6 +11,7 @@ use crate::cli::output::{confirm, print, print_json, render_plan, Table};
 use crate::cli::{exit, prepare_from, Failure, GlobalArgs, PlanArgs};
 use crate::core::migrate::load_sql::{LoadEvent, NodeStatus};
 use crate::core::migrate::steps;
+use crate::core::migrate::timing::{human_ms, human_rate, Phases, Throughput};
 
 #[derive(Args, Debug, Default)]
 pub struct MigrateArgs {
@@ -67,8 +68,10 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     });
     let db = target_db.clone();
     let rehearse = args.rehearse;
+    let prepared_timings = prepared.timings;
     let task = tokio::spawn(async move { steps::load(&db, &prepared, &prepared.plan, rehearse, &tx, &cancel).await });
     let tty = std::io::stderr().is_terminal();
+    let mut throughput = Throughput::default();
     while let Some(ev) = rx.recv().await {
         if json_out {
             print(&format!("{}\n", serde_json::to_string(&ev).unwrap_or_default()));
@@ -78,7 +81,12 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
             LoadEvent::Started { run_id, nodes, ports, rehearse } => {
                 eprintln!("{} run {run_id}: {nodes} nodes, {ports} ports", if rehearse { "REHEARSAL" } else { "LIVE" });
             }
-            LoadEvent::Progress { done, total } if tty => eprint!("\r  written {done}/{total} nodes"),
+            LoadEvent::Progress { done, total, elapsed_ms } if tty => {
+                throughput.push(elapsed_ms, done);
+                let rate = throughput.rate().map(human_rate).unwrap_or_else(|| "-".into());
+                let eta = throughput.eta_s(total).map(|s| human_ms(s * 1000.0)).unwrap_or_else(|| "-".into());
+                eprint!("\r  written {done}/{total} nodes, {rate} nodes/s, ETA {eta}   ")
+            }
             LoadEvent::Node { uuid, status: NodeStatus::Skipped { reason }, nova_bm_id } if global.verbose > 0 => {
                 eprintln!("  skip nova_bm {nova_bm_id} {uuid}: {reason}")
             }
@@ -110,9 +118,11 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
             s.maintenance.to_string(),
             s.ports.to_string(),
             s.errors.to_string(),
-            format!("{:.2}s", s.elapsed_ms as f64 / 1000.0),
+            human_ms(s.elapsed_ms),
         ]);
         print(&t.render());
+        let phases = Phases { load_ms: Some(s.load_ms), commit_ms: Some(s.commit_ms), ..prepared_timings };
+        print(&format!("time: {}\n", phases.line(!s.committed)));
         if s.rehearse {
             print(&format!("REHEARSAL run {}: everything was written, then rolled back; nothing stays.\n", s.run_id));
         } else if s.committed {

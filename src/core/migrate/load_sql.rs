@@ -18,6 +18,7 @@ use crate::core::db::{Db, DbError, Tx};
 use crate::core::ironic::json::to_db_text;
 use crate::core::ironic::target::{TargetKind, TargetSchema};
 use crate::core::migrate::plan::{IronicNode, IronicPort, NodeAction, NodePlan, Plan};
+use crate::core::migrate::timing::ms;
 
 pub const RUNS_TABLE: &str = "bm2ironic_runs";
 /// Nodes per multi-row INSERT (and per progress step).
@@ -27,9 +28,23 @@ pub const BATCH: usize = 100;
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum LoadEvent {
-    Started { run_id: String, nodes: usize, ports: usize, rehearse: bool },
-    Node { nova_bm_id: i64, uuid: String, status: NodeStatus },
-    Progress { done: usize, total: usize },
+    Started {
+        run_id: String,
+        nodes: usize,
+        ports: usize,
+        rehearse: bool,
+    },
+    Node {
+        nova_bm_id: i64,
+        uuid: String,
+        status: NodeStatus,
+    },
+    /// after each batch; `elapsed_ms` since the load started
+    Progress {
+        done: usize,
+        total: usize,
+        elapsed_ms: f64,
+    },
     Summary(LoadSummary),
 }
 
@@ -52,7 +67,12 @@ pub struct LoadSummary {
     pub maintenance: usize,
     pub ports: usize,
     pub errors: usize,
-    pub elapsed_ms: u64,
+    /// wall time from the start of the load to the end of its commit (or rollback)
+    pub elapsed_ms: f64,
+    /// of which writing (every batch and the run record)
+    pub load_ms: f64,
+    /// of which the commit (a rehearsal: the rollback, and putting the id counters back)
+    pub commit_ms: f64,
     pub plan_checksum: String,
 }
 
@@ -309,12 +329,14 @@ pub async fn load_db(
         maintenance: plan.summary.maintenance,
         ports: 0,
         errors: 0,
-        elapsed_ms: 0,
+        elapsed_ms: 0.0,
+        load_ms: 0.0,
+        commit_ms: 0.0,
         plan_checksum: plan.checksum.clone(),
     };
     if to_write.is_empty() {
         tracing::info!(run = %req.run_id, "nothing to write");
-        summary.elapsed_ms = started.elapsed().as_millis() as u64;
+        summary.elapsed_ms = ms(started.elapsed());
         let _ = events.send(LoadEvent::Summary(summary.clone()));
         return Ok(summary);
     }
@@ -416,7 +438,7 @@ pub async fn load_db(
             }
             done += batch.len();
             tracing::debug!(run = %req.run_id, done, total = to_write.len(), "batch written");
-            let _ = events.send(LoadEvent::Progress { done, total: to_write.len() });
+            let _ = events.send(LoadEvent::Progress { done, total: to_write.len(), elapsed_ms: ms(started.elapsed()) });
         }
         summary.created = done;
         if record_run {
@@ -442,6 +464,7 @@ pub async fn load_db(
             tx.rollback().await?;
             return Err(LoadError::Cancelled);
         }
+        summary.load_ms = ms(started.elapsed());
         if req.rehearse {
             tx.rollback().await?;
             tracing::info!(run = %req.run_id, created = done, "rehearsal complete, rolled back");
@@ -463,7 +486,8 @@ pub async fn load_db(
         }
     }
     outcome?;
-    summary.elapsed_ms = started.elapsed().as_millis() as u64;
+    summary.elapsed_ms = ms(started.elapsed());
+    summary.commit_ms = summary.elapsed_ms - summary.load_ms;
     let _ = events.send(LoadEvent::Summary(summary.clone()));
     Ok(summary)
 }

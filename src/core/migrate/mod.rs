@@ -10,4 +10,5 @@ pub mod prepare;
 pub mod rollback;
 pub mod states;
 pub mod steps;
+pub mod timing;
 pub mod verify;

@@ -73,6 +73,8 @@ pub enum Out {
         action: Action,
         all: bool,
     },
+    /// Show the takeover's error records in the logs (or say there are none).
+    ShowErrors,
     /// The load starts (the progress screen is set up from the plan).
     StartLoad {
         rehearse: bool,

@@ -1,5 +1,6 @@
-//! Step 7, the summary: what the load did, the verification, where the audit log and the decisions
-//! are, the takeover's errors, and the next steps of the maintenance window.
+//! Step 7, the summary: what the load did, the wall time of each phase, the verification, where the
+//! audit log and the decisions are, the takeover's errors node by node, and the next steps of the
+//! maintenance window.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -9,6 +10,8 @@ use ratatui::Frame;
 use super::logs::Logs;
 use super::progress::Progress;
 use super::{Ctx, Out, Page, Screen};
+use crate::core::migrate::timing::{human_ms, Phases};
+use crate::tui::chrome::{clip, short_uuid};
 use crate::tui::keys::{ch, Bar, Binding};
 use crate::tui::theme::Theme;
 
@@ -16,6 +19,8 @@ use crate::tui::theme::Theme;
 pub struct Summary {
     /// the verification after a committed load
     pub verify: Option<Result<String, String>>,
+    /// how long it took (ms)
+    pub verify_ms: Option<f64>,
     /// where the decisions were saved
     pub saved_to: Option<String>,
 }
@@ -40,6 +45,7 @@ const NEXT_STEPS: [&str; 5] = [
 ];
 
 impl Summary {
+    #[allow(clippy::too_many_arguments)]
     pub fn render(
         &self,
         f: &mut Frame,
@@ -47,17 +53,18 @@ impl Summary {
         theme: Theme,
         progress: &Progress,
         logs: &Logs,
+        phases: &Phases,
         audit_log: Option<&str>,
     ) {
         let mut lines = vec![Line::from("")];
         match &progress.finished {
             Some(Ok(s)) => {
                 lines.push(Line::from(Span::styled(
-                    "    read  created  skipped  already  maintenance  ports  errors     time",
+                    "    read  created  skipped  already  maintenance  ports  errors      elapsed",
                     theme.key(),
                 )));
                 lines.push(Line::from(format!(
-                    "  {:>6}  {:>7}  {:>7}  {:>7}  {:>11}  {:>5}  {:>6}  {:>7.2}s",
+                    "  {:>6}  {:>7}  {:>7}  {:>7}  {:>11}  {:>5}  {:>6}  {:>11}",
                     s.read,
                     s.created,
                     s.skipped,
@@ -65,8 +72,12 @@ impl Summary {
                     s.maintenance,
                     s.ports,
                     s.errors,
-                    s.elapsed_ms as f64 / 1000.0
+                    human_ms(s.elapsed_ms)
                 )));
+                lines.push(Line::from(vec![
+                    Span::styled("  Time           ", theme.dim()),
+                    Span::raw(phases.line(!s.committed)),
+                ]));
                 lines.push(Line::from(""));
                 if s.rehearse {
                     lines.push(Line::from(Span::styled(
@@ -109,11 +120,25 @@ impl Summary {
         lines.push(Line::from(vec![
             Span::raw("  Takeover log   "),
             if errors > 0 {
-                Span::styled(format!("{errors} error line(s): press L"), theme.bad())
+                Span::styled(format!("{errors} error record(s), by node (L: the logs)"), theme.bad())
             } else {
                 Span::styled("no errors seen", theme.good())
             },
         ]));
+        let by_node = errors_by_node(logs, progress);
+        let width = area.width.saturating_sub(2 + 4 + 22) as usize;
+        for (who, first, more) in by_node.iter().take(MAX_NODES) {
+            let more = if *more > 0 { format!(" (+{more} more)") } else { String::new() };
+            lines.push(Line::from(vec![
+                Span::styled(format!("    {who:<22}"), theme.bad()),
+                Span::raw(clip(first, width.saturating_sub(more.len()))),
+                Span::styled(more, theme.dim()),
+            ]));
+        }
+        if by_node.len() > MAX_NODES {
+            lines
+                .push(Line::from(format!("    … and {} more node(s): L shows every error", by_node.len() - MAX_NODES)));
+        }
         lines.push(Line::from(""));
         lines.push(Line::from(Span::styled("  Next steps", theme.key())));
         for s in NEXT_STEPS {
@@ -124,6 +149,33 @@ impl Summary {
             area,
         );
     }
+}
+
+/// Nodes listed with their takeover errors (the logs screen has them all).
+const MAX_NODES: usize = 6;
+
+/// The takeover's error records grouped by the node they name, in order of first sight: (the node
+/// as "uuid8 (nova_bm N)", its first error, how many more); records naming no node come last.
+pub fn errors_by_node(logs: &Logs, progress: &Progress) -> Vec<(String, String, usize)> {
+    let mut out: Vec<(String, String, usize)> = Vec::new();
+    let mut add = |who: String, text: &str| match out.iter_mut().find(|(w, _, _)| *w == who) {
+        Some(e) => e.2 += 1,
+        None => out.push((who, text.to_string(), 0)),
+    };
+    for e in &logs.pinned {
+        for uuid in &e.nodes {
+            let id = progress.nodes.iter().find(|n| &n.uuid == uuid).map(|n| n.nova_bm_id);
+            let who = match id {
+                Some(id) => format!("{} (nova_bm {id})", short_uuid(Some(uuid))),
+                None => short_uuid(Some(uuid)),
+            };
+            add(who, &e.text);
+        }
+    }
+    for e in logs.pinned.iter().filter(|e| e.nodes.is_empty()) {
+        add("(no node named)".into(), &e.text);
+    }
+    out
 }
 
 impl Page for Summary {
@@ -172,16 +224,45 @@ mod tests {
             maintenance: 3,
             ports: 58,
             errors: 0,
-            elapsed_ms: 1500,
+            elapsed_ms: 1521.0,
+            load_ms: 1480.5,
+            commit_ms: 40.6,
             plan_checksum: "0123456789abcdef".into(),
         }));
+        p.nodes.push_back(super::super::progress::NodeProgress {
+            nova_bm_id: 7,
+            uuid: "aaaaaaaa-0000-4000-8000-000000000007".into(),
+            status: super::super::progress::RowStatus::Done,
+        });
         let sum = Summary {
             verify: Some(Ok("35 nodes, 58 ports: no differences".into())),
+            verify_ms: Some(230.0),
             saved_to: Some("/srv/bm2ironic-resolutions.toml".into()),
         };
-        let text = fixture::render(90, 22, |f| {
-            sum.render(f, f.area(), Theme { color: false }, &p, &Logs::default(), Some("/var/log/bm2ironic"))
+        let mut logs = Logs::default();
+        let line = |text: &str| crate::core::logs::follow::LogLine {
+            source: "ironic".into(),
+            level: super::super::logs::Level::Error,
+            text: text.into(),
+            starts_record: true,
+        };
+        logs.push(vec![
+            line("2024-01-01 12:00:01.000 42 ERROR ironic.conductor.manager [req-1] Failed to take over node aaaaaaaa-0000-4000-8000-000000000007: no image"),
+            line("2024-01-01 12:00:02.000 42 ERROR ironic.conductor.manager [req-2] Node aaaaaaaa-0000-4000-8000-000000000007 power state unknown"),
+            line("2024-01-01 12:00:03.000 42 ERROR ironic.conductor.manager [-] conductor lost its database"),
+        ]);
+        let phases = Phases {
+            read_ms: Some(12.25),
+            plan_ms: Some(3.1),
+            load_ms: Some(1480.5),
+            commit_ms: Some(40.6),
+            verify_ms: Some(230.0),
+        };
+        let text = fixture::render(100, 26, |f| {
+            sum.render(f, f.area(), Theme { color: false }, &p, &logs, &phases, Some("/var/log/bm2ironic"))
         });
+        assert!(text.contains("read 12 ms · plan 3.1 ms · load 1.48 s · commit 41 ms · verify 230 ms"), "{text}");
+        assert!(text.contains("aaaaaaaa (nova_bm 7)") && text.contains("(+1 more)"), "{text}");
         insta::assert_snapshot!(text);
     }
 }
