@@ -176,10 +176,19 @@ pub fn check_via(args: &PlanArgs) -> Result<(), Failure> {
 }
 
 pub async fn prepare_from(global: &GlobalArgs, args: &PlanArgs) -> Result<Prepared, Failure> {
+    Ok(prepare_with_settings(global, args).await?.0)
+}
+
+/// [`prepare_from`], with the connection settings it used (`migrate --report` names them).
+pub async fn prepare_with_settings(
+    global: &GlobalArgs,
+    args: &PlanArgs,
+) -> Result<(Prepared, ConnectionSettings), Failure> {
     check_via(args)?;
     let settings = global.settings()?;
     let (opts, resolutions, ov) = options(args, &settings)?;
-    Ok(prepare::prepare(&settings, &opts, &resolutions, ov.as_ref()).await?)
+    let prepared = prepare::prepare(&settings, &opts, &resolutions, ov.as_ref()).await?;
+    Ok((prepared, settings))
 }
 
 pub fn parse_duration(s: &str) -> Result<Duration, String> {

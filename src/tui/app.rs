@@ -37,6 +37,7 @@ pub enum Effect {
     StartLoad { rehearse: bool },
     Cancel,
     SaveResolutions,
+    WriteReport,
     Verify,
     PlanFlavors,
     ApplyFlavors,
@@ -60,6 +61,8 @@ pub enum Msg {
     LoadDone(Result<LoadSummary, JobError>),
     Logs(Vec<LogLine>),
     Saved(Result<String, JobError>),
+    /// The run report was written (where).
+    ReportWritten(Result<String, JobError>),
     /// The verification after a committed load, and how long it took (ms).
     Verified(Result<String, JobError>, f64),
     Flavors(Result<FlavorView, JobError>),
@@ -258,6 +261,11 @@ impl App {
                 self.summary.saved_to = Some(p);
             }
             Msg::Saved(Err(e)) => self.status.toast = Some(format!("could not save decisions: {e}")),
+            Msg::ReportWritten(Ok(p)) => {
+                self.status.toast = Some(format!("run report written: {p}"));
+                self.summary.report = Some(p);
+            }
+            Msg::ReportWritten(Err(e)) => self.status.toast = Some(format!("could not write the run report: {e}")),
             Msg::Verified(r, ms) => {
                 self.summary.verify = Some(r.map_err(text));
                 self.summary.verify_ms = Some(ms);

@@ -128,6 +128,12 @@ pub fn save_resolutions(path: String, text: String) -> Msg {
     Msg::Saved(std::fs::write(&path, text).map(|_| path.clone()).map_err(|source| JobError::Save { path, source }))
 }
 
+/// Writes the run report (Markdown) for the change ticket.
+pub fn write_report(path: String, report: crate::core::migrate::report::Report) -> Msg {
+    let r = crate::core::migrate::report::write(&report, std::path::Path::new(&path));
+    Msg::ReportWritten(r.map(|_| path.clone()).map_err(|source| JobError::Save { path, source }))
+}
+
 /// The flavor change the database holding the flavors (nova_api, or nova for Juno/Kilo) needs for
 /// `target` (None: no resource class given for modern Nova).
 pub async fn plan_flavors(flavors_db: String, api: bool, target: Option<FlavorTarget>) -> Msg {

@@ -11,6 +11,7 @@ pub mod demo;
 pub mod error;
 pub mod jobs;
 pub mod keys;
+pub mod report;
 pub mod run;
 pub mod screens;
 pub mod session;

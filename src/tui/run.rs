@@ -276,6 +276,15 @@ impl<B: Backend> Runner<B> {
                 );
                 let _ = self.tx.send(msg);
             }
+            Effect::WriteReport => {
+                let Some(report) = super::report::build(&self.app) else { return };
+                let name = super::report::file_name(&self.app);
+                let path = match &self.ctx.resolutions_dir {
+                    Some(d) => d.join(name),
+                    None => PathBuf::from(name),
+                };
+                let _ = self.tx.send(jobs::write_report(path.display().to_string(), report));
+            }
             Effect::PlanFlavors => {
                 let c = &self.app.connections;
                 let api = !c.value(Field::NovaApiDb).is_empty();

@@ -3,10 +3,12 @@
 
 pub mod conflict;
 pub mod consequences;
+mod counters;
 pub mod flavors;
 pub mod load_sql;
 pub mod plan;
 pub mod prepare;
+pub mod report;
 pub mod rollback;
 pub mod states;
 pub mod steps;

@@ -11,6 +11,7 @@ use super::logs::Logs;
 use super::progress::Progress;
 use super::{Ctx, Out, Page, Screen};
 use crate::core::migrate::timing::{human_ms, Phases};
+use crate::tui::app::Effect;
 use crate::tui::chrome::{clip, short_uuid};
 use crate::tui::keys::{ch, Bar, Binding};
 use crate::tui::theme::Theme;
@@ -23,18 +24,23 @@ pub struct Summary {
     pub verify_ms: Option<f64>,
     /// where the decisions were saved
     pub saved_to: Option<String>,
+    /// where the run report was written
+    pub report: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Act {
     Logs,
     Inventory,
+    Report,
 }
 
 static LOGS: Binding<Act> = Binding { keys: &[(ch('L'), Act::Logs)], label: "L", what: "logs", bar: Bar::Yes };
 static INVENTORY: Binding<Act> =
     Binding { keys: &[(ch('i'), Act::Inventory)], label: "i", what: "inventory", bar: Bar::Yes };
-static TABLE: [&Binding<Act>; 2] = [&LOGS, &INVENTORY];
+static REPORT: Binding<Act> =
+    Binding { keys: &[(ch('s'), Act::Report)], label: "s", what: "write the run report", bar: Bar::As("s", "report") };
+static TABLE: [&Binding<Act>; 3] = [&REPORT, &LOGS, &INVENTORY];
 
 const NEXT_STEPS: [&str; 5] = [
     "1. Start Ironic; watch the takeover (L here, or bm2ironic watch).",
@@ -60,23 +66,17 @@ impl Summary {
         match &progress.finished {
             Some(Ok(s)) => {
                 lines.push(Line::from(Span::styled(
-                    "    read  created  skipped  already  maintenance  ports  errors      elapsed",
+                    "    read  created  skipped  already  maintenance  ports  errors",
                     theme.key(),
                 )));
                 lines.push(Line::from(format!(
-                    "  {:>6}  {:>7}  {:>7}  {:>7}  {:>11}  {:>5}  {:>6}  {:>11}",
-                    s.read,
-                    s.created,
-                    s.skipped,
-                    s.already_migrated,
-                    s.maintenance,
-                    s.ports,
-                    s.errors,
-                    human_ms(s.elapsed_ms)
+                    "  {:>6}  {:>7}  {:>7}  {:>7}  {:>11}  {:>5}  {:>6}",
+                    s.read, s.created, s.skipped, s.already_migrated, s.maintenance, s.ports, s.errors,
                 )));
                 lines.push(Line::from(vec![
                     Span::styled("  Time           ", theme.dim()),
                     Span::raw(phases.line(!s.committed)),
+                    Span::styled(format!("  (load start to end: {})", human_ms(s.elapsed_ms)), theme.dim()),
                 ]));
                 lines.push(Line::from(""));
                 if s.rehearse {
@@ -116,6 +116,13 @@ impl Summary {
                 theme.dim(),
             )));
         }
+        lines.push(Line::from(vec![
+            Span::raw("  Run report     "),
+            match &self.report {
+                Some(p) => Span::raw(p.clone()),
+                None => Span::styled("s writes it (Markdown, for the change ticket)", theme.dim()),
+            },
+        ]));
         let errors = logs.errors();
         lines.push(Line::from(vec![
             Span::raw("  Takeover log   "),
@@ -189,6 +196,7 @@ impl Page for Summary {
         match act {
             Act::Logs => vec![Out::Go(Screen::Logs)],
             Act::Inventory => vec![Out::Go(Screen::Inventory)],
+            Act::Report => vec![Out::Effect(Effect::WriteReport)],
         }
     }
 }
@@ -207,6 +215,7 @@ mod tests {
         let mut sum = Summary::default();
         assert_eq!(sum.on_key(ch('L').event(), &cx), vec![Out::Go(Screen::Logs)]);
         assert_eq!(sum.on_key(ch('i').event(), &cx), vec![Out::Go(Screen::Inventory)]);
+        assert_eq!(sum.on_key(ch('s').event(), &cx), vec![Out::Effect(Effect::WriteReport)]);
         assert!(sum.on_key(ch('x').event(), &cx).is_empty());
     }
 
@@ -228,6 +237,8 @@ mod tests {
             load_ms: 1480.5,
             commit_ms: 40.6,
             plan_checksum: "0123456789abcdef".into(),
+            started_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 0).unwrap(),
+            finished_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 2).unwrap(),
         }));
         p.nodes.push_back(super::super::progress::NodeProgress {
             nova_bm_id: 7,
@@ -238,6 +249,7 @@ mod tests {
             verify: Some(Ok("35 nodes, 58 ports: no differences".into())),
             verify_ms: Some(230.0),
             saved_to: Some("/srv/bm2ironic-resolutions.toml".into()),
+            report: None,
         };
         let mut logs = Logs::default();
         let line = |text: &str| crate::core::logs::follow::LogLine {
