@@ -36,6 +36,17 @@ pub fn have_terminal() -> bool {
     std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
 }
 
+/// Whether the wizard runs inside tmux or screen (`$TMUX` or `$STY` set), where a dropped SSH
+/// session does not end it.
+pub fn in_multiplexer() -> bool {
+    in_multiplexer_of(&|k| std::env::var(k).ok())
+}
+
+/// [`in_multiplexer`] with `env` as the environment.
+pub fn in_multiplexer_of(env: &dyn Fn(&str) -> Option<String>) -> bool {
+    ["TMUX", "STY"].iter().any(|k| env(k).is_some_and(|v| !v.is_empty()))
+}
+
 /// Held while a frame is written, and by the panic hook while it restores the terminal: a panic in a
 /// task must not race a frame being drawn on another thread.
 pub(crate) static TERMINAL_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());

@@ -40,5 +40,6 @@ pub async fn run(global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
     let mut app =
         crate::tui::App::new(crate::tui::Mode::Rehearsal, sb.prefill(), Default::default(), Default::default());
     app.audit_log = audit_dir(global);
+    app.confirm.multiplexer = crate::tui::in_multiplexer();
     crate::tui::run_wizard(app, sb.context()).await.map_err(Failure::from)
 }
