@@ -398,6 +398,9 @@ async fn render_screenshots() {
         std::fs::write(out.join(format!("{name}.json")), serde_json::to_string(&rows).unwrap()).unwrap();
     };
     let (mut r, _sb, _tmp) = runner(Mode::Rehearsal, 120, 40).await;
+    use bm2ironic::tui::app::{Field, FieldStatus};
+    let dbs = [Field::NovaBmDb, Field::IronicDb, Field::NovaDb, Field::NovaApiDb];
+    assert!(r.pump_until(|a| dbs.iter().all(|f| matches!(a.connections[*f].status, FieldStatus::Ok(_))), WAIT).await);
     dump(&mut r, "1-credentials");
     r.key(KeyCode::Enter, NONE);
     assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await);
@@ -411,6 +414,11 @@ async fn render_screenshots() {
     r.key(KeyCode::Char('n'), NONE);
     r.key(KeyCode::Char('1'), NONE);
     dump(&mut r, "3-conflicts");
+    r.key(KeyCode::Down, NONE);
+    r.key(KeyCode::Down, NONE);
+    r.key(KeyCode::Char('x'), NONE);
+    dump(&mut r, "3-conflicts-explain");
+    r.key(KeyCode::Char('x'), NONE);
     decide_all(&mut r);
     r.key(KeyCode::Char('n'), NONE);
     assert!(r.pump_until(|a| a.flavors.result.is_some(), WAIT).await);
@@ -420,7 +428,9 @@ async fn render_screenshots() {
     r.key(KeyCode::Enter, NONE);
     assert!(
         r.pump_until(
-            |a| a.progress.finished.is_some() && a.logs.lines.iter().any(|l| l.text.contains("nova.compute")),
+            |a| a.progress.finished.is_some()
+                && a.logs.errors() > 0
+                && a.logs.lines.iter().any(|l| l.text.contains("nova.compute")),
             WAIT
         )
         .await
@@ -431,7 +441,18 @@ async fn render_screenshots() {
     dump(&mut r, "5-logs");
     r.key(KeyCode::Esc, NONE);
     r.key(KeyCode::Enter, NONE);
+    r.key(KeyCode::Char('s'), NONE);
+    assert!(r.pump_until(|a| a.summary.report.is_some(), WAIT).await);
     dump(&mut r, "6-summary");
+    // LIVE, outside tmux: the confirmation warns about a dropped session
+    let (mut r, _sb, _tmp) = runner(Mode::Live, 120, 40).await;
+    r.key(KeyCode::Enter, NONE);
+    assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await);
+    r.key(KeyCode::Char('n'), NONE);
+    decide_all(&mut r);
+    through_flavors(&mut r).await;
+    r.type_text("migr");
+    dump(&mut r, "4-confirm-live");
     let (mut r, _sb, _tmp) = runner(Mode::Rehearsal, 80, 24).await;
     r.key(KeyCode::Enter, NONE);
     assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await);

@@ -1,7 +1,6 @@
-//! The run report for the change ticket (`migrate --report FILE`, `s` on the wizard's summary):
-//! who, when, source and target (redacted), the plan checksum, every decision with its consequence,
-//! each node's outcome, the timings, the verification and takeover results, and how to roll back.
-//! Built from plain values; written as Markdown, or as JSON with the same content.
+//! The run report for the change ticket (`migrate --report`, `s` on the wizard's summary), from plain
+//! values: who, when, endpoints (redacted), plan checksum, every decision with its consequence, each
+//! node's outcome, timings, verification, takeover, how to roll back; as Markdown or as JSON.
 
 use serde::Serialize;
 

@@ -1,7 +1,6 @@
-//! Step 1, connections and options: the databases (nova_bm, Ironic, Nova, Nova API), the Ironic API, and the
-//! plan options the target needs (deploy images, default cpu_arch, resource class), each checked as
-//! typed. Every filled connection is tested in the background when the screen opens and again a
-//! moment after an edit (^T tests again); Enter stops at a failing database and says why.
+//! Step 1, connections and options: the databases (nova_bm, Ironic, Nova, Nova API), the Ironic API
+//! and the plan options, checked as typed; each filled connection is tested in the background when
+//! the screen opens and after an edit (^T: again); Enter stops at a failing database and says why.
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent};
 use ratatui::layout::Rect;

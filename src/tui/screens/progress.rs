@@ -1,7 +1,6 @@
-//! Step 6, the migration: the load's progress (every node queued, writing, done or failed; the
-//! throughput over a moving window, its sparkline, the time left), and beside it on a wide terminal
-//! the takeover logs, their error records pinned above them (`e` shows them; the nodes they name are
-//! marked in the list).
+//! Step 6, the migration: every node queued, writing, done or failed; nodes/s over a moving window,
+//! its sparkline, the time left; beside it (wide terminals) the takeover logs, their error records
+//! pinned above them (`e` shows them; the nodes they name are marked in the list).
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -280,12 +279,15 @@ impl Progress {
 
         let h = list.height.saturating_sub(2) as usize;
         // in plan order, the window kept on the work in progress (or on the end once finished)
-        let first_open = self.nodes.iter().position(|n| n.status.is_open());
-        let start = match first_open {
-            Some(i) => i.saturating_sub(h / 3),
-            None => self.nodes.len().saturating_sub(h),
-        };
+        // the window: on the work in progress; at the end, on the first node a takeover error names
         let failing = logs.nodes_with_errors();
+        let first_open = self.nodes.iter().position(|n| n.status.is_open());
+        let first_failing = self.nodes.iter().position(|n| failing.contains(n.uuid.as_str()));
+        let start = match (first_open, first_failing) {
+            (Some(i), _) => i.saturating_sub(h / 3),
+            (None, Some(i)) => i.saturating_sub(h / 3).min(self.nodes.len().saturating_sub(h)),
+            (None, None) => self.nodes.len().saturating_sub(h),
+        };
         let lines: Vec<Line> = self
             .nodes
             .iter()
@@ -456,7 +458,7 @@ mod tests {
         let mut p = Progress::start(true, s.plan.as_ref());
         p.run_id = "0123abcd-0000-4000-8000-000000000000".into();
         p.total = p.nodes.len();
-        let failing = p.nodes[p.nodes.len() - 3].clone();
+        let failing = p.nodes[1].clone();
         for n in p.nodes.clone() {
             p.on_event(LoadEvent::Node { nova_bm_id: n.nova_bm_id, uuid: n.uuid, status: NodeStatus::Written });
         }
