@@ -31,8 +31,15 @@ fn app(nodes: usize) -> App {
     let plan = plan::plan(&inv, &target, None, &opts, &Default::default());
     let mut a = App::new(Mode::ReadOnly, bm2ironic::tui::Prefill::default(), opts, Default::default());
     a.session.inv_summary = inv.summary();
-    a.session.prepared =
-        Some(Arc::new(Prepared { inventory: inv, target_db: None, target, nova: None, plan, source: "bench".into() }));
+    a.session.prepared = Some(Arc::new(Prepared {
+        inventory: inv,
+        target_db: None,
+        target,
+        nova: None,
+        plan,
+        source: "bench".into(),
+        timings: Default::default(),
+    }));
     a.replan();
     a.screen = Screen::Inventory;
     a

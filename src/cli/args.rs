@@ -29,9 +29,12 @@ pub struct GlobalArgs {
     /// Ironic database URL
     #[arg(long, global = true, value_name = "URL")]
     pub ironic_db: Option<String>,
-    /// Nova database URL (optional: instances, flavors, services)
+    /// Nova database URL (optional: instances, services; the flavors of Juno/Kilo Nova)
     #[arg(long, global = true, value_name = "URL")]
     pub nova_db: Option<String>,
+    /// Nova API database URL (optional: modern Nova's flavors; env BM2IRONIC_NOVA_API_DB)
+    #[arg(long, global = true, value_name = "URL")]
+    pub nova_api_db: Option<String>,
     /// Ironic API endpoint (optional)
     #[arg(long, global = true, value_name = "URL")]
     pub ironic_url: Option<String>,
@@ -55,6 +58,7 @@ impl GlobalArgs {
             nova_bm_db: self.nova_bm_db.clone(),
             ironic_db: self.ironic_db.clone(),
             nova_db: self.nova_db.clone(),
+            nova_api_db: self.nova_api_db.clone(),
             ironic_url: self.ironic_url.clone(),
             nova_conf: self.nova_conf.clone(),
             ironic_conf: self.ironic_conf.clone(),
@@ -172,6 +176,14 @@ pub fn check_via(args: &PlanArgs) -> Result<(), Failure> {
 }
 
 pub async fn prepare_from(global: &GlobalArgs, args: &PlanArgs) -> Result<Prepared, Failure> {
+    Ok(prepare_with_settings(global, args).await?.0)
+}
+
+/// [`prepare_from`], with the connection settings it used (`migrate --report` names them).
+pub async fn prepare_with_settings(
+    global: &GlobalArgs,
+    args: &PlanArgs,
+) -> Result<(Prepared, ConnectionSettings), Failure> {
     check_via(args)?;
     let settings = global.settings()?;
     let (opts, resolutions, ov) = options(args, &settings)?;
@@ -187,7 +199,7 @@ pub async fn prepare_from(global: &GlobalArgs, args: &PlanArgs) -> Result<Prepar
             unmatched.iter().take(10).cloned().collect::<Vec<_>>().join("; ")
         )));
     }
-    Ok(prepared)
+    Ok((prepared, settings))
 }
 
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -219,6 +231,7 @@ pub fn prefill(settings: &ConnectionSettings, plan: &PlanArgs) -> crate::tui::Pr
         nova_bm_db: settings.nova_bm_db.as_ref().map(|s| s.value.expose_url().to_string()),
         ironic_db: settings.ironic_db.as_ref().map(|s| s.value.expose_url().to_string()),
         nova_db: settings.nova_db.as_ref().map(|s| s.value.expose_url().to_string()),
+        nova_api_db: settings.nova_api_db.as_ref().map(|s| s.value.expose_url().to_string()),
         ironic_url: settings.ironic_url.as_ref().map(|s| s.value.clone()),
         deploy_kernel: plan.deploy_kernel.clone(),
         deploy_ramdisk: plan.deploy_ramdisk.clone(),

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub(crate) use args::{audit_dir, options, parse_duration, prefill, prepare_from};
+pub(crate) use args::{audit_dir, options, parse_duration, prefill, prepare_from, prepare_with_settings};
 pub use args::{GlobalArgs, PlanArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG, ENV_IRONIC_TOKEN};
 pub use failure::{exit, Failure};
 
@@ -30,7 +30,7 @@ use crate::core::db::url::redact_url;
     name = "bm2ironic",
     version,
     about = "Move a nova baremetal (nova_bm) inventory to Ironic in one maintenance window, without losing a running instance",
-    after_help = "Connections: flag > environment (BM2IRONIC_NOVA_BM_DB, BM2IRONIC_IRONIC_DB, BM2IRONIC_NOVA_DB, BM2IRONIC_IRONIC_URL) > --nova-conf/--ironic-conf.\nPasswords on the command line are visible in `ps`: prefer the environment or a config file.\nExit codes: 0 ok, 1 runtime error, 2 usage error, 3 blocking conflicts, 4 verification differences."
+    after_help = "Connections: flag > environment (BM2IRONIC_NOVA_BM_DB, BM2IRONIC_IRONIC_DB, BM2IRONIC_NOVA_DB, BM2IRONIC_NOVA_API_DB, BM2IRONIC_IRONIC_URL) > --nova-conf/--ironic-conf.\nPasswords on the command line are visible in `ps`: prefer the environment or a config file.\nExit codes: 0 ok, 1 runtime error, 2 usage error, 3 blocking conflicts, 4 verification differences."
 )]
 pub struct Cli {
     #[command(flatten)]

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 
 use super::Failure;
-use crate::core::migrate::conflict::{Conflict, ConflictCode, Subject};
+use crate::core::migrate::conflict::{Action, Conflict, ConflictCode, Subject};
+use crate::core::migrate::consequences::{consequence, fix, Consequence};
 use crate::core::migrate::plan::Plan;
 use crate::core::text::{visible, visible_line};
 
@@ -151,6 +152,20 @@ pub fn render_plan(p: &Plan) -> String {
                 if open > 0 { format!(", {open} BLOCKING unresolved") } else { String::new() },
                 if actions.is_empty() { "fix the cause".into() } else { actions.join(", ") }
             ));
+            // what the actions do: every action while some are undecided, else the ones chosen
+            let shown: Vec<Action> = if open > 0 {
+                code.actions().to_vec()
+            } else {
+                code.actions().iter().copied().filter(|a| list.iter().any(|c| c.action == Some(*a))).collect()
+            };
+            for a in shown {
+                if let Some(k) = consequence(code, a) {
+                    out.push_str(&consequence_text(&format!("    {a}: "), &k, 100));
+                }
+            }
+            if let Some(fix) = fix(code) {
+                out.push_str(&wrap(&format!("    fix: {fix}"), 100, 6));
+            }
             for c in list.iter().take(20) {
                 let who = c.node_uuid.clone().unwrap_or_else(|| match &c.subject {
                     Subject::Host { host } => format!("host {host}"),
@@ -183,6 +198,41 @@ pub fn render_plan(p: &Plan) -> String {
     out
 }
 
+/// `text` wrapped at `width` columns (its leading blanks kept); the lines after the first indented
+/// by `indent` spaces.
+pub fn wrap(text: &str, width: usize, indent: usize) -> String {
+    let body = text.trim_start();
+    let mut out = String::new();
+    let mut line = text[..text.len() - body.len()].to_string();
+    let mut empty = true;
+    for word in body.split_whitespace() {
+        if !empty && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = " ".repeat(indent);
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
+/// One action's consequence as text lines: `head` then Ironic, Machine, Afterwards, wrapped.
+pub fn consequence_text(head: &str, k: &Consequence, width: usize) -> String {
+    let pad = " ".repeat(head.chars().count());
+    let indent = pad.len() + 2;
+    let mut out = wrap(&format!("{head}Ironic: {}", k.ironic), width, indent);
+    out.push_str(&wrap(&format!("{pad}Machine: {}", k.machine), width, indent));
+    out.push_str(&wrap(&format!("{pad}Afterwards: {}", k.afterwards), width, indent));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +243,33 @@ mod tests {
         t.row(vec!["1".into(), "alpha".into(), "a".into()]);
         t.row(vec!["100".into(), "b".into(), "".into()]);
         assert_eq!(t.render(), " ID  NAME   X\n  1  alpha  a\n100  b\n");
+    }
+
+    /// `plan` says what each action of an undecided code does, in consequences.rs's words.
+    #[test]
+    fn the_plan_says_what_each_action_does() {
+        use crate::core::ironic::target::{TargetKind, TargetSchema, TargetState};
+        use crate::core::migrate::plan::{plan, PlanOptions};
+        let f = crate::core::demo::fixture::Fixture::demo();
+        let inv = crate::core::source::model::Inventory::join(f.nodes, f.interfaces);
+        let target = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
+        let opts = PlanOptions { default_arch: Some("x86_64".into()), ..Default::default() };
+        let p = plan(&inv, &target, None, &opts, &Default::default());
+        let text = render_plan(&p);
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for code in [ConflictCode::InvalidMac, ConflictCode::MidDeploy] {
+            for a in code.actions() {
+                let k = consequence(code, *a).unwrap();
+                assert!(flat.contains(&format!("{a}: Ironic: {}", k.ironic)), "{code} {a}:\n{text}");
+                assert!(flat.contains(&format!("Afterwards: {}", k.afterwards)), "{code} {a}:\n{text}");
+            }
+        }
+        assert!(flat.contains(&format!("fix: {}", fix(ConflictCode::MissingDeployImages).unwrap())), "{text}");
+    }
+
+    #[test]
+    fn wraps_words_with_a_hanging_indent() {
+        assert_eq!(wrap("aaa bbb ccc ddd", 8, 2), "aaa bbb\n  ccc\n  ddd\n");
+        assert_eq!(wrap("short", 80, 4), "short\n");
     }
 }

@@ -22,6 +22,7 @@ use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::load_sql::{LoadEvent, LoadSummary};
 use crate::core::migrate::plan::PlanOptions;
 use crate::core::migrate::prepare::Prepared;
+use crate::core::migrate::timing::Phases;
 
 pub use super::screens::connections::{Connections, Field, FieldKind, FieldStatus, Prefill};
 pub use super::screens::flavors::FlavorView;
@@ -41,6 +42,7 @@ pub enum Effect {
     },
     Cancel,
     SaveResolutions,
+    WriteReport,
     Verify,
     /// follow Ironic's takeover of the committed run (after a clean verify, with an Ironic API)
     CheckTakeover,
@@ -55,13 +57,21 @@ pub enum Effect {
 pub enum Msg {
     Key(KeyEvent),
     Tick(Duration),
-    Tested { field: Field, result: Result<String, JobError> },
+    /// A connection test of the field's value of `generation` finished.
+    Tested {
+        field: Field,
+        generation: u64,
+        result: Result<String, JobError>,
+    },
     Prepared(Result<Arc<Prepared>, JobError>),
     Load(LoadEvent),
     LoadDone(Result<LoadSummary, JobError>),
     Logs(Vec<LogLine>),
     Saved(Result<String, JobError>),
-    Verified(Result<String, JobError>),
+    /// The run report was written (where).
+    ReportWritten(Result<String, JobError>),
+    /// The verification after a committed load, and how long it took (ms).
+    Verified(Result<String, JobError>, f64),
     Takeover(TakeoverEvent),
     TakeoverDone(Result<TakeoverOutcome, JobError>),
     Flavors(Result<FlavorView, JobError>),
@@ -147,6 +157,11 @@ impl App {
         }
     }
 
+    /// The connections screen opens: every filled connection is tested in the background.
+    pub fn open_connections(&mut self) -> Vec<Effect> {
+        self.connections.test_all().into_iter().map(|field| Effect::TestConnection { field }).collect()
+    }
+
     pub fn work_running(&self) -> bool {
         self.screen == Screen::Progress && self.progress.finished.is_none()
     }
@@ -178,7 +193,7 @@ impl App {
     fn ctx(&self) -> Ctx<'_> {
         Ctx {
             session: &self.session,
-            nova_given: !self.connections.value(Field::NovaDb).is_empty(),
+            nova_given: !self.connections.flavors_db().is_empty(),
             flavors_known: self.flavors.result.is_some(),
             running: self.work_running(),
             logs_back: self.logs_back(),
@@ -220,9 +235,15 @@ impl App {
                 if self.work_running() {
                     self.progress.elapsed = elapsed;
                 }
+                if self.screen == Screen::Credentials {
+                    let due = self.connections.due(self.status.spinner);
+                    return due.into_iter().map(|field| Effect::TestConnection { field }).collect();
+                }
             }
             Msg::Key(key) => return self.on_key(key),
-            Msg::Tested { field, result } => self.connections.tested(field, result.map_err(text)),
+            Msg::Tested { field, generation, result } => {
+                self.connections.tested(field, generation, result.map_err(text))
+            }
             Msg::Prepared(r) => {
                 self.status.busy = None;
                 match r {
@@ -249,9 +270,15 @@ impl App {
                 self.summary.saved_to = Some(p);
             }
             Msg::Saved(Err(e)) => self.status.toast = Some(format!("could not save decisions: {e}")),
-            Msg::Verified(r) => {
+            Msg::ReportWritten(Ok(p)) => {
+                self.status.toast = Some(format!("run report written: {p}"));
+                self.summary.report = Some(p);
+            }
+            Msg::ReportWritten(Err(e)) => self.status.toast = Some(format!("could not write the run report: {e}")),
+            Msg::Verified(r, ms) => {
                 let clean = r.is_ok();
                 self.summary.verify = Some(r.map_err(text));
+                self.summary.verify_ms = Some(ms);
                 if clean && !self.connections.value(Field::IronicApi).is_empty() {
                     self.summary.takeover = Some(TakeoverView::default());
                     return vec![Effect::CheckTakeover];
@@ -277,6 +304,23 @@ impl App {
             Msg::FlavorsApplied(Err(e)) => self.status.toast = Some(format!("flavors not changed: {e}")),
         }
         vec![]
+    }
+
+    /// The wall time of each phase so far: reading and planning (the last plan), the load and its
+    /// commit, the verification.
+    pub fn phases(&self) -> Phases {
+        let read = self.session.prepared.as_ref().and_then(|p| p.timings.read_ms);
+        let (load, commit) = match &self.progress.finished {
+            Some(Ok(s)) if s.created > 0 => (Some(s.load_ms), Some(s.commit_ms)),
+            _ => (None, None),
+        };
+        Phases {
+            read_ms: read,
+            plan_ms: self.session.plan_ms,
+            load_ms: load,
+            commit_ms: commit,
+            verify_ms: self.summary.verify_ms,
+        }
     }
 
     /// Recomputes the plan after a decision (pure and fast: no I/O), with the options on the form.
@@ -350,6 +394,16 @@ impl App {
                     self.replan();
                     self.conflicts.after_decide(code, item, &self.session);
                 }
+                Out::ShowErrors => {
+                    if self.logs.show_first_error() {
+                        self.screen = Screen::Logs;
+                    } else if self.logs.errors() > 0 {
+                        self.status.toast =
+                            Some("the error lines scrolled out of the logs kept: see the summary".into());
+                    } else {
+                        self.status.toast = Some("no takeover errors so far".into());
+                    }
+                }
                 Out::StartLoad { rehearse } => {
                     self.progress = Progress::start(rehearse, self.session.plan.as_ref());
                     self.screen = Screen::Progress;
@@ -386,7 +440,7 @@ mod tests {
     #[test]
     fn a_clean_verify_with_an_api_starts_the_takeover_check_and_its_events_reach_the_summary() {
         let mut a = app(Some("http://ironic:6385"));
-        assert_eq!(a.update(Msg::Verified(Ok("2 nodes".into()))), vec![Effect::CheckTakeover]);
+        assert_eq!(a.update(Msg::Verified(Ok("2 nodes".into()), 1.0)), vec![Effect::CheckTakeover]);
         let c = Counts { taken_over: 2, ..Counts::default() };
         a.update(Msg::Takeover(TakeoverEvent::Progress(c)));
         assert_eq!(a.summary.takeover.as_ref().unwrap().counts, c);
@@ -394,9 +448,12 @@ mod tests {
         a.update(Msg::TakeoverDone(Ok(outcome)));
         assert_eq!(a.summary.takeover.as_ref().unwrap().ended, Some(Ok(Ending::AllDecided)));
         let mut no_api = app(None);
-        assert!(no_api.update(Msg::Verified(Ok("2 nodes".into()))).is_empty());
+        assert!(no_api.update(Msg::Verified(Ok("2 nodes".into()), 1.0)).is_empty());
         assert!(no_api.summary.takeover.is_none());
         let diff = JobError::Differences { count: 1, run: "r".into() };
-        assert!(app(Some("http://ironic:6385")).update(Msg::Verified(Err(diff))).is_empty(), "not after differences");
+        assert!(
+            app(Some("http://ironic:6385")).update(Msg::Verified(Err(diff), 1.0)).is_empty(),
+            "not after differences"
+        );
     }
 }

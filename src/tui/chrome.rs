@@ -85,6 +85,26 @@ pub fn shorten(s: &str, max: usize) -> String {
     format!("…{tail}")
 }
 
+/// `text` broken into lines of at most `width` characters at spaces (a longer word gets a line of its own).
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(8);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 pub fn dash(v: Option<&str>) -> String {
     v.unwrap_or("-").to_string()
 }

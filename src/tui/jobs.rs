@@ -29,6 +29,7 @@ pub struct Connections {
     pub nova_bm_db: String,
     pub ironic_db: String,
     pub nova_db: String,
+    pub nova_api_db: String,
     pub ironic_api: String,
 }
 
@@ -45,6 +46,7 @@ impl Connections {
             nova_bm_db: db(&self.nova_bm_db)?,
             ironic_db: db(&self.ironic_db)?,
             nova_db: db(&self.nova_db)?,
+            nova_api_db: db(&self.nova_api_db)?,
             ironic_url: (!api.is_empty()).then(|| Setting { value: api.to_string(), origin: Origin::Flag }),
             nova_conf: None,
             ironic_conf: None,
@@ -52,10 +54,11 @@ impl Connections {
     }
 }
 
-/// ^T on a field: the Ironic API's version, or the database server's, and how long it took.
-pub async fn test_connection(field: Field, kind: FieldKind, value: String) -> Msg {
+/// A connection test (the screen opened, a field was edited, or ^T): the Ironic API's version, or
+/// the database server's, and how long it took. `generation` names the value tested.
+pub async fn test_connection(field: Field, generation: u64, kind: FieldKind, value: String) -> Msg {
     let result = if kind == FieldKind::Http { test_api(&value).await } else { test_db(&value).await };
-    Msg::Tested { field, result }
+    Msg::Tested { field, generation, result }
 }
 
 async fn test_api(url: &str) -> Result<String, JobError> {
@@ -126,16 +129,26 @@ pub fn save_resolutions(path: String, text: String) -> Msg {
     Msg::Saved(std::fs::write(&path, text).map(|_| path.clone()).map_err(|source| JobError::Save { path, source }))
 }
 
-/// The flavor change the Nova DB needs for `target` (None: no resource class given for modern Nova).
-pub async fn plan_flavors(nova_db: String, target: Option<FlavorTarget>) -> Msg {
+/// Writes the run report (Markdown) for the change ticket.
+pub fn write_report(path: String, report: crate::core::migrate::report::Report) -> Msg {
+    let r = crate::core::migrate::report::write(&report, std::path::Path::new(&path));
+    Msg::ReportWritten(r.map(|_| path.clone()).map_err(|source| JobError::Save { path, source }))
+}
+
+/// The flavor change the database holding the flavors (nova_api, or nova for Juno/Kilo) needs for
+/// `target` (None: no resource class given for modern Nova).
+pub async fn plan_flavors(flavors_db: String, api: bool, target: Option<FlavorTarget>) -> Msg {
     let r = async {
-        let preview = steps::preview_flavors(&DbUrl::parse(&nova_db)?, target.as_ref(), &[]).await?;
+        let url = DbUrl::parse(&flavors_db)?;
+        let preview = steps::preview_flavors(&url, target.as_ref(), &[]).await?;
         let schema = format!("{:?}", preview.schema);
+        let source = format!("{} database: {}", if api { "Nova API" } else { "Nova" }, url.redacted());
         Ok(match (target, preview.changes) {
             (Some(t), Some(changes)) => {
-                FlavorView { schema, what: steps::describe_flavor_target(&t), changes, applied: None }
+                FlavorView { schema, source, what: steps::describe_flavor_target(&t), changes, applied: None }
             }
             _ => FlavorView {
+                source,
                 what: "no resource class given: modern Nova flavors need one (field Resource class)".into(),
                 ..Default::default()
             },
@@ -146,13 +159,14 @@ pub async fn plan_flavors(nova_db: String, target: Option<FlavorTarget>) -> Msg 
 }
 
 /// Applies the planned flavor change to the Nova DB in one transaction, as a new change set.
-pub async fn apply_flavors(nova_db: String, changes: Vec<SpecChange>) -> Msg {
-    let r = async { Ok(steps::apply_flavors(&DbUrl::parse(&nova_db)?, &changes).await?) }.await;
+pub async fn apply_flavors(flavors_db: String, changes: Vec<SpecChange>) -> Msg {
+    let r = async { Ok(steps::apply_flavors(&DbUrl::parse(&flavors_db)?, &changes).await?) }.await;
     Msg::FlavorsApplied(r)
 }
 
 /// After a committed load: what the target holds compared with nova_bm (and the API when given).
 pub async fn verify(prepared: Arc<Prepared>, run_id: String, api_url: String) -> Msg {
+    let started = Instant::now();
     let r = async {
         let Some(db) = prepared.target_db.as_ref() else {
             return Err(JobError::Prepare(prepare::PrepareError::NoTarget));
@@ -167,7 +181,7 @@ pub async fn verify(prepared: Arc<Prepared>, run_id: String, api_url: String) ->
         }
     }
     .await;
-    Msg::Verified(r)
+    Msg::Verified(r, crate::core::migrate::timing::ms(started.elapsed()))
 }
 
 /// How long the wizard's takeover check waits at most.

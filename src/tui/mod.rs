@@ -11,6 +11,7 @@ pub mod demo;
 pub mod error;
 pub mod jobs;
 pub mod keys;
+pub mod report;
 pub mod run;
 pub mod screens;
 pub mod session;
@@ -33,6 +34,17 @@ pub use run::{Context, Runner};
 /// True when both stdin and stdout are terminals (a TUI needs both: keys in, screen out).
 pub fn have_terminal() -> bool {
     std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+}
+
+/// Whether the wizard runs inside tmux or screen (`$TMUX` or `$STY` set), where a dropped SSH
+/// session does not end it.
+pub fn in_multiplexer() -> bool {
+    in_multiplexer_of(&|k| std::env::var(k).ok())
+}
+
+/// [`in_multiplexer`] with `env` as the environment.
+pub fn in_multiplexer_of(env: &dyn Fn(&str) -> Option<String>) -> bool {
+    ["TMUX", "STY"].iter().any(|k| env(k).is_some_and(|v| !v.is_empty()))
 }
 
 /// Held while a frame is written, and by the panic hook while it restores the terminal: a panic in a

@@ -80,11 +80,16 @@ impl<B: Backend> Runner<B> {
         }
     }
 
-    /// Starts the background work the wizard always has (log following).
+    /// Starts the background work the wizard always has: the connection tests (or the read-only
+    /// browse's prepare) and the log following.
     pub fn start(&mut self) {
         if self.ctx.auto_prepare {
             self.app.status.busy = Some("reading nova_bm and planning".into());
             self.effect(Effect::Prepare);
+        } else {
+            for e in self.app.open_connections() {
+                self.effect(e);
+            }
         }
         if !self.ctx.logs.is_empty() {
             let (ltx, mut lrx) = unbounded_channel();
@@ -140,17 +145,24 @@ impl<B: Backend> Runner<B> {
     }
 
     /// Processes messages from tasks until `pred` holds (tests); false on timeout.
+    /// Ticks come every [`TICK`] as in [`Runner::run`], busy or not.
     pub async fn pump_until(&mut self, pred: impl Fn(&App) -> bool, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
+        let mut next_tick = Instant::now() + TICK;
         while !pred(&self.app) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            let now = Instant::now();
+            if now >= deadline {
                 return false;
             }
-            match tokio::time::timeout(left.min(TICK), self.rx.recv()).await {
+            if now >= next_tick {
+                next_tick = now + TICK;
+                self.tick();
+                continue;
+            }
+            match tokio::time::timeout((deadline - now).min(next_tick - now), self.rx.recv()).await {
                 Ok(Some(m)) => self.handle(m),
                 Ok(None) => return pred(&self.app),
-                Err(_) => self.tick(),
+                Err(_) => {}
             }
         }
         true
@@ -226,7 +238,7 @@ impl<B: Backend> Runner<B> {
             Effect::Quit => self.app.status.quit = true,
             Effect::TestConnection { field } => {
                 let f = &self.app.connections[field];
-                self.spawn(jobs::test_connection(field, f.kind, f.value().to_string()));
+                self.spawn(jobs::test_connection(field, f.generation, f.kind, f.value().to_string()));
             }
             Effect::Prepare => {
                 let s = &self.app.session;
@@ -265,14 +277,26 @@ impl<B: Backend> Runner<B> {
                 );
                 let _ = self.tx.send(msg);
             }
-            Effect::PlanFlavors => self
-                .spawn(jobs::plan_flavors(self.app.connections.value(Field::NovaDb).to_string(), self.flavor_target())),
+            Effect::WriteReport => {
+                let Some(report) = super::report::build(&self.app) else { return };
+                let name = super::report::file_name(&self.app);
+                let path = match &self.ctx.resolutions_dir {
+                    Some(d) => d.join(name),
+                    None => PathBuf::from(name),
+                };
+                let _ = self.tx.send(jobs::write_report(path.display().to_string(), report));
+            }
+            Effect::PlanFlavors => {
+                let c = &self.app.connections;
+                let api = !c.value(Field::NovaApiDb).is_empty();
+                self.spawn(jobs::plan_flavors(c.flavors_db().to_string(), api, self.flavor_target()))
+            }
             Effect::ApplyFlavors => {
                 let changes = match &self.app.flavors.result {
                     Some(Ok(v)) => v.changes.clone(),
                     _ => vec![],
                 };
-                self.spawn(jobs::apply_flavors(self.app.connections.value(Field::NovaDb).to_string(), changes))
+                self.spawn(jobs::apply_flavors(self.app.connections.flavors_db().to_string(), changes))
             }
             Effect::Verify => {
                 let (Some(prepared), Some(Ok(summary))) =

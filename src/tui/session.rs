@@ -39,6 +39,8 @@ pub struct Session {
     /// where `w` saves the decisions
     pub resolutions_path: String,
     pub plan: Option<Plan>,
+    /// how long the last plan took to compute (ms)
+    pub plan_ms: Option<f64>,
     /// nova_bm id -> (conflicts, any blocking unresolved), computed once per plan
     markers: HashMap<i64, (usize, bool)>,
 }
@@ -53,6 +55,7 @@ impl Session {
             resolutions,
             resolutions_path: "bm2ironic-resolutions.toml".into(),
             plan: None,
+            plan_ms: None,
             markers: HashMap::new(),
         }
     }
@@ -67,7 +70,9 @@ impl Session {
     /// Recomputes the plan with `opts` and the decisions (pure: no I/O).
     pub fn replan(&mut self, opts: &PlanOptions) {
         let Some(p) = &self.prepared else { return };
+        let started = std::time::Instant::now();
         let plan = plan::plan(&p.inventory, &p.target, p.nova.as_ref(), opts, &self.resolutions);
+        self.plan_ms = Some(crate::core::migrate::timing::ms(started.elapsed()));
         self.markers.clear();
         for c in &plan.conflicts {
             if let Subject::Node { nova_bm_id } | Subject::Interface { nova_bm_id, .. } = &c.subject {

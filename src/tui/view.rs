@@ -36,7 +36,10 @@ pub fn view(app: &App, f: &mut Frame, theme: Theme) {
         Screen::Confirm => app.confirm.render(f, body, theme, &app.session, target),
         Screen::Progress => app.progress.render(f, body, theme, tick, &app.logs),
         Screen::Logs => app.logs.render(f, body, theme, &app.logs.title()),
-        Screen::Summary => app.summary.render(f, body, theme, &app.progress, &app.logs, app.audit_log.as_deref()),
+        Screen::Summary => {
+            let phases = app.phases();
+            app.summary.render(f, body, theme, &app.progress, &app.logs, &phases, app.audit_log.as_deref())
+        }
     }
     if let Some(t) = &app.status.toast {
         f.render_widget(Paragraph::new(Line::from(Span::styled(format!(" {t}"), theme.warn()))), toast);

@@ -1,5 +1,6 @@
 //! The real binary in a real terminal (tmux): `demo`, resolve the conflicts, run the rehearsal, see
-//! the summary, quit, and the terminal is restored (alternate screen left, cursor shown). And a panic
+//! the summary, quit, and the terminal is restored (alternate screen left, cursor shown). The
+//! connections are tested without a key, and a broken one stops Enter with its reason. And a panic
 //! inside a task restores the terminal and exits with a message.
 
 use std::path::Path;
@@ -57,6 +58,18 @@ impl Session {
                 return s;
             }
             assert!(Instant::now() < deadline, "'{text}' never appeared:\n{s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    /// Waits until `text` shows `n` times.
+    fn wait_for_count(&self, text: &str, n: usize) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let s = self.screen();
+            if s.matches(text).count() >= n {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "'{text}' never appeared {n} times:\n{s}");
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -136,4 +149,31 @@ fn a_panic_inside_a_task_restores_the_terminal_and_says_so() {
         screen.contains("internal error: test panic inside a task") && screen.contains("terminal was restored"),
         "{screen}"
     );
+}
+
+#[test]
+fn connections_are_tested_without_a_key_and_a_broken_one_stops_enter() {
+    if !have_tmux() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Session::start("conn", &command(&tmp.path().join("sb"), &tmp.path().join("logs"), ""));
+    // nova_bm, Ironic, Nova and Nova API: all tested, and no key was pressed
+    let screen = s.wait_for_count("ok: SQLite", 4);
+    assert!(!screen.contains("not tested"), "{screen}");
+    // break the focused nova_bm URL: it is tested again once the typing stops, and fails
+    s.keys(&["End", "x"]);
+    let screen = s.wait_for("failed:");
+    assert_eq!(screen.matches("ok: SQLite").count(), 3, "{screen}");
+    s.keys(&["Enter"]);
+    let screen = s.wait_for("nova_bm database: connection failed:");
+    assert!(screen.contains("nova_bm.sqlitex"), "the reason names what failed:\n{screen}");
+    assert!(screen.contains("Connections and options") && !screen.contains("nova_bm: 36 nodes"), "{screen}");
+    // mended, it is tested again and Enter goes on
+    s.keys(&["BSpace"]);
+    s.wait_for_count("ok: SQLite", 4);
+    s.keys(&["Enter"]);
+    s.wait_for("nova_bm: 36 nodes");
+    s.keys(&["q"]);
+    assert_eq!(s.wait_exit(), "0", "exit status");
 }

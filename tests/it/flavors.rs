@@ -182,3 +182,50 @@ async fn rollback_restores_the_flavors_too() {
     assert_eq!(specs(&nova, "instance_type_extra_specs", "instance_type_id").await, before);
     assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 0);
 }
+
+/// Modern Nova keeps its flavors in nova_api: the demo's nova DB has none (the message names
+/// --nova-api-db), `--nova-api-db` (or its variable) finds them while `--nova-db` still gives the instances.
+#[tokio::test(flavor = "multi_thread")]
+async fn modern_flavors_come_from_the_nova_api_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sb = bm2ironic::core::demo::sandbox::build(&tmp.path().join("sb")).await.unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let out = bm2ironic(logs.path())
+        .args(["--nova-db", &sb.nova_url, "flavors", "--resource-class", "baremetal"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no flavor tables") && err.contains("--nova-api-db"), "{err}");
+    for how in ["flag", "env"] {
+        let mut cmd = bm2ironic(logs.path());
+        cmd.args(["--nova-db", &sb.nova_url]);
+        if how == "flag" {
+            cmd.args(["--nova-api-db", &sb.nova_api_url]);
+        } else {
+            cmd.env("BM2IRONIC_NOVA_API_DB", &sb.nova_api_url);
+        }
+        let out = cmd.args(["flavors", "--resource-class", "baremetal", "--json"]).output().unwrap();
+        assert!(out.status.success(), "{how}: {}", String::from_utf8_lossy(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["schema"], "modern", "{how}");
+        assert_eq!(doc["changes"].as_array().unwrap().len(), 4, "{how}: {doc}");
+    }
+    // nova.conf: [database] for the instances, [api_database] for the flavors
+    let conf = tmp.path().join("nova.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[database]\nconnection = {}\n[api_database]\nconnection = {}\n[baremetal]\nsql_connection = {}\n",
+            sb.nova_url, sb.nova_api_url, sb.nova_bm_url
+        ),
+    )
+    .unwrap();
+    let out = bm2ironic(logs.path())
+        .arg("--nova-conf")
+        .arg(&conf)
+        .args(["flavors", "--resource-class", "baremetal", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

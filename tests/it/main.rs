@@ -15,6 +15,7 @@ mod inventory;
 mod migrate;
 mod plan_then_load;
 mod real_ironic;
+mod report;
 mod secrets;
 mod takeover;
 mod upstream_2014_mistakes;

@@ -87,9 +87,53 @@ async fn nova_conf_passwords_stay_hidden(backend: Backend) {
     );
 }
 
+/// The run report (`migrate --report`, Markdown and JSON) names the databases without their passwords.
+async fn the_run_report_names_no_password(backend: Backend) {
+    let Some(src) = TestDb::with_fixture(backend, "rsrc", &Fixture::generated(4, 1)).await else { return };
+    let Some(tgt) = TestDb::ironic(backend, "rtgt").await else { return };
+    let admin = bm2ironic::core::db::url::DbUrl::parse(&tgt.admin_url).unwrap();
+    let admin_pw = admin.password.as_ref().map(|p| p.expose().to_string());
+    let mut secrets = vec![BMC_PASSWORD_PREFIX.to_string()];
+    if backend != Backend::Sqlite {
+        secrets.push(READER_PASSWORD.into());
+        secrets.extend(admin_pw.filter(|p| !p.is_empty()));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["run.md", "run.json"] {
+        let path = dir.path().join(name);
+        let logs = tempfile::tempdir().unwrap();
+        let out = bm2ironic(logs.path())
+            .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
+            .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+            .args([
+                "migrate",
+                "--rehearse",
+                "--default-arch",
+                "x86_64",
+                "--deploy-kernel",
+                "k",
+                "--deploy-ramdisk",
+                "r",
+            ])
+            .arg("--report")
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = std::fs::read_to_string(&path).unwrap();
+        for s in &secrets {
+            assert!(!text.contains(s.as_str()), "{name}: '{s}' in the report:\n{text}");
+        }
+        if backend != Backend::Sqlite {
+            assert!(text.contains(":***@"), "{name}: the URLs are there, redacted:\n{text}");
+        }
+    }
+}
+
 per_backend! {
     no_password_in_outputs_or_audit_log => super::no_password_in_outputs_or_audit_log;
     nova_conf_passwords_stay_hidden => super::nova_conf_passwords_stay_hidden;
+    the_run_report_names_no_password => super::the_run_report_names_no_password;
 }
 
 #[test]

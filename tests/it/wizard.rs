@@ -34,6 +34,12 @@ fn snap(r: &mut Runner<TestBackend>, name: &str) {
     settings.add_filter(r"run [0-9a-f]{8}", "run XXXXXXXX");
     settings.add_filter(r"Committed run [0-9a-f-]{36}", "Committed run RUN-ID");
     settings.add_filter(r"checksum [0-9a-f]{12}", "checksum XXXXXXXXXXXX");
+    // timings and rates are the machine's: the lines that show them are kept as constants (a
+    // number's width would move the padding after it)
+    settings.add_filter(r"ok: SQLite ([\d.]+) in \d+ ms *│", "ok: SQLite $1 in N ms │");
+    settings.add_filter(r"│ [\d,.-]+ nodes/s   elapsed [^│]*│", "│ (nodes/s, elapsed, ETA) │");
+    settings.add_filter(r"│  Time  [^│]*│", "│  Time  (the wall time of each phase) │");
+    settings.add_filter(r"\(load start to end: [^)]*\) *│", "(load start to end: T) │");
     settings.set_snapshot_suffix(format!(
         "{}x{}",
         r.terminal.backend().buffer().area.width,
@@ -68,10 +74,20 @@ fn screen_text(r: &mut Runner<TestBackend>) -> String {
 
 async fn drive_rehearsal(w: u16, h: u16) {
     let (mut r, sb, _tmp) = runner(Mode::Rehearsal, w, h).await;
+    // every filled connection is tested as the screen opens, without a key
+    use bm2ironic::tui::app::{Field, FieldStatus};
+    let dbs = [Field::NovaBmDb, Field::IronicDb, Field::NovaDb, Field::NovaApiDb];
+    assert!(dbs.iter().all(|f| r.app.connections[*f].status == FieldStatus::Testing));
+    assert!(
+        r.pump_until(|a| dbs.iter().all(|f| matches!(a.connections[*f].status, FieldStatus::Ok(_))), WAIT).await,
+        "{:?}",
+        dbs.iter().map(|f| r.app.connections[*f].status.clone()).collect::<Vec<_>>()
+    );
     snap(&mut r, "1_credentials");
 
-    // test a connection in the background
+    // test a connection again (^T)
     r.key(KeyCode::Char('t'), KeyModifiers::CONTROL);
+    assert_eq!(r.app.connections[Field::NovaBmDb].status, FieldStatus::Testing);
     assert!(
         r.pump_until(
             |a| matches!(
@@ -126,6 +142,7 @@ async fn drive_rehearsal(w: u16, h: u16) {
     assert_eq!(r.app.screen, Screen::Flavors);
     assert!(r.pump_until(|a| a.flavors.result.is_some(), WAIT).await);
     let v = r.app.flavors.result.as_ref().unwrap().as_ref().unwrap();
+    assert!(v.source.starts_with("Nova API database: sqlite"), "the flavors of modern Nova are in nova_api: {v:?}");
     assert_eq!(
         v.changes.len(),
         4,
@@ -150,10 +167,6 @@ async fn drive_rehearsal(w: u16, h: u16) {
         )
         .await
     );
-    r.app.progress.elapsed = Duration::from_millis(1500);
-    if let Some(Ok(s)) = &mut r.app.progress.finished {
-        s.elapsed_ms = 1500;
-    }
     snap(&mut r, "5_progress");
 
     r.key(KeyCode::Char('L'), NONE);
@@ -225,6 +238,27 @@ async fn live_needs_the_word_then_commits_and_verifies() {
     );
     r.key(KeyCode::Enter, NONE);
     assert!(screen_text(&mut r).contains("Committed run"));
+    // s: the run report for the change ticket, from what the wizard saw (the takeover's error too)
+    assert!(r.pump_until(|a| a.logs.errors() > 0, WAIT).await, "the demo's takeover has one failing node");
+    r.key(KeyCode::Char('s'), NONE);
+    assert!(r.pump_until(|a| a.summary.report.is_some(), WAIT).await, "{:?}", r.app.status.toast);
+    let path = r.app.summary.report.clone().unwrap();
+    assert!(path.starts_with(&sb.dir.display().to_string()) && path.ends_with(".md"), "{path}");
+    let md = std::fs::read_to_string(&path).unwrap();
+    for section in bm2ironic::core::migrate::report::SECTIONS {
+        assert!(md.contains(section), "{section} missing:\n{md}");
+    }
+    let run = match &r.app.progress.finished {
+        Some(Ok(s)) => s.run_id.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(md.contains(&format!("# bm2ironic run report: {run}")) && md.contains("(LIVE)"), "{md}");
+    assert!(md.contains(&format!("`bm2ironic rollback --run {run}`")), "{md}");
+    assert!(md.contains("OK: ") && md.contains("no differences"), "the verification: {md}");
+    assert!(md.contains("1 error record(s) in the logs followed") && md.contains("Failed to take over node"), "{md}");
+    let applied = r.app.flavors.result.as_ref().unwrap().as_ref().unwrap().applied.clone().unwrap();
+    assert!(md.contains(&format!("flavors --restore --change-set {applied}")), "{md}");
+    assert!(md.contains("| verify | "), "{md}");
     // the decisions the wizard saved replay in the CLI (rehearse on staging, replay in production)
     r.app.session.resolutions_path = sb.dir.join("decisions.toml").display().to_string();
     r.handle(bm2ironic::tui::app::Msg::Key(ratatui::crossterm::event::KeyEvent::new(KeyCode::Char('i'), NONE)));
@@ -364,6 +398,9 @@ async fn render_screenshots() {
         std::fs::write(out.join(format!("{name}.json")), serde_json::to_string(&rows).unwrap()).unwrap();
     };
     let (mut r, _sb, _tmp) = runner(Mode::Rehearsal, 120, 40).await;
+    use bm2ironic::tui::app::{Field, FieldStatus};
+    let dbs = [Field::NovaBmDb, Field::IronicDb, Field::NovaDb, Field::NovaApiDb];
+    assert!(r.pump_until(|a| dbs.iter().all(|f| matches!(a.connections[*f].status, FieldStatus::Ok(_))), WAIT).await);
     dump(&mut r, "1-credentials");
     r.key(KeyCode::Enter, NONE);
     assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await);
@@ -377,6 +414,11 @@ async fn render_screenshots() {
     r.key(KeyCode::Char('n'), NONE);
     r.key(KeyCode::Char('1'), NONE);
     dump(&mut r, "3-conflicts");
+    r.key(KeyCode::Down, NONE);
+    r.key(KeyCode::Down, NONE);
+    r.key(KeyCode::Char('x'), NONE);
+    dump(&mut r, "3-conflicts-explain");
+    r.key(KeyCode::Char('x'), NONE);
     decide_all(&mut r);
     r.key(KeyCode::Char('n'), NONE);
     assert!(r.pump_until(|a| a.flavors.result.is_some(), WAIT).await);
@@ -386,7 +428,9 @@ async fn render_screenshots() {
     r.key(KeyCode::Enter, NONE);
     assert!(
         r.pump_until(
-            |a| a.progress.finished.is_some() && a.logs.lines.iter().any(|l| l.text.contains("nova.compute")),
+            |a| a.progress.finished.is_some()
+                && a.logs.errors() > 0
+                && a.logs.lines.iter().any(|l| l.text.contains("nova.compute")),
             WAIT
         )
         .await
@@ -397,7 +441,18 @@ async fn render_screenshots() {
     dump(&mut r, "5-logs");
     r.key(KeyCode::Esc, NONE);
     r.key(KeyCode::Enter, NONE);
+    r.key(KeyCode::Char('s'), NONE);
+    assert!(r.pump_until(|a| a.summary.report.is_some(), WAIT).await);
     dump(&mut r, "6-summary");
+    // LIVE, outside tmux: the confirmation warns about a dropped session
+    let (mut r, _sb, _tmp) = runner(Mode::Live, 120, 40).await;
+    r.key(KeyCode::Enter, NONE);
+    assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await);
+    r.key(KeyCode::Char('n'), NONE);
+    decide_all(&mut r);
+    through_flavors(&mut r).await;
+    r.type_text("migr");
+    dump(&mut r, "4-confirm-live");
     let (mut r, _sb, _tmp) = runner(Mode::Rehearsal, 80, 24).await;
     r.key(KeyCode::Enter, NONE);
     assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await);
@@ -435,4 +490,91 @@ async fn progress_shows_queued_writing_done_and_failed() {
     assert!(matches!(&n.status, RowStatus::Failed(e) if e.contains("MySQL at db:3306")), "{n:?}");
     assert!(n.status.to_string().starts_with("failed, rolled back: MySQL at db:3306"), "{n:?}");
     assert!(screen_text(&mut r).contains("FAILED, rolled back"));
+}
+
+/// Honest timing: a rehearsal of a few thousand nodes, driven through the real runtime; what the
+/// progress screen and the summary say about elapsed time and nodes/s is checked against the wall
+/// clock measured here.
+#[tokio::test(flavor = "multi_thread")]
+async fn rehearsal_timing_matches_the_wall_clock() {
+    use bm2ironic::core::db::{url::DbUrl, Access, Db};
+    use bm2ironic::core::demo::fixture::{self, Fixture};
+    use bm2ironic::core::migrate::timing::{human_ms, human_rate};
+    use std::time::Instant;
+    const NODES: usize = 3000;
+    let tmp = tempfile::tempdir().unwrap();
+    let db_at = |name: &str| format!("sqlite:///{}", tmp.path().join(name).display());
+    let (src, tgt) = (db_at("nova_bm.sqlite"), db_at("ironic.sqlite"));
+    let db = Db::connect(&DbUrl::parse(&src).unwrap(), Access::Create).await.unwrap();
+    fixture::build(&db, &Fixture::generated(NODES, 3)).await.unwrap();
+    db.close().await;
+    let db = Db::connect(&DbUrl::parse(&tgt).unwrap(), Access::Create).await.unwrap();
+    fixture::build_ironic_sqlite(&db).await.unwrap();
+    db.close().await;
+    let prefill = bm2ironic::tui::Prefill {
+        nova_bm_db: Some(src),
+        ironic_db: Some(tgt),
+        deploy_kernel: Some("file:///srv/k".into()),
+        deploy_ramdisk: Some("file:///srv/r".into()),
+        default_arch: Some("x86_64".into()),
+        ..Default::default()
+    };
+    let app = App::new(Mode::Rehearsal, prefill, Default::default(), Default::default());
+    let ctx = bm2ironic::tui::Context::default();
+    let mut r = Runner::new(app, Terminal::new(TestBackend::new(120, 40)).unwrap(), Theme { color: false }, ctx);
+    r.start();
+    r.key(KeyCode::Enter, NONE);
+    assert!(r.pump_until(|a| a.screen == Screen::Inventory, WAIT).await, "{:?}", r.app.status.toast);
+    r.key(KeyCode::Char('n'), NONE);
+    assert_eq!(r.app.session.plan.as_ref().unwrap().blocking(), 0);
+    r.key(KeyCode::Char('n'), NONE);
+    assert_eq!(r.app.screen, Screen::Confirm, "no Nova database: straight to the confirmation");
+
+    let t0 = Instant::now();
+    r.key(KeyCode::Enter, NONE);
+    // half way: the elapsed time is the wall clock's (a tick behind at most), the rate is the window's
+    assert!(r.pump_until(|a| a.progress.done >= NODES / 2 || a.progress.finished.is_some(), WAIT).await);
+    let (wall, shown, done) = (t0.elapsed(), r.app.progress.elapsed, r.app.progress.done);
+    eprintln!("half way: wall {wall:?}, shown {shown:?}, done {done}, rate {:?}", r.app.progress.rate());
+    // (the end comes after every progress event: half way, the load still runs)
+    assert!(r.app.progress.finished.is_none());
+    {
+        assert!(shown <= wall && wall - shown < Duration::from_millis(400), "shown {shown:?}, wall {wall:?}");
+        let rate = r.app.progress.rate().expect("a rate while loading");
+        let average = done as f64 / wall.as_secs_f64();
+        assert!(rate > average / 3.0 && rate < average * 3.0, "rate {rate:.0}/s, average so far {average:.0}/s");
+        assert!(screen_text(&mut r).contains(&format!("{} nodes/s", human_rate(rate))));
+        assert!(!r.app.progress.eta().starts_with('-'), "an ETA while loading: {}", r.app.progress.eta());
+    }
+    assert!(r.pump_until(|a| a.progress.finished.is_some(), WAIT).await);
+    let wall = t0.elapsed();
+    let s = r.app.progress.finished.clone().unwrap().unwrap();
+    assert_eq!(s.created, NODES);
+    let wall_ms = wall.as_secs_f64() * 1000.0;
+    assert!(wall_ms > 100.0, "{NODES} nodes take a measurable time: {wall_ms:.1} ms");
+    // elapsed: from the start of the load to the end of its rollback, inside the wall time around it
+    // (which also holds the start of the job and the screen catching up with the last events)
+    assert!(
+        s.elapsed_ms <= wall_ms && s.elapsed_ms >= 0.5 * wall_ms,
+        "elapsed {} ms, wall {wall_ms:.1} ms",
+        s.elapsed_ms
+    );
+    assert!((s.load_ms + s.commit_ms - s.elapsed_ms).abs() < 0.01 && s.commit_ms >= 0.0, "{s:?}");
+    let rate = r.app.progress.rate().unwrap();
+    let wall_rate = NODES as f64 / wall.as_secs_f64();
+    eprintln!(
+        "end: wall {wall_ms:.1} ms, elapsed {:.1} ms, rate {rate:.0}/s, wall rate {wall_rate:.0}/s",
+        s.elapsed_ms
+    );
+    assert!(rate >= wall_rate && rate <= wall_rate / 0.5, "{rate:.0} nodes/s against {wall_rate:.0} by the wall clock");
+    let text = screen_text(&mut r);
+    assert!(text.contains(&format!("{} nodes/s", human_rate(rate))), "{text}");
+    assert!(text.contains(&format!("elapsed {}", human_ms(s.elapsed_ms))), "{text}");
+    // the summary: every phase that ran, with its wall time
+    r.key(KeyCode::Enter, NONE);
+    let text = screen_text(&mut r);
+    let phases = r.app.phases();
+    assert!(phases.read_ms.is_some() && phases.plan_ms.is_some() && phases.load_ms == Some(s.load_ms));
+    assert!(text.contains(&phases.line(true)), "{}\n{text}", phases.line(true));
+    assert!(text.contains(&format!("rollback {}", human_ms(s.commit_ms))), "{text}");
 }

@@ -29,6 +29,7 @@ pub async fn run(global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
         println!("  export BM2IRONIC_NOVA_BM_DB='{}'", sb.nova_bm_url);
         println!("  export BM2IRONIC_IRONIC_DB='{}'", sb.ironic_url);
         println!("  export BM2IRONIC_NOVA_DB='{}'", sb.nova_url);
+        println!("  export BM2IRONIC_NOVA_API_DB='{}'", sb.nova_api_url);
         println!("  logs: {} {}", sb.conductor_log.display(), sb.compute_log.display());
         println!(
             "Then: bm2ironic plan --default-arch x86_64 --deploy-kernel {} --deploy-ramdisk {}",
@@ -39,5 +40,6 @@ pub async fn run(global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
     let mut app =
         crate::tui::App::new(crate::tui::Mode::Rehearsal, sb.prefill(), Default::default(), Default::default());
     app.audit_log = audit_dir(global);
+    app.confirm.multiplexer = crate::tui::in_multiplexer();
     crate::tui::run_wizard(app, sb.context()).await.map_err(Failure::from)
 }

@@ -41,7 +41,7 @@ pub struct FlavorsArgs {
 
 pub async fn run(global: &GlobalArgs, args: FlavorsArgs) -> Result<(), Failure> {
     let settings = global.settings()?;
-    let nova = settings.nova_db.as_ref().ok_or_else(|| Failure::usage("no Nova database given: use --nova-db URL (the nova DB for Juno flavors, nova_api for modern ones) or BM2IRONIC_NOVA_DB"))?;
+    let nova = settings.flavors_db().ok_or_else(|| Failure::usage("no database with the flavors given: use --nova-api-db URL (BM2IRONIC_NOVA_API_DB, nova.conf [api_database]) for modern Nova, or --nova-db URL (BM2IRONIC_NOVA_DB) for Juno/Kilo Nova"))?;
     let access = if args.apply || args.restore { Access::ReadWrite } else { Access::ReadOnly };
     let (db, schema) = steps::open_flavors(&nova.value, access).await?;
     if args.restore {

@@ -80,8 +80,8 @@ pub async fn run(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure>
             print(&format!("  NOT restored (deleted by `replace`): {n}\n"));
         }
     }
-    // the flavors changed for the upgrade go back too, when the Nova DB is given
-    if let Some(nova) = &settings.nova_db {
+    // the flavors changed for the upgrade go back too, when the database holding them is given
+    if let Some(nova) = settings.flavors_db() {
         let ndb = Db::connect(&nova.value, Access::ReadWrite).await?;
         let restored = steps::restore_flavor_changes(&ndb, None).await;
         ndb.close().await;

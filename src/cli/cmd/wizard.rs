@@ -39,6 +39,7 @@ pub async fn run(global: &GlobalArgs, args: WizardArgs) -> Result<(), Failure> {
     let mode = if args.rehearse { crate::tui::Mode::Rehearsal } else { crate::tui::Mode::Live };
     let mut app = crate::tui::App::new(mode, prefill(&settings, &args.plan), opts, resolutions);
     app.audit_log = audit_dir(global);
+    app.confirm.multiplexer = crate::tui::in_multiplexer();
     let ctx = crate::tui::Context {
         logs: vec![
             ("ironic".into(), args.conductor_log.unwrap_or_else(|| DEFAULT_CONDUCTOR_LOG.into())),

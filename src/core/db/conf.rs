@@ -160,7 +160,10 @@ impl BaremetalConf {
 pub struct NovaConf {
     pub path: PathBuf,
     pub nova_bm_db: Option<DbUrl>,
+    /// `[database] connection` (instances, services; Juno/Kilo flavors)
     pub nova_db: Option<DbUrl>,
+    /// `[api_database] connection` (modern Nova's flavors)
+    pub nova_api_db: Option<DbUrl>,
     pub host: Option<String>,
     pub baremetal: BaremetalConf,
 }
@@ -212,6 +215,7 @@ impl NovaConf {
         Ok(NovaConf {
             nova_bm_db: ini.url("baremetal", "sql_connection")?,
             nova_db,
+            nova_api_db: ini.url("api_database", "connection")?,
             host: ini.get("DEFAULT", "host").map(str::to_string),
             path: ini.path.clone(),
             baremetal,
@@ -264,6 +268,7 @@ pub struct ConnectionFlags {
     pub nova_bm_db: Option<String>,
     pub ironic_db: Option<String>,
     pub nova_db: Option<String>,
+    pub nova_api_db: Option<String>,
     pub ironic_url: Option<String>,
     pub nova_conf: Option<PathBuf>,
     pub ironic_conf: Option<PathBuf>,
@@ -301,6 +306,8 @@ pub struct ConnectionSettings {
     pub nova_bm_db: Option<Setting<DbUrl>>,
     pub ironic_db: Option<Setting<DbUrl>>,
     pub nova_db: Option<Setting<DbUrl>>,
+    /// modern Nova's API database (flavors); None: flavors are looked for in `nova_db`
+    pub nova_api_db: Option<Setting<DbUrl>>,
     pub ironic_url: Option<Setting<String>>,
     pub nova_conf: Option<NovaConf>,
     pub ironic_conf: Option<IronicConf>,
@@ -309,6 +316,7 @@ pub struct ConnectionSettings {
 pub const ENV_NOVA_BM_DB: &str = "BM2IRONIC_NOVA_BM_DB";
 pub const ENV_IRONIC_DB: &str = "BM2IRONIC_IRONIC_DB";
 pub const ENV_NOVA_DB: &str = "BM2IRONIC_NOVA_DB";
+pub const ENV_NOVA_API_DB: &str = "BM2IRONIC_NOVA_API_DB";
 pub const ENV_IRONIC_URL: &str = "BM2IRONIC_IRONIC_URL";
 
 impl ConnectionSettings {
@@ -362,6 +370,12 @@ impl ConnectionSettings {
             ENV_NOVA_DB,
             nova_conf.as_ref().and_then(|c| c.nova_db.as_ref().map(|u| (u, c.path.as_path()))),
         )?;
+        let nova_api_db = db(
+            &flags.nova_api_db,
+            "--nova-api-db",
+            ENV_NOVA_API_DB,
+            nova_conf.as_ref().and_then(|c| c.nova_api_db.as_ref().map(|u| (u, c.path.as_path()))),
+        )?;
         let ironic_db = db(
             &flags.ironic_db,
             "--ironic-db",
@@ -382,7 +396,12 @@ impl ConnectionSettings {
                 });
             }
         }
-        Ok(ConnectionSettings { nova_bm_db, ironic_db, nova_db, ironic_url, nova_conf, ironic_conf })
+        Ok(ConnectionSettings { nova_bm_db, ironic_db, nova_db, nova_api_db, ironic_url, nova_conf, ironic_conf })
+    }
+
+    /// Where the flavors are: the Nova API database (modern Nova) when given, else the Nova database.
+    pub fn flavors_db(&self) -> Option<&Setting<DbUrl>> {
+        self.nova_api_db.as_ref().or(self.nova_db.as_ref())
     }
 
     /// Warnings for the operator: passwords given on the command line are visible in `ps`.
@@ -392,6 +411,7 @@ impl ConnectionSettings {
             ("--nova-bm-db", ENV_NOVA_BM_DB, &self.nova_bm_db),
             ("--ironic-db", ENV_IRONIC_DB, &self.ironic_db),
             ("--nova-db", ENV_NOVA_DB, &self.nova_db),
+            ("--nova-api-db", ENV_NOVA_API_DB, &self.nova_api_db),
         ] {
             if let Some(s) = s {
                 if s.origin == Origin::Flag && s.value.password.as_ref().is_some_and(|p| !p.is_empty()) {
@@ -418,6 +438,9 @@ sql_connection = mysql://nova:novapw@db/nova
 # newer form wins over [DEFAULT] sql_connection
 connection = mysql+pymysql://nova:novapw@db/nova?charset=utf8
 
+[api_database]
+connection = mysql+pymysql://nova:apipw@db/nova_api?charset=utf8
+
 [baremetal]
 sql_connection = mysql+pymysql://nova:bmpw@db/nova_bm?charset=utf8
 power_manager = nova.virt.baremetal.virtual_power_driver.VirtualPowerManager
@@ -440,6 +463,7 @@ flavor_extra_specs = cpu_arch:x86_64, hw:foo:bar
         let c = nova_conf();
         assert_eq!(c.nova_bm_db.as_ref().unwrap().database.as_deref(), Some("nova_bm"));
         assert_eq!(c.nova_db.as_ref().unwrap().param("charset"), Some("utf8"));
+        assert_eq!(c.nova_api_db.as_ref().unwrap().database.as_deref(), Some("nova_api"));
         let bm = &c.baremetal;
         assert!(bm.power_manager().ends_with("VirtualPowerManager"));
         assert_eq!(bm.virtual_power_ssh_port, Some(2222));
@@ -449,6 +473,31 @@ flavor_extra_specs = cpu_arch:x86_64, hw:foo:bar
         assert_eq!(bm.deploy_kernel.as_deref(), Some("1111-kernel"));
         assert!(!format!("{c:?}").contains("sshpw"));
         assert!(!format!("{c:?}").contains("bmpw"));
+        assert!(!format!("{c:?}").contains("apipw"));
+    }
+
+    #[test]
+    fn flavors_are_in_nova_api_when_given_else_in_nova() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("nova.conf");
+        std::fs::write(&p, NOVA_CONF).unwrap();
+        let flags = ConnectionFlags { nova_conf: Some(p.clone()), ..Default::default() };
+        let s = ConnectionSettings::resolve(&flags, &|_| None).unwrap();
+        assert_eq!(s.nova_db.as_ref().unwrap().value.database.as_deref(), Some("nova"));
+        assert_eq!(s.flavors_db().unwrap().value.database.as_deref(), Some("nova_api"));
+        let env = |k: &str| (k == ENV_NOVA_API_DB).then(|| "sqlite:////srv/api.sqlite".to_string());
+        let s = ConnectionSettings::resolve(&flags, &env).unwrap();
+        assert_eq!(s.nova_api_db.as_ref().unwrap().origin, Origin::Env(ENV_NOVA_API_DB.into()));
+        let flags = ConnectionFlags {
+            nova_db: Some("sqlite:////srv/nova.sqlite".into()),
+            nova_api_db: Some("mysql://u:flagpw@h/nova_api".into()),
+            ..Default::default()
+        };
+        let s = ConnectionSettings::resolve(&flags, &|_| None).unwrap();
+        assert!(s.warnings().iter().any(|w| w.contains("--nova-api-db") && !w.contains("flagpw")));
+        let flags = ConnectionFlags { nova_db: Some("sqlite:////srv/nova.sqlite".into()), ..Default::default() };
+        let s = ConnectionSettings::resolve(&flags, &|_| None).unwrap();
+        assert!(s.flavors_db().unwrap().value.redacted().to_string().ends_with("/srv/nova.sqlite"));
     }
 
     #[test]

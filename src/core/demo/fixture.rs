@@ -18,7 +18,8 @@ const SCHEMA_SQLITE: &str = include_str!("../../../assets/nova_bm/schema.sqlite.
 const IRONIC_SQLITE_SCHEMA: &str = include_str!("../../../assets/ironic/schema-39.0.0.sqlite.sql");
 
 /// A small Nova database for the demo (SQLite): `instances` for the fixture's instances (one of them
-/// deleted in Nova), `services` (the baremetal nova-computes, stopped), Juno-style flavors.
+/// deleted in Nova) and `services` (the baremetal nova-computes, stopped). As in modern Nova, the
+/// flavors are in the API database ([`build_nova_api_sqlite`]).
 pub async fn build_nova_sqlite(db: &Db, fixture: &Fixture) -> Result<(), DbError> {
     if db.backend() != Backend::Sqlite {
         return Err(DbError::Other {
@@ -29,10 +30,6 @@ pub async fn build_nova_sqlite(db: &Db, fixture: &Fixture) -> Result<(), DbError
     let mut stmts: Vec<String> = vec![
         "CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER)".into(),
         "CREATE TABLE services (id INTEGER NOT NULL PRIMARY KEY, host VARCHAR(255), \"binary\" VARCHAR(255), topic VARCHAR(255), report_count INTEGER NOT NULL, disabled BOOLEAN, deleted INTEGER, created_at DATETIME, updated_at DATETIME)".into(),
-        "CREATE TABLE instance_types (id INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255), memory_mb INTEGER, vcpus INTEGER, root_gb INTEGER, ephemeral_gb INTEGER, flavorid VARCHAR(255), deleted INTEGER, created_at DATETIME, updated_at DATETIME, deleted_at DATETIME)".into(),
-        "CREATE TABLE instance_type_extra_specs (id INTEGER NOT NULL PRIMARY KEY, instance_type_id INTEGER, \"key\" VARCHAR(255), value VARCHAR(255), deleted INTEGER, created_at DATETIME, updated_at DATETIME, deleted_at DATETIME)".into(),
-        "INSERT INTO instance_types VALUES (1, 'bm.large', 16384, 8, 20, 0, 'bm.large', 0, '2014-05-01 10:00:00', NULL, NULL), (2, 'm1.small', 2048, 1, 20, 0, '2', 0, '2014-05-01 10:00:00', NULL, NULL)".into(),
-        "INSERT INTO instance_type_extra_specs VALUES (1, 1, 'cpu_arch', 'x86_64', 0, '2014-05-01 10:00:00', NULL, NULL), (2, 1, 'baremetal:deploy_kernel_id', 'nova-bm-kernel', 0, '2014-05-01 10:00:00', NULL, NULL), (3, 1, 'baremetal:deploy_ramdisk_id', 'nova-bm-ramdisk', 0, '2014-05-01 10:00:00', NULL, NULL), (4, 2, 'hw:cpu_policy', 'shared', 0, '2014-05-01 10:00:00', NULL, NULL)".into(),
     ];
     let with_instance: Vec<&BmNode> =
         fixture.nodes.iter().filter(|n| n.instance_uuid.is_some() && n.deleted_raw != Some(1)).collect();
@@ -54,6 +51,24 @@ pub async fn build_nova_sqlite(db: &Db, fixture: &Fixture) -> Result<(), DbError
         stmts.push(format!("INSERT INTO services VALUES ({}, '{h}', 'nova-compute', 'compute', 100, 0, 0, '2014-09-01 00:00:00', '2014-09-01 00:00:00')", i + 1));
     }
     db.execute_in_transaction(stmts.into_iter().map(|s| (s, vec![])).collect()).await
+}
+
+/// A small modern Nova API database for the demo (SQLite): `flavors` and `flavor_extra_specs`, with
+/// the baremetal flavor nova baremetal used (its `baremetal:` keys) and an ordinary one.
+pub async fn build_nova_api_sqlite(db: &Db) -> Result<(), DbError> {
+    if db.backend() != Backend::Sqlite {
+        return Err(DbError::Other {
+            what: db.url.describe(),
+            message: "the demo Nova API database is SQLite only".into(),
+        });
+    }
+    let stmts = [
+        "CREATE TABLE flavors (created_at DATETIME, updated_at DATETIME, name VARCHAR(255) NOT NULL, id INTEGER NOT NULL PRIMARY KEY, memory_mb INTEGER NOT NULL, vcpus INTEGER NOT NULL, swap INTEGER NOT NULL, vcpu_weight INTEGER, flavorid VARCHAR(255) NOT NULL, rxtx_factor FLOAT, root_gb INTEGER, ephemeral_gb INTEGER, disabled BOOLEAN, is_public BOOLEAN, description TEXT)",
+        "CREATE TABLE flavor_extra_specs (created_at DATETIME, updated_at DATETIME, id INTEGER NOT NULL PRIMARY KEY, \"key\" VARCHAR(255) NOT NULL, value VARCHAR(255), flavor_id INTEGER NOT NULL)",
+        "INSERT INTO flavors VALUES ('2014-05-01 10:00:00', NULL, 'bm.large', 1, 16384, 8, 0, NULL, 'bm.large', 1.0, 20, 0, 0, 1, NULL), ('2014-05-01 10:00:00', NULL, 'm1.small', 2, 2048, 1, 0, NULL, '2', 1.0, 20, 0, 0, 1, NULL)",
+        "INSERT INTO flavor_extra_specs VALUES ('2014-05-01 10:00:00', NULL, 1, 'cpu_arch', 'x86_64', 1), ('2014-05-01 10:00:00', NULL, 2, 'baremetal:deploy_kernel_id', 'nova-bm-kernel', 1), ('2014-05-01 10:00:00', NULL, 3, 'baremetal:deploy_ramdisk_id', 'nova-bm-ramdisk', 1), ('2014-05-01 10:00:00', NULL, 4, 'hw:cpu_policy', 'shared', 2)",
+    ];
+    db.execute_in_transaction(stmts.into_iter().map(|s| (s.to_string(), vec![])).collect()).await
 }
 
 /// Creates an empty modern (39.0.0) Ironic schema in a SQLite database (the demo sandbox's target).

@@ -1,7 +1,7 @@
 //! The rehearsal sandbox of `demo` (and the wizard's tests): on embedded SQLite, a nova_bm with a
 //! realistic inventory and most conflict codes, an empty Ironic (the real 39.0.0 schema), a Nova DB
-//! with instances, services and flavors, deploy image files, and log files the simulated takeover
-//! writes into. Built only in a directory that is empty or an earlier sandbox.
+//! with instances and services, a Nova API DB with the flavors (modern Nova), deploy image files, and
+//! log files the simulated takeover writes into. Built only in a directory that is empty or an earlier sandbox.
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +14,7 @@ const FILES: &[&str] = &[
     "nova_bm.sqlite",
     "ironic.sqlite",
     "nova.sqlite",
+    "nova_api.sqlite",
     "bm2ironic-resolutions.toml",
     "deploy.kernel",
     "deploy.initramfs",
@@ -25,6 +26,7 @@ pub struct Sandbox {
     pub nova_bm_url: String,
     pub ironic_url: String,
     pub nova_url: String,
+    pub nova_api_url: String,
     pub conductor_log: PathBuf,
     pub compute_log: PathBuf,
     pub deploy_kernel: String,
@@ -89,6 +91,11 @@ pub async fn build(dir: &Path) -> Result<Sandbox, SandboxError> {
         .await
         .map_err(|e| SandboxError(format!("cannot build the demo Nova database: {e}")))?;
     db.close().await;
+    let (nova_api_url, db) = sqlite(&dir.join("nova_api.sqlite")).await?;
+    fixture::build_nova_api_sqlite(&db)
+        .await
+        .map_err(|e| SandboxError(format!("cannot build the demo Nova API database: {e}")))?;
+    db.close().await;
 
     let logs = dir.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| io("create", &logs, e))?;
@@ -111,6 +118,7 @@ pub async fn build(dir: &Path) -> Result<Sandbox, SandboxError> {
         nova_bm_url,
         ironic_url,
         nova_url,
+        nova_api_url,
         conductor_log,
         compute_log,
         deploy_kernel: format!("file://{}", kernel.display()),
@@ -126,6 +134,7 @@ pub struct SandboxPrefill {
     pub nova_bm_db: String,
     pub ironic_db: String,
     pub nova_db: String,
+    pub nova_api_db: String,
     pub deploy_kernel: String,
     pub deploy_ramdisk: String,
     pub default_arch: String,
@@ -148,6 +157,7 @@ impl Sandbox {
             nova_bm_db: self.nova_bm_url.clone(),
             ironic_db: self.ironic_url.clone(),
             nova_db: self.nova_url.clone(),
+            nova_api_db: self.nova_api_url.clone(),
             deploy_kernel: self.deploy_kernel.clone(),
             deploy_ramdisk: self.deploy_ramdisk.clone(),
             default_arch: "x86_64".into(),

@@ -53,7 +53,7 @@ pub struct SpecChange {
 pub enum FlavorError {
     #[error(transparent)]
     Db(#[from] DbError),
-    #[error("{what} has no flavor tables (instance_types or flavors): point --nova-db at the Nova database (Juno) or the nova_api database (modern)")]
+    #[error("{what} has no flavor tables (instance_types or flavors): give the nova_api database (--nova-api-db) for modern Nova, or the nova database (--nova-db) for Juno/Kilo")]
     NoFlavors { what: String },
     #[error("no flavor change recorded in this Nova database: nothing to restore")]
     NothingToRestore,

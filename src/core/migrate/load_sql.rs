@@ -17,7 +17,9 @@ use crate::core::db::url::Backend;
 use crate::core::db::{Db, DbError, Tx};
 use crate::core::ironic::json::to_db_text;
 use crate::core::ironic::target::{TargetKind, TargetSchema};
+use crate::core::migrate::counters::{read_counters, restore_counters};
 use crate::core::migrate::plan::{IronicNode, IronicPort, NodeAction, NodePlan, Plan};
+use crate::core::migrate::timing::ms;
 
 pub const RUNS_TABLE: &str = "bm2ironic_runs";
 /// Nodes per multi-row INSERT (and per progress step).
@@ -27,9 +29,23 @@ pub const BATCH: usize = 100;
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum LoadEvent {
-    Started { run_id: String, nodes: usize, ports: usize, rehearse: bool },
-    Node { nova_bm_id: i64, uuid: String, status: NodeStatus },
-    Progress { done: usize, total: usize },
+    Started {
+        run_id: String,
+        nodes: usize,
+        ports: usize,
+        rehearse: bool,
+    },
+    Node {
+        nova_bm_id: i64,
+        uuid: String,
+        status: NodeStatus,
+    },
+    /// after each batch; `elapsed_ms` since the load started
+    Progress {
+        done: usize,
+        total: usize,
+        elapsed_ms: f64,
+    },
     Summary(LoadSummary),
 }
 
@@ -52,8 +68,16 @@ pub struct LoadSummary {
     pub maintenance: usize,
     pub ports: usize,
     pub errors: usize,
-    pub elapsed_ms: u64,
+    /// wall time from the start of the load to the end of its commit (or rollback)
+    pub elapsed_ms: f64,
+    /// of which writing (every batch and the run record)
+    pub load_ms: f64,
+    /// of which the commit (a rehearsal: the rollback, and putting the id counters back)
+    pub commit_ms: f64,
     pub plan_checksum: String,
+    /// when the load started and ended (UTC)
+    pub started_at: NaiveDateTime,
+    pub finished_at: NaiveDateTime,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -309,12 +333,17 @@ pub async fn load_db(
         maintenance: plan.summary.maintenance,
         ports: 0,
         errors: 0,
-        elapsed_ms: 0,
+        elapsed_ms: 0.0,
+        load_ms: 0.0,
+        commit_ms: 0.0,
         plan_checksum: plan.checksum.clone(),
+        started_at: now(),
+        finished_at: now(),
     };
     if to_write.is_empty() {
         tracing::info!(run = %req.run_id, "nothing to write");
-        summary.elapsed_ms = started.elapsed().as_millis() as u64;
+        summary.elapsed_ms = ms(started.elapsed());
+        summary.finished_at = now();
         let _ = events.send(LoadEvent::Summary(summary.clone()));
         return Ok(summary);
     }
@@ -416,7 +445,7 @@ pub async fn load_db(
             }
             done += batch.len();
             tracing::debug!(run = %req.run_id, done, total = to_write.len(), "batch written");
-            let _ = events.send(LoadEvent::Progress { done, total: to_write.len() });
+            let _ = events.send(LoadEvent::Progress { done, total: to_write.len(), elapsed_ms: ms(started.elapsed()) });
         }
         summary.created = done;
         if record_run {
@@ -442,6 +471,7 @@ pub async fn load_db(
             tx.rollback().await?;
             return Err(LoadError::Cancelled);
         }
+        summary.load_ms = ms(started.elapsed());
         if req.rehearse {
             tx.rollback().await?;
             tracing::info!(run = %req.run_id, created = done, "rehearsal complete, rolled back");
@@ -463,7 +493,9 @@ pub async fn load_db(
         }
     }
     outcome?;
-    summary.elapsed_ms = started.elapsed().as_millis() as u64;
+    summary.elapsed_ms = ms(started.elapsed());
+    summary.commit_ms = summary.elapsed_ms - summary.load_ms;
+    summary.finished_at = now();
     let _ = events.send(LoadEvent::Summary(summary.clone()));
     Ok(summary)
 }
@@ -481,63 +513,6 @@ async fn find_culprit(tx: &mut Tx<'_>, table: &str, cols: &[&str], rows: &[Vec<V
         }
     }
     None
-}
-
-/// The id counters of `nodes` and `ports` before the load (PostgreSQL sequences, MySQL AUTO_INCREMENT).
-struct Counter {
-    table: &'static str,
-    /// PostgreSQL: sequence name, last_value, is_called
-    pg: Option<(String, i64, bool)>,
-    /// MySQL: AUTO_INCREMENT
-    my: Option<i64>,
-}
-
-async fn read_counters(db: &Db) -> Result<Vec<Counter>, DbError> {
-    let mut out = Vec::new();
-    for table in ["nodes", "ports"] {
-        match db.backend() {
-            Backend::Postgres => {
-                let seq: Option<String> =
-                    db.fetch_scalar("SELECT pg_get_serial_sequence(?, 'id')", vec![Val::from(table)]).await?;
-                if let Some(seq) = seq {
-                    let sql = format!("SELECT last_value, is_called FROM {seq}");
-                    let r = db.fetch_one(&sql, vec![]).await?;
-                    let (last, called) =
-                        (|| Ok((r.get::<i64, _>(0)?, r.get::<bool, _>(1)?)))().map_err(|e| db.error(e))?;
-                    out.push(Counter { table, pg: Some((seq, last, called)), my: None });
-                }
-            }
-            Backend::MySql => {
-                // MySQL 8 caches it; MariaDB has no such variable
-                let _ = db.execute("SET SESSION information_schema_stats_expiry = 0", vec![]).await;
-                let sql = "SELECT CAST(AUTO_INCREMENT AS SIGNED) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?";
-                let ai: Option<i64> = db.fetch_column(sql, vec![Val::from(table)]).await?.into_iter().next().flatten();
-                out.push(Counter { table, pg: None, my: ai });
-            }
-            Backend::Sqlite => {} // rowid tables: nothing advances on rollback
-        }
-    }
-    Ok(out)
-}
-
-/// Best effort, never below the highest id present.
-async fn restore_counters(db: &Db, counters: &[Counter]) {
-    for c in counters {
-        let sql = match (&c.pg, c.my) {
-            (Some((seq, last, called)), _) => format!(
-                "SELECT setval('{seq}', GREATEST({last}, (SELECT COALESCE(MAX(id), 1) FROM {})), {called})",
-                c.table
-            ),
-            (_, Some(ai)) => format!("ALTER TABLE {} AUTO_INCREMENT = {ai}", c.table),
-            _ => continue,
-        };
-        match db.execute(&sql, vec![]).await {
-            Ok(_) => tracing::debug!(table = c.table, "id counter restored after rollback"),
-            Err(e) => {
-                tracing::warn!(table = c.table, error = %e, "could not restore the id counter after rollback (harmless: ids stay unique)")
-            }
-        }
-    }
 }
 
 /// Reads run records, newest first.

@@ -2,11 +2,15 @@
 //! rollback and the flavor change. See docs/mapping.md and docs/conflicts.md.
 
 pub mod conflict;
+pub mod consequences;
+mod counters;
 pub mod flavors;
 pub mod load_sql;
 pub mod plan;
 pub mod prepare;
+pub mod report;
 pub mod rollback;
 pub mod states;
 pub mod steps;
+pub mod timing;
 pub mod verify;

@@ -2,11 +2,14 @@
 //! Ironic database and detect its schema, read Nova's facts when given, and compute the plan.
 //! Shared by `plan`, `migrate` and the wizard.
 
+use std::time::Instant;
+
 use crate::core::db::conf::ConnectionSettings;
 use crate::core::db::Db;
 use crate::core::ironic::target::{self, TargetError, TargetState};
 use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::plan::{self, Plan, PlanOptions};
+use crate::core::migrate::timing::{ms, Phases};
 use crate::core::source::model::Inventory;
 use crate::core::source::nova::{self, NovaError, NovaFacts};
 use crate::core::source::nova_bm::{NovaBmSource, SourceError};
@@ -46,6 +49,8 @@ pub struct Prepared {
     pub plan: Plan,
     /// redacted nova_bm URL
     pub source: String,
+    /// how long reading and planning took
+    pub timings: Phases,
 }
 
 /// Read-only browse: nova_bm only, planned against an empty modern Ironic so source-side conflicts show.
@@ -55,10 +60,12 @@ pub async fn browse(
     resolutions: &Resolutions,
 ) -> Result<Prepared, PrepareError> {
     let src_url = &settings.nova_bm_db.as_ref().ok_or(PrepareError::NoSource)?.value;
+    let started = Instant::now();
     let source = NovaBmSource::open(src_url).await?;
     let inventory = source.read_inventory(|_| {}).await;
     source.close().await;
     let inventory = inventory?;
+    let read = ms(started.elapsed());
     let target =
         TargetState { schema: target::TargetSchema::known(target::TargetKind::Modern), nodes: vec![], ports: vec![] };
     // target-side choices are not the browser's business: mark only what nova_bm itself holds
@@ -66,8 +73,18 @@ pub async fn browse(
     options.default_arch.get_or_insert_with(|| "(any)".into());
     options.deploy_kernel.get_or_insert_with(|| "(any)".into());
     options.deploy_ramdisk.get_or_insert_with(|| "(any)".into());
+    let planning = Instant::now();
     let plan = plan::plan(&inventory, &target, None, &options, resolutions);
-    Ok(Prepared { inventory, target_db: None, target, nova: None, plan, source: src_url.redacted().to_string() })
+    let timings = Phases { read_ms: Some(read), plan_ms: Some(ms(planning.elapsed())), ..Default::default() };
+    Ok(Prepared {
+        inventory,
+        target_db: None,
+        target,
+        nova: None,
+        plan,
+        source: src_url.redacted().to_string(),
+        timings,
+    })
 }
 
 pub async fn prepare(
@@ -78,6 +95,7 @@ pub async fn prepare(
 ) -> Result<Prepared, PrepareError> {
     let src_url = &settings.nova_bm_db.as_ref().ok_or(PrepareError::NoSource)?.value;
     let tgt_url = &settings.ironic_db.as_ref().ok_or(PrepareError::NoTarget)?.value;
+    let started = Instant::now();
     let source = NovaBmSource::open(src_url).await?;
     let inventory = source.read_inventory(|_| {}).await;
     source.close().await;
@@ -94,7 +112,10 @@ pub async fn prepare(
         }
         None => None,
     };
+    let read = ms(started.elapsed());
+    let planning = Instant::now();
     let plan = plan::plan(&inventory, &target, nova.as_ref(), options, resolutions);
+    let timings = Phases { read_ms: Some(read), plan_ms: Some(ms(planning.elapsed())), ..Default::default() };
     tracing::info!(
         create = plan.summary.create,
         skip = plan.summary.skip,
@@ -105,5 +126,13 @@ pub async fn prepare(
     for c in &plan.conflicts {
         tracing::info!(code = %c.code, subject = ?c.subject, action = ?c.action, decided_by = ?c.decided_by, "conflict: {}", c.detail);
     }
-    Ok(Prepared { inventory, target_db: Some(target_db), target, nova, plan, source: src_url.redacted().to_string() })
+    Ok(Prepared {
+        inventory,
+        target_db: Some(target_db),
+        target,
+        nova,
+        plan,
+        source: src_url.redacted().to_string(),
+        timings,
+    })
 }

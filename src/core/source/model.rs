@@ -82,6 +82,8 @@ pub struct InventorySummary {
     pub soft_deleted: usize,
     /// live nodes by `task_state` ("none" for NULL)
     pub by_state: BTreeMap<String, usize>,
+    /// per nova-compute host ("-" for none): its live nodes by `task_state`, and "(soft-deleted)"
+    pub by_host: BTreeMap<String, BTreeMap<String, usize>>,
     pub with_instance: usize,
     pub interfaces: usize,
     pub orphan_interfaces: usize,
@@ -124,12 +126,16 @@ impl Inventory {
         };
         for n in &self.nodes {
             s.interfaces += n.interfaces.len();
+            let host = s.by_host.entry(n.node.service_host.clone().unwrap_or_else(|| "-".into())).or_default();
             if n.node.deleted {
                 s.soft_deleted += 1;
+                *host.entry("(soft-deleted)".into()).or_default() += 1;
                 continue;
             }
             s.live += 1;
-            *s.by_state.entry(n.node.task_state.clone().unwrap_or_else(|| "none".into())).or_default() += 1;
+            let state = n.node.task_state.clone().unwrap_or_else(|| "none".into());
+            *host.entry(state.clone()).or_default() += 1;
+            *s.by_state.entry(state).or_default() += 1;
             if n.node.instance_uuid.is_some() {
                 s.with_instance += 1;
             }

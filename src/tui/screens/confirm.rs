@@ -1,4 +1,5 @@
-//! Step 5, confirm: what the load will do, and the go-ahead (LIVE wants the word `migrate` typed).
+//! Step 5, confirm: what the load will do, and the go-ahead (LIVE wants the word `migrate` typed;
+//! outside tmux or screen it warns that a dropped SSH session cancels and rolls the load back).
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent};
 use ratatui::layout::Rect;
@@ -18,6 +19,8 @@ use crate::tui::theme::Theme;
 #[derive(Debug, Clone, Default)]
 pub struct Confirm {
     pub word: Input,
+    /// the wizard runs inside tmux or screen (`$TMUX`, `$STY`): a dropped SSH session does not end it
+    pub multiplexer: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +71,16 @@ impl Confirm {
         match session.mode {
             Mode::Live => {
                 lines.push(Line::from(Span::styled("  LIVE: this writes into the Ironic database.", theme.bad())));
+                if !self.multiplexer {
+                    lines.push(Line::from(Span::styled(
+                        "  ⚠ Not inside tmux or screen: if this SSH session drops, the load is cancelled and rolled back.",
+                        theme.warn(),
+                    )));
+                    lines.push(Line::from(Span::styled(
+                        "    Safer: quit (^Q), start tmux (or screen) on this host, and run bm2ironic in it.",
+                        theme.warn(),
+                    )));
+                }
                 lines.push(Line::from(vec![
                     Span::raw("  Type "),
                     Span::styled(WORD, theme.key()),
@@ -143,9 +156,27 @@ mod tests {
     }
 
     #[test]
+    fn live_outside_tmux_or_screen_warns_about_a_dropped_session() {
+        let s = fixture::session(Mode::Live);
+        let render = |c: &Confirm| {
+            fixture::render(110, 24, |f| c.render(f, f.area(), Theme { color: false }, &s, "sqlite:///srv/ironic"))
+        };
+        let warning = "if this SSH session drops, the load is cancelled and rolled back";
+        assert!(render(&Confirm::default()).contains(warning));
+        assert!(!render(&Confirm { multiplexer: true, ..Default::default() }).contains(warning));
+        let r = fixture::session(Mode::Rehearsal);
+        let text =
+            fixture::render(110, 24, |f| Confirm::default().render(f, f.area(), Theme { color: false }, &r, "x"));
+        assert!(!text.contains(warning), "a rehearsal leaves nothing either way");
+        assert!(!crate::tui::in_multiplexer_of(&|_| None));
+        assert!(crate::tui::in_multiplexer_of(&|k| (k == "STY").then(|| "1234.pts-0.host".to_string())));
+        assert!(!crate::tui::in_multiplexer_of(&|k| (k == "TMUX").then(String::new)));
+    }
+
+    #[test]
     fn snapshot() {
         let s = fixture::session(Mode::Live);
-        let c = Confirm { word: Input::new("migr".into()) };
+        let c = Confirm { word: Input::new("migr".into()), multiplexer: false };
         let text =
             fixture::render(100, 22, |f| c.render(f, f.area(), Theme { color: false }, &s, "mysql://u:pw@db/ironic"));
         insta::assert_snapshot!(text);

@@ -1,16 +1,19 @@
 //! Step 3, conflicts: the plan's conflicts grouped by code (undecided first); the operator picks an
-//! action per item, or for every item of a code, and may save the decisions to replay them.
+//! action per item, or for every item of a code, and may save the decisions to replay them. Beside
+//! the items, what each action does (`core::migrate::consequences`, the text `plan` prints too).
 
 use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
 use super::{Ctx, Out, Page, Screen};
-use crate::core::migrate::conflict::{ConflictCode, Subject};
+use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
+use crate::core::migrate::consequences::{consequence, fix};
 use crate::tui::app::Effect;
+use crate::tui::chrome::{clip, wrap_words};
 use crate::tui::keys::{ch, code, Bar, Binding};
 use crate::tui::session::Session;
 use crate::tui::theme::Theme;
@@ -21,6 +24,8 @@ pub struct Conflicts {
     pub item: usize,
     pub focus_items: bool,
     pub apply_all: bool,
+    /// the consequences take the whole pane (`x`)
+    pub explain: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +37,7 @@ pub enum Act {
     /// The n-th action of the code (0-based).
     Choose(u8),
     Save,
+    Explain,
     Next,
     Back,
 }
@@ -73,10 +79,16 @@ static ALL: Binding<Act> =
     Binding { keys: &[(ch('a'), Act::All)], label: "a", what: "apply to all of code", bar: Bar::Yes };
 static SAVE: Binding<Act> =
     Binding { keys: &[(ch('w'), Act::Save)], label: "w", what: "save decisions", bar: Bar::Yes };
+static EXPLAIN: Binding<Act> = Binding {
+    keys: &[(ch('x'), Act::Explain)],
+    label: "x",
+    what: "what the actions do: full pane / not",
+    bar: Bar::As("x", "explain"),
+};
 static NEXT: Binding<Act> = Binding { keys: &[(ch('n'), Act::Next)], label: "n", what: "confirm", bar: Bar::Yes };
 static BACK: Binding<Act> =
     Binding { keys: &[(code(KeyCode::Esc), Act::Back)], label: "Esc", what: "back", bar: Bar::Yes };
-static TABLE: [&Binding<Act>; 7] = [&MOVE, &FOCUS, &CHOOSE, &ALL, &SAVE, &NEXT, &BACK];
+static TABLE: [&Binding<Act>; 8] = [&MOVE, &FOCUS, &CHOOSE, &ALL, &SAVE, &EXPLAIN, &NEXT, &BACK];
 
 impl Conflicts {
     /// After a decision and the new plan: stay on this code while it has undecided items, else go
@@ -142,12 +154,15 @@ impl Conflicts {
             );
             return;
         };
-        let mut lines = vec![Line::from(vec![
+        let block = Block::bordered().title(format!(" {} of {} ", self.item + 1, idx.len()));
+        let inner = block.inner(right);
+        f.render_widget(block, right);
+        let mut head = vec![Line::from(vec![
             Span::styled(code.as_str(), theme.key()),
             Span::raw(if code.blocking() { "  (blocking)" } else { "  (not blocking)" }),
         ])];
         let actions: Vec<Span> = if code.actions().is_empty() {
-            vec![Span::styled("no action: fix the cause (see the detail)", theme.warn())]
+            vec![Span::styled("no action: fix the cause (below)", theme.warn())]
         } else {
             code.actions()
                 .iter()
@@ -160,11 +175,25 @@ impl Conflicts {
         if self.apply_all {
             l.push(Span::styled("[applies to ALL]", theme.bad()));
         }
-        lines.push(Line::from(l));
-        lines.push(Line::from(""));
-        let visible = right.height.saturating_sub(6) as usize / 2;
+        head.push(Line::from(l));
+        let selected = idx.get(self.item).map(|&ci| &plan.conflicts[ci]);
+        let explain = explain_lines(*code, selected.and_then(|c| c.action), inner.width as usize, theme);
+        // the items and, under them, what each action does (all of the pane with `x`)
+        let body_h = inner.height.saturating_sub(head.len() as u16) as usize;
+        let items_h =
+            if self.explain { 0 } else { (idx.len() * 2).min(body_h.saturating_sub(explain.len()).max(4.min(body_h))) };
+        let explain_h = body_h - items_h;
+        let [head_area, items_area, explain_area] = Layout::vertical([
+            Constraint::Length(head.len() as u16),
+            Constraint::Length(items_h as u16),
+            Constraint::Length(explain_h as u16),
+        ])
+        .areas(inner);
+        f.render_widget(Paragraph::new(head), head_area);
+        let visible = items_h / 2;
         let off = self.item.saturating_sub(visible.saturating_sub(1));
-        for (j, &ci) in idx.iter().enumerate().skip(off).take(visible.max(1)) {
+        let mut lines = Vec::new();
+        for (j, &ci) in idx.iter().enumerate().skip(off).take(visible) {
             let c = &plan.conflicts[ci];
             let who = match &c.subject {
                 Subject::Node { nova_bm_id } => format!("node {nova_bm_id}"),
@@ -178,15 +207,52 @@ impl Conflicts {
             };
             let style = if j == self.item && self.focus_items { theme.selected() } else { Style::new() };
             lines.push(Line::from(vec![Span::styled(format!("{who:<16}"), style), Span::raw(" -> "), decision]));
-            lines.push(Line::from(Span::styled(format!("   {}", c.detail), theme.dim())));
+            lines.push(Line::from(Span::styled(
+                format!("   {}", clip(&c.detail, inner.width as usize - 3)),
+                theme.dim(),
+            )));
         }
-        f.render_widget(
-            Paragraph::new(lines)
-                .block(Block::bordered().title(format!(" {} of {} ", self.item + 1, idx.len())))
-                .wrap(Wrap { trim: false }),
-            right,
-        );
+        f.render_widget(Paragraph::new(lines), items_area);
+        let mut shown: Vec<Line> = explain.into_iter().take(explain_h).collect();
+        if shown.len() == explain_h && explain_h > 0 && !self.explain && items_h > 0 {
+            let full = explain_lines(*code, None, inner.width as usize, theme).len();
+            if full > explain_h {
+                shown.pop();
+                shown.push(Line::from(Span::styled("… x: read all of it", theme.warn())));
+            }
+        }
+        f.render_widget(Paragraph::new(shown), explain_area);
     }
+}
+
+/// What each action of `code` does, wrapped to `width`; `decided` is marked.
+pub fn explain_lines(code: ConflictCode, decided: Option<Action>, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(""), Line::from(Span::styled("What each action does", theme.key()))];
+    let part = |lines: &mut Vec<Line<'static>>, label: &'static str, text: &str| {
+        for (i, w) in wrap_words(text, width.saturating_sub(4 + label.len())).into_iter().enumerate() {
+            let lead = if i == 0 {
+                Span::styled(format!("  {label} "), theme.dim())
+            } else {
+                Span::raw(" ".repeat(3 + label.len()))
+            };
+            lines.push(Line::from(vec![lead, Span::raw(w)]));
+        }
+    };
+    for (i, a) in code.actions().iter().enumerate() {
+        let Some(k) = consequence(code, *a) else { continue };
+        let mut head = vec![Span::styled(format!("{} {a}", i + 1), theme.key())];
+        if decided == Some(*a) {
+            head.push(Span::styled("  ◀ decided", theme.good()));
+        }
+        lines.push(Line::from(head));
+        part(&mut lines, "Ironic:", k.ironic);
+        part(&mut lines, "Machine:", k.machine);
+        part(&mut lines, "Afterwards:", k.afterwards);
+    }
+    if let Some(f) = fix(code) {
+        part(&mut lines, "Fix:", f);
+    }
+    lines
 }
 
 impl Page for Conflicts {
@@ -215,6 +281,7 @@ impl Page for Conflicts {
                 self.item = 0;
             }
             Act::All => self.apply_all = !self.apply_all,
+            Act::Explain => self.explain = !self.explain,
             Act::Choose(i) => {
                 let Some((code, idx)) = groups.get(self.group) else { return vec![] };
                 let Some(action) = code.actions().get(i as usize).copied() else {
@@ -236,7 +303,7 @@ impl Page for Conflicts {
                 } else if !cx.nova_given {
                     return vec![
                         Out::Toast(
-                            "no Nova database: the flavors step is skipped (bm2ironic flavors does it later)".into(),
+                            "no Nova or Nova API database: the flavors step is skipped (bm2ironic flavors does it later)".into(),
                         ),
                         Out::Go(Screen::Confirm),
                     ];
@@ -281,6 +348,63 @@ mod tests {
         assert!(matches!(&out[..], [Out::Toast(t)] if t.contains("action(s)")), "{out:?}");
         let out = c.on_key(ch('n').event(), &cx);
         assert!(matches!(&out[..], [Out::Toast(t)] if t.contains("blocking")), "{out:?}");
+    }
+
+    /// Every code, each with one item decided on its last action: the pane says what every action does.
+    #[test]
+    fn every_code_and_action_is_explained() {
+        use crate::core::migrate::conflict::Conflict;
+        let mut s = fixture::session(Mode::Rehearsal);
+        let plan = s.plan.as_mut().unwrap();
+        plan.conflicts = ConflictCode::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, code)| Conflict {
+                code: *code,
+                blocking: code.blocking(),
+                subject: Subject::Node { nova_bm_id: i as i64 + 1 },
+                node_uuid: None,
+                detail: format!("an example of {code}"),
+                action: code.actions().last().copied(),
+                decided_by: code.actions().last().map(|_| "resolutions"),
+            })
+            .collect();
+        let groups = s.conflict_groups();
+        assert_eq!(groups.len(), ConflictCode::ALL.len());
+        let mut all = String::new();
+        for (g, (code, _)) in groups.iter().enumerate() {
+            let c = Conflicts { group: g, focus_items: true, ..Default::default() };
+            let text = fixture::render(110, 40, |f| c.render(f, f.area(), Theme { color: false }, &s));
+            // the right pane only (the groups on the left would interleave)
+            let right: String = text.lines().map(|l| l.chars().skip(34).collect::<String>() + "\n").collect();
+            let flat: String = right.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ");
+            let code = *code;
+            for a in code.actions() {
+                let k = consequence(code, *a).unwrap();
+                for part in [k.ironic, k.machine, k.afterwards] {
+                    let words: String = part.split_whitespace().take(8).collect::<Vec<_>>().join(" ");
+                    assert!(flat.contains(&words), "{code} {a}: '{words}' not shown:\n{text}");
+                }
+            }
+            if let Some(last) = code.actions().last() {
+                assert!(flat.contains(&format!("{} {last} ◀ decided", code.actions().len())), "{code}:\n{text}");
+            }
+            all.push_str(&format!("=== {code}\n{text}\n"));
+        }
+        insta::assert_snapshot!(all);
+    }
+
+    #[test]
+    fn x_gives_the_pane_to_the_consequences() {
+        let s = fixture::session(Mode::Rehearsal);
+        let cx = fixture::ctx(&s);
+        let mut c = Conflicts::default();
+        let narrow = fixture::render(80, 20, |f| c.render(f, f.area(), Theme { color: false }, &s));
+        assert!(narrow.contains("… x: read all of it"), "{narrow}");
+        c.on_key(ch('x').event(), &cx);
+        assert!(c.explain);
+        let full = fixture::render(80, 20, |f| c.render(f, f.area(), Theme { color: false }, &s));
+        assert!(!full.contains("UNDECIDED") && full.contains("Afterwards:"), "{full}");
     }
 
     #[test]

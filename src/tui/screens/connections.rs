@@ -1,6 +1,6 @@
-//! Step 1, connections and options: the databases (nova_bm, Ironic, Nova), the Ironic API, and the
-//! plan options the target needs (deploy images, default cpu_arch, resource class), each checked as
-//! typed and testable with ^T.
+//! Step 1, connections and options: the databases (nova_bm, Ironic, Nova, Nova API), the Ironic API
+//! and the plan options, checked as typed; each filled connection is tested in the background when
+//! the screen opens and after an edit (^T: again); Enter stops at a failing database and says why.
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent};
 use ratatui::layout::Rect;
@@ -9,10 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 use tui_input::backend::crossterm::EventHandler;
-use tui_input::Input;
 
+pub use super::field::{Entry, FieldKind, FieldStatus};
 use super::{Ctx, Out, Page};
-use crate::core::db::url::{redact_url, DbUrl};
 use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::flavors::FlavorTarget;
 use crate::core::migrate::plan::PlanOptions;
@@ -30,6 +29,7 @@ pub struct Prefill {
     pub nova_bm_db: Option<String>,
     pub ironic_db: Option<String>,
     pub nova_db: Option<String>,
+    pub nova_api_db: Option<String>,
     pub ironic_url: Option<String>,
     pub deploy_kernel: Option<String>,
     pub deploy_ramdisk: Option<String>,
@@ -43,6 +43,7 @@ impl From<crate::core::demo::sandbox::SandboxPrefill> for Prefill {
             nova_bm_db: Some(s.nova_bm_db),
             ironic_db: Some(s.ironic_db),
             nova_db: Some(s.nova_db),
+            nova_api_db: Some(s.nova_api_db),
             ironic_url: None,
             deploy_kernel: Some(s.deploy_kernel),
             deploy_ramdisk: Some(s.deploy_ramdisk),
@@ -58,6 +59,7 @@ pub enum Field {
     NovaBmDb,
     IronicDb,
     NovaDb,
+    NovaApiDb,
     IronicApi,
     DeployKernel,
     DeployRamdisk,
@@ -66,10 +68,11 @@ pub enum Field {
 }
 
 impl Field {
-    pub const ALL: [Field; 8] = [
+    pub const ALL: [Field; 9] = [
         Field::NovaBmDb,
         Field::IronicDb,
         Field::NovaDb,
+        Field::NovaApiDb,
         Field::IronicApi,
         Field::DeployKernel,
         Field::DeployRamdisk,
@@ -79,87 +82,6 @@ impl Field {
 
     fn index(self) -> usize {
         Field::ALL.iter().position(|f| *f == self).unwrap_or(0)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FieldStatus {
-    Empty,
-    Invalid(String),
-    Untested,
-    Testing,
-    Ok(String),
-    Failed(String),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldKind {
-    Database,
-    Http,
-    Text,
-}
-
-/// One input of the form.
-#[derive(Debug, Clone)]
-pub struct Entry {
-    pub label: &'static str,
-    pub input: Input,
-    pub kind: FieldKind,
-    pub required: bool,
-    pub reveal: bool,
-    pub status: FieldStatus,
-}
-
-impl Entry {
-    fn new(label: &'static str, kind: FieldKind, required: bool, value: Option<String>) -> Entry {
-        let mut f = Entry {
-            label,
-            input: Input::new(value.unwrap_or_default()),
-            kind,
-            required,
-            reveal: false,
-            status: FieldStatus::Empty,
-        };
-        f.validate();
-        f
-    }
-
-    pub fn value(&self) -> &str {
-        self.input.value().trim()
-    }
-
-    /// What the screen shows: URLs with the password masked unless revealed.
-    pub fn shown(&self) -> String {
-        if self.reveal || self.kind == FieldKind::Text {
-            self.input.value().to_string()
-        } else {
-            redact_url(self.input.value()).replace("***", "•••")
-        }
-    }
-
-    pub fn has_secret(&self) -> bool {
-        self.kind != FieldKind::Text && redact_url(self.input.value()) != self.input.value()
-    }
-
-    fn validate(&mut self) {
-        let v = self.value();
-        self.status = if self.input.value().is_empty() {
-            FieldStatus::Empty
-        } else if v.is_empty() {
-            // blanks are a mistake, never a value (an empty field is "not given")
-            FieldStatus::Invalid("only blanks: clear the field or give a value".into())
-        } else {
-            match self.kind {
-                FieldKind::Database => match DbUrl::parse(v) {
-                    Ok(_) => FieldStatus::Untested,
-                    Err(e) => FieldStatus::Invalid(e.reason),
-                },
-                FieldKind::Http if !(v.starts_with("http://") || v.starts_with("https://")) => {
-                    FieldStatus::Invalid("must start with http:// or https://".into())
-                }
-                _ => FieldStatus::Untested,
-            }
-        };
     }
 }
 
@@ -211,6 +133,9 @@ static REVEAL: Binding<Act> =
 static TYPE: Binding<Act> = Binding { keys: &[], label: "type", what: "edit the field", bar: Bar::No };
 static TABLE: [&Binding<Act>; 5] = [&FIELD, &CONTINUE, &TEST, &REVEAL, &TYPE];
 
+/// An edited connection is tested again after this many quiet ticks (about half a second).
+pub const RETEST_AFTER_TICKS: usize = 4;
+
 impl Connections {
     pub fn new(mode: Mode, prefill: Prefill, opts: &PlanOptions) -> Connections {
         let write = mode != Mode::ReadOnly;
@@ -218,6 +143,7 @@ impl Connections {
             Entry::new("nova_bm database", FieldKind::Database, true, prefill.nova_bm_db),
             Entry::new("Ironic database", FieldKind::Database, write, prefill.ironic_db),
             Entry::new("Nova database (optional)", FieldKind::Database, false, prefill.nova_db),
+            Entry::new("Nova API database (optional)", FieldKind::Database, false, prefill.nova_api_db),
             Entry::new("Ironic API (optional)", FieldKind::Http, false, prefill.ironic_url),
             Entry::new("Deploy kernel", FieldKind::Text, write, prefill.deploy_kernel.or(opts.deploy_kernel.clone())),
             Entry::new(
@@ -247,7 +173,17 @@ impl Connections {
             nova_bm_db: self.value(Field::NovaBmDb).into(),
             ironic_db: self.value(Field::IronicDb).into(),
             nova_db: self.value(Field::NovaDb).into(),
+            nova_api_db: self.value(Field::NovaApiDb).into(),
             ironic_api: self.value(Field::IronicApi).into(),
+        }
+    }
+
+    /// The database the flavors step reads and changes: the Nova API database (modern Nova) when
+    /// given, else the Nova database (Juno/Kilo keep the flavors there); empty when neither is.
+    pub fn flavors_db(&self) -> &str {
+        match self.value(Field::NovaApiDb) {
+            "" => self.value(Field::NovaDb),
+            api => api,
         }
     }
 
@@ -274,19 +210,56 @@ impl Connections {
         )
     }
 
-    /// A connection test finished.
-    pub fn tested(&mut self, field: Field, result: Result<String, String>) {
-        self[field].status = match result {
+    /// A connection test of the value of `generation` finished (a result for an edited value is dropped).
+    pub fn tested(&mut self, field: Field, generation: u64, result: Result<String, String>) {
+        let f = &mut self[field];
+        if f.generation != generation || f.status != FieldStatus::Testing {
+            return;
+        }
+        f.status = match result {
             Ok(v) => FieldStatus::Ok(v),
             Err(e) => FieldStatus::Failed(e),
         };
+    }
+
+    /// The screen opens: every filled connection is tested (in the background).
+    pub fn test_all(&mut self) -> Vec<Field> {
+        let mut out = Vec::new();
+        for (field, f) in Field::ALL.iter().zip(self.entries.iter_mut()) {
+            if f.testable() {
+                f.status = FieldStatus::Testing;
+                f.pending = None;
+                out.push(*field);
+            }
+        }
+        out
+    }
+
+    /// A tick (`tick` counts them): the connections edited and left alone for a moment are tested again.
+    pub fn due(&mut self, tick: usize) -> Vec<Field> {
+        let mut out = Vec::new();
+        for (field, f) in Field::ALL.iter().zip(self.entries.iter_mut()) {
+            match f.pending {
+                None => {}
+                Some(None) => f.pending = Some(Some(tick)),
+                Some(Some(seen)) if tick.wrapping_sub(seen) >= RETEST_AFTER_TICKS => {
+                    f.pending = None;
+                    if f.testable() {
+                        f.status = FieldStatus::Testing;
+                        out.push(*field);
+                    }
+                }
+                Some(Some(_)) => {}
+            }
+        }
+        out
     }
 
     pub fn render(&self, f: &mut Frame, area: Rect, theme: Theme, mode: Mode, tick: usize, busy: bool) {
         let block = Block::bordered().title(" Connections and options ");
         let inner = block.inner(area);
         f.render_widget(block, area);
-        let label_w = 29u16;
+        let label_w = 31u16;
         let mut y = inner.y;
         for (field, entry) in Field::ALL.iter().zip(&self.entries) {
             if y + 1 >= inner.y + inner.height {
@@ -382,10 +355,9 @@ impl Page for Connections {
             Act::Test => {
                 let field = self.focus;
                 let f = &mut self[field];
-                if matches!(f.status, FieldStatus::Untested | FieldStatus::Ok(_) | FieldStatus::Failed(_))
-                    && f.kind != FieldKind::Text
-                {
+                if f.testable() {
                     f.status = FieldStatus::Testing;
+                    f.pending = None;
                     return vec![Out::Effect(Effect::TestConnection { field })];
                 }
             }
@@ -393,11 +365,20 @@ impl Page for Connections {
                 let bad = Field::ALL.iter().zip(&self.entries).find_map(|(field, f)| match &f.status {
                     FieldStatus::Empty if f.required => Some((*field, "is required".to_string())),
                     FieldStatus::Invalid(e) => Some((*field, e.clone())),
+                    // the prepare would fail on it (the API is only used to verify, after the load)
+                    FieldStatus::Failed(e) if f.kind == FieldKind::Database => Some((
+                        *field,
+                        if f.required {
+                            format!("connection failed: {e}")
+                        } else {
+                            format!("connection failed: {e} (fix it, or clear the field to go on without it)")
+                        },
+                    )),
                     _ => None,
                 });
                 if let Some((field, why)) = bad {
                     self.focus = field;
-                    return vec![Out::Toast(format!("{}: {why}", self[field].label))];
+                    return vec![Out::Toast(format!("{}: {why}", self[field].label.trim_end_matches(" (optional)")))];
                 }
                 return vec![
                     Out::Busy("reading nova_bm and the Ironic database, planning".into()),
@@ -411,8 +392,10 @@ impl Page for Connections {
     fn other(&mut self, key: KeyEvent, _cx: &Ctx) -> Vec<Out> {
         let focus = self.focus;
         let f = &mut self[focus];
-        if f.input.handle_event(&Event::Key(key)).is_some() {
+        if f.input.handle_event(&Event::Key(key)).is_some_and(|c| c.value) {
             f.validate();
+            f.generation += 1;
+            f.pending = f.is_connection().then_some(None);
         }
         vec![]
     }
@@ -455,12 +438,51 @@ mod tests {
         assert_eq!(c[Field::NovaBmDb].status, FieldStatus::Testing);
         let out = c.on_key(code(KeyCode::Enter).event(), &cx);
         assert_eq!(c.focus, Field::IronicApi);
-        assert!(matches!(&out[..], [Out::Toast(t)] if t.starts_with("Ironic API (optional): must start")));
+        assert!(matches!(&out[..], [Out::Toast(t)] if t.starts_with("Ironic API: must start")));
         c.on_key(code(KeyCode::Up).event(), &cx);
-        assert_eq!(c.focus, Field::NovaDb);
+        assert_eq!(c.focus, Field::NovaApiDb);
         c.on_key(ch('x').event(), &cx);
-        assert_eq!(c.value(Field::NovaDb), "x");
-        assert!(matches!(c[Field::NovaDb].status, FieldStatus::Invalid(_)));
+        assert_eq!(c.value(Field::NovaApiDb), "x");
+        assert!(matches!(c[Field::NovaApiDb].status, FieldStatus::Invalid(_)));
+        assert_eq!(c.flavors_db(), "x", "the flavors are in the Nova API database when it is given");
+    }
+
+    #[test]
+    fn connections_are_tested_on_open_and_after_an_edit() {
+        let s = fixture::session(Mode::Live);
+        let cx = fixture::ctx(&s);
+        let mut c = screen();
+        // the well-formed connections, not the options nor the malformed API URL
+        assert_eq!(c.test_all(), vec![Field::NovaBmDb, Field::IronicDb]);
+        assert_eq!(c[Field::NovaBmDb].status, FieldStatus::Testing);
+        assert!(c.due(1).is_empty(), "nothing edited");
+        c.tested(Field::NovaBmDb, 0, Ok("MySQL 8 in 3 ms".into()));
+        assert_eq!(c[Field::NovaBmDb].status, FieldStatus::Ok("MySQL 8 in 3 ms".into()));
+        // an edit: tested again once the typing pauses; the older test's result is dropped
+        c.tested(Field::IronicDb, 0, Err("refused".into()));
+        c.focus = Field::IronicDb;
+        c.on_key(ch('x').event(), &cx);
+        assert_eq!(c[Field::IronicDb].status, FieldStatus::Untested);
+        assert!(c.due(10).is_empty(), "the edit is seen");
+        assert!(c.due(10 + RETEST_AFTER_TICKS - 1).is_empty(), "still typing");
+        assert_eq!(c.due(10 + RETEST_AFTER_TICKS), vec![Field::IronicDb]);
+        assert_eq!(c[Field::IronicDb].status, FieldStatus::Testing);
+        c.tested(Field::IronicDb, 0, Ok("stale".into()));
+        assert_eq!(c[Field::IronicDb].status, FieldStatus::Testing, "a result for the old value is dropped");
+        c.tested(Field::IronicDb, 1, Err("unknown database ironicx".into()));
+        // Enter stops at the failing connection and says why
+        c.focus = Field::DeployKernel;
+        c[Field::DeployRamdisk].input = "file:///r".into();
+        c[Field::DeployRamdisk].validate();
+        c[Field::IronicApi].input = "".into();
+        c[Field::IronicApi].validate();
+        let out = c.on_key(code(KeyCode::Enter).event(), &cx);
+        assert_eq!(c.focus, Field::IronicDb);
+        assert_eq!(out, vec![Out::Toast("Ironic database: connection failed: unknown database ironicx".into())]);
+        // a connection still being tested does not hold Enter up
+        c[Field::IronicDb].status = FieldStatus::Testing;
+        let out = c.on_key(code(KeyCode::Enter).event(), &cx);
+        assert!(matches!(&out[..], [Out::Busy(_), Out::Effect(Effect::Prepare)]), "{out:?}");
     }
 
     #[test]
@@ -477,7 +499,8 @@ mod tests {
     fn snapshot() {
         let mut c = screen();
         c.focus = Field::IronicApi;
-        c.tested(Field::IronicDb, Err("cannot reach db2".into()));
+        c.test_all();
+        c.tested(Field::IronicDb, 0, Err("cannot reach db2".into()));
         let text = fixture::render(80, 20, |f| c.render(f, f.area(), Theme { color: false }, Mode::Live, 0, false));
         insta::assert_snapshot!(text);
     }

@@ -31,7 +31,8 @@ pub fn session(mode: Mode) -> Session {
     let target = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
     let opts = options();
     let plan = plan::plan(&inventory, &target, None, &opts, &Default::default());
-    let prepared = Prepared { inventory, target_db: None, target, nova: None, plan, source: "demo".into() };
+    let timings = Default::default();
+    let prepared = Prepared { inventory, target_db: None, target, nova: None, plan, source: "demo".into(), timings };
     let mut s = Session::new(mode, opts.clone(), Default::default());
     s.set_prepared(Arc::new(prepared), &opts);
     s

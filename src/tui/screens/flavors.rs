@@ -1,5 +1,6 @@
-//! Step 4, flavors: the change the Nova DB's baremetal flavors need to schedule onto Ironic nodes
-//! (LIVE may apply it before the load; a rehearsal only shows it).
+//! Step 4, flavors: the change the baremetal flavors need to schedule onto Ironic nodes, in the Nova
+//! API database (modern Nova) or the Nova database (Juno/Kilo) (LIVE may apply it before the load; a
+//! rehearsal only shows it).
 
 use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::Rect;
@@ -19,6 +20,8 @@ use crate::tui::theme::Theme;
 #[derive(Debug, Clone, Default)]
 pub struct FlavorView {
     pub schema: String,
+    /// where the flavors were read: which database, its URL redacted
+    pub source: String,
     pub what: String,
     pub changes: Vec<SpecChange>,
     pub applied: Option<String>,
@@ -71,6 +74,9 @@ impl Flavors {
                 lines.push(Line::from("  Continue with n; do it later with `bm2ironic flavors`."));
             }
             Some(Ok(v)) => {
+                if !v.source.is_empty() {
+                    lines.push(Line::from(Span::styled(format!("  Flavors in the {}", v.source), theme.dim())));
+                }
                 lines.push(Line::from(format!("  {}", v.what)));
                 lines.push(Line::from(""));
                 if v.changes.is_empty() {
@@ -145,6 +151,7 @@ mod tests {
     fn view() -> FlavorView {
         FlavorView {
             schema: "Modern".into(),
+            source: "Nova API database: mysql://nova:***@db/nova_api".into(),
             what: "modern Nova schedules bare metal by resource class CUSTOM_BAREMETAL".into(),
             changes: vec![SpecChange {
                 flavor_id: 3,

@@ -2,15 +2,16 @@
 //! 100,000 nodes stay smooth) and, beside it, the selected node as nova_bm has it and as Ironic will.
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent};
-use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Style};
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Bar as ChartBar, BarChart, BarGroup, Block, Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 use tui_input::backend::crossterm::EventHandler;
 use tui_input::Input;
 
 use super::{Ctx, Out, Page, Screen};
+use crate::core::source::model::InventorySummary;
 use crate::tui::chrome::{clip, dash, short_uuid};
 use crate::tui::keys::{ch, code, Bar, Binding};
 use crate::tui::session::{Mode, Session};
@@ -280,7 +281,16 @@ impl Inventory {
         header.extend(["BMC", "MACS"]);
         let table = Table::new(rows, widths).header(Row::new(header).style(theme.key())).block(block).column_spacing(1);
         f.render_widget(table, table_area);
-        self.render_detail(f, detail_area, theme, session);
+        // the chart when it fits whole under the detail
+        let chart_h = chart_height(s);
+        if wide && chart_h <= detail_area.height.saturating_sub(14) {
+            let [detail, chart] =
+                Layout::vertical([Constraint::Min(14), Constraint::Length(chart_h)]).areas(detail_area);
+            self.render_detail(f, detail, theme, session);
+            render_chart(f, chart, theme, s);
+        } else {
+            self.render_detail(f, detail_area, theme, session);
+        }
     }
 
     fn render_detail(&self, f: &mut Frame, area: Rect, theme: Theme, session: &Session) {
@@ -371,6 +381,71 @@ impl Inventory {
             area,
         );
     }
+}
+
+/// Hosts in the chart (the ones with the most nodes).
+const CHART_HOSTS: usize = 6;
+
+/// The hosts with the most nodes, and their nodes by state.
+fn chart_hosts(s: &InventorySummary) -> Vec<(&String, &std::collections::BTreeMap<String, usize>)> {
+    let mut hosts: Vec<_> = s.by_host.iter().collect();
+    hosts.sort_by_key(|(h, states)| (std::cmp::Reverse(states.values().sum::<usize>()), *h));
+    hosts.truncate(CHART_HOSTS);
+    hosts
+}
+
+/// Rows the chart needs: a bar per (host, state), a gap between hosts, the border.
+fn chart_height(s: &InventorySummary) -> u16 {
+    let hosts = chart_hosts(s);
+    let bars: usize = hosts.iter().map(|(_, st)| st.len()).sum();
+    (bars + hosts.len().saturating_sub(1) + 2) as u16
+}
+
+/// nova_bm's nodes by state, host by host: one bar per state (ratatui's bar chart).
+fn render_chart(f: &mut Frame, area: Rect, theme: Theme, s: &InventorySummary) {
+    let hosts = chart_hosts(s);
+    let label_w = hosts.iter().map(|(h, _)| h.chars().count()).max().unwrap_or(0).min(16);
+    let groups: Vec<BarGroup> = hosts
+        .iter()
+        .map(|(host, states)| {
+            let bars: Vec<ChartBar> = states
+                .iter()
+                .enumerate()
+                .map(|(i, (state, n))| {
+                    let who = if i == 0 { clip(host, label_w) } else { String::new() };
+                    let style = match state.trim().to_ascii_lowercase().as_str() {
+                        "active" => theme.good(),
+                        "(soft-deleted)" | "deleted" => theme.dim(),
+                        "error" | "deploy failed" => theme.bad(),
+                        "none" => theme.fg(Color::Blue),
+                        _ => theme.warn(),
+                    };
+                    ChartBar::default()
+                        .value(*n as u64)
+                        .label(Line::from(format!("{who:<label_w$} {}", clip(state, 14))))
+                        .text_value(n.to_string())
+                        .style(style)
+                        .value_style(style.add_modifier(Modifier::REVERSED))
+                })
+                .collect();
+            BarGroup::default().bars(&bars)
+        })
+        .collect();
+    let title = if s.by_host.len() > CHART_HOSTS {
+        format!(" States per host (the {CHART_HOSTS} largest of {}) ", s.by_host.len())
+    } else {
+        " States per host ".to_string()
+    };
+    let mut chart = BarChart::default()
+        .block(Block::bordered().title(title))
+        .direction(Direction::Horizontal)
+        .bar_width(1)
+        .bar_gap(0)
+        .group_gap(1);
+    for g in groups {
+        chart = chart.data(g);
+    }
+    f.render_widget(chart, area);
 }
 
 impl Page for Inventory {
@@ -487,5 +562,23 @@ mod tests {
         inv.selected = 3;
         let text = fixture::render(120, 20, |f| inv.render(f, f.area(), Theme { color: false }, &s));
         insta::assert_snapshot!(text);
+    }
+
+    /// The states of each host's nodes as a bar chart under the detail, when there is room.
+    #[test]
+    fn states_per_host_as_a_bar_chart() {
+        let s = fixture::session(Mode::Rehearsal);
+        let inv = screen(&s);
+        let text = fixture::render(120, 40, |f| inv.render(f, f.area(), Theme { color: false }, &s));
+        assert!(text.contains("States per host"), "{text}");
+        let by_host = &s.inv_summary.by_host;
+        assert_eq!(by_host.values().map(|st| st.values().sum::<usize>()).sum::<usize>(), 36);
+        for (host, states) in by_host {
+            let first = states.keys().next().unwrap();
+            assert!(text.contains(&format!("{host} {first}")), "{host} {first}:\n{text}");
+        }
+        insta::assert_snapshot!(text);
+        let small = fixture::render(120, 24, |f| inv.render(f, f.area(), Theme { color: false }, &s));
+        assert!(!small.contains("States per host"), "no room: no chart");
     }
 }

@@ -5,6 +5,7 @@
 pub mod confirm;
 pub mod conflicts;
 pub mod connections;
+pub mod field;
 pub mod flavors;
 pub mod inventory;
 pub mod logs;
@@ -72,6 +73,8 @@ pub enum Out {
         action: Action,
         all: bool,
     },
+    /// Show the takeover's error records in the logs (or say there are none).
+    ShowErrors,
     /// The load starts (the progress screen is set up from the plan).
     StartLoad {
         rehearse: bool,
@@ -81,7 +84,8 @@ pub enum Out {
 /// What a screen may know of the rest of the wizard when a key comes (read only).
 pub struct Ctx<'a> {
     pub session: &'a Session,
-    /// The connections screen has a Nova database (else the flavors step is skipped).
+    /// The connections screen has a database with the flavors, nova_api or nova (else the flavors
+    /// step is skipped).
     pub nova_given: bool,
     /// The flavors step was planned already (or is being planned).
     pub flavors_known: bool,

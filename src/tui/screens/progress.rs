@@ -1,5 +1,6 @@
-//! Step 6, the migration: the load's progress (every node queued, writing, done or failed), and
-//! beside it on a wide terminal the takeover logs.
+//! Step 6, the migration: every node queued, writing, done or failed; nodes/s over a moving window,
+//! its sparkline, the time left; beside it (wide terminals) the takeover logs, their error records
+//! pinned above them (`e` shows them; the nodes they name are marked in the list).
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -7,15 +8,16 @@ use std::time::Duration;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Gauge, Paragraph};
+use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Sparkline};
 use ratatui::Frame;
 
 use super::logs::Logs;
 use super::{Ctx, Out, Page, Screen};
 use crate::core::migrate::load_sql::{LoadEvent, LoadSummary, NodeStatus, BATCH};
 use crate::core::migrate::plan::Plan;
+use crate::core::migrate::timing::{human_ms, human_rate, Throughput};
 use crate::tui::app::Effect;
-use crate::tui::chrome::{short_uuid, spinner};
+use crate::tui::chrome::{short_uuid, spinner, wrap_words};
 use crate::tui::keys::{ch, code, Bar, Binding};
 use crate::tui::theme::Theme;
 
@@ -68,7 +70,10 @@ pub struct Progress {
     pub rehearse: bool,
     pub total: usize,
     pub done: usize,
+    /// wall time since the load started (the runtime's clock while it runs, the load's own at the end)
     pub elapsed: Duration,
+    /// nodes/s over a moving window, from the load's own clock
+    pub throughput: Throughput,
     pub nodes: VecDeque<NodeProgress>,
     pub finished: Option<Result<LoadSummary, String>>,
     pub cancel_asked: bool,
@@ -79,6 +84,7 @@ pub struct Progress {
 pub enum Act {
     Cancel,
     Logs,
+    Errors,
     Summary,
     YesCancel,
     Keep,
@@ -86,13 +92,19 @@ pub enum Act {
 
 static CANCEL: Binding<Act> = Binding { keys: &[(ch('c'), Act::Cancel)], label: "c", what: "cancel", bar: Bar::Yes };
 static LOGS: Binding<Act> = Binding { keys: &[(ch('L'), Act::Logs)], label: "L", what: "logs", bar: Bar::Yes };
+static ERRORS: Binding<Act> = Binding {
+    keys: &[(ch('e'), Act::Errors)],
+    label: "e",
+    what: "takeover errors in the logs",
+    bar: Bar::As("e", "errors"),
+};
 static SUMMARY: Binding<Act> = Binding {
     keys: &[(code(KeyCode::Enter), Act::Summary)],
     label: "Enter",
     what: "summary (when done)",
     bar: Bar::Yes,
 };
-static RUNNING: [&Binding<Act>; 3] = [&CANCEL, &LOGS, &SUMMARY];
+static RUNNING: [&Binding<Act>; 4] = [&CANCEL, &LOGS, &ERRORS, &SUMMARY];
 static YES: Binding<Act> = Binding {
     keys: &[(ch('y'), Act::YesCancel), (ch('Y'), Act::YesCancel)],
     label: "y",
@@ -142,9 +154,10 @@ impl Progress {
                     }
                 }
             }
-            LoadEvent::Progress { done, total } => {
+            LoadEvent::Progress { done, total, elapsed_ms } => {
                 self.done = done;
                 self.total = total;
+                self.throughput.push(elapsed_ms, done);
                 // the next batch is being written now
                 for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Queued).take(BATCH) {
                     n.status = RowStatus::Writing;
@@ -158,7 +171,7 @@ impl Progress {
     pub fn finish(&mut self, r: Result<LoadSummary, String>) {
         match &r {
             Ok(s) => {
-                self.elapsed = Duration::from_millis(s.elapsed_ms);
+                self.elapsed = Duration::from_secs_f64(s.elapsed_ms.max(0.0) / 1000.0);
                 self.done = s.created;
                 if s.rehearse {
                     for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Done) {
@@ -177,6 +190,25 @@ impl Progress {
         self.finished = Some(r);
     }
 
+    /// Nodes per second: over the moving window while the load runs, over the whole load at the end.
+    pub fn rate(&self) -> Option<f64> {
+        match &self.finished {
+            Some(Ok(s)) if s.elapsed_ms > 0.0 && s.created > 0 => Some(s.created as f64 * 1000.0 / s.elapsed_ms),
+            Some(_) => None,
+            None => self.throughput.rate(),
+        }
+    }
+
+    /// The time left, in words.
+    pub fn eta(&self) -> String {
+        match (&self.finished, self.throughput.eta_s(self.total)) {
+            (Some(_), _) => "done".into(),
+            (None, _) if self.total > 0 && self.done >= self.total => "now".into(),
+            (None, Some(s)) => human_ms(s * 1000.0),
+            (None, None) => "-".into(),
+        }
+    }
+
     pub fn render(&self, f: &mut Frame, area: Rect, theme: Theme, tick: usize, logs: &Logs) {
         let (main, logs_area) = if area.width >= 110 {
             let [a, b] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
@@ -185,7 +217,7 @@ impl Progress {
             (area, None)
         };
         let [gauge, stats, list] =
-            Layout::vertical([Constraint::Length(3), Constraint::Length(3), Constraint::Min(3)]).areas(main);
+            Layout::vertical([Constraint::Length(3), Constraint::Length(5), Constraint::Min(3)]).areas(main);
         let ratio = match (self.total, &self.finished) {
             (0, Some(_)) => 1.0,
             (0, None) => 0.0,
@@ -203,13 +235,6 @@ impl Progress {
                 .label(format!("{}/{} nodes", self.done, self.total)),
             gauge,
         );
-        let secs = self.elapsed.as_secs_f64();
-        let rate = if secs > 0.0 { self.done as f64 / secs } else { 0.0 };
-        let eta = if rate > 0.0 && self.total > self.done {
-            format!("{:.0}s", (self.total - self.done) as f64 / rate)
-        } else {
-            "-".into()
-        };
         let state = match &self.finished {
             None if self.cancelling => Span::styled("cancelling: rolling back…", theme.warn()),
             None => Span::styled(format!("{} writing", spinner(tick)), theme.warn()),
@@ -218,20 +243,50 @@ impl Progress {
             Some(Ok(_)) => Span::styled("nothing to write (Enter: summary)", theme.good()),
             Some(Err(e)) => Span::styled(format!("FAILED, rolled back: {e}"), theme.bad()),
         };
+        let rate = self.rate().map(human_rate).unwrap_or_else(|| "-".into());
+        let errors = logs.errors();
+        let error_line = if errors > 0 {
+            Line::from(Span::styled(
+                format!(
+                    " ⚠ {errors} takeover error(s): e shows them{}",
+                    if logs_area.is_some() { " (pinned on the right)" } else { "" }
+                ),
+                theme.bad(),
+            ))
+        } else {
+            Line::from("")
+        };
+        let block = Block::new().borders(Borders::LEFT | Borders::RIGHT | Borders::BOTTOM);
+        let inner = block.inner(stats);
+        f.render_widget(block, stats);
+        let [l1, l2, l3, l4] = Layout::vertical([Constraint::Length(1); 4]).areas(inner);
         f.render_widget(
-            Paragraph::new(vec![
-                Line::from(format!(" {rate:.0} nodes/s   elapsed {secs:.3}s   ETA {eta}")),
-                Line::from(vec![Span::raw(" "), state]),
-            ])
-            .block(Block::new().borders(Borders::LEFT | Borders::RIGHT | Borders::BOTTOM)),
-            stats,
+            Paragraph::new(format!(
+                " {rate} nodes/s   elapsed {}   ETA {}",
+                human_ms(self.elapsed.as_secs_f64() * 1000.0),
+                self.eta()
+            )),
+            l1,
         );
+        let [label, spark] = Layout::horizontal([Constraint::Length(12), Constraint::Min(1)]).areas(l2);
+        f.render_widget(Paragraph::new(Span::styled(" nodes/s ", theme.dim())), label);
+        // the latest batches that fit, each bar one batch's rate
+        let bars: Vec<u64> = self.throughput.per_batch.iter().map(|r| r.round() as u64).collect();
+        let bars = &bars[bars.len().saturating_sub(spark.width as usize)..];
+        f.render_widget(Sparkline::default().data(bars).style(theme.good()), spark);
+        f.render_widget(Paragraph::new(Line::from(vec![Span::raw(" "), state])), l3);
+        f.render_widget(Paragraph::new(error_line), l4);
+
         let h = list.height.saturating_sub(2) as usize;
         // in plan order, the window kept on the work in progress (or on the end once finished)
+        // the window: on the work in progress; at the end, on the first node a takeover error names
+        let failing = logs.nodes_with_errors();
         let first_open = self.nodes.iter().position(|n| n.status.is_open());
-        let start = match first_open {
-            Some(i) => i.saturating_sub(h / 3),
-            None => self.nodes.len().saturating_sub(h),
+        let first_failing = self.nodes.iter().position(|n| failing.contains(n.uuid.as_str()));
+        let start = match (first_open, first_failing) {
+            (Some(i), _) => i.saturating_sub(h / 3),
+            (None, Some(i)) => i.saturating_sub(h / 3).min(self.nodes.len().saturating_sub(h)),
+            (None, None) => self.nodes.len().saturating_sub(h),
         };
         let lines: Vec<Line> = self
             .nodes
@@ -245,10 +300,14 @@ impl Progress {
                     RowStatus::Writing => theme.warn(),
                     RowStatus::Queued | RowStatus::Skipped(_) => theme.dim(),
                 };
-                Line::from(vec![
+                let mut row = vec![
                     Span::raw(format!(" {:>5} {} ", n.nova_bm_id, short_uuid(Some(&n.uuid)))),
                     Span::styled(n.status.to_string(), st),
-                ])
+                ];
+                if failing.contains(n.uuid.as_str()) {
+                    row.push(Span::styled("  ⚠ takeover error", theme.bad()));
+                }
+                Line::from(row)
             })
             .collect();
         f.render_widget(
@@ -256,9 +315,46 @@ impl Progress {
             list,
         );
         if let Some(l) = logs_area {
-            logs.render(f, l, theme, "Takeover watch");
+            render_logs(f, l, theme, logs);
         }
     }
+}
+
+/// The takeover logs beside the progress: the error records pinned on top (the newest that fit),
+/// the followed lines below them.
+fn render_logs(f: &mut Frame, area: Rect, theme: Theme, logs: &Logs) {
+    let n = logs.pinned.len();
+    if n == 0 {
+        logs.render(f, area, theme, "Takeover watch");
+        return;
+    }
+    let width = area.width.saturating_sub(2) as usize;
+    let rows: Vec<Line> = logs
+        .pinned
+        .iter()
+        .rev()
+        .take(4)
+        .rev()
+        .flat_map(|e| {
+            let mut w = wrap_words(&e.text, width.saturating_sub(3));
+            if w.len() > 2 {
+                w.truncate(2);
+                w[1].push('…');
+            }
+            w.into_iter()
+                .enumerate()
+                .map(|(i, w)| Line::from(Span::styled(format!("{}{w}", if i == 0 { "" } else { "  " }), theme.bad())))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let pinned_h = (rows.len() as u16 + 2).min(area.height / 2);
+    let [top, rest] = Layout::vertical([Constraint::Length(pinned_h), Constraint::Min(3)]).areas(area);
+    let title = format!(" Takeover errors: {n}{} (e: in the logs) ", if n > 4 { ", the last 4" } else { "" });
+    f.render_widget(
+        Paragraph::new(rows).block(Block::bordered().border_style(theme.bad()).title(Span::styled(title, theme.bad()))),
+        top,
+    );
+    logs.render(f, rest, theme, "Takeover watch");
 }
 
 impl Page for Progress {
@@ -282,6 +378,7 @@ impl Page for Progress {
             Act::Keep => self.cancel_asked = false,
             Act::Cancel if cx.running => self.cancel_asked = true,
             Act::Logs => return vec![Out::Go(Screen::Logs)],
+            Act::Errors => return vec![Out::ShowErrors],
             Act::Summary if self.finished.is_some() => return vec![Out::Go(Screen::Summary)],
             Act::Cancel | Act::Summary => {}
         }
@@ -301,6 +398,7 @@ impl Page for Progress {
 mod tests {
     use super::*;
     use crate::tui::screens::fixture;
+    use crate::tui::screens::logs::Level;
     use crate::tui::session::Mode;
 
     #[test]
@@ -342,8 +440,63 @@ mod tests {
             let n = p.nodes[i].clone();
             p.on_event(LoadEvent::Node { nova_bm_id: n.nova_bm_id, uuid: n.uuid, status: NodeStatus::Written });
         }
-        p.on_event(LoadEvent::Progress { done: 5, total: p.total });
+        p.on_event(LoadEvent::Progress { done: 5, total: p.total, elapsed_ms: 400.0 });
         let text = fixture::render(100, 16, |f| p.render(f, f.area(), Theme { color: false }, 1, &Logs::default()));
+        assert!(
+            text.contains("13 nodes/s") && text.contains("elapsed 500 ms") && text.contains("ETA 2.00 s"),
+            "{text}"
+        );
         insta::assert_snapshot!(text);
+    }
+
+    /// A takeover error stays pinned while later lines push it out of the followed pane, and the
+    /// node it names is marked in the list.
+    #[test]
+    fn a_takeover_error_stays_pinned_while_later_lines_arrive() {
+        use crate::core::logs::follow::LogLine;
+        let s = fixture::session(Mode::Rehearsal);
+        let mut p = Progress::start(true, s.plan.as_ref());
+        p.run_id = "0123abcd-0000-4000-8000-000000000000".into();
+        p.total = p.nodes.len();
+        let failing = p.nodes[1].clone();
+        for n in p.nodes.clone() {
+            p.on_event(LoadEvent::Node { nova_bm_id: n.nova_bm_id, uuid: n.uuid, status: NodeStatus::Written });
+        }
+        p.on_event(LoadEvent::Progress { done: p.total, total: p.total, elapsed_ms: 80.0 });
+        p.elapsed = Duration::from_millis(90);
+        let line = |level, text: String| LogLine { source: "ironic".into(), level, text, starts_record: true };
+        let mut logs = Logs::default();
+        logs.push(vec![line(
+            Level::Error,
+            format!("2024-01-01 12:00:01.000 42 ERROR ironic.conductor.manager [req-1] Failed to take over node {}: deploy image not found", failing.uuid),
+        )]);
+        for i in 0..40 {
+            logs.push(vec![line(
+                Level::Info,
+                format!(
+                    "2024-01-01 12:00:{:02}.000 42 INFO ironic.conductor.manager [-] Successfully took over node {i}",
+                    2 + i % 50
+                ),
+            )]);
+        }
+        let text = fixture::render(120, 28, |f| p.render(f, f.area(), Theme { color: false }, 1, &logs));
+        assert!(text.contains("Takeover errors: 1") && text.contains("Failed to take over node"), "{text}");
+        assert!(text.contains("took over node 39"), "the later lines arrive below: {text}");
+        assert!(!text.contains("took over node 5 "), "the pane has followed them: {text}");
+        let marked: Vec<&str> = text.lines().filter(|l| l.contains("⚠ takeover error")).collect();
+        assert_eq!(marked.len(), 1, "{text}");
+        assert!(marked[0].contains(&failing.uuid[..8]), "{text}");
+        assert!(text.contains("⚠ 1 takeover error(s): e shows them (pinned on the right)"), "{text}");
+        insta::assert_snapshot!(text);
+        // narrow: no log pane, the count stays
+        let narrow = fixture::render(100, 20, |f| p.render(f, f.area(), Theme { color: false }, 1, &logs));
+        assert!(
+            narrow.contains("⚠ 1 takeover error(s): e shows them\n")
+                || narrow.contains("⚠ 1 takeover error(s): e shows them "),
+            "{narrow}"
+        );
+        // e: to the error in the logs
+        let cx = fixture::ctx(&s);
+        assert_eq!(p.on_key(ch('e').event(), &cx), vec![Out::ShowErrors]);
     }
 }

@@ -1,6 +1,6 @@
-//! Step 7, the summary: what the load did, the verification, the takeover check (live, from its
-//! events, when an Ironic API is given), where the audit log and the decisions are, the takeover
-//! log's errors, and the next steps of the maintenance window.
+//! Step 7, the summary: what the load did, the wall time of each phase, the verification, the
+//! takeover check (live, from its events, when an Ironic API is given), where the audit log and the
+//! decisions are, the takeover's errors node by node, and the next steps of the maintenance window.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -11,6 +11,9 @@ use super::logs::Logs;
 use super::progress::Progress;
 use super::{Ctx, Out, Page, Screen};
 use crate::core::ironic::takeover::{Counts, Ending, TakeoverEvent, TakeoverState};
+use crate::core::migrate::timing::{human_ms, Phases};
+use crate::tui::app::Effect;
+use crate::tui::chrome::{clip, short_uuid};
 use crate::tui::keys::{ch, Bar, Binding};
 use crate::tui::theme::Theme;
 
@@ -20,8 +23,12 @@ pub struct Summary {
     pub verify: Option<Result<String, String>>,
     /// the takeover check after the verification (with an Ironic API)
     pub takeover: Option<TakeoverView>,
+    /// how long it took (ms)
+    pub verify_ms: Option<f64>,
     /// where the decisions were saved
     pub saved_to: Option<String>,
+    /// where the run report was written
+    pub report: Option<String>,
 }
 
 /// The takeover check as its events tell it.
@@ -83,12 +90,15 @@ impl TakeoverView {
 pub enum Act {
     Logs,
     Inventory,
+    Report,
 }
 
 static LOGS: Binding<Act> = Binding { keys: &[(ch('L'), Act::Logs)], label: "L", what: "logs", bar: Bar::Yes };
 static INVENTORY: Binding<Act> =
     Binding { keys: &[(ch('i'), Act::Inventory)], label: "i", what: "inventory", bar: Bar::Yes };
-static TABLE: [&Binding<Act>; 2] = [&LOGS, &INVENTORY];
+static REPORT: Binding<Act> =
+    Binding { keys: &[(ch('s'), Act::Report)], label: "s", what: "write the run report", bar: Bar::As("s", "report") };
+static TABLE: [&Binding<Act>; 3] = [&REPORT, &LOGS, &INVENTORY];
 
 const NEXT_STEPS: [&str; 5] = [
     "1. Start Ironic; watch the takeover (L here, or bm2ironic watch).",
@@ -99,6 +109,7 @@ const NEXT_STEPS: [&str; 5] = [
 ];
 
 impl Summary {
+    #[allow(clippy::too_many_arguments)]
     pub fn render(
         &self,
         f: &mut Frame,
@@ -106,26 +117,25 @@ impl Summary {
         theme: Theme,
         progress: &Progress,
         logs: &Logs,
+        phases: &Phases,
         audit_log: Option<&str>,
     ) {
         let mut lines = vec![Line::from("")];
         match &progress.finished {
             Some(Ok(s)) => {
                 lines.push(Line::from(Span::styled(
-                    "    read  created  skipped  already  maintenance  ports  errors     time",
+                    "    read  created  skipped  already  maintenance  ports  errors",
                     theme.key(),
                 )));
                 lines.push(Line::from(format!(
-                    "  {:>6}  {:>7}  {:>7}  {:>7}  {:>11}  {:>5}  {:>6}  {:>7.2}s",
-                    s.read,
-                    s.created,
-                    s.skipped,
-                    s.already_migrated,
-                    s.maintenance,
-                    s.ports,
-                    s.errors,
-                    s.elapsed_ms as f64 / 1000.0
+                    "  {:>6}  {:>7}  {:>7}  {:>7}  {:>11}  {:>5}  {:>6}",
+                    s.read, s.created, s.skipped, s.already_migrated, s.maintenance, s.ports, s.errors,
                 )));
+                lines.push(Line::from(vec![
+                    Span::styled("  Time           ", theme.dim()),
+                    Span::raw(phases.line(!s.committed)),
+                    Span::styled(format!("  (load start to end: {})", human_ms(s.elapsed_ms)), theme.dim()),
+                ]));
                 lines.push(Line::from(""));
                 if s.rehearse {
                     lines.push(Line::from(Span::styled(
@@ -167,15 +177,36 @@ impl Summary {
                 theme.dim(),
             )));
         }
+        lines.push(Line::from(vec![
+            Span::raw("  Run report     "),
+            match &self.report {
+                Some(p) => Span::raw(p.clone()),
+                None => Span::styled("s writes it (Markdown, for the change ticket)", theme.dim()),
+            },
+        ]));
         let errors = logs.errors();
         lines.push(Line::from(vec![
             Span::raw("  Takeover log   "),
             if errors > 0 {
-                Span::styled(format!("{errors} error line(s): press L"), theme.bad())
+                Span::styled(format!("{errors} error record(s), by node (L: the logs)"), theme.bad())
             } else {
                 Span::styled("no errors seen", theme.good())
             },
         ]));
+        let by_node = errors_by_node(logs, progress);
+        let width = area.width.saturating_sub(2 + 4 + 22) as usize;
+        for (who, first, more) in by_node.iter().take(MAX_NODES) {
+            let more = if *more > 0 { format!(" (+{more} more)") } else { String::new() };
+            lines.push(Line::from(vec![
+                Span::styled(format!("    {who:<22}"), theme.bad()),
+                Span::raw(clip(first, width.saturating_sub(more.len()))),
+                Span::styled(more, theme.dim()),
+            ]));
+        }
+        if by_node.len() > MAX_NODES {
+            lines
+                .push(Line::from(format!("    … and {} more node(s): L shows every error", by_node.len() - MAX_NODES)));
+        }
         lines.push(Line::from(""));
         lines.push(Line::from(Span::styled("  Next steps", theme.key())));
         for s in NEXT_STEPS {
@@ -186,6 +217,33 @@ impl Summary {
             area,
         );
     }
+}
+
+/// Nodes listed with their takeover errors (the logs screen has them all).
+const MAX_NODES: usize = 6;
+
+/// The takeover's error records grouped by the node they name, in order of first sight: (the node
+/// as "uuid8 (nova_bm N)", its first error, how many more); records naming no node come last.
+pub fn errors_by_node(logs: &Logs, progress: &Progress) -> Vec<(String, String, usize)> {
+    let mut out: Vec<(String, String, usize)> = Vec::new();
+    let mut add = |who: String, text: &str| match out.iter_mut().find(|(w, _, _)| *w == who) {
+        Some(e) => e.2 += 1,
+        None => out.push((who, text.to_string(), 0)),
+    };
+    for e in &logs.pinned {
+        for uuid in &e.nodes {
+            let id = progress.nodes.iter().find(|n| &n.uuid == uuid).map(|n| n.nova_bm_id);
+            let who = match id {
+                Some(id) => format!("{} (nova_bm {id})", short_uuid(Some(uuid))),
+                None => short_uuid(Some(uuid)),
+            };
+            add(who, &e.text);
+        }
+    }
+    for e in logs.pinned.iter().filter(|e| e.nodes.is_empty()) {
+        add("(no node named)".into(), &e.text);
+    }
+    out
 }
 
 impl Page for Summary {
@@ -199,6 +257,7 @@ impl Page for Summary {
         match act {
             Act::Logs => vec![Out::Go(Screen::Logs)],
             Act::Inventory => vec![Out::Go(Screen::Inventory)],
+            Act::Report => vec![Out::Effect(Effect::WriteReport)],
         }
     }
 }
@@ -217,6 +276,7 @@ mod tests {
         let mut sum = Summary::default();
         assert_eq!(sum.on_key(ch('L').event(), &cx), vec![Out::Go(Screen::Logs)]);
         assert_eq!(sum.on_key(ch('i').event(), &cx), vec![Out::Go(Screen::Inventory)]);
+        assert_eq!(sum.on_key(ch('s').event(), &cx), vec![Out::Effect(Effect::WriteReport)]);
         assert!(sum.on_key(ch('x').event(), &cx).is_empty());
     }
 
@@ -234,17 +294,49 @@ mod tests {
             maintenance: 3,
             ports: 58,
             errors: 0,
-            elapsed_ms: 1500,
+            elapsed_ms: 1521.0,
+            load_ms: 1480.5,
+            commit_ms: 40.6,
             plan_checksum: "0123456789abcdef".into(),
+            started_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 0).unwrap(),
+            finished_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 2).unwrap(),
         }));
+        p.nodes.push_back(super::super::progress::NodeProgress {
+            nova_bm_id: 7,
+            uuid: "aaaaaaaa-0000-4000-8000-000000000007".into(),
+            status: super::super::progress::RowStatus::Done,
+        });
         let sum = Summary {
             verify: Some(Ok("35 nodes, 58 ports: no differences".into())),
             takeover: None,
+            verify_ms: Some(230.0),
             saved_to: Some("/srv/bm2ironic-resolutions.toml".into()),
+            report: None,
         };
-        let text = fixture::render(90, 22, |f| {
-            sum.render(f, f.area(), Theme { color: false }, &p, &Logs::default(), Some("/var/log/bm2ironic"))
+        let mut logs = Logs::default();
+        let line = |text: &str| crate::core::logs::follow::LogLine {
+            source: "ironic".into(),
+            level: super::super::logs::Level::Error,
+            text: text.into(),
+            starts_record: true,
+        };
+        logs.push(vec![
+            line("2024-01-01 12:00:01.000 42 ERROR ironic.conductor.manager [req-1] Failed to take over node aaaaaaaa-0000-4000-8000-000000000007: no image"),
+            line("2024-01-01 12:00:02.000 42 ERROR ironic.conductor.manager [req-2] Node aaaaaaaa-0000-4000-8000-000000000007 power state unknown"),
+            line("2024-01-01 12:00:03.000 42 ERROR ironic.conductor.manager [-] conductor lost its database"),
+        ]);
+        let phases = Phases {
+            read_ms: Some(12.25),
+            plan_ms: Some(3.1),
+            load_ms: Some(1480.5),
+            commit_ms: Some(40.6),
+            verify_ms: Some(230.0),
+        };
+        let text = fixture::render(100, 26, |f| {
+            sum.render(f, f.area(), Theme { color: false }, &p, &logs, &phases, Some("/var/log/bm2ironic"))
         });
+        assert!(text.contains("read 12 ms · plan 3.1 ms · load 1.48 s · commit 41 ms · verify 230 ms"), "{text}");
+        assert!(text.contains("aaaaaaaa (nova_bm 7)") && text.contains("(+1 more)"), "{text}");
         insta::assert_snapshot!(text);
     }
 
@@ -284,16 +376,25 @@ mod tests {
             maintenance: 0,
             ports: 4,
             errors: 0,
-            elapsed_ms: 900,
+            elapsed_ms: 900.0,
+            load_ms: 880.0,
+            commit_ms: 20.0,
             plan_checksum: "0123456789abcdef".into(),
+            started_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 0).unwrap(),
+            finished_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 1).unwrap(),
         }));
         let sum = Summary {
             verify: Some(Ok("2 nodes, 4 ports: no differences".into())),
             takeover: Some(t.clone()),
+            verify_ms: None,
             saved_to: None,
+            report: None,
         };
+        let phases = Phases::default();
         let draw = |sum: &Summary| {
-            fixture::render(100, 20, |f| sum.render(f, f.area(), Theme { color: false }, &p, &Logs::default(), None))
+            fixture::render(100, 20, |f| {
+                sum.render(f, f.area(), Theme { color: false }, &p, &Logs::default(), &phases, None)
+            })
         };
         let running = draw(&sum);
         assert!(

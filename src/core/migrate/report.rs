@@ -1,0 +1,588 @@
+//! The run report for the change ticket (`migrate --report`, `s` on the wizard's summary), from plain
+//! values: who, when, endpoints (redacted), plan checksum, every decision with its consequence, each
+//! node's outcome, timings, verification, takeover, how to roll back; as Markdown or as JSON.
+
+use serde::Serialize;
+
+use super::conflict::{Conflict, Subject};
+use super::consequences::consequence;
+use super::load_sql::LoadSummary;
+use super::plan::{NodeAction, NodePlan, Plan};
+use super::timing::{human_ms, Phases};
+use crate::core::db::url::redact_url;
+
+/// Who ran it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Who {
+    pub operator: String,
+    pub host: String,
+    pub tool: String,
+}
+
+impl Who {
+    /// The operator ($USER or $LOGNAME, else the name of this process's user in /etc/passwd), this
+    /// machine's name, and this build of bm2ironic.
+    pub fn current() -> Who {
+        let operator = std::env::var("USER")
+            .or_else(|_| std::env::var("LOGNAME"))
+            .ok()
+            .filter(|u| !u.is_empty())
+            .or_else(user_from_passwd)
+            .unwrap_or_else(|| "?".into());
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .ok()
+            .filter(|h| !h.is_empty())
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .unwrap_or_else(|| "?".into());
+        Who { operator, host, tool: format!("bm2ironic {}", env!("CARGO_PKG_VERSION")) }
+    }
+}
+
+/// The name of this process's real user, from /proc/self/status and /etc/passwd (Linux).
+fn user_from_passwd() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let uid = status.lines().find_map(|l| l.strip_prefix("Uid:"))?.split_whitespace().next()?.to_string();
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.get(2) == Some(&uid.as_str()))?
+        .first()
+        .map(|n| n.to_string())
+}
+
+/// How the load ended.
+#[derive(Debug, Clone)]
+pub enum Outcome<'a> {
+    /// committed, rehearsed (rolled back), or nothing to write
+    Loaded(&'a LoadSummary),
+    /// the load failed and was rolled back: why
+    Failed(String),
+    /// the load did not start: why (blocking conflicts, not confirmed)
+    NotStarted(String),
+}
+
+/// A takeover error record, and the node it names (None: it names none).
+#[derive(Debug, Clone, Serialize)]
+pub struct TakeoverNote {
+    pub node_uuid: Option<String>,
+    pub text: String,
+}
+
+/// Everything the report is made from (URLs may hold passwords: the report redacts them).
+pub struct ReportInput<'a> {
+    pub who: Who,
+    pub plan: &'a Plan,
+    pub source: String,
+    pub target: String,
+    pub nova: Option<String>,
+    pub nova_api: Option<String>,
+    pub ironic_api: Option<String>,
+    pub outcome: Outcome<'a>,
+    pub phases: Phases,
+    /// None: not run; Ok: what it found; Err: why it failed or the differences
+    pub verify: Option<Result<String, String>>,
+    /// None: the takeover was not watched
+    pub takeover: Option<Vec<TakeoverNote>>,
+    /// the flavor change applied for this migration (its change set)
+    pub flavors_change_set: Option<String>,
+    /// where the decisions were saved (to replay them)
+    pub resolutions_file: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub who: Who,
+    pub when: When,
+    pub run: Run,
+    pub endpoints: Endpoints,
+    pub plan: PlanFacts,
+    pub decisions: Vec<DecisionRow>,
+    pub nodes: Vec<NodeRow>,
+    pub timings: Timings,
+    pub verify: Section,
+    pub takeover: Takeover,
+    pub rollback: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct When {
+    /// UTC, RFC 3339; None when the load did not start
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    pub id: Option<String>,
+    pub mode: &'static str,
+    pub committed: bool,
+    pub outcome: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Endpoints {
+    pub nova_bm: String,
+    pub ironic: String,
+    pub ironic_schema: String,
+    pub nova: Option<String>,
+    pub nova_api: Option<String>,
+    pub ironic_api: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanFacts {
+    pub checksum: String,
+    pub nodes_read: usize,
+    pub create: usize,
+    pub skip: usize,
+    pub already_migrated: usize,
+    pub maintenance: usize,
+    pub ports: usize,
+    pub warnings: Vec<String>,
+    pub resolutions_file: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DecisionRow {
+    pub code: String,
+    pub about: String,
+    pub node_uuid: Option<String>,
+    pub detail: String,
+    /// None: undecided
+    pub action: Option<String>,
+    pub decided_by: Option<&'static str>,
+    /// what the action does (Ironic, machine, afterwards)
+    pub consequence: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeRow {
+    pub nova_bm_id: i64,
+    pub uuid: Option<String>,
+    pub host: Option<String>,
+    pub plan: String,
+    pub outcome: String,
+    pub provision_state: Option<String>,
+    pub maintenance_reason: Option<String>,
+    pub ports: usize,
+    pub conflicts: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Timings {
+    pub phases: Phases,
+    /// the load, from its start to the end of its commit or rollback
+    pub elapsed_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Section {
+    pub ran: bool,
+    pub ok: bool,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Takeover {
+    pub watched: bool,
+    pub errors: Vec<TakeoverNote>,
+}
+
+fn at(t: chrono::NaiveDateTime) -> String {
+    t.and_utc().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+fn about(c: &Conflict) -> String {
+    match &c.subject {
+        Subject::Node { nova_bm_id } => format!("nova_bm node {nova_bm_id}"),
+        Subject::Interface { nova_bm_id, interface_id } => {
+            format!("nova_bm node {nova_bm_id}, interface {interface_id}")
+        }
+        Subject::Host { host } => format!("host {host}"),
+        Subject::Run => "the run".into(),
+    }
+}
+
+fn wire<T: Serialize>(v: &T) -> String {
+    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+}
+
+fn node_outcome(n: &NodePlan, outcome: &Outcome) -> String {
+    let writes = matches!(n.action, NodeAction::Create | NodeAction::Replace);
+    match (n.action, outcome) {
+        (NodeAction::Skip, _) => {
+            format!("not written: skipped ({})", n.conflicts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "))
+        }
+        (NodeAction::AlreadyMigrated, _) => "not written: already migrated by an earlier run".into(),
+        (NodeAction::Blocked, _) => "not written: blocked by an undecided conflict".into(),
+        (_, Outcome::Loaded(s)) if writes && s.committed => "written".into(),
+        (_, Outcome::Loaded(s)) if writes && s.rehearse => "written, then rolled back (rehearsal)".into(),
+        (_, Outcome::Loaded(_)) => "not written".into(),
+        (_, Outcome::Failed(_)) => "not written: the load failed and was rolled back".into(),
+        (_, Outcome::NotStarted(_)) => "not written: the load did not start".into(),
+    }
+}
+
+impl Report {
+    pub fn new(input: &ReportInput) -> Report {
+        let plan = input.plan;
+        let loaded = match &input.outcome {
+            Outcome::Loaded(s) => Some(*s),
+            _ => None,
+        };
+        let mode = match loaded {
+            Some(s) if s.rehearse => "REHEARSAL",
+            Some(_) => "LIVE",
+            None => "-",
+        };
+        let outcome = match &input.outcome {
+            Outcome::Loaded(s) if s.committed => {
+                format!("committed: {} nodes and {} ports written in one transaction", s.created, s.ports)
+            }
+            Outcome::Loaded(s) if s.rehearse => format!(
+                "rehearsal: {} nodes and {} ports written, then rolled back; nothing stayed",
+                s.created, s.ports
+            ),
+            Outcome::Loaded(_) => "nothing to write".into(),
+            Outcome::Failed(e) => format!("failed and rolled back, the target is as it was: {e}"),
+            Outcome::NotStarted(why) => format!("not started: {why}"),
+        };
+        let redact = |v: &Option<String>| v.as_deref().map(redact_url);
+        let decisions = plan
+            .conflicts
+            .iter()
+            .map(|c| DecisionRow {
+                code: c.code.to_string(),
+                about: about(c),
+                node_uuid: c.node_uuid.clone(),
+                detail: c.detail.clone(),
+                action: c.action.map(|a| a.to_string()),
+                decided_by: c.decided_by,
+                consequence: c.action.and_then(|a| consequence(c.code, a)).map(|k| k.sentence()),
+            })
+            .collect();
+        let nodes = plan
+            .nodes
+            .iter()
+            .map(|n| NodeRow {
+                nova_bm_id: n.nova_bm_id,
+                uuid: n.uuid.clone(),
+                host: n.service_host.clone(),
+                plan: wire(&n.action),
+                outcome: node_outcome(n, &input.outcome),
+                provision_state: n.node.as_ref().and_then(|x| x.provision_state.clone()),
+                maintenance_reason: n
+                    .node
+                    .as_ref()
+                    .filter(|x| x.maintenance)
+                    .and_then(|x| x.maintenance_reason.clone()),
+                ports: n.ports.len(),
+                conflicts: n.conflicts.iter().map(|c| c.to_string()).collect(),
+            })
+            .collect();
+        let verify = match &input.verify {
+            None => Section {
+                ran: false,
+                ok: false,
+                text: match loaded {
+                    Some(s) if s.committed => {
+                        "not run: `bm2ironic verify --run RUN` compares every field and port".into()
+                    }
+                    _ => "not run: nothing was committed".into(),
+                },
+            },
+            Some(Ok(t)) => Section { ran: true, ok: true, text: t.clone() },
+            Some(Err(e)) => Section { ran: true, ok: false, text: e.clone() },
+        };
+        let run_id = loaded.map(|s| s.run_id.clone());
+        let mut rollback = Vec::new();
+        match (loaded, &run_id) {
+            (Some(s), Some(id)) if s.committed => {
+                rollback.push(format!(
+                    "`bm2ironic rollback --run {id}` removes the {} nodes and {} ports this run wrote, in one transaction; it refuses if Ironic has changed them since (`--force` overrides).",
+                    s.created, s.ports
+                ));
+                let replaced: Vec<String> =
+                    plan.nodes.iter().filter(|n| n.replaces.is_some()).filter_map(|n| n.uuid.clone()).collect();
+                if !replaced.is_empty() {
+                    rollback.push(format!(
+                        "The Ironic nodes this run replaced cannot be brought back by a rollback ({}): restore them from the database dump taken before the load.",
+                        replaced.join(", ")
+                    ));
+                }
+                rollback.push("Before a rollback: stop Ironic's conductor and the Ironic nova-compute; after it, restart the baremetal nova-computes (runbook, steps 6-9).".into());
+            }
+            (Some(s), _) if s.rehearse => {
+                rollback.push("Nothing to roll back: the rehearsal rolled its transaction back.".into())
+            }
+            (Some(_), _) => rollback.push("Nothing to roll back: nothing was written.".into()),
+            (None, _) => rollback.push("Nothing to roll back: nothing was committed.".into()),
+        }
+        if let Some(set) = &input.flavors_change_set {
+            rollback.push(format!(
+                "The flavors: `bm2ironic flavors --restore --change-set {set}` (a rollback given the Nova API or Nova database does it too)."
+            ));
+        }
+        Report {
+            who: input.who.clone(),
+            when: When { started_at: loaded.map(|s| at(s.started_at)), finished_at: loaded.map(|s| at(s.finished_at)) },
+            run: Run { id: run_id, mode, committed: loaded.is_some_and(|s| s.committed), outcome },
+            endpoints: Endpoints {
+                nova_bm: redact_url(&input.source),
+                ironic: redact_url(&input.target),
+                ironic_schema: format!("{:?} Ironic (schema {})", plan.target.kind, plan.target.schema),
+                nova: redact(&input.nova),
+                nova_api: redact(&input.nova_api),
+                ironic_api: redact(&input.ironic_api),
+            },
+            plan: PlanFacts {
+                checksum: plan.checksum.clone(),
+                nodes_read: plan.nodes.len(),
+                create: plan.summary.create,
+                skip: plan.summary.skip,
+                already_migrated: plan.summary.already_migrated,
+                maintenance: plan.summary.maintenance,
+                ports: plan.summary.ports,
+                warnings: plan.warnings.clone(),
+                resolutions_file: input.resolutions_file.clone(),
+            },
+            decisions,
+            nodes,
+            timings: Timings { phases: input.phases, elapsed_ms: loaded.map(|s| s.elapsed_ms) },
+            verify,
+            takeover: Takeover {
+                watched: input.takeover.is_some(),
+                errors: input.takeover.clone().unwrap_or_default(),
+            },
+            rollback,
+        }
+    }
+
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut o = String::new();
+        let mut line = |s: String| {
+            o.push_str(&s);
+            o.push('\n');
+        };
+        let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+        line(format!("# bm2ironic run report: {}", opt(&self.run.id)));
+        line(String::new());
+        line(format!("**Outcome:** {} ({})", self.run.outcome, self.run.mode));
+        line(String::new());
+        line("## Who and when".into());
+        line(String::new());
+        line(format!("- Operator: {} on {}", self.who.operator, self.who.host));
+        line(format!("- Tool: {}", self.who.tool));
+        line(format!("- Load started: {}", opt(&self.when.started_at)));
+        line(format!("- Load finished: {}", opt(&self.when.finished_at)));
+        line(String::new());
+        line("## Source and target".into());
+        line(String::new());
+        let e = &self.endpoints;
+        line(format!("- nova_bm (read only): `{}`", e.nova_bm));
+        line(format!("- Ironic database: `{}`, {}", e.ironic, e.ironic_schema));
+        for (what, v) in [("Nova database", &e.nova), ("Nova API database", &e.nova_api), ("Ironic API", &e.ironic_api)]
+        {
+            line(format!("- {what}: {}", v.as_deref().map(|v| format!("`{v}`")).unwrap_or_else(|| "not given".into())));
+        }
+        line(String::new());
+        line("## Plan".into());
+        line(String::new());
+        let p = &self.plan;
+        line(format!("- Checksum: `{}`", p.checksum));
+        line(format!(
+            "- {} nodes read: {} to write ({} in maintenance), {} skipped, {} already migrated; {} ports",
+            p.nodes_read, p.create, p.maintenance, p.skip, p.already_migrated, p.ports
+        ));
+        if let Some(r) = &p.resolutions_file {
+            line(format!("- Decisions saved in `{r}` (replay: `bm2ironic migrate --resolutions FILE`)"));
+        }
+        for w in &p.warnings {
+            line(format!("- Warning: {w}"));
+        }
+        line(String::new());
+        line(format!("## Decisions ({})", self.decisions.len()));
+        line(String::new());
+        if self.decisions.is_empty() {
+            line("No conflicts: every node went as planned.".into());
+        }
+        for d in &self.decisions {
+            let who = match &d.node_uuid {
+                Some(u) => format!("{} (`{u}`)", d.about),
+                None => d.about.clone(),
+            };
+            let action = match (&d.action, d.decided_by) {
+                (Some(a), Some(by)) => format!("**{a}** (decided by {by})"),
+                (Some(a), None) => format!("**{a}**"),
+                _ => "**UNDECIDED**".into(),
+            };
+            line(format!("- `{}`, {who}: {}. Action: {action}.", d.code, d.detail));
+            if let Some(c) = &d.consequence {
+                line(format!("  {c}"));
+            }
+        }
+        line(String::new());
+        line(format!("## Nodes ({})", self.nodes.len()));
+        line(String::new());
+        line("| nova_bm | uuid | host | plan | outcome | state | ports | maintenance reason |".into());
+        line("|---:|---|---|---|---|---|---:|---|".into());
+        for n in &self.nodes {
+            line(format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                n.nova_bm_id,
+                cell(&opt(&n.uuid)),
+                cell(&opt(&n.host)),
+                n.plan,
+                cell(&n.outcome),
+                cell(&opt(&n.provision_state)),
+                n.ports,
+                cell(&n.maintenance_reason.clone().unwrap_or_default())
+            ));
+        }
+        line(String::new());
+        line("## Timings".into());
+        line(String::new());
+        line("| phase | wall time |".into());
+        line("|---|---:|".into());
+        for (name, ms) in self.timings.phases.list() {
+            line(format!("| {name} | {} |", human_ms(ms)));
+        }
+        if let Some(ms) = self.timings.elapsed_ms {
+            line(format!("| the load, start to end of commit | {} |", human_ms(ms)));
+        }
+        line(String::new());
+        line("## Verification".into());
+        line(String::new());
+        let v = &self.verify;
+        line(format!(
+            "{}: {}",
+            if !v.ran {
+                "Not run"
+            } else if v.ok {
+                "OK"
+            } else {
+                "FAILED"
+            },
+            v.text
+        ));
+        line(String::new());
+        line("## Takeover".into());
+        line(String::new());
+        if !self.takeover.watched {
+            line("Not watched during this run: `bm2ironic verify --takeover --ironic-url URL --log ironic=PATH` checks every node.".into());
+        } else if self.takeover.errors.is_empty() {
+            line("No takeover error in the logs followed.".into());
+        } else {
+            line(format!("{} error record(s) in the logs followed:", self.takeover.errors.len()));
+            line(String::new());
+            for t in &self.takeover.errors {
+                let node = t.node_uuid.as_deref().map(|u| format!("`{u}`")).unwrap_or_else(|| "(no node named)".into());
+                line(format!("- {node}: {}", t.text));
+            }
+        }
+        line(String::new());
+        line("## How to roll back".into());
+        line(String::new());
+        for r in &self.rollback {
+            line(format!("- {r}"));
+        }
+        o
+    }
+}
+
+/// A Markdown table cell: no pipes, no line breaks.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The section headings every Markdown report has, in order.
+pub const SECTIONS: [&str; 9] = [
+    "## Who and when",
+    "## Source and target",
+    "## Plan",
+    "## Decisions",
+    "## Nodes",
+    "## Timings",
+    "## Verification",
+    "## Takeover",
+    "## How to roll back",
+];
+
+/// What a verification found, in one sentence: Ok when nothing differs.
+pub fn verify_text(v: &super::verify::VerifyReport) -> Result<String, String> {
+    let api = if v.api_checked { " and the Ironic API" } else { "" };
+    match v.differences.first() {
+        None => Ok(format!("{} nodes, {} ports checked against the database{api}: no differences", v.nodes_checked, v.ports_checked)),
+        Some(d) => Err(format!(
+            "{} difference(s) (`bm2ironic verify --run {}` lists them), e.g. node {} {} against the {}: expected '{}', found '{}'",
+            v.differences.len(),
+            v.run_id,
+            d.uuid,
+            d.field,
+            d.against,
+            d.expected,
+            d.found
+        )),
+    }
+}
+
+/// Writes the report to `path`: JSON when it ends in `.json`, Markdown otherwise.
+pub fn write(report: &Report, path: &std::path::Path) -> std::io::Result<()> {
+    let json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    std::fs::write(path, if json { report.json() } else { report.markdown() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::ironic::target::{TargetKind, TargetSchema, TargetState};
+    use crate::core::migrate::plan::{plan, PlanOptions};
+
+    fn demo_plan() -> Plan {
+        let f = crate::core::demo::fixture::Fixture::demo();
+        let inv = crate::core::source::model::Inventory::join(f.nodes, f.interfaces);
+        let target = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
+        let opts = PlanOptions { default_arch: Some("x86_64".into()), ..Default::default() };
+        plan(&inv, &target, None, &opts, &Default::default())
+    }
+
+    #[test]
+    fn a_report_that_did_not_start_says_why_and_hides_passwords() {
+        let p = demo_plan();
+        let input = ReportInput {
+            who: Who { operator: "ops".into(), host: "bastion".into(), tool: "bm2ironic test".into() },
+            plan: &p,
+            source: "mysql+pymysql://nova:s3cret@db/nova_bm".into(),
+            target: "postgresql://ironic:t0psecret@db/ironic".into(),
+            nova: Some("mysql://nova:n0va@db/nova".into()),
+            nova_api: None,
+            ironic_api: None,
+            outcome: Outcome::NotStarted("7 blocking conflict(s) unresolved".into()),
+            phases: Phases { read_ms: Some(3.0), plan_ms: Some(1.0), ..Default::default() },
+            verify: None,
+            takeover: None,
+            flavors_change_set: None,
+            resolutions_file: None,
+        };
+        let r = Report::new(&input);
+        let md = r.markdown();
+        let json = r.json();
+        for secret in ["s3cret", "t0psecret", "n0va"] {
+            assert!(!md.contains(secret) && !json.contains(secret), "{secret} leaked");
+        }
+        for s in SECTIONS {
+            assert!(md.contains(s), "{s} missing:\n{md}");
+        }
+        assert!(md.contains("not started: 7 blocking conflict(s) unresolved"), "{md}");
+        assert!(md.contains("**UNDECIDED**") && md.contains("Nothing to roll back"), "{md}");
+        assert_eq!(r.nodes.len(), p.nodes.len());
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(doc["plan"]["checksum"], p.checksum);
+    }
+}
