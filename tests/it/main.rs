@@ -16,6 +16,7 @@ mod migrate;
 mod plan_then_load;
 mod real_ironic;
 mod report;
+mod scale;
 mod secrets;
 mod takeover;
 mod upstream_2014_mistakes;

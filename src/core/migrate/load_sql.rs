@@ -7,21 +7,23 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use chrono::NaiveDateTime;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::db::sql::{marks, multi_insert, texts, Stmt, Val};
+use crate::core::db::sql::{marks, multi_insert, texts, Val};
 use crate::core::db::url::Backend;
 use crate::core::db::{Db, DbError, Tx};
 use crate::core::ironic::json::to_db_text;
 use crate::core::ironic::target::{TargetKind, TargetSchema};
 use crate::core::migrate::counters::{read_counters, restore_counters};
 use crate::core::migrate::plan::{IronicNode, IronicPort, NodeAction, NodePlan, Plan};
+use crate::core::migrate::runs::{record_stmts, runs_ddl, written, RUNS_TABLE, RUN_NODES_TABLE};
+// the run record lives in `runs`; these names stay reachable from here for existing callers
+pub use crate::core::migrate::runs::{runs, set_status_stmt, RunRecord, WrittenNode, WrittenPort};
 use crate::core::migrate::timing::ms;
 
-pub const RUNS_TABLE: &str = "bm2ironic_runs";
 /// Nodes per multi-row INSERT (and per progress step).
 pub const BATCH: usize = 100;
 
@@ -90,91 +92,6 @@ pub enum LoadError {
     Cancelled,
     #[error("writing node {uuid} failed: {message}; the transaction was rolled back, the target is as it was")]
     Node { uuid: String, message: String },
-}
-
-/// What a run wrote, kept in `bm2ironic_runs.written` (no secrets).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WrittenNode {
-    pub nova_bm_id: i64,
-    pub uuid: String,
-    pub provision_state: Option<String>,
-    pub instance_uuid: Option<String>,
-    pub maintenance: bool,
-    pub driver: String,
-    /// driver_info with passwords as "***"
-    pub driver_info: Value,
-    pub properties: Value,
-    pub instance_info: Value,
-    pub ports: Vec<WrittenPort>,
-    /// uuid of an Ironic node this run deleted (`replace`); rollback cannot bring it back
-    #[serde(default)]
-    pub replaced: Option<i64>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WrittenPort {
-    pub uuid: String,
-    pub address: String,
-    pub nova_bm_interface_id: i64,
-    pub vif: Option<String>,
-}
-
-/// A row of `bm2ironic_runs`.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunRecord {
-    pub id: String,
-    pub started_at: NaiveDateTime,
-    pub finished_at: Option<NaiveDateTime>,
-    pub status: String,
-    pub plan_checksum: String,
-    pub source: String,
-    pub target_kind: String,
-    pub written: Vec<WrittenNode>,
-}
-
-fn written(node: &IronicNode, ports: &[IronicPort], nova_bm_id: i64, replaced: Option<i64>) -> WrittenNode {
-    WrittenNode {
-        nova_bm_id,
-        uuid: node.uuid.clone(),
-        provision_state: node.provision_state.clone(),
-        instance_uuid: node.instance_uuid.clone(),
-        maintenance: node.maintenance,
-        driver: node.driver.clone(),
-        driver_info: node.driver_info.redacted_json(),
-        properties: node.properties.clone(),
-        instance_info: node.instance_info.clone(),
-        ports: ports
-            .iter()
-            .map(|p| WrittenPort {
-                uuid: p.uuid.clone(),
-                address: p.address.clone(),
-                nova_bm_interface_id: p.nova_bm_interface_id,
-                vif: p
-                    .internal_info
-                    .get("tenant_vif_port_id")
-                    .or_else(|| p.extra.get("vif_port_id"))
-                    .and_then(|v| v.as_str())
-                    .map(String::from),
-            })
-            .collect(),
-        replaced,
-    }
-}
-
-fn runs_ddl(backend: Backend) -> String {
-    let (ts, text) = match backend {
-        Backend::MySql => ("DATETIME", "LONGTEXT"),
-        Backend::Postgres => ("TIMESTAMP", "TEXT"),
-        Backend::Sqlite => ("DATETIME", "TEXT"),
-    };
-    format!(
-        "CREATE TABLE IF NOT EXISTS {RUNS_TABLE} (id VARCHAR(36) NOT NULL PRIMARY KEY, started_at {ts} NOT NULL, finished_at {ts} NULL, \
-         status VARCHAR(20) NOT NULL, plan_checksum VARCHAR(64) NOT NULL, source VARCHAR(512) NOT NULL, target_kind VARCHAR(10) NOT NULL, written {text} NOT NULL)"
-    )
-}
-
-pub async fn runs_table_exists(db: &Db) -> Result<bool, DbError> {
-    Ok(db.table_names().await?.iter().any(|t| t.eq_ignore_ascii_case(RUNS_TABLE)))
 }
 
 /// JSON for a TEXT column, written the way Ironic writes it (non-ASCII escaped).
@@ -348,14 +265,18 @@ pub async fn load_db(
         return Ok(summary);
     }
     let backend = db.backend();
-    let had_runs_table = runs_table_exists(db).await?;
+    let names = db.table_names().await?;
+    let existed = |t: &str| names.iter().any(|n| n.eq_ignore_ascii_case(t));
+    // which run tables this load would create (and so drops again if it does not commit, on MySQL)
+    let missing_tables: Vec<&str> = [RUNS_TABLE, RUN_NODES_TABLE].into_iter().filter(|t| !existed(t)).collect();
+    let had_runs_table = missing_tables.is_empty();
     let record_run = !req.rehearse || had_runs_table;
     // MySQL commits implicitly on DDL: there the table is created before the transaction and dropped
     // again below when this load does not commit; PostgreSQL and SQLite create it inside the transaction
     let create_runs_table = !req.rehearse && !had_runs_table;
     let ddl_outside = create_runs_table && backend == Backend::MySql;
     if ddl_outside {
-        db.execute(&runs_ddl(backend), vec![]).await?;
+        db.execute_all(runs_ddl(backend)).await?;
     }
     let ncols = node_columns(req.schema);
     let pcols = port_columns(req.schema);
@@ -365,7 +286,9 @@ pub async fn load_db(
     let outcome = async {
         let mut tx = db.begin().await?;
         if create_runs_table && !ddl_outside {
-            tx.execute(&runs_ddl(backend), vec![]).await?;
+            for stmt in runs_ddl(backend) {
+                tx.execute(&stmt.0, stmt.1).await?;
+            }
         }
         let mut done = 0usize;
         let mut record: Vec<WrittenNode> = Vec::with_capacity(to_write.len());
@@ -449,7 +372,8 @@ pub async fn load_db(
         }
         summary.created = done;
         if record_run {
-            let written_json = serde_json::to_value(&record).map(|v| to_db_text(&v)).unwrap_or_else(|_| "[]".into());
+            // the run row, then one row per node in statements of bounded size: one value holding every
+            // node would pass max_allowed_packet (4 MB on MySQL 5.6) from about 20,000 nodes on
             let kind = serde_json::to_value(req.schema.kind).ok().and_then(|v| v.as_str().map(String::from));
             let (sql, vals) = multi_insert(
                 RUNS_TABLE,
@@ -462,10 +386,13 @@ pub async fn load_db(
                     Val::Text(Some(plan.checksum.clone())),
                     Val::Text(Some(req.source.clone())),
                     Val::Text(Some(kind.unwrap_or_default())),
-                    Val::Text(Some(written_json)),
+                    Val::Text(Some("[]".into())),
                 ]],
             );
             tx.execute(&sql, vals).await?;
+            for (sql, vals) in record_stmts(&req.run_id, &record) {
+                tx.execute(&sql, vals).await?;
+            }
         }
         if cancel.is_cancelled() {
             tx.rollback().await?;
@@ -487,8 +414,10 @@ pub async fn load_db(
         // a rolled-back INSERT still advances sequences / AUTO_INCREMENT: put them back
         restore_counters(db, &counters).await;
         if ddl_outside {
-            if let Err(e) = db.execute(&format!("DROP TABLE {RUNS_TABLE}"), vec![]).await {
-                tracing::warn!(error = %e, "could not drop the run table this failed load created");
+            for t in missing_tables.iter().rev() {
+                if let Err(e) = db.execute(&format!("DROP TABLE IF EXISTS {t}"), vec![]).await {
+                    tracing::warn!(error = %e, table = t, "could not drop a run table this failed load created");
+                }
             }
         }
     }
@@ -513,36 +442,4 @@ async fn find_culprit(tx: &mut Tx<'_>, table: &str, cols: &[&str], rows: &[Vec<V
         }
     }
     None
-}
-
-/// Reads run records, newest first.
-pub async fn runs(db: &Db) -> Result<Vec<RunRecord>, DbError> {
-    if !runs_table_exists(db).await? {
-        return Ok(Vec::new());
-    }
-    let sql = match db.backend() {
-        Backend::Postgres => "SELECT id::text AS id, started_at, finished_at, status::text AS status, plan_checksum::text AS plan_checksum, source::text AS source, target_kind::text AS target_kind, written FROM bm2ironic_runs ORDER BY started_at DESC, id",
-        _ => "SELECT id, started_at, finished_at, status, plan_checksum, source, target_kind, written FROM bm2ironic_runs ORDER BY started_at DESC, id",
-    };
-    db.fetch_map(sql, vec![], |r| {
-        Ok(RunRecord {
-            id: r.string("id")?,
-            started_at: r.time("started_at")?,
-            finished_at: r.opt_time("finished_at")?,
-            status: r.string("status")?,
-            plan_checksum: r.string("plan_checksum")?,
-            source: r.string("source")?,
-            target_kind: r.string("target_kind")?,
-            written: serde_json::from_str(&r.string("written")?).unwrap_or_default(),
-        })
-    })
-    .await
-}
-
-/// Sets a run's status (e.g. "rolled-back") inside an open transaction's statements list.
-pub fn set_status_stmt(run_id: &str, status: &str) -> Stmt {
-    (
-        format!("UPDATE {RUNS_TABLE} SET status = ? WHERE id = ?"),
-        vec![Val::Text(Some(status.into())), Val::Text(Some(run_id.into()))],
-    )
 }

@@ -1,0 +1,203 @@
+//! The run record: each load is recorded in the Ironic database, in `bm2ironic_runs` (one row per
+//! run: times, status, plan checksum, redacted source) and `bm2ironic_run_nodes` (one row per node it
+//! wrote, with its ports; no secrets), so `verify`, `rollback` and `watch` find what a run did.
+//! Per-node rows keep every statement small whatever the inventory's size (see docs/architecture.md).
+
+use std::collections::HashMap;
+
+use chrono::NaiveDateTime;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::core::db::sql::{multi_insert, Stmt, Val};
+use crate::core::db::url::Backend;
+use crate::core::db::{Db, DbError};
+use crate::core::ironic::json::to_db_text;
+use crate::core::migrate::plan::{IronicNode, IronicPort};
+
+pub const RUNS_TABLE: &str = "bm2ironic_runs";
+pub const RUN_NODES_TABLE: &str = "bm2ironic_run_nodes";
+/// Bytes of record text per INSERT: far below any server's packet limit (MySQL 5.6: 4 MB) and a
+/// Galera write-set.
+const RECORD_BYTES_PER_STATEMENT: usize = 512 * 1024;
+/// Rows per INSERT at most.
+const RECORD_ROWS_PER_STATEMENT: usize = 500;
+
+/// What a run wrote, kept in `bm2ironic_runs.written` (no secrets).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WrittenNode {
+    pub nova_bm_id: i64,
+    pub uuid: String,
+    pub provision_state: Option<String>,
+    pub instance_uuid: Option<String>,
+    pub maintenance: bool,
+    pub driver: String,
+    /// driver_info with passwords as "***"
+    pub driver_info: Value,
+    pub properties: Value,
+    pub instance_info: Value,
+    pub ports: Vec<WrittenPort>,
+    /// uuid of an Ironic node this run deleted (`replace`); rollback cannot bring it back
+    #[serde(default)]
+    pub replaced: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WrittenPort {
+    pub uuid: String,
+    pub address: String,
+    pub nova_bm_interface_id: i64,
+    pub vif: Option<String>,
+}
+
+/// A row of `bm2ironic_runs`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRecord {
+    pub id: String,
+    pub started_at: NaiveDateTime,
+    pub finished_at: Option<NaiveDateTime>,
+    pub status: String,
+    pub plan_checksum: String,
+    pub source: String,
+    pub target_kind: String,
+    pub written: Vec<WrittenNode>,
+}
+
+pub(crate) fn written(node: &IronicNode, ports: &[IronicPort], nova_bm_id: i64, replaced: Option<i64>) -> WrittenNode {
+    WrittenNode {
+        nova_bm_id,
+        uuid: node.uuid.clone(),
+        provision_state: node.provision_state.clone(),
+        instance_uuid: node.instance_uuid.clone(),
+        maintenance: node.maintenance,
+        driver: node.driver.clone(),
+        driver_info: node.driver_info.redacted_json(),
+        properties: node.properties.clone(),
+        instance_info: node.instance_info.clone(),
+        ports: ports
+            .iter()
+            .map(|p| WrittenPort {
+                uuid: p.uuid.clone(),
+                address: p.address.clone(),
+                nova_bm_interface_id: p.nova_bm_interface_id,
+                vif: p
+                    .internal_info
+                    .get("tenant_vif_port_id")
+                    .or_else(|| p.extra.get("vif_port_id"))
+                    .and_then(|v| v.as_str())
+                    .map(String::from),
+            })
+            .collect(),
+        replaced,
+    }
+}
+
+/// Both tables (`CREATE TABLE IF NOT EXISTS`: an older run table is kept, the node table added).
+pub fn runs_ddl(backend: Backend) -> Vec<Stmt> {
+    let (ts, text) = match backend {
+        Backend::MySql => ("DATETIME", "LONGTEXT"),
+        Backend::Postgres => ("TIMESTAMP", "TEXT"),
+        Backend::Sqlite => ("DATETIME", "TEXT"),
+    };
+    vec![
+        (
+            format!(
+                "CREATE TABLE IF NOT EXISTS {RUNS_TABLE} (id VARCHAR(36) NOT NULL PRIMARY KEY, started_at {ts} NOT NULL, \
+                 finished_at {ts} NULL, status VARCHAR(20) NOT NULL, plan_checksum VARCHAR(64) NOT NULL, \
+                 source VARCHAR(512) NOT NULL, target_kind VARCHAR(10) NOT NULL, written {text} NOT NULL)"
+            ),
+            vec![],
+        ),
+        (
+            format!(
+                "CREATE TABLE IF NOT EXISTS {RUN_NODES_TABLE} (run_id VARCHAR(36) NOT NULL, seq INTEGER NOT NULL, \
+                 nova_bm_id BIGINT NOT NULL, uuid VARCHAR(36) NOT NULL, record {text} NOT NULL, PRIMARY KEY (run_id, seq))"
+            ),
+            vec![],
+        ),
+    ]
+}
+
+/// The per-node rows of a run, as INSERT statements of bounded size.
+pub fn record_stmts(run_id: &str, record: &[WrittenNode]) -> Vec<Stmt> {
+    let cols = ["run_id", "seq", "nova_bm_id", "uuid", "record"];
+    let mut out = Vec::new();
+    let (mut rows, mut bytes) = (Vec::new(), 0usize);
+    for (seq, w) in record.iter().enumerate() {
+        let text = serde_json::to_value(w).map(|v| to_db_text(&v)).unwrap_or_else(|_| "{}".into());
+        if !rows.is_empty()
+            && (rows.len() >= RECORD_ROWS_PER_STATEMENT || bytes + text.len() > RECORD_BYTES_PER_STATEMENT)
+        {
+            out.push(multi_insert(RUN_NODES_TABLE, &cols, std::mem::take(&mut rows)));
+            bytes = 0;
+        }
+        bytes += text.len() + 100;
+        rows.push(vec![
+            Val::Text(Some(run_id.to_string())),
+            Val::Int(Some(seq as i64)),
+            Val::Int(Some(w.nova_bm_id)),
+            Val::Text(Some(w.uuid.clone())),
+            Val::Text(Some(text)),
+        ]);
+    }
+    if !rows.is_empty() {
+        out.push(multi_insert(RUN_NODES_TABLE, &cols, rows));
+    }
+    out
+}
+
+/// Reads run records, newest first, with what each wrote (per-node rows; a run recorded before them
+/// keeps its nodes in `bm2ironic_runs.written`).
+pub async fn runs(db: &Db) -> Result<Vec<RunRecord>, DbError> {
+    let names = db.table_names().await?;
+    let has = |t: &str| names.iter().any(|n| n.eq_ignore_ascii_case(t));
+    if !has(RUNS_TABLE) {
+        return Ok(Vec::new());
+    }
+    let sql = match db.backend() {
+        Backend::Postgres => "SELECT id::text AS id, started_at, finished_at, status::text AS status, plan_checksum::text AS plan_checksum, source::text AS source, target_kind::text AS target_kind, written FROM bm2ironic_runs ORDER BY started_at DESC, id",
+        _ => "SELECT id, started_at, finished_at, status, plan_checksum, source, target_kind, written FROM bm2ironic_runs ORDER BY started_at DESC, id",
+    };
+    let mut runs = db
+        .fetch_map(sql, vec![], |r| {
+            Ok(RunRecord {
+                id: r.string("id")?,
+                started_at: r.time("started_at")?,
+                finished_at: r.opt_time("finished_at")?,
+                status: r.string("status")?,
+                plan_checksum: r.string("plan_checksum")?,
+                source: r.string("source")?,
+                target_kind: r.string("target_kind")?,
+                written: serde_json::from_str(&r.string("written")?).unwrap_or_default(),
+            })
+        })
+        .await?;
+    if has(RUN_NODES_TABLE) {
+        let sql = match db.backend() {
+            Backend::Postgres => "SELECT run_id::text AS run_id, record FROM bm2ironic_run_nodes ORDER BY run_id, seq",
+            _ => "SELECT run_id, record FROM bm2ironic_run_nodes ORDER BY run_id, seq",
+        };
+        let rows: Vec<(String, String)> =
+            db.fetch_map(sql, vec![], |r| Ok((r.string("run_id")?, r.string("record")?))).await?;
+        let mut by_run: HashMap<String, Vec<WrittenNode>> = HashMap::new();
+        for (run, text) in rows {
+            if let Ok(w) = serde_json::from_str::<WrittenNode>(&text) {
+                by_run.entry(run).or_default().push(w);
+            }
+        }
+        for r in &mut runs {
+            if let Some(nodes) = by_run.remove(&r.id) {
+                r.written.extend(nodes);
+            }
+        }
+    }
+    Ok(runs)
+}
+
+/// Sets a run's status (e.g. "rolled-back") inside an open transaction's statements list.
+pub fn set_status_stmt(run_id: &str, status: &str) -> Stmt {
+    (
+        format!("UPDATE {RUNS_TABLE} SET status = ? WHERE id = ?"),
+        vec![Val::Text(Some(status.into())), Val::Text(Some(run_id.into()))],
+    )
+}
