@@ -5,11 +5,13 @@
 #[macro_use]
 mod common;
 
+mod api_env;
 mod bad_input;
 mod e2e_tmux;
 mod flavors;
 mod hostile_rows;
 mod inventory;
+mod keystone;
 mod migrate;
 mod plan_then_load;
 mod real_ironic;
