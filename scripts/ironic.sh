@@ -4,6 +4,8 @@
 # Usage: scripts/ironic.sh install            create the venv (cached in $BM2_IRONIC_VENV) and print its path
 #        scripts/ironic.sh conf DIR DB_URL PORT  write DIR/ironic.conf for a throw-away all-in-one Ironic
 #                                               (noauth, rpc_transport=none, loopback only)
+# With BM2_IRONIC_KEYSTONE=http://127.0.0.1:PORT/v3 the conf has auth_strategy = keystone behind that
+# Keystone (service user ironic/ironicpass of scripts/keystone.sh; tokens validated on every request).
 # The tests call `ironic-dbsync` and `ironic` from the venv themselves, with such a conf.
 set -euo pipefail
 
@@ -31,9 +33,11 @@ install() {
 conf() {
   local dir=$1 db=$2 port=$3
   mkdir -p "$dir"/{state,locks,tftpboot/master_images,httpboot}
+  local ks=${BM2_IRONIC_KEYSTONE:-} strategy=noauth
+  [ -z "$ks" ] || strategy=keystone
   cat > "$dir/ironic.conf" <<CONF
 [DEFAULT]
-auth_strategy = noauth
+auth_strategy = $strategy
 rpc_transport = none
 host = bm2ironic-test-conductor
 enabled_hardware_types = fake-hardware,ipmi,manual-management
@@ -61,6 +65,7 @@ connection = $db
 [api]
 host_ip = 127.0.0.1
 port = $port
+api_workers = 1
 
 [conductor]
 automated_clean = false
@@ -96,6 +101,23 @@ dhcp_provider = none
 auth_type = none
 endpoint_override = http://127.0.0.1:$port
 CONF
+  if [ -n "$ks" ]; then
+    cat >> "$dir/ironic.conf" <<CONF
+
+[keystone_authtoken]
+www_authenticate_uri = $ks
+auth_url = $ks
+auth_type = password
+username = ironic
+password = ironicpass
+user_domain_name = Default
+project_name = service
+project_domain_name = Default
+interface = public
+# no cache: a token revoked in Keystone is refused at once
+token_cache_time = -1
+CONF
+  fi
   echo "$dir/ironic.conf"
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): starts throw-away MariaDB and PostgreSQL servers
-# (installing them with apt on a new machine), runs every test against SQLite, MariaDB and
-# PostgreSQL with the servers' URLs in the environment, then stops the servers.
+# (installing them with apt on a new machine) and a Keystone (scripts/keystone.sh), runs every test
+# against SQLite, MariaDB and PostgreSQL with the servers' URLs in the environment, then stops them.
 # Extra arguments go to `cargo test` (e.g. scripts/test.sh --test it inventory::).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +22,10 @@ echo "   SQLite     in-process (temp files)"
 
 echo "== real Ironic (PyPI ironic==39.0.0): venv, and its schema from ironic-dbsync upgrade on both servers =="
 eval "$(scripts/ironic-schemas.sh)"
+
+echo "== real Keystone (PyPI keystone==30.0.0) on 127.0.0.1:15000, shared by the Keystone tests =="
+trap 'scripts/keystone.sh stop || true; scripts/test-services.sh stop || true' EXIT
+eval "$(scripts/keystone.sh start)"
 
 echo "== cargo fmt --check, cargo clippy (warnings are errors) =="
 cargo fmt --check

@@ -9,7 +9,10 @@ use clap::Args;
 
 use super::Failure;
 use crate::audit;
+use crate::core::auth;
 use crate::core::db::conf::{ConnectionFlags, ConnectionSettings};
+use crate::core::db::secret::Secret;
+use crate::core::ironic::api::ApiTarget;
 use crate::core::ironic::target;
 use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::plan::{FreeState, PlanOptions};
@@ -35,9 +38,12 @@ pub struct GlobalArgs {
     /// Nova API database URL (optional: modern Nova's flavors; env BM2IRONIC_NOVA_API_DB)
     #[arg(long, global = true, value_name = "URL")]
     pub nova_api_db: Option<String>,
-    /// Ironic API endpoint (optional)
+    /// Ironic API endpoint (optional; with Keystone credentials it comes from the catalog)
     #[arg(long, global = true, value_name = "URL")]
     pub ironic_url: Option<String>,
+    /// Keystone credentials: a cloud of clouds.yaml (env OS_CLOUD; without it the OS_* variables)
+    #[arg(long, global = true, value_name = "NAME")]
+    pub os_cloud: Option<String>,
     /// nova.conf of a baremetal nova-compute host ([baremetal] sql_connection, power manager, ...)
     #[arg(long, global = true, value_name = "FILE")]
     pub nova_conf: Option<PathBuf>,
@@ -63,6 +69,15 @@ impl GlobalArgs {
             nova_conf: self.nova_conf.clone(),
             ironic_conf: self.ironic_conf.clone(),
         }
+    }
+
+    /// How to reach the Ironic API: `--ironic-url`, the Keystone credentials (`--os-cloud`,
+    /// `OS_CLOUD`, `OS_*`), and `BM2IRONIC_IRONIC_TOKEN` when there are no Keystone credentials.
+    pub fn api_target(&self, settings: &ConnectionSettings) -> Result<ApiTarget, Failure> {
+        let env = |k: &str| std::env::var(k).ok();
+        let auth = auth::resolve(self.os_cloud.as_deref(), &env)?;
+        let token = std::env::var(ENV_IRONIC_TOKEN).ok().filter(|t| !t.is_empty()).map(Secret::new);
+        Ok(ApiTarget { url: settings.ironic_url.as_ref().map(|s| s.value.clone()), auth, token })
     }
 
     /// Resolves every connection (flag > environment > config file) and prints the `ps` warnings.

@@ -2,6 +2,7 @@
 //! succeed. Every core error converts into a `Failure` with the exit code it implies (`?` at the
 //! edge); the message is the error's own text, written once, when it is shown.
 
+use crate::core::auth::AuthError;
 use crate::core::db::conf::SettingsError;
 use crate::core::db::DbError;
 use crate::core::demo::sandbox::SandboxError;
@@ -61,7 +62,17 @@ macro_rules! runtime_failure {
         }
     )*};
 }
-runtime_failure!(DbError, SourceError, LoadError, RollbackError, FlavorError, ApiError, SandboxError, WizardError);
+runtime_failure!(
+    DbError,
+    SourceError,
+    LoadError,
+    RollbackError,
+    FlavorError,
+    ApiError,
+    AuthError,
+    SandboxError,
+    WizardError
+);
 
 impl From<SettingsError> for Failure {
     fn from(e: SettingsError) -> Failure {

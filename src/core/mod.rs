@@ -2,6 +2,7 @@
 //! work reports through callbacks or channels that the CLI and the TUI render.
 //! The rooms are described in docs/architecture.md.
 
+pub mod auth;
 pub mod db;
 pub mod demo;
 pub mod ironic;

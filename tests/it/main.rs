@@ -5,6 +5,7 @@
 #[macro_use]
 mod common;
 
+mod api_env;
 mod bad_input;
 mod e2e_tmux;
 mod flavors;
@@ -12,6 +13,7 @@ mod fuzz;
 mod hostile_rows;
 mod hostile_text;
 mod inventory;
+mod keystone;
 mod migrate;
 mod plan_then_load;
 mod real_ironic;

@@ -12,8 +12,7 @@ use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::output::{print, print_json, wire_name, Table};
-use crate::cli::{exit, parse_duration, Failure, GlobalArgs, ENV_IRONIC_TOKEN};
-use crate::core::db::secret::Secret;
+use crate::cli::{exit, parse_duration, Failure, GlobalArgs};
 use crate::core::ironic::api::IronicApi;
 use crate::core::ironic::takeover::{Counts, Ending, TakeoverEvent, TakeoverOutcome, TakeoverState};
 use crate::core::migrate::load_sql::RunRecord;
@@ -46,12 +45,19 @@ pub struct VerifyArgs {
 
 pub async fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
     let settings = global.settings()?;
-    let token = std::env::var(ENV_IRONIC_TOKEN).ok().filter(|t| !t.is_empty()).map(Secret::new);
-    let VerifiedRun { run, report, api } = steps::verify_from_settings(&settings, args.run.as_deref(), token).await?;
+    let target = global.api_target(&settings)?;
+    let VerifiedRun { run, report, api } = steps::verify_with_api(&settings, args.run.as_deref(), &target).await?;
+    if let Some(w) = match &api {
+        Some(api) => steps::scope_warning(api, &run).await,
+        None => None,
+    } {
+        eprintln!("warning: {w}");
+        tracing::warn!("{w}");
+    }
     let takeover_counts = match (args.takeover, &api) {
         (false, _) => Counts::default(),
         (true, None) => {
-            return Err(Failure::usage("--takeover asks the Ironic API: give --ironic-url or BM2IRONIC_IRONIC_URL"))
+            return Err(Failure::usage("--takeover asks the Ironic API: give --ironic-url, BM2IRONIC_IRONIC_URL or Keystone credentials (--os-cloud, OS_*)"))
         }
         (true, Some(api)) => {
             let timeout = parse_duration(&args.timeout).map_err(Failure::usage)?;

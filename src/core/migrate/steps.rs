@@ -15,7 +15,7 @@ use crate::core::db::conf::ConnectionSettings;
 use crate::core::db::secret::Secret;
 use crate::core::db::url::DbUrl;
 use crate::core::db::{Access, Db, DbError};
-use crate::core::ironic::api::{ApiError, IronicApi};
+use crate::core::ironic::api::{self, ApiError, ApiTarget, IronicApi};
 use crate::core::ironic::takeover::{self, CheckOptions, TakeoverEvent, TakeoverOutcome};
 use crate::core::ironic::target::{self, TargetError, TargetKind};
 use crate::core::logs::watch::{Patterns, Start, WatchError, WatchedLog, Watcher};
@@ -120,6 +120,17 @@ pub async fn verify_from_settings(
     run_id: Option<&str>,
     token: Option<Secret>,
 ) -> Result<VerifiedRun, StepError> {
+    let target = ApiTarget { url: settings.ironic_url.as_ref().map(|u| u.value.clone()), auth: None, token };
+    verify_with_api(settings, run_id, &target).await
+}
+
+/// [`verify_from_settings`] with the API reached as `target` says (a URL, Keystone credentials with
+/// the endpoint from the catalog, a fixed token).
+pub async fn verify_with_api(
+    settings: &ConnectionSettings,
+    run_id: Option<&str>,
+    target: &ApiTarget,
+) -> Result<VerifiedRun, StepError> {
     let src = settings.nova_bm_db.as_ref().ok_or(PrepareError::NoSource)?;
     let tgt = settings.ironic_db.as_ref().ok_or(PrepareError::NoTarget)?;
     let db = target::connect(&tgt.value).await?;
@@ -129,16 +140,22 @@ pub async fn verify_from_settings(
         let source = NovaBmSource::open(&src.value).await?;
         let inventory = source.read_inventory(|_| {}).await?;
         source.close().await;
-        let api = match &settings.ironic_url {
-            Some(u) => Some(IronicApi::new(&u.value, token, schema.kind)?),
-            None => None,
-        };
+        let api = api::open(target, schema.kind).await?;
         let report = verify::verify(&db, &run, &inventory, api.as_ref()).await?;
         Ok(VerifiedRun { run, report, api })
     }
     .await;
     db.close().await;
     result
+}
+
+/// With a project-scoped Keystone token: what it cannot see of `run` (the nodes answering 404),
+/// said plainly. None with a system-scoped token, a fixed one, or none.
+pub async fn scope_warning(api: &IronicApi, run: &RunRecord) -> Option<String> {
+    let scope = api.scope().await?;
+    let uuids: Vec<String> = run.written.iter().map(|w| w.uuid.clone()).collect();
+    let hidden = api.not_visible(&uuids).await;
+    api::scope_warning(&scope, &hidden)
 }
 
 // ---------------------------------------------------------------------------------------------------

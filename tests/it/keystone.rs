@@ -1,0 +1,165 @@
+//! Keystone, real: Ironic (PyPI) with `auth_strategy = keystone` behind the test Keystone (PyPI,
+//! scripts/keystone.sh), both on 127.0.0.1. A system-scoped cloud of clouds.yaml and the OS_*
+//! variables both work with the endpoint taken from the catalog (each test registers its own
+//! region); a project-scoped token is warned about, naming the nodes it cannot see; a wrong
+//! password, an unknown cloud, a region without Ironic, an unreachable Keystone and no credentials
+//! at all each get their own message (exit 1); a token revoked mid-run is renewed; no password or
+//! token reaches stdout, stderr or the audit log.
+
+use std::path::Path;
+
+use crate::api_env::{self, clear_os, start_ironic, ADMIN_PASSWORD, KEYSTONE_URL};
+use crate::common::{bm2ironic, read_logs, server_env, Backend, TestDb, IRONIC_VENV};
+use bm2ironic::core::auth::{self, Scope, Session};
+use bm2ironic::core::demo::fixture::Fixture;
+use bm2ironic::core::ironic::api::{ApiAuth, IronicApi};
+use bm2ironic::core::ironic::target::TargetKind;
+
+fn clouds_yaml(ks: &str, region: &str) -> String {
+    let cloud = |name: &str, user: &str, pw: &str, scope: &str, region: &str| {
+        format!(
+            "  {name}:\n    auth:\n      auth_url: {ks}\n      username: {user}\n      password: {pw}\n      user_domain_name: Default\n{scope}    region_name: {region}\n    interface: public\n"
+        )
+    };
+    let project = |p: &str| format!("      project_name: {p}\n      project_domain_name: Default\n");
+    let mut y = String::from("clouds:\n");
+    y += &cloud("sys", "admin", ADMIN_PASSWORD, "      system_scope: all\n", region);
+    y += &cloud("admin-project", "admin", ADMIN_PASSWORD, &project("admin"), region);
+    y += &cloud("demo", "demo", "demopass", &project("demo"), region);
+    y += &cloud("badpw", "admin", "not-the-password", "      system_scope: all\n", region);
+    y += &cloud("noironic", "admin", ADMIN_PASSWORD, "      system_scope: all\n", "RegionOne");
+    y += &cloud("down", "admin", ADMIN_PASSWORD, "      system_scope: all\n", region)
+        .replace(ks, "http://127.0.0.1:9/v3");
+    y
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn keystone_clouds_yaml_os_vars_scope_errors_and_renewal() {
+    let Some(venv) = server_env(IRONIC_VENV) else { return };
+    let Some(ks) = server_env(KEYSTONE_URL) else { return };
+    let venv = Path::new(&venv);
+    let mut f = Fixture::generated(3, 1);
+    for n in &mut f.nodes {
+        n.pm_address = Some("127.0.0.1".into());
+    }
+    let Some(src) = TestDb::with_fixture(Backend::Sqlite, "kssrc", &f).await else { return };
+    let Some(tgt) = TestDb::ironic(Backend::Sqlite, "kstgt").await else { return };
+    let logs = tempfile::tempdir().unwrap();
+    let out = bm2ironic(logs.path())
+        .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
+        .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+        .args([
+            "migrate",
+            "--yes",
+            "--default-arch",
+            "x86_64",
+            "--deploy-kernel",
+            "file:///k",
+            "--deploy-ramdisk",
+            "file:///r",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let uuids: Vec<String> =
+        tgt.rows("SELECT uuid FROM nodes ORDER BY id").await.into_iter().map(|r| r[0].clone()).collect();
+
+    let port = 6411u16;
+    let ironic = start_ironic(venv, &tgt.admin_url, port, Some(&ks), 3600).await; // no power sync: no BMC here
+    let region = format!("bm2t-{}", std::process::id());
+    api_env::register_baremetal(&ks, &region, &ironic.base).await;
+    let dir = tempfile::tempdir().unwrap();
+    let clouds = dir.path().join("clouds.yaml");
+    std::fs::write(&clouds, clouds_yaml(&ks, &region)).unwrap();
+
+    let mut outputs = String::new();
+    let mut verify = |cloud: Option<&str>, env: &[(&str, &str)], extra: &[&str]| {
+        let mut c = bm2ironic(logs.path());
+        clear_os(&mut c)
+            .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
+            .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+            .env("OS_CLIENT_CONFIG_FILE", &clouds)
+            .env("HOME", dir.path())
+            .arg("verify");
+        if let Some(cl) = cloud {
+            c.args(["--os-cloud", cl]);
+        }
+        c.envs(env.iter().copied()).args(extra);
+        let out = c.output().unwrap();
+        let (o, e) =
+            (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string());
+        outputs.push_str(&o);
+        outputs.push_str(&e);
+        (out.status.code(), o, e)
+    };
+
+    // a system-scoped cloud: the endpoint comes from the catalog (no --ironic-url)
+    let (code, o, e) = verify(Some("sys"), &[], &[]);
+    assert_eq!(code, Some(0), "{o}{e}");
+    assert!(o.contains("and the Ironic API: 0 difference(s)"), "{o}");
+    // the same with OS_CLOUD, and with the OS_* variables
+    let (code, o, e) = verify(None, &[("OS_CLOUD", "sys")], &[]);
+    assert_eq!(code, Some(0), "{o}{e}");
+    let os_vars = [
+        ("OS_AUTH_URL", ks.as_str()),
+        ("OS_USERNAME", "admin"),
+        ("OS_PASSWORD", ADMIN_PASSWORD),
+        ("OS_USER_DOMAIN_NAME", "Default"),
+        ("OS_SYSTEM_SCOPE", "all"),
+        ("OS_REGION_NAME", region.as_str()),
+        ("OS_INTERFACE", "public"),
+    ];
+    let (code, o, e) = verify(None, &os_vars, &[]);
+    assert_eq!(code, Some(0), "{o}{e}");
+    assert!(o.contains("and the Ironic API: 0 difference(s)"), "{o}");
+    // a project-scoped admin cloud: system scope is used by default where the cloud allows it
+    let (code, o, e) = verify(Some("admin-project"), &[], &[]);
+    assert_eq!(code, Some(0), "{o}{e}");
+    assert!(!e.contains("warning"), "{e}");
+    // a user with only a project role: warned, naming every node it cannot see
+    let (code, o, e) = verify(Some("demo"), &[], &[]);
+    assert_eq!(code, Some(4), "{o}{e}");
+    assert!(e.contains("scoped to project demo") && e.contains("cannot see 3 node(s)"), "{e}");
+    for u in &uuids {
+        assert!(e.contains(u.as_str()), "the warning names {u}: {e}");
+    }
+    // wrong password, unknown cloud, no Ironic in the region, Keystone unreachable, no credentials
+    let (code, _, e) = verify(Some("badpw"), &[], &[]);
+    assert_eq!(code, Some(1));
+    assert!(e.contains("refused the credentials of user admin") && e.contains("cloud 'badpw'"), "{e}");
+    let (code, _, e) = verify(Some("nope"), &[], &[]);
+    assert_eq!(code, Some(1));
+    assert!(e.contains("no cloud 'nope'") && e.contains("sys"), "{e}");
+    let (code, _, e) = verify(Some("noironic"), &[], &[]);
+    assert_eq!(code, Some(1));
+    assert!(e.contains("no baremetal endpoint") && e.contains("region RegionOne"), "{e}");
+    let (code, _, e) = verify(Some("down"), &[], &[]);
+    assert_eq!(code, Some(1));
+    assert!(e.contains("cannot reach Keystone at http://127.0.0.1:9/v3"), "{e}");
+    let (code, _, e) = verify(None, &[], &["--ironic-url", &ironic.base]);
+    assert_eq!(code, Some(1));
+    assert!(e.contains("asks for authentication (HTTP 401)") && e.contains("--os-cloud"), "{e}");
+
+    // a token revoked mid-run is renewed once, and the run goes on
+    let env = |k: &str| os_vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
+    let cfg = auth::resolve(None, &env).unwrap().unwrap();
+    let session = std::sync::Arc::new(Session::connect(cfg).await.unwrap());
+    assert_eq!(session.scope().await, Scope::System);
+    let url = session.endpoint("baremetal").await.unwrap();
+    assert_eq!(url, ironic.base, "the endpoint of the configured region");
+    let api = IronicApi::with_auth(&url, ApiAuth::Keystone(session.clone()), TargetKind::Modern, None).unwrap();
+    api.negotiate(None).await.unwrap();
+    assert_eq!(api.node(&uuids[0]).await.unwrap()["uuid"], uuids[0].as_str());
+    let first = session.token().await.unwrap();
+    api_env::revoke(&ks, first.expose()).await;
+    assert_eq!(api.node(&uuids[1]).await.unwrap()["uuid"], uuids[1].as_str(), "renewed after the 401");
+    assert_eq!(session.renewals(), 1);
+    assert_ne!(session.token().await.unwrap(), first);
+    let revoked = first.expose().to_string();
+
+    // no password or token anywhere
+    outputs.push_str(&read_logs(logs.path()));
+    for secret in [ADMIN_PASSWORD, "demopass", "not-the-password", revoked.as_str()] {
+        assert!(!outputs.contains(secret), "{secret} leaked");
+    }
+}
