@@ -2,13 +2,10 @@
 //! runs them as jobs). No I/O here. This file keeps the routing between the screens (each in
 //! `screens/`), the keys that work everywhere (quit, help), and what a job's message changes.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use super::error::JobError;
-use super::keys::{ch, code, Bar, Binding, Key, Row};
+use super::keys::{Binding, Row};
 use super::screens::confirm::Confirm;
 use super::screens::conflicts::Conflicts;
 use super::screens::flavors::Flavors;
@@ -17,78 +14,17 @@ use super::screens::logs::Logs;
 use super::screens::progress::Progress;
 use super::screens::summary::{Summary, TakeoverView};
 use super::screens::{Ctx, Out, Page};
-use crate::core::ironic::takeover::{TakeoverEvent, TakeoverOutcome};
 use crate::core::migrate::conflict::Resolutions;
-use crate::core::migrate::load_sql::{LoadEvent, LoadSummary};
 use crate::core::migrate::plan::PlanOptions;
-use crate::core::migrate::prepare::Prepared;
 use crate::core::migrate::timing::Phases;
 
+use super::globals::{Global, CTRL_QUIT, CTRL_QUIT_SHOWN, HELP, HELP_F1, QUIT, QUIT_UNSHOWN};
+pub use super::msg::{Effect, Msg, Status};
 pub use super::screens::connections::{Connections, Field, FieldKind, FieldStatus, Prefill};
 pub use super::screens::flavors::FlavorView;
 pub use super::screens::logs::{Level, LogLine};
 pub use super::screens::Screen;
 pub use super::session::{Mode, Session};
-
-/// What the runtime must do for `update`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Effect {
-    TestConnection {
-        field: Field,
-    },
-    Prepare,
-    StartLoad {
-        rehearse: bool,
-    },
-    Cancel,
-    SaveResolutions,
-    WriteReport,
-    Verify,
-    /// follow Ironic's takeover of the committed run (after a clean verify, with an Ironic API)
-    CheckTakeover,
-    PlanFlavors,
-    ApplyFlavors,
-    Quit,
-}
-
-/// Everything that can happen to the wizard. Jobs report typed errors; `update` keeps the words
-/// the screens show.
-#[derive(Debug)]
-pub enum Msg {
-    Key(KeyEvent),
-    Tick(Duration),
-    /// A connection test of the field's value of `generation` finished.
-    Tested {
-        field: Field,
-        generation: u64,
-        result: Result<String, JobError>,
-    },
-    Prepared(Result<Arc<Prepared>, JobError>),
-    Load(LoadEvent),
-    LoadDone(Result<LoadSummary, JobError>),
-    Logs(Vec<LogLine>),
-    Saved(Result<String, JobError>),
-    /// The run report was written (where).
-    ReportWritten(Result<String, JobError>),
-    /// The verification after a committed load, and how long it took (ms).
-    Verified(Result<String, JobError>, f64),
-    Takeover(TakeoverEvent),
-    TakeoverDone(Result<TakeoverOutcome, JobError>),
-    Flavors(Result<FlavorView, JobError>),
-    FlavorsApplied(Result<String, JobError>),
-}
-
-/// The line under the screen, the overlays, and whether the wizard ends.
-#[derive(Debug, Clone, Default)]
-pub struct Status {
-    pub toast: Option<String>,
-    /// work the operator waits for (a spinner and these words)
-    pub busy: Option<String>,
-    pub help: bool,
-    pub quit_asked: bool,
-    pub spinner: usize,
-    pub quit: bool,
-}
 
 #[derive(Debug, Clone)]
 pub struct App {
@@ -106,38 +42,6 @@ pub struct App {
     /// where the audit log is written (shown on the summary)
     pub audit_log: Option<String>,
 }
-
-/// The keys that work on every screen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Global {
-    Quit,
-    Help,
-}
-
-static QUIT: Binding<Global> = Binding { keys: &[(ch('q'), Global::Quit)], label: "q", what: "quit", bar: Bar::Yes };
-static QUIT_UNSHOWN: Binding<Global> =
-    Binding { keys: &[(ch('q'), Global::Quit)], label: "q", what: "quit", bar: Bar::No };
-static HELP: Binding<Global> = Binding {
-    keys: &[(ch('?'), Global::Help), (code(KeyCode::F(1)), Global::Help)],
-    label: "? F1",
-    what: "help",
-    bar: Bar::As("?", "help"),
-};
-/// On screens where `?` and `q` are typed into a field.
-static HELP_F1: Binding<Global> =
-    Binding { keys: &[(code(KeyCode::F(1)), Global::Help)], label: "F1", what: "help", bar: Bar::No };
-static CTRL_QUIT: Binding<Global> = Binding {
-    keys: &[(Key::Ctrl('c'), Global::Quit), (Key::Ctrl('q'), Global::Quit)],
-    label: "^C ^Q",
-    what: "quit (asks while a load runs)",
-    bar: Bar::No,
-};
-static CTRL_QUIT_SHOWN: Binding<Global> = Binding {
-    keys: &[(Key::Ctrl('c'), Global::Quit), (Key::Ctrl('q'), Global::Quit)],
-    label: "^C ^Q",
-    what: "quit (asks while a load runs)",
-    bar: Bar::As("^Q", "quit"),
-};
 
 impl App {
     pub fn new(mode: Mode, prefill: impl Into<Prefill>, plan_options: PlanOptions, resolutions: Resolutions) -> App {
@@ -428,32 +332,5 @@ impl App {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::core::ironic::takeover::{Counts, Ending};
-
-    fn app(api: Option<&str>) -> App {
-        let prefill = Prefill { ironic_url: api.map(String::from), ..Default::default() };
-        App::new(Mode::Live, prefill, PlanOptions::default(), Resolutions::default())
-    }
-
-    #[test]
-    fn a_clean_verify_with_an_api_starts_the_takeover_check_and_its_events_reach_the_summary() {
-        let mut a = app(Some("http://ironic:6385"));
-        assert_eq!(a.update(Msg::Verified(Ok("2 nodes".into()), 1.0)), vec![Effect::CheckTakeover]);
-        let c = Counts { taken_over: 2, ..Counts::default() };
-        a.update(Msg::Takeover(TakeoverEvent::Progress(c)));
-        assert_eq!(a.summary.takeover.as_ref().unwrap().counts, c);
-        let outcome = TakeoverOutcome { nodes: vec![], ending: Ending::AllDecided, elapsed: Duration::ZERO };
-        a.update(Msg::TakeoverDone(Ok(outcome)));
-        assert_eq!(a.summary.takeover.as_ref().unwrap().ended, Some(Ok(Ending::AllDecided)));
-        let mut no_api = app(None);
-        assert!(no_api.update(Msg::Verified(Ok("2 nodes".into()), 1.0)).is_empty());
-        assert!(no_api.summary.takeover.is_none());
-        let diff = JobError::Differences { count: 1, run: "r".into() };
-        assert!(
-            app(Some("http://ironic:6385")).update(Msg::Verified(Err(diff), 1.0)).is_empty(),
-            "not after differences"
-        );
-    }
-}
+#[path = "app_tests.rs"]
+mod tests;

@@ -1,0 +1,75 @@
+//! The wizard's messages (what can happen to it) and effects (what `update` asks the runtime to do),
+//! and the status line's state. Jobs report typed errors; `update` keeps the words the screens show.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ratatui::crossterm::event::KeyEvent;
+
+use super::error::JobError;
+use super::screens::connections::Field;
+use super::screens::flavors::FlavorView;
+use super::screens::logs::LogLine;
+use crate::core::ironic::takeover::{TakeoverEvent, TakeoverOutcome};
+use crate::core::migrate::load_sql::{LoadEvent, LoadSummary};
+use crate::core::migrate::prepare::Prepared;
+
+/// What the runtime must do for `update`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    TestConnection {
+        field: Field,
+    },
+    Prepare,
+    StartLoad {
+        rehearse: bool,
+    },
+    Cancel,
+    SaveResolutions,
+    WriteReport,
+    Verify,
+    /// follow Ironic's takeover of the committed run (after a clean verify, with an Ironic API)
+    CheckTakeover,
+    PlanFlavors,
+    ApplyFlavors,
+    Quit,
+}
+
+/// Everything that can happen to the wizard. Jobs report typed errors; `update` keeps the words
+/// the screens show.
+#[derive(Debug)]
+pub enum Msg {
+    Key(KeyEvent),
+    Tick(Duration),
+    /// A connection test of the field's value of `generation` finished.
+    Tested {
+        field: Field,
+        generation: u64,
+        result: Result<String, JobError>,
+    },
+    Prepared(Result<Arc<Prepared>, JobError>),
+    Load(LoadEvent),
+    LoadDone(Result<LoadSummary, JobError>),
+    Logs(Vec<LogLine>),
+    Saved(Result<String, JobError>),
+    /// The run report was written (where).
+    ReportWritten(Result<String, JobError>),
+    /// The verification after a committed load, and how long it took (ms).
+    Verified(Result<String, JobError>, f64),
+    Takeover(TakeoverEvent),
+    TakeoverDone(Result<TakeoverOutcome, JobError>),
+    Flavors(Result<FlavorView, JobError>),
+    FlavorsApplied(Result<String, JobError>),
+}
+
+/// The line under the screen, the overlays, and whether the wizard ends.
+#[derive(Debug, Clone, Default)]
+pub struct Status {
+    pub toast: Option<String>,
+    /// work the operator waits for (a spinner and these words)
+    pub busy: Option<String>,
+    pub help: bool,
+    pub quit_asked: bool,
+    pub spinner: usize,
+    pub quit: bool,
+}
