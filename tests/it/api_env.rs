@@ -102,11 +102,12 @@ pub struct Bmc {
 }
 
 impl Bmc {
-    pub fn start(venv: &Path, port: u16, user: &str, password: &str) -> Bmc {
+    /// `addr`: a loopback address of the test's own (port 623 is the ipmitool default).
+    pub fn start(venv: &Path, addr: &str, port: u16, user: &str, password: &str) -> Bmc {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fakebmc.py");
         let mut child = Command::new(venv.join("bin/python"))
             .arg(script)
-            .args([&port.to_string(), user, password])
+            .args([&port.to_string(), user, password, addr])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .process_group(0)

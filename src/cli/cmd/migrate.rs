@@ -1,5 +1,6 @@
 //! `bm2ironic migrate`: performs the migration, one transaction on the Ironic database
-//! (`--rehearse` rolls it back); asks for confirmation unless `--yes`.
+//! (`--rehearse` rolls it back), or through Ironic's API with `--via api` (`migrate_api.rs`); asks
+//! for confirmation unless `--yes`.
 
 use std::io::IsTerminal;
 
@@ -8,7 +9,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::output::{confirm, print, print_json, render_plan, Table};
-use crate::cli::{exit, prepare_from, Failure, GlobalArgs, PlanArgs};
+use crate::cli::{exit, prepare_from, via_api, Failure, GlobalArgs, PlanArgs};
 use crate::core::migrate::load_sql::{LoadEvent, NodeStatus};
 use crate::core::migrate::steps;
 
@@ -22,9 +23,18 @@ pub struct MigrateArgs {
     /// Do not ask for confirmation (required without a terminal)
     #[arg(long)]
     pub yes: bool,
+    /// --via api: nodes in flight at once
+    #[arg(long, value_name = "N", default_value_t = crate::core::migrate::load_api::DEFAULT_CONCURRENCY)]
+    pub concurrency: usize,
+    /// --via api: how long one step of a node (manage, adopt, provide) may take
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub step_timeout: String,
 }
 
 pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> {
+    if via_api(&args.plan)? {
+        return super::migrate_api::run(global, args).await;
+    }
     let prepared = prepare_from(global, &args.plan).await?;
     let p = &prepared.plan;
     let json_out = args.plan.json;

@@ -27,9 +27,27 @@ pub const BATCH: usize = 100;
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum LoadEvent {
-    Started { run_id: String, nodes: usize, ports: usize, rehearse: bool },
-    Node { nova_bm_id: i64, uuid: String, status: NodeStatus },
-    Progress { done: usize, total: usize },
+    Started {
+        run_id: String,
+        nodes: usize,
+        ports: usize,
+        rehearse: bool,
+    },
+    Node {
+        nova_bm_id: i64,
+        uuid: String,
+        status: NodeStatus,
+    },
+    /// `--via api`: a node reached a provision state on its way (enroll, manageable, active, ...)
+    NodeState {
+        nova_bm_id: i64,
+        uuid: String,
+        state: String,
+    },
+    Progress {
+        done: usize,
+        total: usize,
+    },
     Summary(LoadSummary),
 }
 
@@ -37,7 +55,13 @@ pub enum LoadEvent {
 #[serde(rename_all = "snake_case")]
 pub enum NodeStatus {
     Written,
-    Skipped { reason: String },
+    Skipped {
+        reason: String,
+    },
+    /// `--via api`: a step failed (Ironic's last_error); the node stays where it is, a rerun resumes
+    Failed {
+        error: String,
+    },
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -85,6 +109,17 @@ pub struct WrittenNode {
     /// uuid of an Ironic node this run deleted (`replace`); rollback cannot bring it back
     #[serde(default)]
     pub replaced: Option<i64>,
+    /// `--via api`: where the node stands in Ironic and the last error
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<ApiProgress>,
+}
+
+/// A node's progress through Ironic's API (`--via api`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ApiProgress {
+    /// pending (not touched yet), then the provision state reached, or "failed"
+    pub state: String,
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -95,8 +130,8 @@ pub struct WrittenPort {
     pub vif: Option<String>,
 }
 
-/// A row of `bm2ironic_runs`.
-#[derive(Debug, Clone, Serialize)]
+/// A row of `bm2ironic_runs` (or an API run's file).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
     pub id: String,
     pub started_at: NaiveDateTime,
@@ -108,7 +143,7 @@ pub struct RunRecord {
     pub written: Vec<WrittenNode>,
 }
 
-fn written(node: &IronicNode, ports: &[IronicPort], nova_bm_id: i64, replaced: Option<i64>) -> WrittenNode {
+pub(crate) fn written(node: &IronicNode, ports: &[IronicPort], nova_bm_id: i64, replaced: Option<i64>) -> WrittenNode {
     WrittenNode {
         nova_bm_id,
         uuid: node.uuid.clone(),
@@ -134,10 +169,11 @@ fn written(node: &IronicNode, ports: &[IronicPort], nova_bm_id: i64, replaced: O
             })
             .collect(),
         replaced,
+        api: None,
     }
 }
 
-fn runs_ddl(backend: Backend) -> String {
+pub(crate) fn runs_ddl(backend: Backend) -> String {
     let (ts, text) = match backend {
         Backend::MySql => ("DATETIME", "LONGTEXT"),
         Backend::Postgres => ("TIMESTAMP", "TEXT"),

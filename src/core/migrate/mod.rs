@@ -3,6 +3,7 @@
 
 pub mod conflict;
 pub mod flavors;
+pub mod load_api;
 pub mod load_sql;
 pub mod plan;
 pub mod prepare;

@@ -33,12 +33,16 @@ pub enum RowStatus {
     Skipped(String),
     /// the load failed and was rolled back: the error
     Failed(String),
+    /// `--via api`: the provision state the node has reached so far (enroll, manageable, ...)
+    Api(String),
+    /// `--via api`: this node's step failed (Ironic's error); the others went on, a rerun resumes it
+    NodeFailed(String),
 }
 
 impl RowStatus {
     /// Not yet written.
     pub fn is_open(&self) -> bool {
-        matches!(self, RowStatus::Queued | RowStatus::Writing)
+        matches!(self, RowStatus::Queued | RowStatus::Writing | RowStatus::Api(_))
     }
 }
 
@@ -51,6 +55,8 @@ impl std::fmt::Display for RowStatus {
             RowStatus::RolledBack => f.write_str("done (rolled back: rehearsal)"),
             RowStatus::Skipped(reason) => write!(f, "skipped: {reason}"),
             RowStatus::Failed(e) => write!(f, "failed, rolled back: {e}"),
+            RowStatus::Api(state) => write!(f, "{state}"),
+            RowStatus::NodeFailed(e) => write!(f, "failed (rerun resumes it): {e}"),
         }
     }
 }
@@ -131,6 +137,7 @@ impl Progress {
                 let status = match status {
                     NodeStatus::Written => RowStatus::Done,
                     NodeStatus::Skipped { reason } => RowStatus::Skipped(reason),
+                    NodeStatus::Failed { error } => RowStatus::NodeFailed(error),
                 };
                 match self.nodes.iter_mut().find(|n| n.nova_bm_id == nova_bm_id) {
                     Some(n) => n.status = status,
@@ -148,6 +155,11 @@ impl Progress {
                 // the next batch is being written now
                 for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Queued).take(BATCH) {
                     n.status = RowStatus::Writing;
+                }
+            }
+            LoadEvent::NodeState { nova_bm_id, state, .. } => {
+                if let Some(n) = self.nodes.iter_mut().find(|n| n.nova_bm_id == nova_bm_id) {
+                    n.status = RowStatus::Api(state);
                 }
             }
             LoadEvent::Summary(_) => {}
@@ -240,9 +252,9 @@ impl Progress {
             .take(h)
             .map(|n| {
                 let st = match n.status {
-                    RowStatus::Failed(_) => theme.bad(),
+                    RowStatus::Failed(_) | RowStatus::NodeFailed(_) => theme.bad(),
                     RowStatus::Done | RowStatus::RolledBack => theme.good(),
-                    RowStatus::Writing => theme.warn(),
+                    RowStatus::Writing | RowStatus::Api(_) => theme.warn(),
                     RowStatus::Queued | RowStatus::Skipped(_) => theme.dim(),
                 };
                 Line::from(vec![
