@@ -306,6 +306,7 @@ pub fn prefill(settings: &ConnectionSettings, plan: &PlanArgs) -> crate::tui::Pr
         deploy_ramdisk: plan.deploy_ramdisk.clone(),
         default_arch: plan.default_arch.clone(),
         resource_class: plan.resource_class.clone(),
+        clouds: auth::config::cloud_names(&|k| std::env::var(k).ok()),
     }
 }
 

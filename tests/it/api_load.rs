@@ -220,6 +220,13 @@ async fn api_adopt_flow_failure_fix_rerun_verify_rollback_without_power_actions(
     assert_eq!(n3["extra"]["bm2ironic"]["nova_bm_id"], 3);
     assert_eq!(by(&uuid("bbbbbbbb", 1))["provision_state"], "available");
 
+    // the wizard's API connection test against the same Ironic
+    use bm2ironic::tui::app::{Field, FieldKind, Msg};
+    match bm2ironic::tui::jobs::test_connection(Field::IronicApi, FieldKind::Http, env.ironic.base.clone()).await {
+        Msg::Tested { result: Ok(text), .. } => assert!(text.starts_with("Ironic API 1.115 in "), "{text}"),
+        other => panic!("{other:?}"),
+    }
+
     // fix the input (Nova's image_ref) and rerun: the failed node is continued, nothing else touched
     let good = format!("file://{}", env.files.join("image.qcow2").display());
     env.nova.exec(&format!("UPDATE instances SET image_ref = '{good}' WHERE image_ref = 'no-such-image'")).await;

@@ -35,6 +35,8 @@ pub struct Prefill {
     pub deploy_ramdisk: Option<String>,
     pub default_arch: Option<String>,
     pub resource_class: Option<String>,
+    /// the cloud names of clouds.yaml (^O on the Ironic API field picks one)
+    pub clouds: Vec<String>,
 }
 
 impl From<crate::core::demo::sandbox::SandboxPrefill> for Prefill {
@@ -48,6 +50,7 @@ impl From<crate::core::demo::sandbox::SandboxPrefill> for Prefill {
             deploy_ramdisk: Some(s.deploy_ramdisk),
             default_arch: Some(s.default_arch),
             resource_class: Some(s.resource_class),
+            clouds: Vec::new(),
         }
     }
 }
@@ -154,8 +157,8 @@ impl Entry {
                     Ok(_) => FieldStatus::Untested,
                     Err(e) => FieldStatus::Invalid(e.reason),
                 },
-                FieldKind::Http if !(v.starts_with("http://") || v.starts_with("https://")) => {
-                    FieldStatus::Invalid("must start with http:// or https://".into())
+                FieldKind::Http if !(v.starts_with("http://") || v.starts_with("https://") || is_cloud_name(v)) => {
+                    FieldStatus::Invalid("must start with http(s):// or a cloud".into())
                 }
                 _ => FieldStatus::Untested,
             }
@@ -163,10 +166,18 @@ impl Entry {
     }
 }
 
+/// A cloud of clouds.yaml rather than a URL (Keystone finds Ironic in the catalog).
+pub fn is_cloud_name(v: &str) -> bool {
+    // no dots: `ironic.example` is a host typed without its scheme, not a cloud
+    !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c))
+}
+
 #[derive(Debug, Clone)]
 pub struct Connections {
     entries: Vec<Entry>,
     pub focus: Field,
+    /// the clouds of clouds.yaml, for ^O
+    pub clouds: Vec<String>,
 }
 
 impl std::ops::Index<Field> for Connections {
@@ -189,6 +200,8 @@ pub enum Act {
     Continue,
     Test,
     Reveal,
+    /// the Ironic API field: the next cloud of clouds.yaml
+    Cloud,
 }
 
 static FIELD: Binding<Act> = Binding {
@@ -208,8 +221,14 @@ static TEST: Binding<Act> =
     Binding { keys: &[(Key::Ctrl('t'), Act::Test)], label: "^T", what: "test connection", bar: Bar::Yes };
 static REVEAL: Binding<Act> =
     Binding { keys: &[(Key::Ctrl('r'), Act::Reveal)], label: "^R", what: "reveal password", bar: Bar::Yes };
+static CLOUD: Binding<Act> = Binding {
+    keys: &[(Key::Ctrl('o'), Act::Cloud)],
+    label: "^O",
+    what: "next cloud of clouds.yaml (Ironic API)",
+    bar: Bar::No,
+};
 static TYPE: Binding<Act> = Binding { keys: &[], label: "type", what: "edit the field", bar: Bar::No };
-static TABLE: [&Binding<Act>; 5] = [&FIELD, &CONTINUE, &TEST, &REVEAL, &TYPE];
+static TABLE: [&Binding<Act>; 6] = [&FIELD, &CONTINUE, &TEST, &REVEAL, &CLOUD, &TYPE];
 
 impl Connections {
     pub fn new(mode: Mode, prefill: Prefill, opts: &PlanOptions) -> Connections {
@@ -234,7 +253,7 @@ impl Connections {
                 prefill.resource_class.or(opts.resource_class.clone()),
             ),
         ];
-        Connections { entries, focus: Field::NovaBmDb }
+        Connections { entries, focus: Field::NovaBmDb, clouds: prefill.clouds }
     }
 
     pub fn value(&self, f: Field) -> &str {
@@ -374,6 +393,23 @@ impl Page for Connections {
         match act {
             Act::Prev => self.focus = Field::ALL[(i + n - 1) % n],
             Act::Next => self.focus = Field::ALL[(i + 1) % n],
+            Act::Cloud => {
+                if self.clouds.is_empty() {
+                    return vec![Out::Toast(
+                        "no clouds.yaml found (./, ~/.config/openstack/, /etc/openstack/, OS_CLIENT_CONFIG_FILE)"
+                            .into(),
+                    )];
+                }
+                let cur = self.value(Field::IronicApi).to_string();
+                let next = match self.clouds.iter().position(|c| *c == cur) {
+                    Some(k) => self.clouds[(k + 1) % self.clouds.len()].clone(),
+                    None => self.clouds[0].clone(),
+                };
+                self.focus = Field::IronicApi;
+                let f = &mut self[Field::IronicApi];
+                f.input = Input::new(next);
+                f.validate();
+            }
             Act::Reveal => {
                 let focus = self.focus;
                 let f = &mut self[focus];
@@ -433,6 +469,30 @@ mod tests {
             ..Default::default()
         };
         Connections::new(Mode::Live, prefill, &PlanOptions::default())
+    }
+
+    #[test]
+    fn the_ironic_api_takes_a_cloud_of_clouds_yaml() {
+        let s = fixture::session(Mode::Live);
+        let cx = fixture::ctx(&s);
+        let mut c = Connections::new(
+            Mode::Live,
+            Prefill { clouds: vec!["prod".into(), "lab-system".into()], ..Default::default() },
+            &PlanOptions::default(),
+        );
+        c.on_key(Key::Ctrl('o').event(), &cx);
+        assert_eq!((c.focus, c.value(Field::IronicApi)), (Field::IronicApi, "prod"));
+        assert_eq!(c[Field::IronicApi].status, FieldStatus::Untested);
+        c.on_key(Key::Ctrl('o').event(), &cx);
+        assert_eq!(c.value(Field::IronicApi), "lab-system");
+        c.on_key(Key::Ctrl('o').event(), &cx);
+        assert_eq!(c.value(Field::IronicApi), "prod");
+        assert_eq!(c.connections().ironic_api, "prod");
+        assert!(c.connections().settings().unwrap().ironic_url.is_none(), "a cloud is no URL");
+        let mut none = Connections::new(Mode::Live, Prefill::default(), &PlanOptions::default());
+        assert!(
+            matches!(&none.on_key(Key::Ctrl('o').event(), &cx)[..], [Out::Toast(t)] if t.contains("no clouds.yaml"))
+        );
     }
 
     #[test]

@@ -310,6 +310,27 @@ impl Page for Progress {
 }
 
 #[cfg(test)]
+mod api_tests {
+    use super::*;
+
+    #[test]
+    fn api_states_show_per_node() {
+        let mut p = Progress::default();
+        p.nodes.push_back(NodeProgress { nova_bm_id: 7, uuid: "u7".into(), status: RowStatus::Queued });
+        for state in ["enroll", "verifying", "manageable", "active"] {
+            p.on_event(LoadEvent::NodeState { nova_bm_id: 7, uuid: "u7".into(), state: state.into() });
+            assert_eq!(p.nodes[0].status.to_string(), state);
+        }
+        p.on_event(LoadEvent::Node {
+            nova_bm_id: 7,
+            uuid: "u7".into(),
+            status: NodeStatus::Failed { error: "adopt failed: x".into() },
+        });
+        assert_eq!(p.nodes[0].status.to_string(), "failed (rerun resumes it): adopt failed: x");
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::tui::screens::fixture;

@@ -97,6 +97,17 @@ async fn replace(api: &IronicApi, np: &NodePlan, ids: &StateIds) -> Result<(), S
     Ok(())
 }
 
+/// One node: `replace` first when decided, then its way through Ironic.
+async fn one<'a>(cx: &Cx<'_>, np: &'a NodePlan, ids: &StateIds) -> (&'a NodePlan, Outcome) {
+    if cx.cancel.is_cancelled() {
+        return (np, Outcome::Interrupted { state: "pending".into() });
+    }
+    if let Err(e) = replace(cx.api, np, ids).await {
+        return (np, Outcome::Failed { state: String::new(), error: e });
+    }
+    (np, cx.drive(np).await)
+}
+
 /// Loads the plan through the API. Events go to `events`; `cancel` stops new nodes from starting
 /// and the ones in flight between steps (the run stays resumable).
 pub async fn load_api(
@@ -178,20 +189,8 @@ pub async fn load_api(
     let shared = Arc::new(Mutex::new(run));
     let cx = Cx { api, run_id: &run_id, opts, events, cancel };
     let ids = &req.ids;
-    let mut results = futures::stream::iter(to_write.iter().copied())
-        .map(|np| {
-            let cx = &cx;
-            async move {
-                if cancel.is_cancelled() {
-                    return (np, Outcome::Interrupted { state: "pending".into() });
-                }
-                if let Err(e) = replace(api, np, ids).await {
-                    return (np, Outcome::Failed { state: String::new(), error: e });
-                }
-                (np, cx.drive(np).await)
-            }
-        })
-        .buffer_unordered(opts.concurrency.max(1));
+    let futs: Vec<_> = to_write.iter().map(|np| one(&cx, np, ids)).collect();
+    let mut results = futures::stream::iter(futs).buffer_unordered(opts.concurrency.max(1));
     let (mut done, mut interrupted) = (0usize, 0usize);
     while let Some((np, outcome)) = results.next().await {
         done += 1;
