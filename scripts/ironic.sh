@@ -77,7 +77,7 @@ power_state_sync_max_retries = 2
 [ipmi]
 # give up on an unreachable BMC quickly (default 60 s per command): tests wait on it
 command_retry_timeout = ${BM2_IRONIC_IPMI_RETRY:-10}
-min_command_interval = 1
+min_command_interval = ${BM2_IRONIC_IPMI_INTERVAL:-1}
 
 [oslo_concurrency]
 lock_path = $dir/locks

@@ -12,14 +12,19 @@ use crate::audit;
 use crate::core::auth;
 use crate::core::db::conf::{ConnectionFlags, ConnectionSettings};
 use crate::core::db::secret::Secret;
-use crate::core::ironic::api::ApiTarget;
+use crate::core::ironic::api::nodes;
+use crate::core::ironic::api::{self as ironic_api, ApiTarget, IronicApi};
 use crate::core::ironic::target;
+use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::conflict::Resolutions;
+use crate::core::migrate::load_api::{self, prepare::PreparedApi, record::RunStore};
 use crate::core::migrate::plan::{FreeState, PlanOptions};
 use crate::core::migrate::prepare::{self, Prepared};
 
 /// The Keystone token for the Ironic API (`verify`).
 pub const ENV_IRONIC_TOKEN: &str = "BM2IRONIC_IRONIC_TOKEN";
+/// Where API runs are recorded without an Ironic database.
+pub const ENV_STATE_DIR: &str = "BM2IRONIC_STATE_DIR";
 
 pub const DEFAULT_CONDUCTOR_LOG: &str = "/var/log/ironic/ironic-conductor.log";
 pub const DEFAULT_COMPUTE_LOG: &str = "/var/log/nova/nova-compute.log";
@@ -44,6 +49,10 @@ pub struct GlobalArgs {
     /// Keystone credentials: a cloud of clouds.yaml (env OS_CLOUD; without it the OS_* variables)
     #[arg(long, global = true, value_name = "NAME")]
     pub os_cloud: Option<String>,
+    /// Where API runs are recorded without --ironic-db (default: ~/.local/state/bm2ironic/runs;
+    /// env BM2IRONIC_STATE_DIR)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
     /// nova.conf of a baremetal nova-compute host ([baremetal] sql_connection, power manager, ...)
     #[arg(long, global = true, value_name = "FILE")]
     pub nova_conf: Option<PathBuf>,
@@ -180,26 +189,31 @@ pub fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided
     Ok((opts, resolutions, object_version))
 }
 
-pub fn check_via(args: &PlanArgs) -> Result<(), Failure> {
+/// `--via`: true for the API, false for the database.
+pub fn via_api(args: &PlanArgs) -> Result<bool, Failure> {
     match args.via.as_str() {
-        "db" => Ok(()),
-        "api" => Err(Failure::usage(
-            "--via api (Ironic's REST adopt flow) is not built yet: use --via db (one SQL transaction)",
-        )),
+        "db" => Ok(false),
+        "api" => Ok(true),
         other => Err(Failure::usage(format!("--via {other}: expected db or api"))),
     }
 }
 
+/// The plan, against the Ironic database (`--via db`) or the Ironic API (`--via api`).
 pub async fn prepare_from(global: &GlobalArgs, args: &PlanArgs) -> Result<Prepared, Failure> {
+    if via_api(args)? {
+        let (p, ctx) = prepare_api_from(global, args).await?;
+        ctx.close().await;
+        return Ok(p.prepared);
+    }
     Ok(prepare_with_settings(global, args).await?.0)
 }
 
-/// [`prepare_from`], with the connection settings it used (`migrate --report` names them).
+/// [`prepare_from`] on the database path, with the connection settings it used (`migrate --report`
+/// names them).
 pub async fn prepare_with_settings(
     global: &GlobalArgs,
     args: &PlanArgs,
 ) -> Result<(Prepared, ConnectionSettings), Failure> {
-    check_via(args)?;
     let settings = global.settings()?;
     let (opts, resolutions, ov) = options(args, &settings)?;
     let prepared = prepare::prepare(&settings, &opts, &resolutions, ov.as_ref()).await?;
@@ -215,6 +229,72 @@ pub async fn prepare_with_settings(
         )));
     }
     Ok((prepared, settings))
+}
+
+/// The API, the run store and what the plan against the API needs.
+pub struct ApiContext {
+    pub api: IronicApi,
+    pub store: RunStore,
+    pub settings: ConnectionSettings,
+}
+
+impl ApiContext {
+    pub async fn close(self) {
+        if let RunStore::Db(db) = self.store {
+            db.close().await;
+        }
+    }
+}
+
+/// The run files' directory: --state-dir > BM2IRONIC_STATE_DIR > ~/.local/state/bm2ironic/runs.
+pub fn state_dir(global: &GlobalArgs) -> PathBuf {
+    global
+        .state_dir
+        .clone()
+        .or_else(|| std::env::var_os(ENV_STATE_DIR).filter(|v| !v.is_empty()).map(PathBuf::from))
+        .or_else(|| audit::default_dir().map(|d| d.join("runs")))
+        .unwrap_or_else(|| PathBuf::from("bm2ironic-runs"))
+}
+
+/// Opens the Ironic API (Keystone when configured; the adopt flow needs API 1.17) and the run
+/// store (the Ironic database when given, else the state directory), and says what a
+/// project-scoped token cannot see.
+pub async fn open_api(global: &GlobalArgs, settings: ConnectionSettings) -> Result<ApiContext, Failure> {
+    let target = global.api_target(&settings)?;
+    if !target.given() {
+        return Err(Failure::usage(
+            "--via api needs the Ironic API: give --ironic-url, BM2IRONIC_IRONIC_URL or Keystone credentials (--os-cloud, OS_CLOUD, OS_AUTH_URL ...)",
+        ));
+    }
+    let api = ironic_api::open(&target, TargetKind::Modern).await?.ok_or_else(|| Failure::runtime("no Ironic API"))?;
+    if api.version().is_none_or(|v| v < nodes::ADOPT_VERSION) {
+        api.negotiate(Some((nodes::ADOPT_VERSION, "the adopt flow (--via api)"))).await?;
+    }
+    if let Some(scope) = api.scope().await {
+        if let Some(w) = ironic_api::scope_warning(&scope, &[]) {
+            eprintln!("warning: {w}");
+            tracing::warn!("{w}");
+        }
+    }
+    let store = match &settings.ironic_db {
+        Some(u) => RunStore::Db(target::connect(&u.value).await?),
+        None => RunStore::Dir(state_dir(global)),
+    };
+    Ok(ApiContext { api, store, settings })
+}
+
+/// `--via api`: the plan against the API's view of Ironic.
+pub async fn prepare_api_from(global: &GlobalArgs, args: &PlanArgs) -> Result<(PreparedApi, ApiContext), Failure> {
+    let settings = global.settings()?;
+    let (opts, resolutions, _) = options(args, &settings)?;
+    let ctx = open_api(global, settings).await?;
+    match load_api::prepare::prepare_api(&ctx.settings, &opts, &resolutions, &ctx.api, &ctx.store).await {
+        Ok(p) => Ok((p, ctx)),
+        Err(e) => {
+            ctx.close().await;
+            Err(e.into())
+        }
+    }
 }
 
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -252,6 +332,7 @@ pub fn prefill(settings: &ConnectionSettings, plan: &PlanArgs) -> crate::tui::Pr
         deploy_ramdisk: plan.deploy_ramdisk.clone(),
         default_arch: plan.default_arch.clone(),
         resource_class: plan.resource_class.clone(),
+        clouds: auth::config::cloud_names(&|k| std::env::var(k).ok()),
     }
 }
 

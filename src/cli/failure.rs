@@ -11,6 +11,9 @@ use crate::core::ironic::target::TargetError;
 use crate::core::logs::watch::WatchError;
 use crate::core::migrate::conflict::ResolutionError;
 use crate::core::migrate::flavors::FlavorError;
+use crate::core::migrate::load_api::record::RecordError;
+use crate::core::migrate::load_api::rollback::ApiRollbackError;
+use crate::core::migrate::load_api::ApiLoadError;
 use crate::core::migrate::load_sql::LoadError;
 use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::rollback::RollbackError;
@@ -70,6 +73,8 @@ runtime_failure!(
     FlavorError,
     ApiError,
     AuthError,
+    ApiRollbackError,
+    RecordError,
     SandboxError,
     WizardError
 );
@@ -105,6 +110,16 @@ impl From<WatchError> for Failure {
     /// A bad patterns file: usage; a log that cannot be read: runtime.
     fn from(e: WatchError) -> Failure {
         Failure::of(matches!(e, WatchError::Patterns { .. }), e)
+    }
+}
+
+impl From<ApiLoadError> for Failure {
+    /// A missing source: usage; the rest: runtime.
+    fn from(e: ApiLoadError) -> Failure {
+        match e {
+            ApiLoadError::Prepare(p) => p.into(),
+            e => Failure::runtime(e.to_string()),
+        }
     }
 }
 

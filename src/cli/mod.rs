@@ -18,7 +18,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub(crate) use args::{audit_dir, options, parse_duration, prefill, prepare_from, prepare_with_settings};
+pub(crate) use args::{
+    audit_dir, options, parse_duration, prefill, prepare_api_from, prepare_from, prepare_with_settings, state_dir,
+    via_api, ApiContext,
+};
 pub use args::{GlobalArgs, PlanArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG, ENV_IRONIC_TOKEN};
 pub use failure::{exit, Failure};
 

@@ -98,6 +98,7 @@ impl App {
         Ctx {
             session: &self.session,
             nova_given: !self.connections.flavors_db().is_empty(),
+            api_given: !self.connections.value(Field::IronicApi).is_empty(),
             flavors_known: self.flavors.result.is_some(),
             running: self.work_running(),
             logs_back: self.logs_back(),
@@ -262,9 +263,9 @@ impl App {
         }
         // the screen changes while the rest is read: the context is built from the fields
         let c = self.ctx();
-        let (nova_given, flavors_known, running, logs_back, busy) =
-            (c.nova_given, c.flavors_known, c.running, c.logs_back, c.busy);
-        let cx = Ctx { session: &self.session, nova_given, flavors_known, running, logs_back, busy };
+        let (nova_given, api_given, flavors_known, running, logs_back, busy) =
+            (c.nova_given, c.api_given, c.flavors_known, c.running, c.logs_back, c.busy);
+        let cx = Ctx { session: &self.session, nova_given, api_given, flavors_known, running, logs_back, busy };
         let outs = match self.screen {
             Screen::Credentials => self.connections.on_key(key, &cx),
             Screen::Inventory => self.inventory.on_key(key, &cx),

@@ -1,10 +1,12 @@
 //! The wizard's errors: what can end `run_wizard` (the terminal), and what a background job can
 //! report (typed here, turned into words only where the screen shows them).
 
+use crate::core::auth::AuthError;
 use crate::core::db::url::UrlError;
 use crate::core::db::DbError;
 use crate::core::ironic::api::ApiError;
 use crate::core::migrate::flavors::FlavorError;
+use crate::core::migrate::load_api::ApiLoadError;
 use crate::core::migrate::load_sql::LoadError;
 use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::rollback::RollbackError;
@@ -32,6 +34,12 @@ pub enum JobError {
     Db(#[from] DbError),
     #[error(transparent)]
     Api(#[from] ApiError),
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+    #[error(transparent)]
+    ApiLoad(#[from] ApiLoadError),
+    #[error("{count} node(s) failed through the API (see the progress screen): fix the input and load again to resume run {run}, or `bm2ironic rollback --run {run}`")]
+    NodesFailed { count: usize, run: String },
     #[error(transparent)]
     Prepare(#[from] PrepareError),
     #[error(transparent)]

@@ -11,14 +11,18 @@ use tokio_util::sync::CancellationToken;
 
 use super::app::{Field, FieldKind, FlavorView, Msg};
 use super::error::JobError;
+use crate::core::auth;
 use crate::core::db::conf::{ConnectionSettings, Origin, Setting};
+use crate::core::db::secret::Secret;
 use crate::core::db::url::DbUrl;
 use crate::core::db::{Access, Db};
-use crate::core::ironic::api::IronicApi;
+use crate::core::ironic::api::nodes::{self, StateIds};
+use crate::core::ironic::api::{self as ironic_api, ApiError, ApiTarget};
 use crate::core::ironic::target::TargetKind;
 use crate::core::logs::watch::WatchedLog;
 use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::flavors::{FlavorTarget, SpecChange};
+use crate::core::migrate::load_api::{self, record::RunStore, ApiLoadError, ApiLoadOptions, ApiLoadRequest};
 use crate::core::migrate::plan::{Plan, PlanOptions};
 use crate::core::migrate::prepare::{self, Prepared};
 use crate::core::migrate::steps;
@@ -47,7 +51,7 @@ impl Connections {
             ironic_db: db(&self.ironic_db)?,
             nova_db: db(&self.nova_db)?,
             nova_api_db: db(&self.nova_api_db)?,
-            ironic_url: (!api.is_empty()).then(|| Setting { value: api.to_string(), origin: Origin::Flag }),
+            ironic_url: api.contains("://").then(|| Setting { value: api.to_string(), origin: Origin::Flag }),
             nova_conf: None,
             ironic_conf: None,
         })
@@ -61,15 +65,28 @@ pub async fn test_connection(field: Field, generation: u64, kind: FieldKind, val
     Msg::Tested { field, generation, result }
 }
 
-async fn test_api(url: &str) -> Result<String, JobError> {
-    let api = IronicApi::new(url, None, TargetKind::Modern)?;
+/// The Ironic API field: a URL (noauth, or `BM2IRONIC_IRONIC_TOKEN`), or a cloud of clouds.yaml
+/// (Keystone; the endpoint from the catalog).
+pub fn api_target(value: &str) -> Result<ApiTarget, JobError> {
+    let env = |k: &str| std::env::var(k).ok();
+    if value.contains("://") {
+        let token = env(crate::cli::ENV_IRONIC_TOKEN).filter(|t| !t.is_empty()).map(Secret::new);
+        return Ok(ApiTarget { url: Some(value.to_string()), auth: None, token });
+    }
+    Ok(ApiTarget { url: None, auth: Some(auth::config::from_cloud(value, &env)?), token: None })
+}
+
+async fn test_api(value: &str) -> Result<String, JobError> {
     let started = Instant::now();
-    let v = api.get("/v1").await?;
-    Ok(format!(
-        "Ironic API {} in {} ms",
-        v["version"]["version"].as_str().unwrap_or("?"),
-        started.elapsed().as_millis()
-    ))
+    let api = ironic_api::open(&api_target(value)?, TargetKind::Modern)
+        .await?
+        .ok_or_else(|| JobError::Api(ApiError::Unreachable { url: value.into(), reason: "nothing given".into() }))?;
+    let version = api.version().map(|(a, b)| format!("{a}.{b}")).unwrap_or_else(|| "?".into());
+    let via = match api.scope().await {
+        Some(scope) => format!(" at {} (Keystone, {})", api.base(), scope.describe()),
+        None => String::new(),
+    };
+    Ok(format!("Ironic API {version}{via} in {} ms", started.elapsed().as_millis()))
 }
 
 async fn test_db(url: &str) -> Result<String, JobError> {
@@ -124,6 +141,46 @@ pub async fn load(
     Msg::LoadDone(r.map_err(JobError::from))
 }
 
+/// The load through Ironic's API (the confirm screen's load path): the same plan, node by node;
+/// the run recorded in the Ironic database. Per-node states go to `tx` as `Msg::Load`.
+pub async fn load_api(
+    prepared: Arc<Prepared>,
+    plan: Plan,
+    api_value: String,
+    cancel: CancellationToken,
+    tx: UnboundedSender<Msg>,
+) -> Msg {
+    let r = async {
+        let db = prepared.target_db.clone().ok_or(prepare::PrepareError::NoTarget)?;
+        let api = ironic_api::open(&api_target(&api_value)?, TargetKind::Modern)
+            .await?
+            .ok_or_else(|| ApiError::Unreachable { url: api_value.clone(), reason: "no Ironic API given".into() })?;
+        api.negotiate(Some((nodes::ADOPT_VERSION, "the adopt flow"))).await?;
+        let store = RunStore::Db(db);
+        let ids = StateIds(prepared.target.nodes.iter().filter_map(|n| n.uuid.clone().map(|u| (n.id, u))).collect());
+        let resume = store.resumable().await.map_err(ApiLoadError::from)?;
+        let req = ApiLoadRequest { plan: &plan, source: prepared.source.clone(), resume, ids };
+        let (etx, mut erx) = unbounded_channel();
+        let fwd = tokio::spawn(async move {
+            while let Some(ev) = erx.recv().await {
+                if tx.send(Msg::Load(ev)).is_err() {
+                    return;
+                }
+            }
+        });
+        let r = load_api::load_api(&api, &store, req, &ApiLoadOptions::default(), &etx, &cancel).await;
+        drop(etx);
+        let _ = fwd.await;
+        let s = r?;
+        if s.errors > 0 {
+            return Err(JobError::NodesFailed { count: s.errors, run: s.run_id });
+        }
+        Ok(s)
+    }
+    .await;
+    Msg::LoadDone(r)
+}
+
 /// Writes the operator's decisions where they can be replayed (`migrate --resolutions FILE`).
 pub fn save_resolutions(path: String, text: String) -> Msg {
     Msg::Saved(std::fs::write(&path, text).map(|_| path.clone()).map_err(|source| JobError::Save { path, source }))
@@ -171,8 +228,10 @@ pub async fn verify(prepared: Arc<Prepared>, run_id: String, api_url: String) ->
         let Some(db) = prepared.target_db.as_ref() else {
             return Err(JobError::Prepare(prepare::PrepareError::NoTarget));
         };
-        let api =
-            if api_url.is_empty() { None } else { IronicApi::new(&api_url, None, prepared.target.schema.kind).ok() };
+        let api = match api_url.is_empty() {
+            true => None,
+            false => ironic_api::client(&api_target(&api_url)?, prepared.target.schema.kind).await?,
+        };
         let v = steps::verify_run(db, Some(&run_id), &prepared.inventory, api.as_ref()).await?;
         if v.report.differences.is_empty() {
             Ok(format!("{} nodes, {} ports: no differences", v.report.nodes_checked, v.report.ports_checked))
@@ -202,7 +261,9 @@ pub async fn takeover(
             return Err(JobError::Prepare(prepare::PrepareError::NoTarget));
         };
         let run = steps::pick_run(db, Some(&run_id)).await?;
-        let api = IronicApi::new(&api_url, None, prepared.target.schema.kind)?;
+        let api = ironic_api::client(&api_target(&api_url)?, prepared.target.schema.kind)
+            .await?
+            .ok_or_else(|| ApiError::Unreachable { url: api_url.clone(), reason: "no Ironic API given".into() })?;
         let (etx, mut erx) = unbounded_channel();
         let fwd = tokio::spawn(async move {
             while let Some(ev) = erx.recv().await {

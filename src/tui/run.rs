@@ -262,6 +262,11 @@ impl<B: Backend> Runner<B> {
                 let cancel = CancellationToken::new();
                 self.cancel_load = Some(cancel.clone());
                 self.load_started = Some(Instant::now());
+                if self.app.confirm.via_api && !rehearse {
+                    let api = self.app.connections.value(Field::IronicApi).to_string();
+                    self.spawn(jobs::load_api(prepared, plan, api, cancel, self.tx.clone()));
+                    return;
+                }
                 let simulate = self.ctx.simulate_takeover.then(|| self.ctx.logs.clone());
                 self.spawn(jobs::load(prepared, plan, rehearse, cancel, self.tx.clone(), simulate));
             }

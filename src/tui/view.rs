@@ -33,7 +33,10 @@ pub fn view(app: &App, f: &mut Frame, theme: Theme) {
         Screen::Inventory => app.inventory.render(f, body, theme, &app.session),
         Screen::Conflicts => app.conflicts.render(f, body, theme, &app.session),
         Screen::Flavors => app.flavors.render(f, body, theme, mode, tick),
-        Screen::Confirm => app.confirm.render(f, body, theme, &app.session, target),
+        Screen::Confirm => {
+            let api = !app.connections.value(crate::tui::app::Field::IronicApi).is_empty();
+            app.confirm.render_with(f, body, theme, &app.session, target, api)
+        }
         Screen::Progress => app.progress.render(f, body, theme, tick, &app.logs),
         Screen::Logs => app.logs.render(f, body, theme, &app.logs.title()),
         Screen::Summary => {

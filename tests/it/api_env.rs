@@ -24,11 +24,12 @@ impl Drop for Killed {
         let _ = Command::new("kill").args(["-s", "TERM", "--", &pg]).status();
         for _ in 0..50 {
             if let Ok(Some(_)) = self.0.try_wait() {
-                return;
+                break;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        let _ = Command::new("kill").args(["-s", "KILL", "--", &pg]).status();
+        // the workers of the group too, even when the leader went first (they hold the port)
+        let _ = Command::new("kill").args(["-s", "KILL", "--", &pg]).stderr(Stdio::null()).status();
         let _ = self.0.wait();
     }
 }
@@ -49,6 +50,12 @@ impl Ironic {
 /// Starts Ironic on `db_url` (SQLAlchemy form) at 127.0.0.1:`port`; `keystone`: behind it;
 /// `sync`: seconds between its power-state syncs.
 pub async fn start_ironic(venv: &Path, db_url: &str, port: u16, keystone: Option<&str>, sync: u32) -> Ironic {
+    // a port still held (an Ironic of an earlier run shutting down) would answer for the new one
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpListener::bind(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "127.0.0.1:{port} stays in use: another Ironic runs there");
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let dir = tempfile::tempdir().unwrap().keep();
     let mut c = Command::new("bash");
     c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ironic.sh")).arg("conf").arg(&dir).arg(db_url);
@@ -102,11 +109,12 @@ pub struct Bmc {
 }
 
 impl Bmc {
-    pub fn start(venv: &Path, port: u16, user: &str, password: &str) -> Bmc {
+    /// `addr`: a loopback address of the test's own (port 623 is the ipmitool default).
+    pub fn start(venv: &Path, addr: &str, port: u16, user: &str, password: &str) -> Bmc {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fakebmc.py");
         let mut child = Command::new(venv.join("bin/python"))
             .arg(script)
-            .args([&port.to_string(), user, password])
+            .args([&port.to_string(), user, password, addr])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .process_group(0)

@@ -140,6 +140,52 @@ async fn keystone_clouds_yaml_os_vars_scope_errors_and_renewal() {
     assert_eq!(code, Some(1));
     assert!(e.contains("asks for authentication (HTTP 401)") && e.contains("--os-cloud"), "{e}");
 
+    // migrate --via api through the catalog with the system-scoped cloud: two more nova_bm nodes,
+    // enrolled (--free-state enroll: no BMC needed), their ports created, recorded in a run file
+    let more = Fixture::generated_from(52, 2, 1); // no instance among them
+    let Some(src2) = TestDb::with_fixture(Backend::Sqlite, "kssrc2", &more).await else { return };
+    let state = tempfile::tempdir().unwrap();
+    let mut c = bm2ironic(logs.path());
+    clear_os(&mut c)
+        .env("BM2IRONIC_NOVA_BM_DB", &src2.reader_url)
+        .env("BM2IRONIC_STATE_DIR", state.path())
+        .env("OS_CLIENT_CONFIG_FILE", &clouds)
+        .env("HOME", dir.path())
+        .args([
+            "--os-cloud",
+            "sys",
+            "migrate",
+            "--via",
+            "api",
+            "--yes",
+            "--free-state",
+            "enroll",
+            "--default-arch",
+            "x86_64",
+        ])
+        .args(["--deploy-kernel", "file:///k", "--deploy-ramdisk", "file:///r"]);
+    let out = c.output().unwrap();
+    let (o, e) = (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string());
+    outputs.push_str(&o);
+    outputs.push_str(&e);
+    assert_eq!(out.status.code(), Some(0), "{o}{e}");
+    let mut c = bm2ironic(logs.path());
+    clear_os(&mut c)
+        .env("BM2IRONIC_NOVA_BM_DB", &src2.reader_url)
+        .env("BM2IRONIC_STATE_DIR", state.path())
+        .envs(os_vars.iter().copied())
+        .arg("verify");
+    let out = c.output().unwrap();
+    let (o, e) = (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string());
+    outputs.push_str(&o);
+    outputs.push_str(&e);
+    assert_eq!(out.status.code(), Some(0), "{o}{e}");
+    assert!(o.contains("2 nodes, 4 ports"), "{o}");
+    assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes WHERE provision_state = 'enroll'").await, 2);
+    for f in std::fs::read_dir(state.path()).unwrap().flatten() {
+        outputs.push_str(&std::fs::read_to_string(f.path()).unwrap());
+    }
+
     // a token revoked mid-run is renewed once, and the run goes on
     let env = |k: &str| os_vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
     let cfg = auth::resolve(None, &env).unwrap().unwrap();

@@ -6,6 +6,7 @@
 mod common;
 
 mod api_env;
+mod api_load;
 mod bad_input;
 mod e2e_tmux;
 mod flavors;

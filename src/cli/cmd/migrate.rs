@@ -1,6 +1,7 @@
 //! `bm2ironic migrate`: performs the migration, one transaction on the Ironic database
-//! (`--rehearse` rolls it back); asks for confirmation unless `--yes`; `--report FILE` writes the
-//! run report for the change ticket (a committed load is verified for it first).
+//! (`--rehearse` rolls it back), or through Ironic's API with `--via api` (`migrate_api.rs`); asks
+//! for confirmation unless `--yes`; `--report FILE` writes the run report for the change ticket (a
+//! committed load is verified for it first).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -11,7 +12,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::output::{confirm, print, print_json, render_plan, Table};
-use crate::cli::{exit, prepare_with_settings, Failure, GlobalArgs, PlanArgs, ENV_IRONIC_TOKEN};
+use crate::cli::{exit, prepare_with_settings, via_api, Failure, GlobalArgs, PlanArgs, ENV_IRONIC_TOKEN};
 use crate::core::db::conf::ConnectionSettings;
 use crate::core::db::secret::Secret;
 use crate::core::ironic::api::IronicApi;
@@ -36,9 +37,21 @@ pub struct MigrateArgs {
     /// verified for it
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// --via api: nodes in flight at once
+    #[arg(long, value_name = "N", default_value_t = crate::core::migrate::load_api::DEFAULT_CONCURRENCY)]
+    pub concurrency: usize,
+    /// --via api: how long one step of a node (manage, adopt, provide) may take
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub step_timeout: String,
 }
 
 pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> {
+    if via_api(&args.plan)? {
+        if args.report.is_some() {
+            return Err(Failure::usage("--report is written for --via db loads only (for now)"));
+        }
+        return super::migrate_api::run(global, args).await;
+    }
     let (prepared, settings) = prepare_with_settings(global, &args.plan).await?;
     let p = &prepared.plan;
     let json_out = args.plan.json;

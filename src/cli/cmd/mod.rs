@@ -5,6 +5,7 @@ pub mod demo;
 pub mod flavors;
 pub mod inventory;
 pub mod migrate;
+pub mod migrate_api;
 pub mod plan;
 pub mod rollback;
 pub mod verify;

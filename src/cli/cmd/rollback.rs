@@ -1,14 +1,20 @@
 //! `bm2ironic rollback`: removes from Ironic what a migration run wrote (and, when the Nova database
-//! is given, puts the flavors back); `--list` shows the recorded runs.
+//! is given, puts the flavors back); `--list` shows the recorded runs. A run made through the API
+//! is undone through the API (`api_rollback`): maintenance first, then delete; no power action.
 
 use clap::Args;
 use serde_json::json;
 
 use crate::cli::output::{confirm, print, print_json, Table};
-use crate::cli::{Failure, GlobalArgs};
+use crate::cli::{state_dir, Failure, GlobalArgs};
+use crate::core::db::conf::ConnectionSettings;
 use crate::core::db::{Access, Db};
+use crate::core::ironic::api as ironic_api;
 use crate::core::ironic::target;
+use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::flavors::FlavorError;
+use crate::core::migrate::load_api::record::RunStore;
+use crate::core::migrate::load_api::rollback::rollback_api;
 use crate::core::migrate::load_sql;
 use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::rollback;
@@ -34,6 +40,9 @@ pub struct RollbackArgs {
 
 pub async fn run(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure> {
     let settings = global.settings()?;
+    if api_rollback(global, &settings, &args).await? {
+        return if args.list { Ok(()) } else { restore_flavors(&settings).await };
+    }
     let tgt = settings.ironic_db.as_ref().ok_or(PrepareError::NoTarget)?;
     let db = target::connect(&tgt.value).await?;
     if args.list {
@@ -80,6 +89,11 @@ pub async fn run(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure>
             print(&format!("  NOT restored (deleted by `replace`): {n}\n"));
         }
     }
+    restore_flavors(&settings).await
+}
+
+/// The flavors changed for the upgrade go back too, when the Nova DB is given.
+async fn restore_flavors(settings: &ConnectionSettings) -> Result<(), Failure> {
     // the flavors changed for the upgrade go back too, when the database holding them is given
     if let Some(nova) = settings.flavors_db() {
         let ndb = Db::connect(&nova.value, Access::ReadWrite).await?;
@@ -92,4 +106,73 @@ pub async fn run(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure>
         }
     }
     Ok(())
+}
+
+/// A run made through the API (in the Ironic database's runs, or without one in the state
+/// directory): rolled back through the API. False when the run is a SQL one.
+async fn api_rollback(
+    global: &GlobalArgs,
+    settings: &ConnectionSettings,
+    args: &RollbackArgs,
+) -> Result<bool, Failure> {
+    let store = match &settings.ironic_db {
+        Some(u) => RunStore::Db(target::connect(&u.value).await?),
+        None => RunStore::Dir(state_dir(global)),
+    };
+    let result = async {
+        if args.list {
+            if settings.ironic_db.is_some() {
+                return Ok(false); // the SQL listing shows every run
+            }
+            let mut t = Table::new(&[("RUN", false), ("STARTED", false), ("STATUS", false), ("NODES", true)]);
+            for r in store.list().await? {
+                t.row(vec![r.id.clone(), r.started_at.to_string(), r.status.clone(), r.written.len().to_string()]);
+            }
+            print(&t.render());
+            return Ok(true);
+        }
+        let Some(run) = store.pick(args.run.as_deref()).await? else {
+            if settings.ironic_db.is_none() {
+                return Err(Failure::from(PrepareError::NoTarget));
+            }
+            return Ok(false);
+        };
+        let target = global.api_target(settings)?;
+        let api = ironic_api::open(&target, TargetKind::Modern).await?.ok_or_else(|| {
+            Failure::usage(format!(
+                "run {} went through the Ironic API: give --ironic-url or Keystone credentials (--os-cloud, OS_*)",
+                run.id
+            ))
+        })?;
+        confirm(
+            args.yes,
+            &format!(
+                "This puts in maintenance and deletes, through the Ironic API at {}, the {} node(s) run {} created (no power action, no teardown)",
+                api.base(),
+                run.written.len(),
+                run.id
+            ),
+            "rollback",
+        )?;
+        let r = rollback_api(&api, &store, run, args.force).await?;
+        if args.json {
+            print_json(
+                &json!({"event": "summary", "run_id": r.run_id, "removed_nodes": r.removed_nodes, "already_gone": r.already_gone, "not_ours": r.not_ours, "forced": r.changed_but_forced}),
+            );
+        } else {
+            print(&format!(
+                "Rolled back API run {}: removed {} nodes ({} already gone), each put in maintenance first.\n",
+                r.run_id, r.removed_nodes, r.already_gone
+            ));
+            for u in &r.not_ours {
+                print(&format!("  left alone (not created by this run): {u}\n"));
+            }
+        }
+        Ok(true)
+    }
+    .await;
+    if let RunStore::Db(db) = store {
+        db.close().await;
+    }
+    result
 }

@@ -12,9 +12,13 @@ use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::output::{print, print_json, wire_name, Table};
-use crate::cli::{exit, parse_duration, Failure, GlobalArgs};
+use crate::cli::{exit, parse_duration, state_dir, Failure, GlobalArgs};
+use crate::core::db::conf::ConnectionSettings;
+use crate::core::ironic::api::ApiTarget;
 use crate::core::ironic::api::IronicApi;
 use crate::core::ironic::takeover::{Counts, Ending, TakeoverEvent, TakeoverOutcome, TakeoverState};
+use crate::core::ironic::target;
+use crate::core::migrate::load_api::{self, record::RunStore};
 use crate::core::migrate::load_sql::RunRecord;
 use crate::core::migrate::steps::{self, VerifiedRun};
 
@@ -46,7 +50,10 @@ pub struct VerifyArgs {
 pub async fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
     let settings = global.settings()?;
     let target = global.api_target(&settings)?;
-    let VerifiedRun { run, report, api } = steps::verify_with_api(&settings, args.run.as_deref(), &target).await?;
+    let VerifiedRun { run, report, api } = match api_run(global, &settings, args.run.as_deref(), &target).await? {
+        Some(v) => v,
+        None => steps::verify_with_api(&settings, args.run.as_deref(), &target).await?,
+    };
     if let Some(w) = match &api {
         Some(api) => steps::scope_warning(api, &run).await,
         None => None,
@@ -125,6 +132,33 @@ pub async fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
         });
     }
     Ok(())
+}
+
+/// A run made through the API (recorded in the Ironic database, or without one in the state
+/// directory) is verified against the API; None: a SQL run.
+async fn api_run(
+    global: &GlobalArgs,
+    settings: &ConnectionSettings,
+    run: Option<&str>,
+    target: &ApiTarget,
+) -> Result<Option<VerifiedRun>, Failure> {
+    let store = match &settings.ironic_db {
+        Some(u) => RunStore::Db(target::connect(&u.value).await?),
+        None => RunStore::Dir(state_dir(global)),
+    };
+    let picked = store.pick(run).await;
+    if let RunStore::Db(db) = &store {
+        db.close().await;
+    }
+    match picked? {
+        Some(r) => Ok(Some(load_api::verify::verify_api_from_settings(settings, r, target).await?)),
+        None if settings.ironic_db.is_none() => Err(Failure::runtime(format!(
+            "no API run recorded in {} ({}): give --ironic-db for a run loaded by SQL",
+            state_dir(global).display(),
+            run.map(|r| format!("no run {r}")).unwrap_or_else(|| "none at all".into())
+        ))),
+        None => Ok(None),
+    }
 }
 
 /// `verify --takeover`: follows Ironic's takeover of the run's nodes, shows it while it waits (a

@@ -37,7 +37,12 @@ pub async fn run(global: &GlobalArgs, args: WizardArgs) -> Result<(), Failure> {
     let settings = global.settings()?;
     let (opts, resolutions, _) = options(&args.plan, &settings)?;
     let mode = if args.rehearse { crate::tui::Mode::Rehearsal } else { crate::tui::Mode::Live };
-    let mut app = crate::tui::App::new(mode, prefill(&settings, &args.plan), opts, resolutions);
+    let mut pre = prefill(&settings, &args.plan);
+    // --os-cloud / OS_CLOUD: the Ironic API through Keystone (the field takes a cloud name)
+    if pre.ironic_url.is_none() {
+        pre.ironic_url = global.os_cloud.clone().or_else(|| std::env::var("OS_CLOUD").ok()).filter(|c| !c.is_empty());
+    }
+    let mut app = crate::tui::App::new(mode, pre, opts, resolutions);
     app.audit_log = audit_dir(global);
     app.confirm.multiplexer = crate::tui::in_multiplexer();
     let ctx = crate::tui::Context {

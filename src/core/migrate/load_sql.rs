@@ -19,9 +19,12 @@ use crate::core::ironic::json::to_db_text;
 use crate::core::ironic::target::{TargetKind, TargetSchema};
 use crate::core::migrate::counters::{read_counters, restore_counters};
 use crate::core::migrate::plan::{IronicNode, IronicPort, NodeAction, NodePlan, Plan};
-use crate::core::migrate::runs::{record_stmts, runs_ddl, written, RUNS_TABLE, RUN_NODES_TABLE};
+use crate::core::migrate::runs::{record_stmts, RUN_NODES_TABLE};
+pub(crate) use crate::core::migrate::runs::{runs_ddl, written};
 // the run record lives in `runs`; these names stay reachable from here for existing callers
-pub use crate::core::migrate::runs::{runs, set_status_stmt, RunRecord, WrittenNode, WrittenPort};
+pub use crate::core::migrate::runs::{
+    runs, runs_table_exists, set_status_stmt, ApiProgress, RunRecord, WrittenNode, WrittenPort, RUNS_TABLE,
+};
 use crate::core::migrate::timing::ms;
 
 /// Nodes per multi-row INSERT (and per progress step).
@@ -42,6 +45,12 @@ pub enum LoadEvent {
         uuid: String,
         status: NodeStatus,
     },
+    /// `--via api`: a node reached a provision state on its way (enroll, manageable, active, ...)
+    NodeState {
+        nova_bm_id: i64,
+        uuid: String,
+        state: String,
+    },
     /// after each batch; `elapsed_ms` since the load started
     Progress {
         done: usize,
@@ -55,7 +64,13 @@ pub enum LoadEvent {
 #[serde(rename_all = "snake_case")]
 pub enum NodeStatus {
     Written,
-    Skipped { reason: String },
+    Skipped {
+        reason: String,
+    },
+    /// `--via api`: a step failed (Ironic's last_error); the node stays where it is, a rerun resumes
+    Failed {
+        error: String,
+    },
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -40,6 +40,17 @@ pub struct WrittenNode {
     /// uuid of an Ironic node this run deleted (`replace`); rollback cannot bring it back
     #[serde(default)]
     pub replaced: Option<i64>,
+    /// `--via api`: where the node stands in Ironic and the last error
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<ApiProgress>,
+}
+
+/// A node's progress through Ironic's API (`--via api`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ApiProgress {
+    /// pending (not touched yet), then the provision state reached, or "failed"
+    pub state: String,
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -50,8 +61,8 @@ pub struct WrittenPort {
     pub vif: Option<String>,
 }
 
-/// A row of `bm2ironic_runs`.
-#[derive(Debug, Clone, Serialize)]
+/// A row of `bm2ironic_runs` (or an API run's file).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
     pub id: String,
     pub started_at: NaiveDateTime,
@@ -89,6 +100,7 @@ pub(crate) fn written(node: &IronicNode, ports: &[IronicPort], nova_bm_id: i64, 
             })
             .collect(),
         replaced,
+        api: None,
     }
 }
 
@@ -116,6 +128,11 @@ pub fn runs_ddl(backend: Backend) -> Vec<Stmt> {
             vec![],
         ),
     ]
+}
+
+/// Whether `bm2ironic_runs` exists.
+pub async fn runs_table_exists(db: &Db) -> Result<bool, DbError> {
+    Ok(db.table_names().await?.iter().any(|t| t.eq_ignore_ascii_case(RUNS_TABLE)))
 }
 
 /// The per-node rows of a run, as INSERT statements of bounded size.

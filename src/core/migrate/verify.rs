@@ -11,7 +11,7 @@ use crate::core::db::url::Backend;
 use crate::core::db::{Db, DbError};
 use crate::core::ironic::api::IronicApi;
 use crate::core::migrate::load_sql::{RunRecord, WrittenNode};
-use crate::core::source::model::Inventory;
+use crate::core::source::model::{Inventory, InventoryNode};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Difference {
@@ -100,14 +100,14 @@ fn show(v: &impl Serialize) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-struct Diffs<'a> {
-    out: &'a mut Vec<Difference>,
-    w: &'a WrittenNode,
-    against: &'static str,
+pub(crate) struct Diffs<'a> {
+    pub(crate) out: &'a mut Vec<Difference>,
+    pub(crate) w: &'a WrittenNode,
+    pub(crate) against: &'static str,
 }
 
 impl Diffs<'_> {
-    fn check<T: PartialEq + Serialize>(&mut self, field: &str, expected: &T, found: &T) {
+    pub(crate) fn check<T: PartialEq + Serialize>(&mut self, field: &str, expected: &T, found: &T) {
         if expected != found {
             self.out.push(Difference {
                 uuid: self.w.uuid.clone(),
@@ -119,7 +119,7 @@ impl Diffs<'_> {
             });
         }
     }
-    fn missing(&mut self, field: &str, found: String) {
+    pub(crate) fn missing(&mut self, field: &str, found: String) {
         self.out.push(Difference {
             uuid: self.w.uuid.clone(),
             nova_bm_id: self.w.nova_bm_id,
@@ -160,7 +160,7 @@ impl Diffs<'_> {
 }
 
 /// driver_info as recorded ("***" for secrets) against the target's (a secret must be non-empty).
-fn driver_info_matches(recorded: &Value, found: &Value) -> Vec<String> {
+pub(crate) fn driver_info_matches(recorded: &Value, found: &Value) -> Vec<String> {
     let mut bad = Vec::new();
     if let Some(m) = recorded.as_object() {
         for (k, v) in m {
@@ -179,6 +179,33 @@ fn driver_info_matches(recorded: &Value, found: &Value) -> Vec<String> {
     bad
 }
 
+/// The recorded node `w` against its nova_bm row `src` (None: the row is gone).
+pub(crate) fn check_source(out: &mut Vec<Difference>, w: &WrittenNode, src: Option<&InventoryNode>) {
+    let mut d = Diffs { out, w, against: "source" };
+    match src {
+        None => d.missing("nova_bm node", "no longer in nova_bm".into()),
+        Some(src) => {
+            let n = &src.node;
+            d.check("uuid", &Some(w.uuid.clone()), &n.uuid.clone().or(Some(w.uuid.clone())));
+            for (k, v) in [("cpus", n.cpus), ("memory_mb", n.memory_mb), ("local_gb", n.local_gb)] {
+                if let Some(v) = v {
+                    d.check(&format!("properties.{k}"), &Some(serde_json::json!(v)), &w.properties.get(k).cloned());
+                }
+            }
+            if w.instance_uuid.is_some() {
+                d.check("instance_uuid", &n.instance_uuid, &w.instance_uuid);
+            }
+            let src_macs: BTreeSet<String> =
+                src.interfaces.iter().filter(|i| !i.deleted).filter_map(|i| i.address_normalized.clone()).collect();
+            for p in &w.ports {
+                if !src_macs.contains(&p.address) {
+                    d.check("port", &"a MAC of this nova_bm node".to_string(), &p.address);
+                }
+            }
+        }
+    }
+}
+
 pub async fn verify(
     db: &Db,
     run: &RunRecord,
@@ -187,8 +214,7 @@ pub async fn verify(
 ) -> Result<VerifyReport, DbError> {
     let uuids: Vec<String> = run.written.iter().map(|w| w.uuid.clone()).collect();
     let (nodes, ports) = read_nodes(db, &uuids).await?;
-    let by_id: HashMap<i64, &crate::core::source::model::InventoryNode> =
-        source.nodes.iter().map(|n| (n.node.id, n)).collect();
+    let by_id: HashMap<i64, &InventoryNode> = source.nodes.iter().map(|n| (n.node.id, n)).collect();
     let mut out = Vec::new();
     let mut ports_checked = 0;
     for w in &run.written {
@@ -215,30 +241,7 @@ pub async fn verify(
                 d.check("ports", &expected_ports, &found);
             }
         }
-        // against the source itself
-        let mut d = Diffs { out: &mut out, w, against: "source" };
-        match by_id.get(&w.nova_bm_id) {
-            None => d.missing("nova_bm node", "no longer in nova_bm".into()),
-            Some(src) => {
-                let n = &src.node;
-                d.check("uuid", &Some(w.uuid.clone()), &n.uuid.clone().or(Some(w.uuid.clone())));
-                for (k, v) in [("cpus", n.cpus), ("memory_mb", n.memory_mb), ("local_gb", n.local_gb)] {
-                    if let Some(v) = v {
-                        d.check(&format!("properties.{k}"), &Some(serde_json::json!(v)), &w.properties.get(k).cloned());
-                    }
-                }
-                if w.instance_uuid.is_some() {
-                    d.check("instance_uuid", &n.instance_uuid, &w.instance_uuid);
-                }
-                let src_macs: BTreeSet<String> =
-                    src.interfaces.iter().filter(|i| !i.deleted).filter_map(|i| i.address_normalized.clone()).collect();
-                for p in &w.ports {
-                    if !src_macs.contains(&p.address) {
-                        d.check("port", &"a MAC of this nova_bm node".to_string(), &p.address);
-                    }
-                }
-            }
-        }
+        check_source(&mut out, w, by_id.get(&w.nova_bm_id).copied());
         if let Some(api) = api {
             let mut d = Diffs { out: &mut out, w, against: "api" };
             match api.node(&w.uuid).await {

@@ -1,5 +1,6 @@
-//! Step 5, confirm: what the load will do, and the go-ahead (LIVE wants the word `migrate` typed;
-//! outside tmux or screen it warns that a dropped SSH session cancels and rolls the load back).
+//! Step 5, confirm: what the load will do, the load path (SQL, or Ironic's REST API when an API is
+//! given: Tab), and the go-ahead (LIVE wants the word `migrate` typed; outside tmux or screen it warns
+//! that a dropped SSH session cancels and rolls the load back).
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent};
 use ratatui::layout::Rect;
@@ -21,12 +22,15 @@ pub struct Confirm {
     pub word: Input,
     /// the wizard runs inside tmux or screen (`$TMUX`, `$STY`): a dropped SSH session does not end it
     pub multiplexer: bool,
+    /// load through Ironic's REST API (enroll, manage, adopt) instead of one SQL transaction
+    pub via_api: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Act {
     Start,
     Back,
+    Path,
 }
 
 static TYPE_WORD: Binding<Act> = Binding { keys: &[], label: "type", what: "the word", bar: Bar::Yes };
@@ -35,7 +39,10 @@ static START: Binding<Act> =
     Binding { keys: &[(code(KeyCode::Enter), Act::Start)], label: "Enter", what: "start", bar: Bar::Yes };
 static BACK: Binding<Act> =
     Binding { keys: &[(code(KeyCode::Esc), Act::Back)], label: "Esc", what: "back", bar: Bar::Yes };
+static PATH: Binding<Act> =
+    Binding { keys: &[(code(KeyCode::Tab), Act::Path)], label: "Tab", what: "load path", bar: Bar::Yes };
 static LIVE: [&Binding<Act>; 3] = [&TYPE_WORD, &START, &BACK];
+static LIVE_API: [&Binding<Act>; 4] = [&TYPE_WORD, &PATH, &START, &BACK];
 static REHEARSAL: [&Binding<Act>; 3] = [&TYPE_NOTHING, &START, &BACK];
 
 /// The word a LIVE load wants typed.
@@ -46,7 +53,32 @@ impl Confirm {
         self.word.reset();
     }
 
+    /// The two lines on the load path: what it does and what it needs.
+    fn path_lines(&self, api: bool) -> [String; 2] {
+        if self.via_api {
+            [
+                "  Load path     Ironic's REST API: enroll, ports, manage, then adopt / provide, node by node".into(),
+                "                needs the Ironic API (URL or cloud) and a running conductor; a failed node does not stop the others; a rerun resumes".into(),
+            ]
+        } else {
+            [
+                "  Load path     SQL, one transaction (all or nothing)".into(),
+                if api {
+                    "                needs only the Ironic database; Ironic stopped (Tab: through the API instead)"
+                        .into()
+                } else {
+                    "                needs only the Ironic database; Ironic stopped".into()
+                },
+            ]
+        }
+    }
+
     pub fn render(&self, f: &mut Frame, area: Rect, theme: Theme, session: &Session, target: &str) {
+        self.render_with(f, area, theme, session, target, false)
+    }
+
+    pub fn render_with(&self, f: &mut Frame, area: Rect, theme: Theme, session: &Session, target: &str, api: bool) {
+        let [path, needs] = self.path_lines(api);
         let (create, skip, maint, ports) = session.plan_counts();
         let kind = session
             .prepared
@@ -57,7 +89,8 @@ impl Confirm {
             Line::from(""),
             Line::from(vec![Span::raw("  Target        "), Span::styled(redact_url(target), theme.fg(Color::Magenta))]),
             Line::from(format!("  Schema        {kind}")),
-            Line::from("  Load path     SQL, one transaction (all or nothing)"),
+            Line::from(path),
+            Line::from(Span::styled(needs, theme.dim())),
             Line::from(""),
             Line::from(format!("  Create        {create} nodes, {ports} ports")),
             Line::from(format!("  Skip          {skip} nodes")),
@@ -70,7 +103,12 @@ impl Confirm {
         lines.push(Line::from(""));
         match session.mode {
             Mode::Live => {
-                lines.push(Line::from(Span::styled("  LIVE: this writes into the Ironic database.", theme.bad())));
+                let what = if self.via_api {
+                    "creates the nodes through the Ironic API"
+                } else {
+                    "writes into the Ironic database"
+                };
+                lines.push(Line::from(Span::styled(format!("  LIVE: this {what}."), theme.bad())));
                 if !self.multiplexer {
                     lines.push(Line::from(Span::styled(
                         "  ⚠ Not inside tmux or screen: if this SSH session drops, the load is cancelled and rolled back.",
@@ -107,7 +145,9 @@ impl Page for Confirm {
     type Act = Act;
 
     fn table(&self, cx: &Ctx) -> Vec<&'static Binding<Act>> {
-        if cx.session.mode == Mode::Live {
+        if cx.session.mode == Mode::Live && cx.api_given {
+            LIVE_API.to_vec()
+        } else if cx.session.mode == Mode::Live {
             LIVE.to_vec()
         } else {
             REHEARSAL.to_vec()
@@ -116,6 +156,10 @@ impl Page for Confirm {
 
     fn act(&mut self, act: Act, cx: &Ctx) -> Vec<Out> {
         match act {
+            Act::Path => {
+                self.via_api = !self.via_api && cx.api_given;
+                vec![]
+            }
             Act::Back => vec![Out::Go(if cx.nova_given { Screen::Flavors } else { Screen::Conflicts })],
             Act::Start => {
                 let rehearse = cx.session.mode != Mode::Live;
@@ -174,9 +218,29 @@ mod tests {
     }
 
     #[test]
+    fn the_api_load_path_is_offered_when_an_api_is_given() {
+        let s = fixture::session(Mode::Live);
+        let mut cx = fixture::ctx(&s);
+        let mut c = Confirm::default();
+        c.on_key(code(KeyCode::Tab).event(), &cx);
+        assert!(!c.via_api, "no API given: SQL only");
+        cx.api_given = true;
+        assert!(c.table(&cx).iter().any(|b| b.label == "Tab"));
+        c.on_key(code(KeyCode::Tab).event(), &cx);
+        assert!(c.via_api);
+        let text = fixture::render(120, 22, |f| {
+            c.render_with(f, f.area(), Theme { color: false }, &s, "mysql://db/ironic", true)
+        });
+        assert!(text.contains("Ironic's REST API: enroll, ports, manage, then adopt / provide"), "{text}");
+        assert!(text.contains("LIVE: this creates the nodes through the Ironic API"), "{text}");
+        c.on_key(code(KeyCode::Tab).event(), &cx);
+        assert!(!c.via_api);
+    }
+
+    #[test]
     fn snapshot() {
         let s = fixture::session(Mode::Live);
-        let c = Confirm { word: Input::new("migr".into()), multiplexer: false };
+        let c = Confirm { word: Input::new("migr".into()), multiplexer: false, via_api: false };
         let text =
             fixture::render(100, 22, |f| c.render(f, f.area(), Theme { color: false }, &s, "mysql://u:pw@db/ironic"));
         insta::assert_snapshot!(text);

@@ -12,6 +12,8 @@ use tui_input::backend::crossterm::EventHandler;
 
 pub use super::field::{Entry, FieldKind, FieldStatus};
 use super::{Ctx, Out, Page};
+use tui_input::Input;
+
 use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::flavors::FlavorTarget;
 use crate::core::migrate::plan::PlanOptions;
@@ -35,6 +37,8 @@ pub struct Prefill {
     pub deploy_ramdisk: Option<String>,
     pub default_arch: Option<String>,
     pub resource_class: Option<String>,
+    /// the cloud names of clouds.yaml (^O on the Ironic API field picks one)
+    pub clouds: Vec<String>,
 }
 
 impl From<crate::core::demo::sandbox::SandboxPrefill> for Prefill {
@@ -49,6 +53,7 @@ impl From<crate::core::demo::sandbox::SandboxPrefill> for Prefill {
             deploy_ramdisk: Some(s.deploy_ramdisk),
             default_arch: Some(s.default_arch),
             resource_class: Some(s.resource_class),
+            clouds: Vec::new(),
         }
     }
 }
@@ -89,6 +94,8 @@ impl Field {
 pub struct Connections {
     entries: Vec<Entry>,
     pub focus: Field,
+    /// the clouds of clouds.yaml, for ^O
+    pub clouds: Vec<String>,
 }
 
 impl std::ops::Index<Field> for Connections {
@@ -111,6 +118,8 @@ pub enum Act {
     Continue,
     Test,
     Reveal,
+    /// the Ironic API field: the next cloud of clouds.yaml
+    Cloud,
 }
 
 static FIELD: Binding<Act> = Binding {
@@ -130,8 +139,14 @@ static TEST: Binding<Act> =
     Binding { keys: &[(Key::Ctrl('t'), Act::Test)], label: "^T", what: "test connection", bar: Bar::Yes };
 static REVEAL: Binding<Act> =
     Binding { keys: &[(Key::Ctrl('r'), Act::Reveal)], label: "^R", what: "reveal password", bar: Bar::Yes };
+static CLOUD: Binding<Act> = Binding {
+    keys: &[(Key::Ctrl('o'), Act::Cloud)],
+    label: "^O",
+    what: "next cloud of clouds.yaml (Ironic API)",
+    bar: Bar::No,
+};
 static TYPE: Binding<Act> = Binding { keys: &[], label: "type", what: "edit the field", bar: Bar::No };
-static TABLE: [&Binding<Act>; 5] = [&FIELD, &CONTINUE, &TEST, &REVEAL, &TYPE];
+static TABLE: [&Binding<Act>; 6] = [&FIELD, &CONTINUE, &TEST, &REVEAL, &CLOUD, &TYPE];
 
 /// An edited connection is tested again after this many quiet ticks (about half a second).
 pub const RETEST_AFTER_TICKS: usize = 4;
@@ -160,7 +175,7 @@ impl Connections {
                 prefill.resource_class.or(opts.resource_class.clone()),
             ),
         ];
-        Connections { entries, focus: Field::NovaBmDb }
+        Connections { entries, focus: Field::NovaBmDb, clouds: prefill.clouds }
     }
 
     pub fn value(&self, f: Field) -> &str {
@@ -347,6 +362,23 @@ impl Page for Connections {
         match act {
             Act::Prev => self.focus = Field::ALL[(i + n - 1) % n],
             Act::Next => self.focus = Field::ALL[(i + 1) % n],
+            Act::Cloud => {
+                if self.clouds.is_empty() {
+                    return vec![Out::Toast(
+                        "no clouds.yaml found (./, ~/.config/openstack/, /etc/openstack/, OS_CLIENT_CONFIG_FILE)"
+                            .into(),
+                    )];
+                }
+                let cur = self.value(Field::IronicApi).to_string();
+                let next = match self.clouds.iter().position(|c| *c == cur) {
+                    Some(k) => self.clouds[(k + 1) % self.clouds.len()].clone(),
+                    None => self.clouds[0].clone(),
+                };
+                self.focus = Field::IronicApi;
+                let f = &mut self[Field::IronicApi];
+                f.input = Input::new(next);
+                f.validate();
+            }
             Act::Reveal => {
                 let focus = self.focus;
                 let f = &mut self[focus];
@@ -416,6 +448,30 @@ mod tests {
             ..Default::default()
         };
         Connections::new(Mode::Live, prefill, &PlanOptions::default())
+    }
+
+    #[test]
+    fn the_ironic_api_takes_a_cloud_of_clouds_yaml() {
+        let s = fixture::session(Mode::Live);
+        let cx = fixture::ctx(&s);
+        let mut c = Connections::new(
+            Mode::Live,
+            Prefill { clouds: vec!["prod".into(), "lab-system".into()], ..Default::default() },
+            &PlanOptions::default(),
+        );
+        c.on_key(Key::Ctrl('o').event(), &cx);
+        assert_eq!((c.focus, c.value(Field::IronicApi)), (Field::IronicApi, "prod"));
+        assert_eq!(c[Field::IronicApi].status, FieldStatus::Untested);
+        c.on_key(Key::Ctrl('o').event(), &cx);
+        assert_eq!(c.value(Field::IronicApi), "lab-system");
+        c.on_key(Key::Ctrl('o').event(), &cx);
+        assert_eq!(c.value(Field::IronicApi), "prod");
+        assert_eq!(c.connections().ironic_api, "prod");
+        assert!(c.connections().settings().unwrap().ironic_url.is_none(), "a cloud is no URL");
+        let mut none = Connections::new(Mode::Live, Prefill::default(), &PlanOptions::default());
+        assert!(
+            matches!(&none.on_key(Key::Ctrl('o').event(), &cx)[..], [Out::Toast(t)] if t.contains("no clouds.yaml"))
+        );
     }
 
     #[test]

@@ -94,11 +94,17 @@ impl Entry {
                     Ok(_) => FieldStatus::Untested,
                     Err(e) => FieldStatus::Invalid(e.reason),
                 },
-                FieldKind::Http if !(v.starts_with("http://") || v.starts_with("https://")) => {
-                    FieldStatus::Invalid("must start with http:// or https://".into())
+                FieldKind::Http if !(v.starts_with("http://") || v.starts_with("https://") || is_cloud_name(v)) => {
+                    FieldStatus::Invalid("must start with http(s):// or a cloud".into())
                 }
                 _ => FieldStatus::Untested,
             }
         };
     }
+}
+
+/// A cloud of clouds.yaml rather than a URL (Keystone finds Ironic in the catalog).
+pub fn is_cloud_name(v: &str) -> bool {
+    // no dots: `ironic.example` is a host typed without its scheme, not a cloud
+    !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c))
 }

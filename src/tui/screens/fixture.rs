@@ -39,7 +39,15 @@ pub fn session(mode: Mode) -> Session {
 }
 
 pub fn ctx(session: &Session) -> Ctx<'_> {
-    Ctx { session, nova_given: true, flavors_known: false, running: false, logs_back: Screen::Inventory, busy: false }
+    Ctx {
+        session,
+        nova_given: true,
+        api_given: false,
+        flavors_known: false,
+        running: false,
+        logs_back: Screen::Inventory,
+        busy: false,
+    }
 }
 
 /// Draws with `draw` on a `w`x`h` test terminal; the screen as lines of text.

@@ -87,6 +87,8 @@ pub struct Ctx<'a> {
     /// The connections screen has a database with the flavors, nova_api or nova (else the flavors
     /// step is skipped).
     pub nova_given: bool,
+    /// The connections screen has an Ironic API (a URL or a cloud): the API load path is offered.
+    pub api_given: bool,
     /// The flavors step was planned already (or is being planned).
     pub flavors_known: bool,
     /// A load runs.

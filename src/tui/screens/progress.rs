@@ -35,12 +35,16 @@ pub enum RowStatus {
     Skipped(String),
     /// the load failed and was rolled back: the error
     Failed(String),
+    /// `--via api`: the provision state the node has reached so far (enroll, manageable, ...)
+    Api(String),
+    /// `--via api`: this node's step failed (Ironic's error); the others went on, a rerun resumes it
+    NodeFailed(String),
 }
 
 impl RowStatus {
     /// Not yet written.
     pub fn is_open(&self) -> bool {
-        matches!(self, RowStatus::Queued | RowStatus::Writing)
+        matches!(self, RowStatus::Queued | RowStatus::Writing | RowStatus::Api(_))
     }
 }
 
@@ -53,6 +57,8 @@ impl std::fmt::Display for RowStatus {
             RowStatus::RolledBack => f.write_str("done (rolled back: rehearsal)"),
             RowStatus::Skipped(reason) => write!(f, "skipped: {reason}"),
             RowStatus::Failed(e) => write!(f, "failed, rolled back: {e}"),
+            RowStatus::Api(state) => write!(f, "{state}"),
+            RowStatus::NodeFailed(e) => write!(f, "failed (rerun resumes it): {e}"),
         }
     }
 }
@@ -143,6 +149,7 @@ impl Progress {
                 let status = match status {
                     NodeStatus::Written => RowStatus::Done,
                     NodeStatus::Skipped { reason } => RowStatus::Skipped(reason),
+                    NodeStatus::Failed { error } => RowStatus::NodeFailed(error),
                 };
                 match self.nodes.iter_mut().find(|n| n.nova_bm_id == nova_bm_id) {
                     Some(n) => n.status = status,
@@ -161,6 +168,11 @@ impl Progress {
                 // the next batch is being written now
                 for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Queued).take(BATCH) {
                     n.status = RowStatus::Writing;
+                }
+            }
+            LoadEvent::NodeState { nova_bm_id, state, .. } => {
+                if let Some(n) = self.nodes.iter_mut().find(|n| n.nova_bm_id == nova_bm_id) {
+                    n.status = RowStatus::Api(state);
                 }
             }
             LoadEvent::Summary(_) => {}
@@ -295,9 +307,9 @@ impl Progress {
             .take(h)
             .map(|n| {
                 let st = match n.status {
-                    RowStatus::Failed(_) => theme.bad(),
+                    RowStatus::Failed(_) | RowStatus::NodeFailed(_) => theme.bad(),
                     RowStatus::Done | RowStatus::RolledBack => theme.good(),
-                    RowStatus::Writing => theme.warn(),
+                    RowStatus::Writing | RowStatus::Api(_) => theme.warn(),
                     RowStatus::Queued | RowStatus::Skipped(_) => theme.dim(),
                 };
                 let mut row = vec![
@@ -391,6 +403,27 @@ impl Page for Progress {
             return self.act(Act::Keep, cx);
         }
         vec![]
+    }
+}
+
+#[cfg(test)]
+mod api_tests {
+    use super::*;
+
+    #[test]
+    fn api_states_show_per_node() {
+        let mut p = Progress::default();
+        p.nodes.push_back(NodeProgress { nova_bm_id: 7, uuid: "u7".into(), status: RowStatus::Queued });
+        for state in ["enroll", "verifying", "manageable", "active"] {
+            p.on_event(LoadEvent::NodeState { nova_bm_id: 7, uuid: "u7".into(), state: state.into() });
+            assert_eq!(p.nodes[0].status.to_string(), state);
+        }
+        p.on_event(LoadEvent::Node {
+            nova_bm_id: 7,
+            uuid: "u7".into(),
+            status: NodeStatus::Failed { error: "adopt failed: x".into() },
+        });
+        assert_eq!(p.nodes[0].status.to_string(), "failed (rerun resumes it): adopt failed: x");
     }
 }
 

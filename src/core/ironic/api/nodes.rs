@@ -69,11 +69,7 @@ pub async fn create_port(api: &IronicApi, body: &Value) -> Result<Value, ApiErro
 /// ports refer to; `replace` is resolved back to a uuid through [`StateIds`].
 pub async fn read_state(api: &IronicApi) -> Result<(TargetState, StateIds), ApiError> {
     let nodes = api
-        .list_all(
-            "/v1/nodes?fields=uuid,instance_uuid,provision_state,maintenance,reservation,extra,updated_at",
-            "nodes",
-            PAGE,
-        )
+        .list_all("/v1/nodes?fields=uuid,instance_uuid,provision_state,maintenance,reservation,extra", "nodes", PAGE)
         .await?;
     let ports = api.list_all("/v1/ports?fields=uuid,address,node_uuid", "ports", PAGE).await?;
     Ok(state_from(&nodes, &ports))

@@ -53,7 +53,8 @@ pub async fn client(target: &ApiTarget, kind: TargetKind) -> Result<Option<Ironi
                 Some(u) => (u.clone(), "--ironic-url"),
                 None => (session.endpoint("baremetal").await?, "the Keystone catalog"),
             };
-            tracing::info!(url = %url, from, scope = %session.scope().await.describe(), origin = %cfg.origin, "Ironic API endpoint");
+            let scope = session.scope().await.describe();
+            tracing::info!(url = %url, from, scope = %scope, origin = %cfg.origin, "Ironic API endpoint");
             Ok(Some(IronicApi::with_auth(&url, ApiAuth::Keystone(Arc::new(session)), kind, Some(cfg))?))
         }
         None => match &target.url {

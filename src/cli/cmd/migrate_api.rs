@@ -1,0 +1,161 @@
+//! `bm2ironic migrate --via api`: the same plan, loaded through Ironic's REST API with the adopt
+//! flow, `--concurrency` nodes at a time; a failed node is named with Ironic's error while the others
+//! go on, and a rerun resumes the run.
+
+use std::io::IsTerminal;
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::migrate::MigrateArgs;
+use crate::cli::output::{confirm, print, print_json, render_plan, Table};
+use crate::cli::{exit, parse_duration, prepare_api_from, Failure, GlobalArgs};
+use crate::core::migrate::load_api::{self, ApiLoadOptions, ApiLoadRequest};
+use crate::core::migrate::load_sql::{LoadEvent, NodeStatus};
+
+pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> {
+    if args.rehearse {
+        return Err(Failure::usage(
+            "--rehearse needs --via db: the API has no transaction to roll back (rehearse on a copy, or use `plan --via api`)",
+        ));
+    }
+    let opts = ApiLoadOptions {
+        concurrency: args.concurrency.max(1),
+        step_timeout: parse_duration(&args.step_timeout).map_err(|e| Failure::usage(format!("--step-timeout: {e}")))?,
+        ..Default::default()
+    };
+    let (prepared, ctx) = prepare_api_from(global, &args.plan).await?;
+    let result = load(global, &args, prepared, &ctx, &opts).await;
+    ctx.close().await;
+    result
+}
+
+async fn load(
+    global: &GlobalArgs,
+    args: &MigrateArgs,
+    prepared: load_api::prepare::PreparedApi,
+    ctx: &crate::cli::ApiContext,
+    opts: &ApiLoadOptions,
+) -> Result<(), Failure> {
+    let p = &prepared.prepared.plan;
+    let json_out = args.plan.json;
+    if p.blocking() > 0 {
+        if json_out {
+            for c in p.conflicts.iter().filter(|c| c.is_unresolved_blocking()) {
+                print_json(&json!({"event": "conflict", "code": c.code, "node_uuid": c.node_uuid, "detail": c.detail}));
+            }
+            print_json(&json!({"event": "summary", "committed": false, "blocking": p.blocking(), "created": 0}));
+        } else {
+            print(&render_plan(p));
+        }
+        return Err(Failure {
+            code: exit::CONFLICTS,
+            message: format!("{} blocking conflict(s) unresolved: nothing created", p.blocking()),
+        });
+    }
+    if let Some(r) = &prepared.resume {
+        eprintln!("Resuming run {}: finished nodes are left alone, the others continue from their state.", r.id);
+    }
+    if p.summary.create > 0 {
+        confirm(
+            args.yes,
+            &format!(
+                "This creates {} nodes and {} ports through the Ironic API at {} (enroll, manage, then adopt or provide), {} at a time",
+                p.summary.create,
+                p.summary.ports,
+                ctx.api.base(),
+                opts.concurrency
+            ),
+            "migrate",
+        )?;
+    }
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let cancel_on_ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            cancel_on_ctrl_c.cancel();
+        }
+    });
+    let req = ApiLoadRequest {
+        plan: p,
+        source: prepared.prepared.source.clone(),
+        resume: prepared.resume.clone(),
+        ids: prepared.ids.clone(),
+    };
+    let load = async {
+        let r = load_api::load_api(&ctx.api, &ctx.store, req, opts, &tx, &cancel).await;
+        drop(tx);
+        r
+    };
+    let tty = std::io::stderr().is_terminal();
+    let mut failed: Vec<(i64, String, String)> = Vec::new();
+    let show = async {
+        while let Some(ev) = rx.recv().await {
+            if json_out {
+                print(&format!("{}\n", serde_json::to_string(&ev).unwrap_or_default()));
+            }
+            match ev {
+                LoadEvent::Started { run_id, nodes, ports, .. } if !json_out => {
+                    eprintln!("API run {run_id}: {nodes} nodes, {ports} ports");
+                }
+                LoadEvent::Progress { done, total, .. } if tty && !json_out => {
+                    eprint!("\r  {done}/{total} nodes settled")
+                }
+                LoadEvent::NodeState { uuid, state, .. } if global.verbose > 0 && !json_out => {
+                    eprintln!("  {uuid}: {state}")
+                }
+                LoadEvent::Node { nova_bm_id, uuid, status: NodeStatus::Failed { error } } => {
+                    if !json_out {
+                        eprintln!("{}  FAILED {uuid} (nova_bm {nova_bm_id}): {error}", if tty { "\r" } else { "" });
+                    }
+                    failed.push((nova_bm_id, uuid, error));
+                }
+                _ => {}
+            }
+        }
+    };
+    let (result, ()) = tokio::join!(load, show);
+    if tty && !json_out {
+        eprintln!();
+    }
+    let s = result?;
+    if !json_out {
+        let mut t = Table::new(&[
+            ("read", true),
+            ("changed", true),
+            ("skipped", true),
+            ("already", true),
+            ("maintenance", true),
+            ("ports", true),
+            ("failed", true),
+            ("time", true),
+        ]);
+        t.row(vec![
+            s.read.to_string(),
+            s.created.to_string(),
+            s.skipped.to_string(),
+            s.already_migrated.to_string(),
+            s.maintenance.to_string(),
+            s.ports.to_string(),
+            s.errors.to_string(),
+            format!("{:.2}s", s.elapsed_ms / 1000.0),
+        ]);
+        print(&t.render());
+        if s.committed && p.summary.create > 0 {
+            print(&format!("Run {} done through the API. Next: `bm2ironic verify --run {}`; undo with `bm2ironic rollback --run {}`.\n", s.run_id, s.run_id, s.run_id));
+        } else if p.summary.create == 0 {
+            print("Nothing to create.\n");
+        }
+    }
+    if s.errors > 0 || !s.committed {
+        let cancelled = if cancel.is_cancelled() { " (interrupted)" } else { "" };
+        return Err(Failure::runtime(format!(
+            "run {}{cancelled}: {} node(s) failed and were left where they are (Ironic's errors above); fix the input and rerun `bm2ironic migrate --via api` to resume, or `bm2ironic rollback --run {}`",
+            s.run_id,
+            failed.len(),
+            s.run_id
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,252 @@
+//! `migrate --via api`: the same plan as the SQL path, loaded through Ironic's REST API with the
+//! adopt flow (`node.rs`), `--concurrency` nodes in flight. A node whose step fails is reported
+//! with Ironic's error and the others go on; the run is recorded (`record.rs`) and a rerun resumes
+//! it. `rollback` puts adopted nodes in maintenance and deletes them, never a power action.
+
+pub mod node;
+pub mod prepare;
+pub mod record;
+pub mod rollback;
+pub mod verify;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::core::ironic::api::nodes::StateIds;
+use crate::core::ironic::api::{nodes, ApiError, IronicApi};
+use crate::core::migrate::load_sql::{written, ApiProgress, LoadEvent, LoadSummary, NodeStatus, RunRecord};
+use crate::core::migrate::plan::{NodeAction, NodePlan, Plan};
+use node::{Cx, Outcome};
+use record::{RecordError, RunStore};
+
+/// Nodes in flight unless `--concurrency` says otherwise.
+pub const DEFAULT_CONCURRENCY: usize = 4;
+
+#[derive(Debug, Clone)]
+pub struct ApiLoadOptions {
+    pub concurrency: usize,
+    /// the longest wait between two polls of a node
+    pub poll: Duration,
+    /// how long one step (manage, adopt, provide) may take
+    pub step_timeout: Duration,
+}
+
+impl Default for ApiLoadOptions {
+    fn default() -> Self {
+        ApiLoadOptions {
+            concurrency: DEFAULT_CONCURRENCY,
+            poll: Duration::from_secs(2),
+            step_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiLoadError {
+    #[error("{0} blocking conflict(s) unresolved: nothing created (see `bm2ironic plan`)")]
+    Blocked(usize),
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    #[error("recording the run: {0}")]
+    Record(#[from] RecordError),
+    #[error(transparent)]
+    Prepare(#[from] crate::core::migrate::prepare::PrepareError),
+}
+
+pub struct ApiLoadRequest<'a> {
+    pub plan: &'a Plan,
+    /// redacted nova_bm URL
+    pub source: String,
+    /// the unfinished run this one continues (same id, same markers)
+    pub resume: Option<RunRecord>,
+    /// the stand-in ids of the target state read through the API (`replace` names one)
+    pub ids: StateIds,
+}
+
+fn new_run(req: &ApiLoadRequest<'_>) -> RunRecord {
+    RunRecord {
+        id: uuid::Uuid::new_v4().to_string(),
+        started_at: record::now(),
+        finished_at: None,
+        status: record::RUNNING.into(),
+        plan_checksum: req.plan.checksum.clone(),
+        source: req.source.clone(),
+        target_kind: "modern".into(),
+        written: Vec::new(),
+    }
+}
+
+/// `replace`: the Ironic node holding the uuid goes first, in maintenance (never torn down).
+async fn replace(api: &IronicApi, np: &NodePlan, ids: &StateIds) -> Result<(), String> {
+    let Some(old) = np.replaces.and_then(|id| ids.uuid(id)) else { return Ok(()) };
+    let Some(v) = nodes::find(api, old).await.map_err(|e| e.message())? else { return Ok(()) };
+    if v["extra"]["bm2ironic"]["nova_bm_id"].as_i64() == Some(np.nova_bm_id) {
+        return Ok(()); // ours already (an earlier attempt of this run)
+    }
+    let reason = format!("bm2ironic: replaced by nova_bm node {}", np.nova_bm_id);
+    if v["maintenance"].as_bool() != Some(true) {
+        nodes::maintenance_on(api, old, &reason).await.map_err(|e| format!("replace {old}: {}", e.message()))?;
+    }
+    nodes::delete(api, old).await.map_err(|e| format!("replace {old}: {}", e.message()))?;
+    tracing::warn!(replaced = %old, nova_bm_id = np.nova_bm_id, "replaced an Ironic node through the API (operator's decision)");
+    Ok(())
+}
+
+/// One node: `replace` first when decided, then its way through Ironic.
+async fn one<'a>(cx: &Cx<'_>, np: &'a NodePlan, ids: &StateIds) -> (&'a NodePlan, Outcome) {
+    if cx.cancel.is_cancelled() {
+        return (np, Outcome::Interrupted { state: "pending".into() });
+    }
+    if let Err(e) = replace(cx.api, np, ids).await {
+        return (np, Outcome::Failed { state: String::new(), error: e });
+    }
+    (np, cx.drive(np).await)
+}
+
+/// Loads the plan through the API. Events go to `events`; `cancel` stops new nodes from starting
+/// and the ones in flight between steps (the run stays resumable).
+pub async fn load_api(
+    api: &IronicApi,
+    store: &RunStore,
+    req: ApiLoadRequest<'_>,
+    opts: &ApiLoadOptions,
+    events: &UnboundedSender<LoadEvent>,
+    cancel: &CancellationToken,
+) -> Result<LoadSummary, ApiLoadError> {
+    let started = Instant::now();
+    let plan = req.plan;
+    if plan.blocking() > 0 {
+        return Err(ApiLoadError::Blocked(plan.blocking()));
+    }
+    let to_write: Vec<&NodePlan> = plan.to_write().collect();
+    let mut run = req.resume.clone().unwrap_or_else(|| new_run(&req));
+    let resumed = req.resume.is_some();
+    let total_ports = to_write.iter().map(|n| n.ports.len()).sum();
+    let _ = events.send(LoadEvent::Started {
+        run_id: run.id.clone(),
+        nodes: to_write.len(),
+        ports: total_ports,
+        rehearse: false,
+    });
+    for n in plan.nodes.iter().filter(|n| !matches!(n.action, NodeAction::Create | NodeAction::Replace)) {
+        let reason = match n.action {
+            NodeAction::AlreadyMigrated => "already migrated".to_string(),
+            _ => n.conflicts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),
+        };
+        let _ = events.send(LoadEvent::Node {
+            nova_bm_id: n.nova_bm_id,
+            uuid: n.uuid.clone().unwrap_or_default(),
+            status: NodeStatus::Skipped { reason },
+        });
+    }
+    let mut summary = LoadSummary {
+        run_id: run.id.clone(),
+        rehearse: false,
+        committed: false,
+        read: plan.nodes.len(),
+        created: 0,
+        skipped: plan.summary.skip + plan.summary.blocked,
+        already_migrated: plan.summary.already_migrated,
+        maintenance: plan.summary.maintenance,
+        ports: 0,
+        errors: 0,
+        elapsed_ms: 0.0,
+        load_ms: 0.0,
+        commit_ms: 0.0,
+        plan_checksum: plan.checksum.clone(),
+        started_at: record::now(),
+        finished_at: record::now(),
+    };
+    if to_write.is_empty() {
+        summary.committed = true;
+        summary.elapsed_ms = crate::core::migrate::timing::ms(started.elapsed());
+        summary.load_ms = summary.elapsed_ms;
+        summary.finished_at = record::now();
+        let _ = events.send(LoadEvent::Summary(summary.clone()));
+        return Ok(summary);
+    }
+    // the record lists every node before the first is created: a killed run is found again
+    for np in &to_write {
+        let Some(node) = &np.node else { continue };
+        let mut w = written(node, &np.ports, np.nova_bm_id, np.replaces);
+        match run.written.iter_mut().find(|x| x.uuid == node.uuid) {
+            // resumed: the rows as planned now (the input may have been fixed), the progress kept
+            Some(old) => {
+                w.api = old.api.take();
+                *old = w;
+            }
+            None => {
+                w.api = Some(ApiProgress { state: "pending".into(), error: None });
+                run.written.push(w);
+            }
+        }
+    }
+    run.status = record::RUNNING.into();
+    run.plan_checksum = plan.checksum.clone();
+    store.save(&run).await?;
+    tracing::info!(run = %run.id, resumed, nodes = to_write.len(), concurrency = opts.concurrency, endpoint = %api.base(), "API load started");
+
+    let run_id = run.id.clone();
+    let shared = Arc::new(Mutex::new(run));
+    let cx = Cx { api, run_id: &run_id, opts, events, cancel };
+    let ids = &req.ids;
+    let futs: Vec<_> = to_write.iter().map(|np| one(&cx, np, ids)).collect();
+    let mut results = futures::stream::iter(futs).buffer_unordered(opts.concurrency.max(1));
+    let (mut done, mut interrupted) = (0usize, 0usize);
+    while let Some((np, outcome)) = results.next().await {
+        done += 1;
+        let uuid = np.uuid.clone().unwrap_or_default();
+        let (progress, status) = match &outcome {
+            Outcome::Done { state, ports, changed, .. } => {
+                summary.created += usize::from(*changed);
+                summary.ports += ports;
+                (ApiProgress { state: state.clone(), error: None }, Some(NodeStatus::Written))
+            }
+            Outcome::Failed { state, error } => {
+                summary.errors += 1;
+                tracing::error!(run = %run_id, %uuid, state = %state, error = %error, "node failed");
+                (
+                    ApiProgress {
+                        state: format!("failed ({})", if state.is_empty() { "-" } else { state }),
+                        error: Some(error.clone()),
+                    },
+                    Some(NodeStatus::Failed { error: error.clone() }),
+                )
+            }
+            Outcome::Interrupted { state } => {
+                interrupted += 1;
+                (ApiProgress { state: state.clone(), error: None }, None)
+            }
+        };
+        if let Some(status) = status {
+            let _ = events.send(LoadEvent::Node { nova_bm_id: np.nova_bm_id, uuid: uuid.clone(), status });
+        }
+        let _ = events.send(LoadEvent::Progress {
+            done,
+            total: to_write.len(),
+            elapsed_ms: crate::core::migrate::timing::ms(started.elapsed()),
+        });
+        let mut run = shared.lock().await;
+        if let Some(w) = run.written.iter_mut().find(|w| w.uuid == uuid) {
+            w.api = Some(progress);
+        }
+        store.save(&run).await?;
+    }
+    drop(results);
+    let mut run = shared.lock().await;
+    run.finished_at = Some(record::now());
+    run.status = if summary.errors == 0 && interrupted == 0 { record::DONE } else { record::PARTIAL }.into();
+    store.save(&run).await?;
+    summary.committed = run.status == record::DONE;
+    summary.elapsed_ms = crate::core::migrate::timing::ms(started.elapsed());
+    summary.load_ms = summary.elapsed_ms;
+    summary.finished_at = record::now();
+    tracing::info!(run = %run_id, status = %run.status, created = summary.created, errors = summary.errors, interrupted, elapsed_ms = summary.elapsed_ms, "API load finished");
+    let _ = events.send(LoadEvent::Summary(summary.clone()));
+    Ok(summary)
+}

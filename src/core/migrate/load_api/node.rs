@@ -1,0 +1,286 @@
+//! One node through Ironic's API, from wherever it stands: enroll it (driver, driver_info,
+//! properties, resource class, instance_info, the marker in `extra`), create its ports (the VIF in
+//! `extra.vif_port_id`: `internal_info` is Ironic's own; nova-compute attaches the VIF again through
+//! Ironic's VIF API when it starts and plugs its instances' VIFs), `manage`, then
+//! `adopt` (a node with an instance) or `provide` (a free one), and maintenance with its reason.
+//! Every wait is a bounded poll. Run again, it continues from the node's state; nothing here asks
+//! Ironic for a power action, a deploy or a clean of an adopted node.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::ApiLoadOptions;
+use crate::core::ironic::api::{nodes, ApiError, IronicApi};
+use crate::core::migrate::load_sql::LoadEvent;
+use crate::core::migrate::plan::{IronicNode, NodePlan};
+
+/// Where a node ended this time.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// it reached its planned state (`created`: enrolled now; `ports`: ports created now;
+    /// `changed`: anything was asked of Ironic this time)
+    Done { state: String, created: bool, ports: usize, changed: bool },
+    /// a step failed: Ironic's error; the node stays where it is
+    Failed { state: String, error: String },
+    /// cancelled between steps: a rerun continues
+    Interrupted { state: String },
+}
+
+pub(super) struct Cx<'a> {
+    pub api: &'a IronicApi,
+    pub run_id: &'a str,
+    pub opts: &'a ApiLoadOptions,
+    pub events: &'a UnboundedSender<LoadEvent>,
+    pub cancel: &'a CancellationToken,
+}
+
+fn state(v: &Value) -> String {
+    v["provision_state"].as_str().unwrap_or("").to_string()
+}
+
+fn last_error(v: &Value) -> String {
+    v["last_error"].as_str().filter(|s| !s.is_empty()).unwrap_or("(Ironic gave no last_error)").to_string()
+}
+
+fn is_transitional(s: &str) -> bool {
+    s.ends_with("ing") || s.contains("wait")
+}
+
+/// The body of `POST /v1/nodes`.
+pub(super) fn create_body(n: &IronicNode, run_id: &str, version: Option<(u32, u32)>) -> Value {
+    let mut extra = n.extra.clone();
+    extra["bm2ironic"]["run"] = json!(run_id);
+    let mut b = json!({
+        "uuid": n.uuid,
+        "driver": n.driver,
+        "driver_info": n.driver_info.expose_json(),
+        "properties": n.properties,
+        "instance_info": n.instance_info,
+        "extra": extra,
+    });
+    if let Some(rc) = &n.resource_class {
+        b["resource_class"] = json!(rc);
+    }
+    if let Some(i) = &n.instance_uuid {
+        b["instance_uuid"] = json!(i);
+    }
+    if let (Some(name), true) = (&n.instance_name, version.is_some_and(|v| v >= (1, 104))) {
+        b["instance_name"] = json!(name);
+    }
+    b
+}
+
+/// The fields of the plan that differ from what Ironic holds (passwords, which Ironic shows masked,
+/// are compared by presence): what a rerun patches before the next step.
+pub(super) fn drifted(cur: &Value, n: &IronicNode) -> Map<String, Value> {
+    let mut out = Map::new();
+    let di = n.driver_info.expose_json();
+    let di_ok = di.as_object().is_some_and(|m| {
+        m.iter().all(|(k, v)| {
+            let found = &cur["driver_info"][k];
+            if n.driver_info.has_secret(k) {
+                found.as_str().is_some_and(|s| !s.is_empty())
+            } else {
+                found == v
+            }
+        })
+    });
+    if !di_ok {
+        out.insert("driver_info".into(), di);
+    }
+    // Ironic adds keys of its own (`vendor` while verifying): ours must be there
+    let props_ok = n.properties.as_object().is_none_or(|m| m.iter().all(|(k, v)| &cur["properties"][k] == v));
+    if !props_ok {
+        let mut merged = cur["properties"].as_object().cloned().unwrap_or_default();
+        merged.extend(n.properties.as_object().cloned().unwrap_or_default());
+        out.insert("properties".into(), Value::Object(merged));
+    }
+    let ii_ok = n.instance_info.as_object().is_none_or(|m| m.iter().all(|(k, v)| &cur["instance_info"][k] == v));
+    if !ii_ok {
+        out.insert("instance_info".into(), n.instance_info.clone());
+    }
+    if let Some(i) = &n.instance_uuid {
+        if cur["instance_uuid"].as_str() != Some(i.as_str()) {
+            out.insert("instance_uuid".into(), json!(i));
+        }
+    }
+    out
+}
+
+impl Cx<'_> {
+    fn emit(&self, np: &NodePlan, uuid: &str, state: &str) {
+        let _ = self.events.send(LoadEvent::NodeState {
+            nova_bm_id: np.nova_bm_id,
+            uuid: uuid.to_string(),
+            state: state.to_string(),
+        });
+    }
+
+    /// Polls the node until it leaves the transitional states (bounded by the step timeout).
+    async fn settle(&self, np: &NodePlan, uuid: &str) -> Result<Value, String> {
+        let started = Instant::now();
+        let mut wait = Duration::from_millis(100);
+        let mut shown = String::new();
+        loop {
+            let v = self.api.node(uuid).await.map_err(|e| e.to_string())?;
+            let s = state(&v);
+            if s != shown {
+                self.emit(np, uuid, &s);
+                shown = s.clone();
+            }
+            // a failed state keeps its target (`adopt failed` still aims at `active`)
+            let failed = s.ends_with("failed") || s == "error";
+            if failed || (!is_transitional(&s) && v["target_provision_state"].is_null()) {
+                return Ok(v);
+            }
+            if started.elapsed() > self.opts.step_timeout {
+                return Err(format!(
+                    "still {s} after {}s (Ironic's last_error: {})",
+                    self.opts.step_timeout.as_secs(),
+                    last_error(&v)
+                ));
+            }
+            tokio::time::sleep(wait).await;
+            wait = (wait * 3 / 2).min(self.opts.poll);
+        }
+    }
+
+    /// A provision action, then the wait for its end.
+    async fn act(&self, np: &NodePlan, uuid: &str, target: &str) -> Result<Value, String> {
+        tracing::info!(run = %self.run_id, %uuid, target, "provision action");
+        nodes::provision(self.api, uuid, target).await.map_err(|e| format!("{target}: {}", e.message()))?;
+        self.settle(np, uuid).await
+    }
+
+    async fn ensure_ports(&self, np: &NodePlan, uuid: &str) -> Result<usize, ApiError> {
+        let existing = nodes::ports(self.api, uuid).await?;
+        let mut created = 0;
+        for p in &np.ports {
+            if existing.iter().any(|e| e["address"].as_str() == Some(p.address.as_str())) {
+                continue;
+            }
+            let mut extra = p.extra.clone();
+            if let Some(vif) = p.internal_info.get("tenant_vif_port_id").or_else(|| p.extra.get("vif_port_id")) {
+                extra["vif_port_id"] = vif.clone();
+            }
+            let body = json!({"uuid": p.uuid, "address": p.address, "node_uuid": uuid,
+                "pxe_enabled": p.pxe_enabled, "extra": extra});
+            nodes::create_port(self.api, &body).await?;
+            created += 1;
+        }
+        Ok(created)
+    }
+
+    /// Drives one node to its planned state.
+    pub async fn drive(&self, np: &NodePlan) -> Outcome {
+        let Some(n) = np.node.as_ref() else {
+            return Outcome::Failed { state: String::new(), error: "nothing planned for this node".into() };
+        };
+        let fail = |state: &str, error: String| Outcome::Failed { state: state.to_string(), error };
+        let uuid = n.uuid.as_str();
+        let mut created = false;
+        let mut cur = match nodes::find(self.api, uuid).await {
+            Err(e) => return fail("", e.message()),
+            Ok(Some(v)) => {
+                let marker = v["extra"]["bm2ironic"]["nova_bm_id"].as_i64();
+                if marker != Some(np.nova_bm_id) {
+                    return fail(
+                        &state(&v),
+                        format!("Ironic node {uuid} exists and did not come from nova_bm node {}", np.nova_bm_id),
+                    );
+                }
+                v
+            }
+            Ok(None) => match nodes::create(self.api, &create_body(n, self.run_id, self.api.version())).await {
+                Ok(v) => {
+                    created = true;
+                    tracing::info!(run = %self.run_id, %uuid, nova_bm_id = np.nova_bm_id, "node enrolled");
+                    v
+                }
+                Err(e) => return fail("", format!("enroll: {}", e.message())),
+            },
+        };
+        self.emit(np, uuid, &state(&cur));
+        let ports = match self.ensure_ports(np, uuid).await {
+            Ok(k) => k,
+            Err(e) => return fail(&state(&cur), format!("ports: {}", e.message())),
+        };
+        let target = n.provision_state.as_deref().unwrap_or("available");
+        let adopt = n.instance_uuid.is_some();
+        let mut changed = created || ports > 0;
+        for _ in 0..8 {
+            if self.cancel.is_cancelled() {
+                return Outcome::Interrupted { state: state(&cur) };
+            }
+            let s = state(&cur);
+            if s == target {
+                break;
+            }
+            let step = match s.as_str() {
+                s if is_transitional(s) => self.settle(np, uuid).await,
+                "enroll" | "manageable" | "adopt failed" => {
+                    let drift = drifted(&cur, n);
+                    changed = true;
+                    if let Err(e) = nodes::replace_fields(self.api, uuid, &drift).await {
+                        return fail(
+                            &s,
+                            format!("update {}: {}", drift.keys().cloned().collect::<Vec<_>>().join(", "), e.message()),
+                        );
+                    }
+                    let action = match (s.as_str(), adopt, target) {
+                        ("enroll", ..) => "manage",
+                        (_, true, _) => "adopt",
+                        ("manageable", false, "available") => "provide",
+                        (_, false, _) => {
+                            return fail(&s, format!("a free node in {s} cannot be brought back to {target}"))
+                        }
+                    };
+                    match self.act(np, uuid, action).await {
+                        Ok(v) if state(&v) == s || state(&v).ends_with("failed") => {
+                            return fail(&state(&v), format!("{action} failed: {}", last_error(&v)))
+                        }
+                        other => other,
+                    }
+                }
+                other => {
+                    return fail(other, format!("provision state {other}, planned {target}: {}", last_error(&cur)))
+                }
+            };
+            cur = match step {
+                Ok(v) => v,
+                Err(e) => return fail(&s, e),
+            };
+        }
+        let s = state(&cur);
+        if s != target {
+            return fail(&s, format!("did not reach {target}"));
+        }
+        if n.maintenance && cur["maintenance"].as_bool() != Some(true) {
+            let reason = n.maintenance_reason.clone().unwrap_or_else(|| "bm2ironic".into());
+            if let Err(e) = nodes::maintenance_on(self.api, uuid, &reason).await {
+                return fail(&s, format!("maintenance: {}", e.message()));
+            }
+            changed = true;
+        }
+        tracing::info!(run = %self.run_id, %uuid, state = %s, created, ports, "node done");
+        Outcome::Done { state: s, created, ports, changed }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transitional_states() {
+        for s in ["verifying", "adopting", "cleaning", "clean wait", "deploying", "wait call-back"] {
+            assert!(is_transitional(s), "{s}");
+        }
+        for s in ["enroll", "manageable", "active", "available", "adopt failed"] {
+            assert!(!is_transitional(s), "{s}");
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Where an API run is recorded: in the Ironic database's `bm2ironic_runs` when it is given, else
+//! in a run file (JSON, mode 0600) under the state directory. The record lists every node the run
+//! set out to create, with where it stands; `verify` and `rollback` find the run there.
+
+use std::path::{Path, PathBuf};
+
+use chrono::NaiveDateTime;
+
+use crate::core::db::sql::Val;
+use crate::core::db::{Db, DbError};
+use crate::core::migrate::load_sql::{self, RunRecord, RUNS_TABLE};
+
+/// Statuses of an API run (the `api-` prefix keeps them apart from SQL runs).
+pub const RUNNING: &str = "api-running";
+pub const PARTIAL: &str = "api-partial";
+pub const DONE: &str = "api-committed";
+pub const ROLLED_BACK: &str = "api-rolled-back";
+
+pub fn is_api(run: &RunRecord) -> bool {
+    run.status.starts_with("api-")
+}
+
+/// Not finished: a rerun resumes it.
+pub fn is_resumable(run: &RunRecord) -> bool {
+    run.status == RUNNING || run.status == PARTIAL
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("run file {path}: {reason}")]
+    File { path: String, reason: String },
+}
+
+/// The run records of API runs.
+#[derive(Clone)]
+#[allow(clippy::large_enum_variant)] // one per command
+pub enum RunStore {
+    Db(Db),
+    /// a directory of `<run id>.json` files
+    Dir(PathBuf),
+}
+
+impl std::fmt::Debug for RunStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunStore::Db(db) => write!(f, "{} in {}", RUNS_TABLE, db.url.redacted()),
+            RunStore::Dir(d) => write!(f, "run files in {}", d.display()),
+        }
+    }
+}
+
+fn file_err(path: &Path, e: impl std::fmt::Display) -> RecordError {
+    RecordError::File { path: path.display().to_string(), reason: e.to_string() }
+}
+
+/// Writes `text` to `path` with mode 0600 (through a temporary file and a rename).
+fn write_private(path: &Path, text: &str) -> Result<(), RecordError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = path.with_extension("json.tmp");
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(|e| file_err(&tmp, e))?;
+    f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(|e| file_err(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| file_err(path, e))
+}
+
+impl RunStore {
+    /// Creates or replaces `run`'s record.
+    pub async fn save(&self, run: &RunRecord) -> Result<(), RecordError> {
+        let written = serde_json::to_string(&run.written).unwrap_or_else(|_| "[]".into());
+        match self {
+            RunStore::Dir(dir) => {
+                use std::os::unix::fs::DirBuilderExt;
+                std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| file_err(dir, e))?;
+                let text = serde_json::to_string_pretty(run).unwrap_or_default();
+                write_private(&dir.join(format!("{}.json", run.id)), &text)
+            }
+            RunStore::Db(db) => {
+                if !load_sql::runs_table_exists(db).await? {
+                    db.execute_all(load_sql::runs_ddl(db.backend())).await?;
+                }
+                let n = db
+                    .execute(
+                        &format!("UPDATE {RUNS_TABLE} SET finished_at = ?, status = ?, plan_checksum = ?, written = ? WHERE id = ?"),
+                        vec![
+                            Val::Time(run.finished_at),
+                            Val::Text(Some(run.status.clone())),
+                            Val::Text(Some(run.plan_checksum.clone())),
+                            Val::Text(Some(written.clone())),
+                            Val::Text(Some(run.id.clone())),
+                        ],
+                    )
+                    .await?;
+                if n == 0 {
+                    db.execute(
+                        &format!("INSERT INTO {RUNS_TABLE} (id, started_at, finished_at, status, plan_checksum, source, target_kind, written) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+                        vec![
+                            Val::Text(Some(run.id.clone())),
+                            Val::Time(Some(run.started_at)),
+                            Val::Time(run.finished_at),
+                            Val::Text(Some(run.status.clone())),
+                            Val::Text(Some(run.plan_checksum.clone())),
+                            Val::Text(Some(run.source.clone())),
+                            Val::Text(Some(run.target_kind.clone())),
+                            Val::Text(Some(written)),
+                        ],
+                    )
+                    .await?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Every run (SQL and API alike in the database), newest first.
+    pub async fn list(&self) -> Result<Vec<RunRecord>, RecordError> {
+        match self {
+            RunStore::Db(db) => Ok(load_sql::runs(db).await?),
+            RunStore::Dir(dir) => {
+                let mut out: Vec<RunRecord> = Vec::new();
+                let Ok(rd) = std::fs::read_dir(dir) else { return Ok(out) };
+                for e in rd.flatten() {
+                    let p = e.path();
+                    if p.extension().and_then(|x| x.to_str()) != Some("json") {
+                        continue;
+                    }
+                    let text = std::fs::read_to_string(&p).map_err(|e| file_err(&p, e))?;
+                    out.push(serde_json::from_str(&text).map_err(|e| file_err(&p, e))?);
+                }
+                out.sort_by(|a, b| b.started_at.cmp(&a.started_at).then(a.id.cmp(&b.id)));
+                Ok(out)
+            }
+        }
+    }
+
+    /// The API run `id`, or (None) the newest API run when it is newer than any SQL run.
+    pub async fn pick(&self, id: Option<&str>) -> Result<Option<RunRecord>, RecordError> {
+        let runs = self.list().await?;
+        Ok(match id {
+            Some(id) => runs.into_iter().find(|r| r.id == id && is_api(r)),
+            None => runs.into_iter().find(|r| r.status == "committed" || is_api(r)).filter(is_api),
+        })
+    }
+
+    /// The newest API run still to finish (a rerun resumes it).
+    pub async fn resumable(&self) -> Result<Option<RunRecord>, RecordError> {
+        Ok(self.list().await?.into_iter().find(is_api).filter(is_resumable))
+    }
+}
+
+pub fn now() -> NaiveDateTime {
+    chrono::Utc::now().naive_utc()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn run(id: &str, status: &str, secs: i64) -> RunRecord {
+        RunRecord {
+            id: id.into(),
+            started_at: chrono::DateTime::from_timestamp(1_700_000_000 + secs, 0).unwrap().naive_utc(),
+            finished_at: None,
+            status: status.into(),
+            plan_checksum: "c".into(),
+            source: "s".into(),
+            target_kind: "modern".into(),
+            written: vec![],
+        }
+    }
+
+    #[tokio::test]
+    async fn run_files_are_private_and_found_newest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RunStore::Dir(dir.path().join("runs"));
+        store.save(&run("a", DONE, 0)).await.unwrap();
+        store.save(&run("b", PARTIAL, 10)).await.unwrap();
+        let mode = std::fs::metadata(dir.path().join("runs/b.json")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(store.resumable().await.unwrap().unwrap().id, "b");
+        assert_eq!(store.pick(None).await.unwrap().unwrap().id, "b");
+        assert_eq!(store.pick(Some("a")).await.unwrap().unwrap().status, DONE);
+        store.save(&run("b", DONE, 10)).await.unwrap();
+        assert!(store.resumable().await.unwrap().is_none());
+    }
+}

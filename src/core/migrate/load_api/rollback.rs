@@ -1,0 +1,96 @@
+//! `rollback` of an API run: removes through the API exactly the nodes the run created (their
+//! marker names the run and the nova_bm row), each put in maintenance first and then deleted, so
+//! that Ironic neither tears down, cleans nor powers anything (a node in maintenance is deleted
+//! without loading its driver). Refuses when Ironic has changed a node since, unless forced.
+
+use serde::Serialize;
+
+use super::record::{self, RecordError, RunStore};
+use crate::core::ironic::api::{nodes, ApiError, IronicApi};
+use crate::core::migrate::load_sql::RunRecord;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ApiRollbackReport {
+    pub run_id: String,
+    pub removed_nodes: usize,
+    pub already_gone: usize,
+    /// nodes under a recorded uuid that this run did not create: left alone
+    pub not_ours: Vec<String>,
+    pub changed_but_forced: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiRollbackError {
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error("run {run} is {status}: nothing to roll back")]
+    NotRollbackable { run: String, status: String },
+    #[error("Ironic has changed {count} node(s) of run {run} since the load: {examples}; nothing removed (use --force to remove them anyway)")]
+    Changed { run: String, count: usize, examples: String },
+}
+
+pub async fn rollback_api(
+    api: &IronicApi,
+    store: &RunStore,
+    mut run: RunRecord,
+    force: bool,
+) -> Result<ApiRollbackReport, ApiRollbackError> {
+    if !record::is_api(&run) || run.status == record::ROLLED_BACK {
+        return Err(ApiRollbackError::NotRollbackable { run: run.id, status: run.status });
+    }
+    let mut ours = Vec::new();
+    let mut report = ApiRollbackReport {
+        run_id: run.id.clone(),
+        removed_nodes: 0,
+        already_gone: 0,
+        not_ours: Vec::new(),
+        changed_but_forced: Vec::new(),
+    };
+    let mut changed = Vec::new();
+    for w in &run.written {
+        let Some(v) = nodes::find(api, &w.uuid).await? else {
+            report.already_gone += 1;
+            continue;
+        };
+        let m = &v["extra"]["bm2ironic"];
+        if m["nova_bm_id"].as_i64() != Some(w.nova_bm_id) || m["run"].as_str() != Some(run.id.as_str()) {
+            report.not_ours.push(w.uuid.clone());
+            continue;
+        }
+        let inst = v["instance_uuid"].as_str().map(String::from);
+        if inst.is_some() && inst != w.instance_uuid {
+            changed.push(format!("{} (instance {})", w.uuid, inst.unwrap_or_default()));
+        }
+        let recorded: Vec<&str> = w.ports.iter().map(|p| p.address.as_str()).collect();
+        let extra_ports = nodes::ports(api, &w.uuid)
+            .await?
+            .iter()
+            .filter(|p| p["address"].as_str().is_some_and(|a| !recorded.contains(&a)))
+            .count();
+        if extra_ports > 0 {
+            changed.push(format!("{} ({extra_ports} port(s) added since)", w.uuid));
+        }
+        ours.push((w.uuid.clone(), v["maintenance"].as_bool() == Some(true)));
+    }
+    if !changed.is_empty() && !force {
+        let examples = changed.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
+        return Err(ApiRollbackError::Changed { run: run.id, count: changed.len(), examples });
+    }
+    let reason = format!("bm2ironic: rollback of run {}", run.id);
+    for (uuid, in_maintenance) in &ours {
+        if !in_maintenance {
+            nodes::maintenance_on(api, uuid, &reason).await?;
+        }
+        nodes::delete(api, uuid).await?;
+        report.removed_nodes += 1;
+        tracing::warn!(run = %run.id, %uuid, "node removed through the API (maintenance first; no power action)");
+    }
+    if force {
+        report.changed_but_forced = changed;
+    }
+    run.status = record::ROLLED_BACK.into();
+    store.save(&run).await?;
+    Ok(report)
+}
