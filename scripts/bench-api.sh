@@ -7,11 +7,13 @@
 # Usage: scripts/bench-api.sh [NODES]    (default 100; every 3rd node holds an instance -> adopt)
 # Needs the Ironic venv of scripts/ironic.sh (installed if missing); installs the client venv in
 # $BM2_OSC_VENV (/tmp/bm2ironic-osc-venv). Everything runs on 127.0.0.1: a real Ironic (noauth,
-# SQLite, port 6420) and 10 fake BMCs on 127.0.1.1-10:623 (10 nodes each, as racks share nothing).
+# SQLite, port 6420) and fake BMCs on 127.0.1.x:623 (BMCS of them, default one per two nodes: Ironic
+# spaces the IPMI commands to one BMC address by a second, so fewer BMCs would measure that instead).
 # The tool's binary is the debug build (its own CPU time is negligible next to Ironic's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-100}
+BMCS=${BMCS:-$(( (N + 1) / 2 ))}
 PORT=${BM2_BENCH_PORT:-6420}
 OSC=${BM2_OSC_VENV:-/tmp/bm2ironic-osc-venv}
 VENV=$(scripts/ironic.sh install)
@@ -33,9 +35,9 @@ BIN=target/debug/bm2ironic
 touch "$WORK/deploy.kernel" "$WORK/deploy.initramfs" "$WORK/image.qcow2"
 
 # nova_bm (N nodes, 2 NICs each), Nova (the instances' images), an empty Ironic 39.0.0 schema
-N=$N WORK=$WORK python3 - <<'PY'
+N=$N BMCS=$BMCS WORK=$WORK python3 - <<'PY'
 import os, sqlite3
-n, w = int(os.environ["N"]), os.environ["WORK"]
+n, w, bmcs = int(os.environ["N"]), os.environ["WORK"], int(os.environ["BMCS"])
 bm = sqlite3.connect(f"{w}/nova_bm.sqlite"); bm.executescript(open("assets/nova_bm/schema.sqlite.sql").read())
 bm.execute("INSERT INTO migrate_version VALUES ('nova_bm', 'x', 10)")
 nova = sqlite3.connect(f"{w}/nova.sqlite")
@@ -44,7 +46,7 @@ nova.executescript("CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uui
 with open(f"{w}/nodes.tsv", "w") as out:
     for i in range(1, n + 1):
         uuid, inst = f"bbbbbbbb-0000-4000-8000-{i:012d}", (f"aaaaaaaa-0000-4000-8000-{i:012d}" if i % 3 == 0 else None)
-        bmc = f"127.0.1.{i % 10 + 1}"
+        bmc = f"127.0.1.{i % bmcs + 1}"
         bm.execute("INSERT INTO bm_nodes (id, uuid, service_host, cpus, memory_mb, local_gb, pm_address, pm_user, pm_password, deleted, task_state, instance_uuid, root_mb, swap_mb, ephemeral_mb) VALUES (?,?,?,?,?,?,?,?,?,0,?,?,?,?,?)",
                    (i, uuid, "bm-compute-1", 8, 16384, 500, bmc, "admin", "benchpw", "active" if inst else None, inst, 20480 if inst else None, 0, 0))
         macs = [f"52:56:{k:02x}:00:{i >> 8:02x}:{i & 255:02x}" for k in (0, 1)]
@@ -58,7 +60,7 @@ bm.commit(); nova.commit()
 ir = sqlite3.connect(f"{w}/ironic.sqlite"); ir.executescript(open("assets/ironic/schema-39.0.0.sqlite.sql").read()); ir.commit()
 PY
 
-for k in $(seq 1 10); do
+for k in $(seq 1 "$BMCS"); do
   setsid "$VENV/bin/python" scripts/fakebmc.py 623 admin benchpw "127.0.1.$k" >"$WORK/bmc$k.log" 2>&1 &
   PIDS+=($!)
 done
@@ -107,7 +109,7 @@ LOOP=$(python3 -c "print(f'{$done_n / ($t1 - $t0):.2f} nodes/s ({$done_n} nodes 
 log "openstack loop: $LOOP"
 
 echo
-echo "| path ($N nodes, Ironic 39.0.0 on SQLite, 10 fake BMCs, 2 cores) | rate |"
+echo "| path ($N nodes, Ironic 39.0.0 on SQLite, $BMCS fake BMCs, 2 cores) | rate |"
 echo "|---|---|"
 for c in 1 4 16; do echo "| bm2ironic migrate --via api --concurrency $c | ${RATE[$c]} |"; done
 echo "| shell loop of openstack baremetal node create / port create / manage / adopt or provide | $LOOP |"
