@@ -16,6 +16,7 @@ use crate::api_env::{start_ironic, Bmc, Ironic};
 use crate::common::{read_logs, server_env, Backend, TestDb, IRONIC_VENV};
 use bm2ironic::core::db::secret::Secret;
 use bm2ironic::core::demo::fixture::Fixture;
+use bm2ironic::core::ironic::target::TargetKind;
 
 const BMC_PASSWORD: &str = "bmc-pass-42";
 
@@ -227,6 +228,14 @@ async fn api_adopt_flow_failure_fix_rerun_verify_rollback_without_power_actions(
     assert_eq!(n3["maintenance"], true);
     assert!(n3["maintenance_reason"].as_str().is_some_and(|r| r.starts_with("bm2ironic: ")), "{n3}");
     assert_eq!(by(&uuid("bbbbbbbb", 1))["provision_state"], "available");
+
+    // pagination against the real Ironic: three pages of two
+    let api = bm2ironic::core::ironic::api::IronicApi::new(&env.ironic.base, None, TargetKind::Modern).unwrap();
+    assert_eq!(api.negotiate(None).await.unwrap(), "1.115");
+    let all = api.list_all("/v1/nodes", "nodes", 2).await.unwrap();
+    let mut listed: Vec<&str> = all.iter().map(|n| n["uuid"].as_str().unwrap()).collect();
+    listed.dedup();
+    assert_eq!(listed.len(), 6, "{listed:?}");
 
     // the wizard's API connection test against the same Ironic
     use bm2ironic::tui::app::{Field, FieldKind, Msg};
