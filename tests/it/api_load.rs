@@ -16,6 +16,7 @@ use crate::api_env::{start_ironic, Bmc, Ironic};
 use crate::common::{read_logs, server_env, Backend, TestDb, IRONIC_VENV};
 use bm2ironic::core::db::secret::Secret;
 use bm2ironic::core::demo::fixture::Fixture;
+use bm2ironic::core::ironic::target::TargetKind;
 
 const BMC_PASSWORD: &str = "bmc-pass-42";
 
@@ -23,9 +24,13 @@ fn uuid(prefix: &str, id: i64) -> String {
     format!("{prefix}-0000-4000-8000-{id:012}")
 }
 
-/// `count` nodes (every 3rd with an instance, whose NICs carry VIFs), all behind one fake BMC at `bmc`.
-fn fixture(count: usize, bmc: &str) -> Fixture {
+/// `count` nodes (every 3rd with an instance, whose NICs carry VIFs), all behind one fake BMC at `bmc`;
+/// `deploying`: a node whose deploy never finished (`mid-deploy`).
+fn fixture(count: usize, bmc: &str, deploying: Option<i64>) -> Fixture {
     let mut f = Fixture::generated(count, 1);
+    for n in f.nodes.iter_mut().filter(|n| Some(n.id) == deploying) {
+        n.task_state = Some("deploying".into());
+    }
     for n in &mut f.nodes {
         n.pm_address = Some(bmc.into());
         n.pm_user = Some("admin".into());
@@ -75,7 +80,7 @@ impl Env {
         for f in ["deploy.kernel", "deploy.initramfs", "image.qcow2"] {
             std::fs::write(files.join(f), b"x").unwrap();
         }
-        let f = fixture(count, bmc_addr);
+        let f = fixture(count, bmc_addr, bad_image_for.map(|_| 3));
         let images: Vec<(i64, String)> = f
             .nodes
             .iter()
@@ -125,6 +130,7 @@ impl Env {
         let r = format!("file://{}", self.files.join("deploy.initramfs").display());
         let mut c = self.cmd(&["migrate", "--via", "api", "--yes", "--default-arch", "x86_64", "--resource-class"]);
         c.args(["baremetal-gold", "--deploy-kernel", &k, "--deploy-ramdisk", &r, "--step-timeout", "90s"]);
+        c.args(["--resolve", "mid-deploy=maintenance"]);
         c
     }
 
@@ -218,7 +224,18 @@ async fn api_adopt_flow_failure_fix_rerun_verify_rollback_without_power_actions(
     assert_eq!(n3["resource_class"], "baremetal-gold");
     assert_eq!(n3["driver_info"]["ipmi_password"], "******");
     assert_eq!(n3["extra"]["bm2ironic"]["nova_bm_id"], 3);
+    // node 3's deploy never finished in nova_bm: adopted, then held in maintenance with the reason
+    assert_eq!(n3["maintenance"], true);
+    assert!(n3["maintenance_reason"].as_str().is_some_and(|r| r.starts_with("bm2ironic: ")), "{n3}");
     assert_eq!(by(&uuid("bbbbbbbb", 1))["provision_state"], "available");
+
+    // pagination against the real Ironic: three pages of two
+    let api = bm2ironic::core::ironic::api::IronicApi::new(&env.ironic.base, None, TargetKind::Modern).unwrap();
+    assert_eq!(api.negotiate(None).await.unwrap(), "1.115");
+    let all = api.list_all("/v1/nodes", "nodes", 2).await.unwrap();
+    let mut listed: Vec<&str> = all.iter().map(|n| n["uuid"].as_str().unwrap()).collect();
+    listed.dedup();
+    assert_eq!(listed.len(), 6, "{listed:?}");
 
     // the wizard's API connection test against the same Ironic
     use bm2ironic::tui::app::{Field, FieldKind, Msg};

@@ -72,8 +72,8 @@ async fn keystone_clouds_yaml_os_vars_scope_errors_and_renewal() {
     let clouds = dir.path().join("clouds.yaml");
     std::fs::write(&clouds, clouds_yaml(&ks, &region)).unwrap();
 
-    let mut outputs = String::new();
-    let mut verify = |cloud: Option<&str>, env: &[(&str, &str)], extra: &[&str]| {
+    let outputs = std::cell::RefCell::new(String::new());
+    let verify = |cloud: Option<&str>, env: &[(&str, &str)], extra: &[&str]| {
         let mut c = bm2ironic(logs.path());
         clear_os(&mut c)
             .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
@@ -88,8 +88,8 @@ async fn keystone_clouds_yaml_os_vars_scope_errors_and_renewal() {
         let out = c.output().unwrap();
         let (o, e) =
             (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string());
-        outputs.push_str(&o);
-        outputs.push_str(&e);
+        outputs.borrow_mut().push_str(&o);
+        outputs.borrow_mut().push_str(&e);
         (out.status.code(), o, e)
     };
 
@@ -166,8 +166,8 @@ async fn keystone_clouds_yaml_os_vars_scope_errors_and_renewal() {
         .args(["--deploy-kernel", "file:///k", "--deploy-ramdisk", "file:///r"]);
     let out = c.output().unwrap();
     let (o, e) = (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string());
-    outputs.push_str(&o);
-    outputs.push_str(&e);
+    outputs.borrow_mut().push_str(&o);
+    outputs.borrow_mut().push_str(&e);
     assert_eq!(out.status.code(), Some(0), "{o}{e}");
     let mut c = bm2ironic(logs.path());
     clear_os(&mut c)
@@ -177,14 +177,62 @@ async fn keystone_clouds_yaml_os_vars_scope_errors_and_renewal() {
         .arg("verify");
     let out = c.output().unwrap();
     let (o, e) = (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string());
-    outputs.push_str(&o);
-    outputs.push_str(&e);
+    outputs.borrow_mut().push_str(&o);
+    outputs.borrow_mut().push_str(&e);
     assert_eq!(out.status.code(), Some(0), "{o}{e}");
     assert!(o.contains("2 nodes, 4 ports"), "{o}");
     assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes WHERE provision_state = 'enroll'").await, 2);
     for f in std::fs::read_dir(state.path()).unwrap().flatten() {
-        outputs.push_str(&std::fs::read_to_string(f.path()).unwrap());
+        outputs.borrow_mut().push_str(&std::fs::read_to_string(f.path()).unwrap());
     }
+
+    // an application credential (made by admin in project admin: project-scoped, warned about)
+    let admin_tok = api_env::token(
+        &ks,
+        "admin",
+        ADMIN_PASSWORD,
+        serde_json::json!({"project": {"name": "admin", "domain": {"id": "default"}}}),
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let users: serde_json::Value = http
+        .get(format!("{ks}/users?name=admin"))
+        .header("X-Auth-Token", &admin_tok)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let uid = users["users"][0]["id"].as_str().unwrap().to_string();
+    let ac: serde_json::Value = http
+        .post(format!("{ks}/users/{uid}/application_credentials"))
+        .header("X-Auth-Token", &admin_tok)
+        .json(&serde_json::json!({"application_credential": {"name": format!("bm2t-{}", std::process::id())}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let (ac_id, ac_secret) = (
+        ac["application_credential"]["id"].as_str().unwrap(),
+        ac["application_credential"]["secret"].as_str().unwrap(),
+    );
+    let (code, o, e) = verify(
+        None,
+        &[
+            ("OS_AUTH_URL", ks.as_str()),
+            ("OS_AUTH_TYPE", "v3applicationcredential"),
+            ("OS_APPLICATION_CREDENTIAL_ID", ac_id),
+            ("OS_APPLICATION_CREDENTIAL_SECRET", ac_secret),
+            ("OS_REGION_NAME", region.as_str()),
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(4), "{o}{e}");
+    assert!(e.contains("scoped to project admin") && e.contains("cannot see 3 node(s)"), "{e}");
+    let ac_secret = ac_secret.to_string();
 
     // a token revoked mid-run is renewed once, and the run goes on
     let env = |k: &str| os_vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
@@ -204,8 +252,8 @@ async fn keystone_clouds_yaml_os_vars_scope_errors_and_renewal() {
     let revoked = first.expose().to_string();
 
     // no password or token anywhere
-    outputs.push_str(&read_logs(logs.path()));
-    for secret in [ADMIN_PASSWORD, "demopass", "not-the-password", revoked.as_str()] {
-        assert!(!outputs.contains(secret), "{secret} leaked");
+    outputs.borrow_mut().push_str(&read_logs(logs.path()));
+    for secret in [ADMIN_PASSWORD, "demopass", "not-the-password", revoked.as_str(), ac_secret.as_str()] {
+        assert!(!outputs.borrow().contains(secret), "{secret} leaked");
     }
 }

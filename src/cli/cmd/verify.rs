@@ -20,6 +20,7 @@ use crate::core::ironic::takeover::{Counts, Ending, TakeoverEvent, TakeoverOutco
 use crate::core::ironic::target;
 use crate::core::migrate::load_api::{self, record::RunStore};
 use crate::core::migrate::load_sql::RunRecord;
+use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::steps::{self, VerifiedRun};
 
 #[derive(Args, Debug, Default)]
@@ -152,10 +153,12 @@ async fn api_run(
     }
     match picked? {
         Some(r) => Ok(Some(load_api::verify::verify_api_from_settings(settings, r, target).await?)),
-        None if settings.ironic_db.is_none() => Err(Failure::runtime(format!(
-            "no API run recorded in {} ({}): give --ironic-db for a run loaded by SQL",
-            state_dir(global).display(),
-            run.map(|r| format!("no run {r}")).unwrap_or_else(|| "none at all".into())
+        // no database and no API run here: the usage error of old, with where API runs are looked for
+        None if settings.ironic_db.is_none() => Err(Failure::usage(format!(
+            "{} (no API run{} in {} either: for a run made with --via api give --state-dir)",
+            PrepareError::NoTarget,
+            run.map(|r| format!(" {r}")).unwrap_or_default(),
+            state_dir(global).display()
         ))),
         None => Ok(None),
     }

@@ -357,6 +357,55 @@ pub fn scope_warning(scope: &Scope, hidden: &[String]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A loopback HTTP server answering each connection with the next canned (status, body).
+    async fn canned(answers: Vec<(u16, &'static str)>) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let s2 = seen.clone();
+        tokio::spawn(async move {
+            for (status, body) in answers {
+                let Ok((mut c, _)) = l.accept().await else { return };
+                let mut buf = vec![0u8; 8192];
+                let _ = c.read(&mut buf).await;
+                s2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let r = format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+                let _ = c.write_all(r.as_bytes()).await;
+            }
+        });
+        (url, seen)
+    }
+
+    const LOCKED: &str = r#"{"error_message": "{\"faultstring\": \"Node n1 is locked by host c1, please retry after the current operation is completed.\"}"}"#;
+
+    #[tokio::test]
+    async fn locked_and_unavailable_are_retried_other_conflicts_are_not() {
+        let quick = Retry { attempts: 4, first: Duration::from_millis(10), max: Duration::from_millis(20) };
+        let (url, seen) = canned(vec![(409, LOCKED), (503, "{}"), (200, r#"{"uuid": "n1"}"#)]).await;
+        let api = IronicApi::new(&url, None, TargetKind::Modern).unwrap().with_retry(quick);
+        assert_eq!(api.node("n1").await.unwrap()["uuid"], "n1");
+        assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 3);
+
+        let dup =
+            r#"{"error_message": "{\"faultstring\": \"A port with MAC address 52:54:00:00:00:01 already exists.\"}"}"#;
+        let (url, seen) = canned(vec![(409, dup), (200, "{}")]).await;
+        let api = IronicApi::new(&url, None, TargetKind::Modern).unwrap().with_retry(quick);
+        let e = api.post("/v1/ports", &serde_json::json!({})).await.unwrap_err();
+        assert_eq!(e.message(), "A port with MAC address 52:54:00:00:00:01 already exists.");
+        assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 1, "no retry");
+
+        let (url, seen) = canned(vec![(409, LOCKED); 4]).await;
+        let api = IronicApi::new(&url, None, TargetKind::Modern).unwrap().with_retry(quick);
+        let e = api.node("n1").await.unwrap_err();
+        assert!(e.to_string().contains("HTTP 409") && e.to_string().contains("locked"), "{e}");
+        assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 4, "bounded: {} attempts", quick.attempts);
+
+        let (url, _) = canned(vec![(401, "{}")]).await;
+        let e = IronicApi::new(&url, None, TargetKind::Modern).unwrap().node("n1").await.unwrap_err();
+        assert!(e.to_string().contains("asks for authentication (HTTP 401)"), "{e}");
+    }
 
     #[test]
     fn versions_and_scope_warning() {
