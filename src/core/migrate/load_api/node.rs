@@ -119,13 +119,15 @@ impl Cx<'_> {
         });
     }
 
-    /// Polls the node until it leaves the transitional states (bounded by the step timeout).
+    /// Polls the node until it leaves the transitional states (bounded by the step timeout); the
+    /// polls ask for the state fields only (cheaper for Ironic), the end for the whole node.
     async fn settle(&self, np: &NodePlan, uuid: &str) -> Result<Value, String> {
         let started = Instant::now();
         let mut wait = Duration::from_millis(100);
         let mut shown = String::new();
+        let poll = format!("/v1/nodes/{uuid}?fields=uuid,provision_state,target_provision_state,last_error");
         loop {
-            let v = self.api.node(uuid).await.map_err(|e| e.to_string())?;
+            let v = self.api.get(&poll).await.map_err(|e| e.to_string())?;
             let s = state(&v);
             if s != shown {
                 self.emit(np, uuid, &s);
@@ -134,7 +136,7 @@ impl Cx<'_> {
             // a failed state keeps its target (`adopt failed` still aims at `active`)
             let failed = s.ends_with("failed") || s == "error";
             if failed || (!is_transitional(&s) && v["target_provision_state"].is_null()) {
-                return Ok(v);
+                return self.api.node(uuid).await.map_err(|e| e.to_string());
             }
             if started.elapsed() > self.opts.step_timeout {
                 return Err(format!(
