@@ -20,12 +20,18 @@ echo "   MariaDB    ${BM2IRONIC_TEST_MYSQL_ADMIN//:adminpass@/:***@}"
 echo "   PostgreSQL ${BM2IRONIC_TEST_PG_ADMIN//:adminpass@/:***@}"
 echo "   SQLite     in-process (temp files)"
 
+echo "== the openstack client for the end-to-end rehearsal (a cached venv; installed meanwhile) =="
+scripts/clients.sh osc >/tmp/bm2ironic-clients.log 2>&1 &
+CLIENTS=$!
+
 echo "== real Ironic (PyPI ironic==39.0.0): venv, and its schema from ironic-dbsync upgrade on both servers =="
 eval "$(scripts/ironic-schemas.sh)"
 
 echo "== real Keystone (PyPI keystone==30.0.0) on 127.0.0.1:15000, shared by the Keystone tests =="
 trap 'scripts/keystone.sh stop || true; scripts/test-services.sh stop || true' EXIT
 eval "$(scripts/keystone.sh start)"
+
+wait "$CLIENTS" || { cat /tmp/bm2ironic-clients.log >&2; echo "installing the openstack client failed" >&2; exit 1; }
 
 echo "== cargo fmt --check, cargo clippy (warnings are errors) =="
 cargo fmt --check

@@ -18,6 +18,7 @@ mod keystone;
 mod migrate;
 mod plan_then_load;
 mod real_ironic;
+mod rehearsal;
 mod report;
 mod scale;
 mod secrets;

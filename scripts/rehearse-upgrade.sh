@@ -1,0 +1,435 @@
+#!/usr/bin/env bash
+# rehearse-upgrade.sh: the whole upgrade of docs/upgrade-runbook.md, rehearsed end to end with real
+# parts on this machine (the equivalent of the upgrade plan's Grenade job). From nothing it:
+#   - fills a nova_bm (schema version 10) on MariaDB the way nova baremetal left it: free nodes enrolled
+#     the way the original job did (deleted, task_state, instance_uuid NULL; one interface each), nodes
+#     with running instances, one whose instance is stopped, a soft-deleted one; every BMC a fake IPMI
+#     BMC (pyghmi, scripts/fakebmc.py) on a loopback address, powered on or off like its machine;
+#   - a Juno-era Nova database (the baremetal flavor, the instances with their images, the stopped
+#     baremetal nova-compute) and a nova.conf whose [baremetal] points at nova_bm;
+#   - the real Ironic (PyPI), its database made by `ironic-dbsync upgrade`, behind the real Keystone;
+# then runs the runbook's steps with bm2ironic from the config files alone (--nova-conf,
+# --ironic-conf), once loading by SQL (--via db) and once, on fresh databases, through Ironic's API
+# (--via api), checks every outcome (the fake BMCs' own power state, the conductor log gated by
+# `bm2ironic watch`, real clients through Keystone), verifies, rolls back, and prints a step table.
+#
+# Usage: scripts/rehearse-upgrade.sh [db|api|both]     (default both)
+# Environment: BM2IRONIC_BIN (the binary; default: cargo build, target/debug/bm2ironic); the
+# services of scripts/test.sh when they run (BM2IRONIC_TEST_MYSQL_ADMIN, BM2IRONIC_TEST_KEYSTONE_URL),
+# otherwise it starts its own and stops them at the end. BM2_REHEARSAL_KEEP=1 keeps the work dir.
+# Exit 0 when every step's outcome is right; 1 with "REHEARSAL FAILED at step ...: why" otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+VIA=${1:-both}
+case "$VIA" in db|api|both) ;; *) echo "usage: $0 [db|api|both]" >&2; exit 2 ;; esac
+export PYTHONWARNINGS=ignore
+
+log() { echo "[rehearsal] $*" >&2; }
+
+# ---------------------------------------------------------------- the step table
+STEPS=()          # "runbook|what|seconds|outcome"
+CURRENT=""
+T0=0
+step() { CURRENT="$1|$2"; T0=$(date +%s.%N); log "step ${1}: $2"; }
+ok() {
+  local s
+  s=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$T0" "$(date +%s.%N)")
+  STEPS+=("$CURRENT|$s|ok${1:+: $1}")
+}
+skip() { STEPS+=("$CURRENT|0.0|skipped: $1"); }
+table() {
+  printf '\n%-10s %-72s %8s  %s\n' "runbook" "step" "seconds" "outcome"
+  local r
+  for r in "${STEPS[@]}"; do
+    IFS='|' read -r n w s o <<<"$r"
+    printf '%-10s %-72s %8s  %s\n' "$n" "$w" "$s" "$o"
+  done
+}
+fail() {
+  local s
+  s=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$T0" "$(date +%s.%N)")
+  STEPS+=("$CURRENT|$s|FAILED: $*")
+  table
+  echo >&2
+  echo "REHEARSAL FAILED at step ${CURRENT%%|*} (${CURRENT#*|}): $*" >&2
+  [ -z "${WORK:-}" ] || echo "(work dir kept: $WORK)" >&2
+  KEEP=1
+  exit 1
+}
+
+# ---------------------------------------------------------------- services and tools
+WORK=$(mktemp -d /tmp/bm2ironic-rehearsal.XXXXXX)
+chmod 700 "$WORK"
+KEEP=${BM2_REHEARSAL_KEEP:-}
+PIDS=()
+OWN_SERVICES=""
+cleanup() {
+  local p
+  for p in "${PIDS[@]}"; do kill -TERM -- "-$p" 2>/dev/null || true; done
+  sleep 0.5
+  for p in "${PIDS[@]}"; do kill -KILL -- "-$p" 2>/dev/null || true; done
+  [ -z "$OWN_SERVICES" ] || { scripts/keystone.sh stop >/dev/null 2>&1 || true; scripts/test-services.sh stop >/dev/null 2>&1 || true; }
+  if [ -n "${MYCNF:-}" ] && [ -n "${RUN:-}" ]; then
+    for d in $(my -N -e "SHOW DATABASES LIKE 'rh\\_${RUN}\\_%'" 2>/dev/null); do my -e "DROP DATABASE \`$d\`" || true; done
+    my -e "DROP USER IF EXISTS 'rh_${RUN}'@'127.0.0.1', 'rh_${RUN}_ro'@'127.0.0.1'" 2>/dev/null || true
+  fi
+  [ -n "$KEEP" ] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+# a command in a process group of its own (killed with its children at the end)
+spawn() { setsid "$@" & PIDS+=($!); }
+
+step S1 "services: MariaDB, Keystone, the Ironic venv, the client venv, bm2ironic"
+if [ -z "${BM2IRONIC_TEST_MYSQL_ADMIN:-}" ] || [ -z "${BM2IRONIC_TEST_KEYSTONE_URL:-}" ]; then
+  OWN_SERVICES=1
+  eval "$(scripts/test-services.sh start)" || fail "MariaDB did not start (scripts/test-services.sh start)"
+  eval "$(scripts/keystone.sh start)" || fail "Keystone did not start (scripts/keystone.sh start)"
+fi
+VENV=$(scripts/ironic.sh install) || fail "the Ironic venv (scripts/ironic.sh install)"
+OSC=$(scripts/clients.sh osc) || fail "the openstack client venv (scripts/clients.sh osc)"
+BIN=${BM2IRONIC_BIN:-}
+if [ -z "$BIN" ]; then cargo build -q --locked && BIN=$ROOT/target/debug/bm2ironic; fi
+KS=$BM2IRONIC_TEST_KEYSTONE_URL
+# the admin connection, from the test services' URL (the password goes into a 0600 option file, not argv)
+read -r MY_USER MY_PASS MY_HOST MY_PORT < <(python3 -c "
+import sys, urllib.parse as u
+p = u.urlsplit(sys.argv[1]); print(p.username, u.unquote(p.password or ''), p.hostname, p.port or 3306)" "$BM2IRONIC_TEST_MYSQL_ADMIN")
+MYCNF=$WORK/my.cnf
+printf '[client]\nuser=%s\npassword=%s\nhost=%s\nport=%s\n' "$MY_USER" "$MY_PASS" "$MY_HOST" "$MY_PORT" > "$MYCNF"
+chmod 600 "$MYCNF"
+my() { mariadb --defaults-extra-file="$MYCNF" "$@"; }
+my -e "SELECT 1" >/dev/null || fail "cannot log in to MariaDB as $MY_USER at $MY_HOST:$MY_PORT"
+RUN=$(python3 -c "import secrets; print(secrets.token_hex(3))")
+ok "run $RUN, $("$BIN" --version 2>/dev/null | head -1), $("$VENV/bin/pip" show ironic 2>/dev/null | sed -n 's/^Version: /ironic /p')"
+
+# ---------------------------------------------------------------- the cloud as nova baremetal left it
+# node id -> BMC address, power, instance (R running, S stopped, - none), deleted
+NODES=(
+  "1 127.0.3.1 off - null"     # enrolled the way the original job did: deleted/task_state/instance NULL
+  "2 127.0.3.2 off - null"
+  "3 127.0.3.3 off - null"
+  "4 127.0.3.4 off - 0"
+  "5 127.0.3.5 on R 0"
+  "6 127.0.3.6 on R 0"
+  "7 127.0.3.7 off S 0"        # its instance is stopped: the machine is off and must stay off
+  "8 127.0.3.8 off - 1"        # soft-deleted
+)
+uuid() { printf '%s-0000-4000-8000-%012d' "$1" "$2"; }
+PW_PREFIX="bmc-secret-$RUN"   # distinctive: the end checks no output holds it
+DB_PW="db-secret-$RUN"
+
+step S2 "fake BMCs (pyghmi) on loopback, powered like their machines"
+for n in "${NODES[@]}"; do
+  read -r id addr power inst del <<<"$n"
+  [ "$del" = 1 ] && continue
+  spawn "$VENV/bin/python" scripts/fakebmc.py 623 admin "$PW_PREFIX-$id" "$addr" "$power" >"$WORK/bmc$id.log" 2>&1
+done
+bmc_power() { IPMI_PASSWORD="$PW_PREFIX-$1" ipmitool -I lanplus -H "$2" -U admin -E -N 1 -R 3 power status 2>&1 | sed -n 's/^Chassis Power is //p'; }
+for n in "${NODES[@]}"; do
+  read -r id addr power inst del <<<"$n"
+  [ "$del" = 1 ] && continue
+  for _ in $(seq 50); do [ -n "$(bmc_power "$id" "$addr")" ] && break; sleep 0.2; done
+  [ "$(bmc_power "$id" "$addr")" = "$power" ] || fail "the fake BMC of node $id at $addr does not answer '$power' (log: $WORK/bmc$id.log)"
+done
+ok "7 BMCs on 127.0.3.1-7:623"
+
+# one set of databases per load (--via db, --via api): fresh each time
+make_cloud() {   # $1: db|api
+  local v=$1 bm=rh_${RUN}_${1}_nova_bm nova=rh_${RUN}_${1}_nova ir=rh_${RUN}_${1}_ironic
+  my -e "CREATE DATABASE $bm; CREATE DATABASE $nova; CREATE DATABASE $ir CHARACTER SET utf8mb3;
+    CREATE USER IF NOT EXISTS 'rh_${RUN}'@'127.0.0.1' IDENTIFIED BY '$DB_PW';
+    CREATE USER IF NOT EXISTS 'rh_${RUN}_ro'@'127.0.0.1' IDENTIFIED BY '$DB_PW';
+    GRANT ALL ON $nova.* TO 'rh_${RUN}'@'127.0.0.1'; GRANT ALL ON $ir.* TO 'rh_${RUN}'@'127.0.0.1';
+    GRANT SELECT ON $bm.* TO 'rh_${RUN}_ro'@'127.0.0.1';"
+  my "$bm" < assets/nova_bm/schema.mysql.sql
+  {
+    echo "INSERT INTO migrate_version VALUES ('nova_bm', '/usr/lib/python2.7/dist-packages/nova/virt/baremetal/db/sqlalchemy/migrate_repo', 10);"
+    for n in "${NODES[@]}"; do
+      read -r id addr power inst del <<<"$n"
+      local iu=NULL ts=NULL name=NULL root=NULL d=$del
+      [ "$inst" = - ] || { iu="'$(uuid aaaaaaaa "$id")'"; ts="'active'"; name="'instance-0000000$id'"; root=20480; }
+      [ "$del" = 1 ] && ts="'deleted'"
+      echo "INSERT INTO bm_nodes (id, created_at, updated_at, deleted, cpus, memory_mb, local_gb, pm_address, pm_user, pm_password, service_host, instance_uuid, task_state, uuid, instance_name, root_mb, swap_mb, ephemeral_mb, preserve_ephemeral) VALUES ($id, '2014-05-01 10:00:00', NULL, $d, 8, 16384, 500, '$addr', 'admin', '$PW_PREFIX-$id', 'bm-compute-1', $iu, $ts, '$(uuid bbbbbbbb "$id")', $name, $root, 1024, 0, false);"
+      local vif=NULL
+      [ "$inst" = - ] || vif="'$(uuid cccccccc "$id")'"
+      echo "INSERT INTO bm_interfaces (id, created_at, deleted, bm_node_id, address, vif_uuid) VALUES ($id, '2014-05-01 10:00:00', $([ "$del" = 1 ] && echo 1 || echo 0), $id, '52:54:00:00:03:0$id', $vif);"
+    done
+  } | my "$bm"
+  # Juno-era Nova: flavors in the nova database, the instances (images a URL Ironic can validate
+  # here: there is no Glance), the baremetal nova-compute stopped an hour ago
+  my "$nova" <<SQL
+CREATE TABLE instance_types (id INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255), memory_mb INTEGER, vcpus INTEGER, root_gb INTEGER, flavorid VARCHAR(255), deleted INTEGER, created_at DATETIME, updated_at DATETIME);
+CREATE TABLE instance_type_extra_specs (id INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY, instance_type_id INTEGER, \`key\` VARCHAR(255), value VARCHAR(255), deleted INTEGER, created_at DATETIME, updated_at DATETIME, deleted_at DATETIME);
+INSERT INTO instance_types VALUES (1, 'bm.large', 16384, 8, 20, 'bm.large', 0, '2014-05-01 10:00:00', NULL), (2, 'm1.small', 2048, 1, 20, '2', 0, '2014-05-01 10:00:00', NULL);
+INSERT INTO instance_type_extra_specs (instance_type_id, \`key\`, value, deleted, created_at) VALUES (1, 'cpu_arch', 'x86_64', 0, '2014-05-01 10:00:00'), (1, 'baremetal:deploy_kernel_id', 'nova-bm-deploy-kernel', 0, '2014-05-01 10:00:00'), (1, 'baremetal:deploy_ramdisk_id', 'nova-bm-deploy-ramdisk', 0, '2014-05-01 10:00:00'), (2, 'hw:cpu_policy', 'shared', 0, '2014-05-01 10:00:00');
+CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER);
+CREATE TABLE services (id INTEGER NOT NULL PRIMARY KEY, host VARCHAR(255), \`binary\` VARCHAR(255), topic VARCHAR(255), report_count INTEGER NOT NULL, disabled BOOLEAN, deleted INTEGER, created_at DATETIME, updated_at DATETIME);
+INSERT INTO services VALUES (1, 'bm-compute-1', 'nova-compute', 'compute', 100, 0, 0, '2014-05-01 10:00:00', UTC_TIMESTAMP() - INTERVAL 1 HOUR);
+SQL
+  for n in "${NODES[@]}"; do
+    read -r id addr power inst del <<<"$n"
+    [ "$inst" = - ] && continue
+    local vm=active ps=1
+    [ "$inst" = S ] && { vm=stopped; ps=4; }
+    my "$nova" -e "INSERT INTO instances VALUES ($id, '$(uuid aaaaaaaa "$id")', 'file://$WORK/image.qcow2', 20, 0, '$(uuid bbbbbbbb "$id")', 'bm-compute-1', '$vm', $ps, 0)"
+  done
+  mkdir -p "$WORK/$v/etc"
+  cat > "$WORK/$v/etc/nova.conf" <<CONF
+[DEFAULT]
+host = bm-compute-1
+compute_driver = nova.virt.baremetal.driver.BareMetalDriver
+
+[database]
+connection = mysql://rh_${RUN}:$DB_PW@$MY_HOST:$MY_PORT/$nova
+
+[baremetal]
+sql_connection = mysql://rh_${RUN}_ro:$DB_PW@$MY_HOST:$MY_PORT/$bm
+power_manager = nova.virt.baremetal.ipmi.IPMI
+deploy_kernel = nova-bm-deploy-kernel
+deploy_ramdisk = nova-bm-deploy-ramdisk
+flavor_extra_specs = cpu_arch:x86_64
+CONF
+  chmod 600 "$WORK/$v/etc/nova.conf"
+}
+
+checksum() { my -N -e "CHECKSUM TABLE rh_${RUN}_$1_nova_bm.bm_nodes, rh_${RUN}_$1_nova_bm.bm_interfaces, rh_${RUN}_$1_nova_bm.migrate_version" | awk '{print $2}' | tr '\n' ' '; }
+flavor_specs() { my -N -e "SELECT instance_type_id, \`key\`, value FROM rh_${RUN}_$1_nova.instance_type_extra_specs WHERE deleted = 0 ORDER BY 1, 2"; }
+
+: > "$WORK/deploy.kernel"; : > "$WORK/deploy.initramfs"; echo image > "$WORK/image.qcow2"
+KERNEL=file://$WORK/deploy.kernel
+RAMDISK=file://$WORK/deploy.initramfs
+
+# the Keystone side: a region of this run's own with Ironic's endpoint; a system-scoped cloud
+PORT_BASE=$((6431))
+cat > "$WORK/clouds.yaml" <<YAML
+clouds:
+  rehearsal:
+    auth:
+      auth_url: $KS
+      username: admin
+      password: adminpass
+      user_domain_name: Default
+      system_scope: all
+    region_name: Rehearsal-$RUN
+    interface: public
+    identity_api_version: 3
+YAML
+chmod 600 "$WORK/clouds.yaml"
+export OS_CLIENT_CONFIG_FILE=$WORK/clouds.yaml
+unset OS_CLOUD OS_AUTH_URL OS_USERNAME OS_PASSWORD OS_PROJECT_NAME OS_TOKEN OS_SYSTEM_SCOPE || true
+"$VENV/bin/python" - "$KS" "Rehearsal-$RUN" <<'PY' || fail "cannot create the region in Keystone"
+import sys, requests
+ks, region = sys.argv[1], sys.argv[2]
+body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {"name": "admin", "domain": {"id": "default"}, "password": "adminpass"}}}, "scope": {"system": {"all": True}}}}
+t = requests.post(ks + "/auth/tokens", json=body, timeout=30).headers["X-Subject-Token"]
+h = {"X-Auth-Token": t}
+requests.post(ks + "/regions", json={"region": {"id": region}}, headers=h, timeout=30)
+PY
+register_endpoint() {   # $1: Ironic's URL
+  "$VENV/bin/python" - "$KS" "Rehearsal-$RUN" "$1" <<'PY'
+import sys, requests
+ks, region, url = sys.argv[1:4]
+body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {"name": "admin", "domain": {"id": "default"}, "password": "adminpass"}}}, "scope": {"system": {"all": True}}}}
+t = requests.post(ks + "/auth/tokens", json=body, timeout=30).headers["X-Subject-Token"]
+h = {"X-Auth-Token": t}
+s = requests.get(ks + "/services?type=baremetal", headers=h, timeout=30).json()["services"]
+sid = s[0]["id"] if s else requests.post(ks + "/services", json={"service": {"name": "ironic", "type": "baremetal"}}, headers=h, timeout=30).json()["service"]["id"]
+for e in requests.get(ks + "/endpoints?region_id=" + region, headers=h, timeout=30).json()["endpoints"]:
+    requests.delete(ks + "/endpoints/" + e["id"], headers=h, timeout=30)
+r = requests.post(ks + "/endpoints", json={"endpoint": {"service_id": sid, "interface": "public", "url": url, "region_id": region}}, headers=h, timeout=30)
+r.raise_for_status()
+PY
+}
+
+IRONIC_PID=""
+start_ironic() {   # $1: db|api  (Ironic behind Keystone, ipmi hardware type, power sync every 5 s)
+  local v=$1 port=$2 dir=$WORK/$1/ironic
+  spawn "$VENV/bin/ironic" --config-file "$dir/ironic.conf" >"$dir/ironic.out" 2>&1
+  IRONIC_PID=${PIDS[-1]}
+  for _ in $(seq 150); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/")" = 200 ] && return 0
+    sleep 0.2
+  done
+  tail -20 "$dir/ironic.log" >&2 || true
+  return 1
+}
+stop_ironic() {
+  [ -n "$IRONIC_PID" ] || return 0
+  kill -TERM -- "-$IRONIC_PID" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 "$IRONIC_PID" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL -- "-$IRONIC_PID" 2>/dev/null || true
+  IRONIC_PID=""
+}
+
+bm() {   # bm2ironic with this load's config files and its own audit log
+  "$BIN" --log-dir "$WORK/$V/audit" --state-dir "$WORK/$V/state" "$@"
+}
+bmc_actions() { cat "$WORK"/bmc*.log 2>/dev/null | grep -c '^power ' || true; }
+
+rehearse() {   # $1: db|api
+  V=$1
+  local port=$((PORT_BASE + $([ "$V" = db ] && echo 0 || echo 1)))
+  local base="http://127.0.0.1:$port" ir=rh_${RUN}_${V}_ironic
+  local n_actions
+
+  step "0/$V" "staging: nova_bm v10, Juno Nova DB, nova.conf ($V load)"
+  make_cloud "$V"
+  local sum_before flavors_before
+  sum_before=$(checksum "$V"); flavors_before=$(flavor_specs "$V")
+  ok "8 nodes (1 soft-deleted), 3 instances (1 stopped), 2 flavors"
+
+  step "1/$V" "deploy kernel and ramdisk (files: there is no Glance here)"
+  [ -f "$WORK/deploy.kernel" ] && [ -f "$WORK/deploy.initramfs" ] || fail "no deploy images"
+  ok "$KERNEL"
+
+  step "2/$V" "create the empty Ironic database: ironic-dbsync upgrade"
+  mkdir -p "$WORK/$V/ironic"
+  BM2_IRONIC_KEYSTONE=$KS BM2_IRONIC_SYNC_INTERVAL=5 BM2_IRONIC_IPMI_RETRY=5 \
+    scripts/ironic.sh conf "$WORK/$V/ironic" "mysql+pymysql://rh_${RUN}:$DB_PW@$MY_HOST:$MY_PORT/$ir?charset=utf8" "$port" >/dev/null
+  chmod 600 "$WORK/$V/ironic/ironic.conf"
+  cp "$WORK/$V/ironic/ironic.conf" "$WORK/$V/etc/ironic.conf"
+  "$VENV/bin/ironic-dbsync" --config-file "$WORK/$V/ironic/ironic.conf" upgrade >"$WORK/$V/dbsync.log" 2>&1 \
+    || fail "ironic-dbsync upgrade failed: $(tail -3 "$WORK/$V/dbsync.log")"
+  ok "$(my -N -e "SELECT version_num FROM $ir.alembic_version")"
+
+  local CONFS=(--nova-conf "$WORK/$V/etc/nova.conf" --ironic-conf "$WORK/$V/etc/ironic.conf")
+  local ARGS=(--deploy-kernel "$KERNEL" --deploy-ramdisk "$RAMDISK")
+
+  step "3/$V" "maintenance window: no baremetal nova-compute running (plan)"
+  local out rc=0
+  out=$(bm plan "${CONFS[@]}" "${ARGS[@]}" --json 2>"$WORK/$V/plan.err") || rc=$?
+  echo "$out" > "$WORK/$V/plan.json"
+  [ "$rc" = 0 ] || fail "plan exit $rc (a blocking conflict?): $(tail -3 "$WORK/$V/plan.err")"
+  ! grep -q nova-compute-running "$WORK/$V/plan.json" || fail "plan reports a running nova-compute"
+  ok "plan exit 0"
+
+  step "4/$V" "update the flavors (flavors --apply)"
+  rc=0; bm flavors "${CONFS[@]}" "${ARGS[@]}" --apply --yes >"$WORK/$V/flavors.out" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || fail "flavors --apply exit $rc: $(tail -3 "$WORK/$V/flavors.out")"
+  [ "$(my -N -e "SELECT value FROM rh_${RUN}_${V}_nova.instance_type_extra_specs WHERE \`key\` = 'baremetal:deploy_kernel_id' AND deleted = 0")" = "$KERNEL" ] \
+    || fail "the flavor's baremetal:deploy_kernel_id is not the new kernel"
+  ok "bm.large points at the Ironic deploy images"
+
+  if [ "$V" = api ]; then
+    step "6/$V" "start Ironic (keystone auth, ipmi); the catalog names it"
+    register_endpoint "$base" || fail "cannot register Ironic's endpoint in Keystone"
+    start_ironic "$V" "$port" || fail "Ironic did not come up on $base (log: $WORK/$V/ironic/ironic.log)"
+    ok "$base"
+  fi
+
+  step "5/$V" "load nova_bm into Ironic (migrate --via $V)"
+  local mig=(migrate "${CONFS[@]}" "${ARGS[@]}" --yes --json --via "$V")
+  [ "$V" = api ] && mig+=(--os-cloud rehearsal)
+  rc=0; bm "${mig[@]}" >"$WORK/$V/migrate.json" 2>"$WORK/$V/migrate.err" || rc=$?
+  [ "$rc" = 0 ] || fail "migrate exit $rc: $(tail -3 "$WORK/$V/migrate.err")"
+  local nodes ports
+  nodes=$(my -N -e "SELECT COUNT(*) FROM $ir.nodes"); ports=$(my -N -e "SELECT COUNT(*) FROM $ir.ports")
+  [ "$nodes" = 7 ] && [ "$ports" = 7 ] || fail "Ironic holds $nodes nodes and $ports ports, not 7 and 7"
+  [ "$(checksum "$V")" = "$sum_before" ] || fail "nova_bm changed (table checksums differ): the source must only be read"
+  ok "7 nodes, 7 ports; nova_bm unchanged"
+
+  if [ "$V" = db ]; then
+    step "6/$V" "start Ironic (keystone auth, ipmi); the catalog names it"
+    register_endpoint "$base" || fail "cannot register Ironic's endpoint in Keystone"
+    start_ironic "$V" "$port" || fail "Ironic did not come up on $base (log: $WORK/$V/ironic/ironic.log)"
+    ok "$base"
+  fi
+
+  step "6/$V" "takeover: every node's power read from its BMC (verify --takeover)"
+  rc=0; bm verify --takeover --timeout 120s --os-cloud rehearsal "${CONFS[@]}" \
+    --log "ironic=$WORK/$V/ironic/ironic.log" >"$WORK/$V/takeover.out" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || fail "verify --takeover exit $rc: $(grep -E '^ *failing|^takeover:|^bm2ironic:' "$WORK/$V/takeover.out" | cut -c1-240 | tr '\n' ' ')"
+  local want got
+  for n in "${NODES[@]}"; do
+    read -r id addr power inst del <<<"$n"
+    [ "$del" = 1 ] && continue
+    got=$(my -N -e "SELECT CONCAT(provision_state, ' ', COALESCE(power_state, 'NULL'), ' ', COALESCE(instance_uuid, '-')) FROM $ir.nodes WHERE uuid = '$(uuid bbbbbbbb "$id")'")
+    if [ "$inst" = - ]; then want="available power $power -"; else want="active power $power $(uuid aaaaaaaa "$id")"; fi
+    [ "$got" = "$want" ] || fail "node $id: Ironic has '$got', expected '$want'"
+    [ "$(bmc_power "$id" "$addr")" = "$power" ] || fail "node $id: its BMC is no longer '$power'"
+  done
+  n_actions=$(bmc_actions)
+  [ "$n_actions" = 0 ] || fail "$n_actions power action(s) reached the fake BMCs: $(grep -h '^power ' "$WORK"/bmc*.log | sort | uniq -c | tr '\n' ' ')"
+  ok "7 taken over; BMCs: 2 on, 5 off, no power action"
+
+  step "6/$V" "no takeover errors in the conductor log (watch gates it)"
+  rc=0; bm watch --log "ironic=$WORK/$V/ironic/ironic.log" --from-start --for 3s "${CONFS[@]}" >"$WORK/$V/watch.out" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || fail "watch exit $rc: $(tail -5 "$WORK/$V/watch.out")"
+  ok "$(tail -1 "$WORK/$V/watch.out" | cut -c1-60)"
+
+  step "6/$V" "clients through Keystone: openstack baremetal node list, port list"
+  "$OSC/bin/openstack" --os-cloud rehearsal baremetal node list --long -f json >"$WORK/$V/osc-nodes.json" 2>"$WORK/$V/osc.err" \
+    || fail "openstack baremetal node list: $(tail -2 "$WORK/$V/osc.err")"
+  "$OSC/bin/openstack" --os-cloud rehearsal baremetal port list --long -f json >"$WORK/$V/osc-ports.json" 2>>"$WORK/$V/osc.err" \
+    || fail "openstack baremetal port list: $(tail -2 "$WORK/$V/osc.err")"
+  python3 - "$WORK/$V/osc-nodes.json" "$WORK/$V/osc-ports.json" <<'PY' || fail "the openstack client does not show what was migrated (above)"
+import json, sys
+nodes = {n["uuid"]: n for n in json.load(open(sys.argv[1]))}
+ports = json.load(open(sys.argv[2]))
+u = lambda p, i: f"{p}-0000-4000-8000-{i:012d}"
+want = {1: ("available", "power off", None), 2: ("available", "power off", None), 3: ("available", "power off", None),
+        4: ("available", "power off", None), 5: ("active", "power on", u("aaaaaaaa", 5)),
+        6: ("active", "power on", u("aaaaaaaa", 6)), 7: ("active", "power off", u("aaaaaaaa", 7))}
+bad = []
+if len(nodes) != 7: bad.append(f"{len(nodes)} nodes listed, not 7")
+for i, (ps, pw, inst) in want.items():
+    n = nodes.get(u("bbbbbbbb", i))
+    if not n: bad.append(f"node {i} missing"); continue
+    got = (n["provision_state"], n["power_state"], n["instance_uuid"])
+    if got != (ps, pw, inst): bad.append(f"node {i}: {got} != {(ps, pw, inst)}")
+macs = sorted(p["address"] for p in ports)
+if macs != [f"52:54:00:00:03:0{i}" for i in range(1, 8)]: bad.append(f"ports {macs}")
+for b in bad: print("  " + b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+  ok "7 nodes and 7 ports as expected"
+
+  step "7-9/$V" "nova-scheduler, nova-compute restarted on Ironic"
+  skip "Nova's services do not run on this machine"
+
+  step "5/$V" "verify (database or API against nova_bm)"
+  local vargs=("${CONFS[@]}")
+  [ "$V" = api ] && vargs+=(--os-cloud rehearsal)
+  rc=0; bm verify "${vargs[@]}" >"$WORK/$V/verify.out" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || fail "verify exit $rc: $(tail -5 "$WORK/$V/verify.out")"
+  ok "exit 0"
+
+  step "back/$V" "getting back: rollback (nodes, ports and the flavors)"
+  if [ "$V" = db ]; then
+    stop_ironic   # the runbook: stop Ironic first; it has changed the nodes (power state), hence --force
+    rc=0; bm rollback "${CONFS[@]}" --yes --force >"$WORK/$V/rollback.out" 2>&1 || rc=$?
+  else
+    rc=0; bm rollback "${CONFS[@]}" --os-cloud rehearsal --yes >"$WORK/$V/rollback.out" 2>&1 || rc=$?
+    stop_ironic
+  fi
+  [ "$rc" = 0 ] || fail "rollback exit $rc: $(tail -5 "$WORK/$V/rollback.out")"
+  nodes=$(my -N -e "SELECT COUNT(*) FROM $ir.nodes"); ports=$(my -N -e "SELECT COUNT(*) FROM $ir.ports")
+  [ "$nodes" = 0 ] && [ "$ports" = 0 ] || fail "after rollback Ironic still holds $nodes nodes and $ports ports"
+  # rollback with the Nova database (nova.conf [database]) restores the flavors of the same change set
+  grep -q "^Restored 2 flavor spec(s)" "$WORK/$V/rollback.out" || fail "rollback did not restore the flavors: $(cat "$WORK/$V/rollback.out")"
+  [ "$(flavor_specs "$V")" = "$flavors_before" ] || fail "the flavors are not as before: $(flavor_specs "$V" | tr '\t\n' ' ;')"
+  n_actions=$(bmc_actions)
+  [ "$n_actions" = 0 ] || fail "the rollback made $n_actions power action(s) reach the fake BMCs"
+  [ "$(checksum "$V")" = "$sum_before" ] || fail "nova_bm changed"
+  ok "Ironic empty, flavors as before, no power action, nova_bm unchanged"
+
+  step "10/$V" "end of the window: the audit log holds the run"
+  local run_id
+  run_id=$(grep -o '"run_id":"[^"]*"' "$WORK/$V/migrate.json" | head -1 | cut -d'"' -f4)
+  [ -n "$run_id" ] || fail "migrate --json printed no run id"
+  grep -q "$run_id" "$WORK/$V"/audit/bm2ironic.log.* || fail "the audit log does not name run $run_id"
+  ok "run $run_id"
+}
+
+[ "$VIA" = api ] || rehearse db
+[ "$VIA" = db ] || rehearse api
+
+step end "no secret in any output (BMC and database passwords, Keystone's)"
+leaks=$(grep -rlaF -e "$PW_PREFIX" -e "$DB_PW" -e adminpass "$WORK"/db "$WORK"/api 2>/dev/null \
+  | grep -v -e '/etc/' -e '/ironic/ironic.conf$' -e '/ironic/ironic.log$' -e '/ironic/ironic.out$' || true)
+[ -z "$leaks" ] || fail "a password appears in: $leaks"
+ok "outputs, reports and audit logs searched"
+table
+echo
+echo "REHEARSAL PASSED: $VIA"
