@@ -69,6 +69,7 @@ cleanup() {
   for p in "${PIDS[@]}"; do kill -TERM -- "-$p" 2>/dev/null || true; done
   sleep 0.5
   for p in "${PIDS[@]}"; do kill -KILL -- "-$p" 2>/dev/null || true; done
+  [ -z "${RUN:-}" ] || tmux -L "bm2rh-$RUN" kill-server 2>/dev/null || true
   [ -z "$OWN_SERVICES" ] || { scripts/keystone.sh stop >/dev/null 2>&1 || true; scripts/test-services.sh stop >/dev/null 2>&1 || true; }
   if [ -n "${MYCNF:-}" ] && [ -n "${RUN:-}" ]; then
     for d in $(my -N -e "SHOW DATABASES LIKE 'rh\\_${RUN}\\_%'" 2>/dev/null); do my -e "DROP DATABASE \`$d\`" || true; done
@@ -422,7 +423,67 @@ PY
   ok "run $run_id"
 }
 
+# the wizard through the same rehearsal, in a real terminal (tmux), on the databases of the SQL load
+# (rolled back: Ironic empty, flavors as before). BM2_REHEARSAL_SHOTS=DIR keeps its screens as PNGs.
+T() { tmux -L "bm2rh-$RUN" "$@"; }
+screen() { T capture-pane -p -t wiz; }
+wait_screen() {   # $1: text; fails after 60 s with the screen
+  local i
+  for i in $(seq 600); do screen | grep -qF -- "$1" && return 0; sleep 0.1; done
+  fail "the wizard never showed '$1'; its screen: $(screen | grep -v '^ *$' | head -30)"
+}
+keys() { local k; for k in "$@"; do T send-keys -t wiz "$k"; sleep 0.15; done; }
+shot() {   # $1: name; the screen with its colours, rendered to DIR/rehearsal-$1.png
+  [ -n "${BM2_REHEARSAL_SHOTS:-}" ] || return 0
+  mkdir -p "$WORK/shots"
+  T capture-pane -p -e -t wiz > "$WORK/shots/$1.ansi"
+}
+wizard() {
+  V=db
+  local ir=rh_${RUN}_db_ironic
+  step "0/wizard" "the wizard (REHEARSAL) in tmux on the same databases"
+  command -v tmux >/dev/null || fail "tmux is missing (scripts/test.sh installs it)"
+  local sum_before
+  sum_before=$(checksum db)
+  T new-session -d -s wiz -x 120 -y 40 "env -u NO_COLOR TERM=xterm-256color $BIN --log-dir $WORK/wizard/audit wizard --rehearse --nova-conf $WORK/db/etc/nova.conf --ironic-conf $WORK/db/etc/ironic.conf --deploy-kernel $KERNEL --deploy-ramdisk $RAMDISK --conductor-log $WORK/db/ironic/ironic.log; echo EXIT=\$?; sleep 600"
+  wait_screen "Connections and options"
+  wait_screen "nova_bm database"
+  sleep 1; shot 1-connections
+  keys Enter
+  wait_screen "nova_bm: 8 nodes"
+  shot 2-inventory
+  keys n
+  wait_screen "all decided"
+  shot 3-conflicts
+  keys n
+  wait_screen "REHEARSAL"
+  shot 4-flavors
+  keys n
+  wait_screen "Press Enter to start the rehearsal"
+  shot 5-confirm
+  keys Enter
+  wait_screen "rehearsal done, rolled back"
+  shot 6-progress
+  keys Enter
+  wait_screen "Nothing stayed"
+  shot 7-summary
+  keys q
+  wait_screen "EXIT=0"
+  T kill-server 2>/dev/null || true
+  [ "$(my -N -e "SELECT COUNT(*) FROM $ir.nodes")" = 0 ] || fail "the wizard's rehearsal left nodes in Ironic"
+  [ "$(checksum db)" = "$sum_before" ] || fail "nova_bm changed"
+  ok "connections, inventory (8 nodes), conflicts, flavors, confirm, progress, summary; nothing stayed"
+  if [ -n "${BM2_REHEARSAL_SHOTS:-}" ]; then
+    step "shots" "the wizard's screens to $BM2_REHEARSAL_SHOTS"
+    local py=${BM2_SHOT_VENV:-/tmp/bm2ironic-shot-venv}/bin/python
+    [ -x "$py" ] || { python3 -m venv "${py%/bin/python}" && "${py%/bin/python}/bin/pip" install -q --disable-pip-version-check pillow; }
+    "$py" scripts/ansi2png.py "$WORK/shots" "$BM2_REHEARSAL_SHOTS" rehearsal- >/dev/null || fail "rendering the screenshots (scripts/ansi2png.py)"
+    ok "$(ls "$WORK/shots" | wc -l) screens"
+  fi
+}
+
 [ "$VIA" = api ] || rehearse db
+[ "$VIA" = api ] || [ -n "${BM2_REHEARSAL_NO_WIZARD:-}" ] || wizard
 [ "$VIA" = db ] || rehearse api
 
 step end "no secret in any output (BMC and database passwords, Keystone's)"
