@@ -26,6 +26,16 @@ pub use crate::core::db::sql::{Stmt, Val};
 use crate::core::db::url::{Backend, DbUrl};
 
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a writing session waits for a lock another session holds (a row, a table's metadata)
+/// before it gives up with [`DbError::LockTimeout`] (MySQL's own default for a table lock is a
+/// year): 30 s, or `BM2IRONIC_LOCK_TIMEOUT` seconds (1-3600).
+pub fn lock_timeout_s() -> u64 {
+    std::env::var("BM2IRONIC_LOCK_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|s| (1..=3600).contains(s))
+        .unwrap_or(30)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -67,6 +77,8 @@ pub enum DbError {
     UnknownDatabase { what: String, database: String },
     #[error("{what}: the file does not exist (check the path; a relative sqlite:/// path is taken from the current directory)")]
     NoSuchFile { what: String },
+    #[error("{what}: another session held a lock we waited for more than {seconds} s, so the statement was abandoned and its transaction rolled back: nothing of it was written (is Ironic, or another bm2ironic, using this database? MySQL: SHOW PROCESSLIST; PostgreSQL: SELECT * FROM pg_stat_activity; stop it, then run again)")]
+    LockTimeout { what: String, seconds: u64 },
     #[error("{what}: {message}")]
     Other { what: String, message: String },
 }
@@ -89,6 +101,14 @@ fn with_login<O>(
         o = database(o, d);
     }
     o
+}
+
+static MYSQL_LOCKS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+static PG_LOCKS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The session statement bounding lock waits (built once: the timeout is read once per process).
+fn lock_setting(cell: &'static std::sync::OnceLock<String>, sql: fn(u64) -> String) -> &'static str {
+    cell.get_or_init(|| sql(lock_timeout_s())).as_str()
 }
 
 /// What every backend's pool shares: a lazy pool running `session` on each new connection, after
@@ -129,8 +149,14 @@ impl Db {
         let what = url.describe();
         let classify = |e: sqlx::Error| classify(url, e);
         let read_only = access == Access::ReadOnly;
-        // UTC for every session; sources additionally read-only
-        let session = |utc: &'static str, ro: &'static str| if read_only { vec![utc, ro] } else { vec![utc] };
+        // UTC for every session; sources read-only, targets with a bounded wait for locks
+        let session = |utc: &'static str, ro: &'static str, locks: &'static str| {
+            if read_only {
+                vec![utc, ro]
+            } else {
+                vec![utc, locks]
+            }
+        };
         let pool = match url.backend {
             Backend::MySql => {
                 let mut o = MySqlConnectOptions::new().port(url.port);
@@ -148,7 +174,13 @@ impl Db {
                 if let Some(ca) = url.param("ssl-ca") {
                     o = o.ssl_ca(ca);
                 }
-                let session = session("SET SESSION time_zone = '+00:00'", "SET SESSION TRANSACTION READ ONLY");
+                let session = session(
+                    "SET SESSION time_zone = '+00:00'",
+                    "SET SESSION TRANSACTION READ ONLY",
+                    lock_setting(&MYSQL_LOCKS, |s| {
+                        format!("SET SESSION innodb_lock_wait_timeout = {s}, lock_wait_timeout = {s}")
+                    }),
+                );
                 Pool::MySql(open_pool(o, max_connections, session, url).await?)
             }
             Backend::Postgres => {
@@ -167,7 +199,11 @@ impl Db {
                     o = o.ssl_root_cert(ca);
                 }
                 o = o.application_name("bm2ironic");
-                let session = session("SET TIME ZONE 'UTC'", "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
+                let session = session(
+                    "SET TIME ZONE 'UTC'",
+                    "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
+                    lock_setting(&PG_LOCKS, |s| format!("SET lock_timeout = '{s}s'")),
+                );
                 Pool::Postgres(open_pool(o, max_connections, session, url).await?)
             }
             Backend::Sqlite => {
@@ -179,7 +215,7 @@ impl Db {
                     .filename(&path)
                     .read_only(read_only)
                     .create_if_missing(access == Access::Create)
-                    .busy_timeout(CONNECT_TIMEOUT)
+                    .busy_timeout(if read_only { CONNECT_TIMEOUT } else { Duration::from_secs(lock_timeout_s()) })
                     .foreign_keys(true);
                 // one writer: SQLite locks the whole file
                 let max = if read_only { max_connections } else { 1 };
@@ -265,12 +301,18 @@ fn classify(url: &DbUrl, e: sqlx::Error) -> DbError {
                         }
                     }
                     1049 => return DbError::UnknownDatabase { what, database },
+                    1205 => return DbError::LockTimeout { what, seconds: lock_timeout_s() },
                     _ => {}
                 }
             }
             match dbe.code().as_deref() {
                 Some("28P01") | Some("28000") => return DbError::AccessDenied { what },
                 Some("3D000") => return DbError::UnknownDatabase { what, database },
+                Some("55P03") => return DbError::LockTimeout { what, seconds: lock_timeout_s() },
+                // SQLITE_BUSY after the busy timeout
+                Some("5") if url.backend == Backend::Sqlite => {
+                    return DbError::LockTimeout { what, seconds: lock_timeout_s() }
+                }
                 _ => {}
             }
             DbError::Other { what, message: url.scrub(dbe.message()) }

@@ -1,0 +1,179 @@
+//! Faults during a load by SQL, on real SQLite, MariaDB and PostgreSQL: the tool SIGKILLed at 20
+//! points spread over a 20,000-node load (from before the first line it prints to after its
+//! summary), and another session holding a lock the load needs. After each: the target holds
+//! nothing of the load or all of it (never a part), the source is byte for byte as before, and a
+//! rerun finishes.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use std::time::Instant;
+
+use crate::common::{bm2ironic, Backend, TestDb, STANDARD_RESOLUTIONS};
+use bm2ironic::core::demo::fixture::Fixture;
+
+const NODES: usize = 20_000;
+
+fn migrate_cmd(src: &TestDb, tgt: &TestDb, logs: &std::path::Path) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin!("bm2ironic"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("BM2IRONIC_") {
+            c.env_remove(k);
+        }
+    }
+    c.arg("--log-dir").arg(logs).args(["migrate", "--yes", "--json"]).args(STANDARD_RESOLUTIONS);
+    c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url).env("BM2IRONIC_IRONIC_DB", &tgt.admin_url);
+    c
+}
+
+/// The node count once the server has discarded a killed session's transaction (it may take a
+/// moment to notice the closed connection).
+async fn settled_nodes(tgt: &TestDb, complete: i64) -> i64 {
+    let mut n = -1;
+    for _ in 0..100 {
+        n = tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await;
+        if n == 0 || n == complete {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    n
+}
+
+/// Runs the load and SIGKILLs it right after the `line`-th line of its output (0: before any).
+/// Returns how many lines it had printed.
+fn kill_after_line(mut c: Command, line: usize) -> usize {
+    let mut child = c.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut seen = 0;
+    if line == 0 {
+        std::thread::sleep(Duration::from_millis(30));
+    } else {
+        let out = child.stdout.take().unwrap();
+        for l in BufReader::new(out).lines() {
+            if l.is_err() {
+                break;
+            }
+            seen += 1;
+            if seen >= line {
+                break;
+            }
+        }
+    }
+    let _ = child.kill(); // SIGKILL
+    let _ = child.wait();
+    seen
+}
+
+async fn sigkill_at_spread_points(backend: Backend, points: usize) {
+    let Some(src) = TestDb::with_fixture(backend, "fsrc", &Fixture::generated(NODES, 10)).await else { return };
+    let Some(tgt) = TestDb::ironic(backend, "ftgt").await else { return };
+    let source_before = src.dump();
+    let logs = tempfile::tempdir().unwrap();
+
+    // the uninterrupted load: how much it writes and how many lines it prints; then undone
+    let out = migrate_cmd(&src, &tgt, logs.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines = String::from_utf8_lossy(&out.stdout).lines().count();
+    let complete = tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await;
+    assert!(complete > (NODES as i64) * 9 / 10, "{complete}");
+    let undo =
+        bm2ironic(logs.path()).env("BM2IRONIC_IRONIC_DB", &tgt.admin_url).args(["rollback", "--yes"]).output().unwrap();
+    assert!(undo.status.success(), "{}", String::from_utf8_lossy(&undo.stderr));
+    assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 0);
+
+    // kill points spread from before the first line to after the last
+    let (mut untouched, mut whole) = (0, 0);
+    for i in 0..points {
+        // the last point lands after the summary (the process may have ended: the load is whole)
+        let at = i * (lines + 1) / (points - 1);
+        let t = Instant::now();
+        let printed = kill_after_line(migrate_cmd(&src, &tgt, logs.path()), at);
+        let n = settled_nodes(&tgt, complete).await;
+        eprintln!("{backend:?}: kill point {i} (after line {at}): {n} nodes after {:?}", t.elapsed());
+        assert!(
+            n == 0 || n == complete,
+            "{backend:?}: killed after line {printed} of {lines}: {n} of {complete} nodes"
+        );
+        let ports = tgt.scalar_i64("SELECT COUNT(*) FROM ports").await;
+        if n == 0 {
+            untouched += 1;
+            assert_eq!(ports, 0, "{backend:?}: no nodes but {ports} ports after line {printed}");
+        } else {
+            whole += 1;
+            // committed before the kill: the whole run is there and verifies; undo it for the next point
+            let v = bm2ironic(logs.path())
+                .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
+                .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+                .arg("verify")
+                .output()
+                .unwrap();
+            assert_eq!(v.status.code(), Some(0), "{}", String::from_utf8_lossy(&v.stdout));
+            let undo = bm2ironic(logs.path())
+                .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+                .args(["rollback", "--yes"])
+                .output()
+                .unwrap();
+            assert!(undo.status.success(), "{}", String::from_utf8_lossy(&undo.stderr));
+        }
+    }
+    eprintln!("{backend:?}: {points} SIGKILLs over {lines} lines: {untouched} left the target untouched, {whole} after the commit, 0 partial");
+    assert!(untouched > 0, "no kill landed before the commit");
+
+    // a rerun finishes, and the source was only read
+    let out = migrate_cmd(&src, &tgt, logs.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, complete);
+    assert!(src.dump() == source_before, "the source changed");
+}
+
+/// 20 kill points over the three backends.
+async fn sigkill_at_20_points(backend: Backend) {
+    let points = match backend {
+        Backend::Sqlite => 6,
+        Backend::MySql | Backend::Postgres => 7,
+    };
+    sigkill_at_spread_points(backend, points).await
+}
+
+/// Another session holds a lock on Ironic's `nodes` table (a table lock; on SQLite a write
+/// transaction): the load gives up after BM2IRONIC_LOCK_TIMEOUT seconds with a message that says
+/// so, nothing is written, and once the lock is gone a rerun finishes.
+async fn a_lock_held_by_another_session(backend: Backend) {
+    let Some(src) = TestDb::with_fixture(backend, "lsrc", &Fixture::standard()).await else { return };
+    let Some(tgt) = TestDb::ironic(backend, "ltgt").await else { return };
+    let source_before = src.dump();
+    let logs = tempfile::tempdir().unwrap();
+    let holder = tgt.admin().await;
+    let mut tx = holder.begin().await.unwrap();
+    let lock = match backend {
+        Backend::MySql => "LOCK TABLES nodes WRITE",
+        Backend::Postgres => "LOCK TABLE nodes IN ACCESS EXCLUSIVE MODE",
+        Backend::Sqlite => "CREATE TABLE bm2ironic_test_lock_holder (x INTEGER)",
+    };
+    tx.execute(lock, vec![]).await.unwrap();
+
+    let started = std::time::Instant::now();
+    let out = migrate_cmd(&src, &tgt, logs.path()).env("BM2IRONIC_LOCK_TIMEOUT", "2").output().unwrap();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("another session held a lock we waited for more than 2 s"), "{stderr}");
+    assert!(stderr.contains("nothing of it was written"), "{stderr}");
+    assert!(took < Duration::from_secs(30), "gave up after {took:?}, not after the 2 s asked");
+
+    if backend == Backend::MySql {
+        tx.execute("UNLOCK TABLES", vec![]).await.unwrap();
+    }
+    tx.rollback().await.unwrap();
+    holder.close().await;
+    assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 0);
+    let out = migrate_cmd(&src, &tgt, logs.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await > 0);
+    assert!(src.dump() == source_before, "the source changed");
+}
+
+per_backend! {
+    sigkill_at_20_points => super::sigkill_at_20_points;
+    a_lock_held_by_another_session => super::a_lock_held_by_another_session;
+}
