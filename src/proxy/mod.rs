@@ -55,7 +55,7 @@ pub struct ProxyConfig {
     pub admin_role: String,
     /// the deadline of one request's calls to Ironic (and to Keystone): 504 after it
     pub ironic_timeout: Duration,
-    /// requests talking to Ironic at once; more wait, up to the deadline (then 503)
+    /// requests talking to Ironic at once; more wait, up to half the deadline (then 503)
     pub max_concurrent: usize,
     /// open client connections; more wait in the kernel's accept queue
     pub max_connections: usize,

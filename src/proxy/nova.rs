@@ -48,6 +48,23 @@ pub fn show(node: &Value, port_addresses: &[String]) -> Value {
     json!({ "node": Value::Object(m) })
 }
 
+/// One API version document (`v2.0` or `v2.1`) as Nova showed it, at microversion 2.1 only (the
+/// proxy API was removed in 2.36, so nothing newer is offered).
+pub fn version(base: &str, id: &str) -> Value {
+    let (status, v, path, updated) = match id {
+        "v2.0" => ("SUPPORTED", "", "v2/", "2011-01-21T11:33:21Z"),
+        _ => ("CURRENT", "2.1", "v2.1/", "2013-07-23T11:33:21Z"),
+    };
+    json!({"id": id, "status": status, "version": v, "min_version": v, "updated": updated,
+        "links": [{"rel": "self", "href": format!("{base}/{path}")}],
+        "media-types": [{"base": "application/json", "type": "application/vnd.openstack.compute+json;version=2"}]})
+}
+
+/// The root document: both versions.
+pub fn versions(base: &str) -> Value {
+    json!({ "versions": [version(base, "v2.0"), version(base, "v2.1")] })
+}
+
 /// Nova's name for a fault of `status` (`nova.api.openstack.wsgi`'s table).
 pub fn fault_name(status: u16) -> &'static str {
     match status {
@@ -151,7 +168,10 @@ mod tests {
             json!({"uuid": "u", "provision_state": "manageable", "properties": {}}),
         ] {
             let s = show(&n, &[]);
-            assert_eq!((&s["node"]["cpus"], &s["node"]["memory_mb"], &s["node"]["disk_gb"]), (&json!(0), &json!(0), &json!(0)));
+            assert_eq!(
+                (&s["node"]["cpus"], &s["node"]["memory_mb"], &s["node"]["disk_gb"]),
+                (&json!(0), &json!(0), &json!(0))
+            );
             assert_eq!(s["node"]["instance_uuid"], Value::Null);
             assert_eq!(s["node"]["interfaces"], json!([]));
         }

@@ -96,8 +96,26 @@ async fn healthz() -> Response {
     Json(json!({"status": "ok"})).into_response()
 }
 
-async fn not_found() -> Reply {
-    Reply::fault(404, "The resource could not be found.")
+/// Anything unrouted: the version documents clients discover first (public, as in Nova), else 404.
+async fn not_found(req: Request) -> Response {
+    let host = req
+        .headers()
+        .get("host")
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| {
+            !h.is_empty() && h.len() < 256 && h.bytes().all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+        })
+        .unwrap_or("localhost");
+    let base = format!("http://{host}");
+    if req.method() == axum::http::Method::GET {
+        match req.uri().path() {
+            "/" => return (StatusCode::MULTIPLE_CHOICES, Json(nova::versions(&base))).into_response(),
+            "/v2.1" | "/v2.1/" => return Json(json!({ "version": nova::version(&base, "v2.1") })).into_response(),
+            "/v2" | "/v2/" => return Json(json!({ "version": nova::version(&base, "v2.0") })).into_response(),
+            _ => {}
+        }
+    }
+    Reply::fault(404, "The resource could not be found.").into_response()
 }
 
 async fn not_allowed() -> Reply {
@@ -170,7 +188,9 @@ async fn policy(State(p): State<Arc<Proxy>>, mut req: Request, next: Next) -> Re
     let token = Secret::new(token);
     let checked = tokio::time::timeout(p.cfg.ironic_timeout, session.validate(&token)).await;
     let info = match checked {
-        Err(_) => return Reply::fault(503, "Keystone did not answer in time: the token cannot be validated.").into_response(),
+        Err(_) => {
+            return Reply::fault(503, "Keystone did not answer in time: the token cannot be validated.").into_response()
+        }
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "token validation failed");
             return Reply::fault(503, format!("The token cannot be validated: {e}")).into_response();
@@ -207,7 +227,9 @@ fn from_ironic(e: ApiError, what: &str) -> Reply {
         ApiError::Status { status, body, .. } if *status >= 500 => {
             Reply::fault(502, format!("Ironic failed to answer {what} (HTTP {status}): {body}"))
         }
-        ApiError::Status { status, body, .. } => Reply::fault(502, format!("Ironic refused {what} (HTTP {status}): {body}")),
+        ApiError::Status { status, body, .. } => {
+            Reply::fault(502, format!("Ironic refused {what} (HTTP {status}): {body}"))
+        }
         ApiError::NoCredentials { .. } => {
             Reply::fault(502, "Ironic asks for a token and this proxy runs with --auth noauth.")
         }
@@ -215,13 +237,16 @@ fn from_ironic(e: ApiError, what: &str) -> Reply {
     }
 }
 
-/// Runs `f` against Ironic within the bound on concurrent calls and the deadline.
+/// Runs `f` against Ironic within the bound on concurrent calls (503 when no slot frees within half
+/// the deadline) and the deadline (504).
 async fn call<T, F>(p: &Proxy, what: &str, f: F) -> Result<T, Reply>
 where
     F: std::future::Future<Output = Result<T, Reply>>,
 {
-    let deadline = tokio::time::Instant::now() + p.cfg.ironic_timeout;
-    let Ok(Ok(_permit)) = tokio::time::timeout_at(deadline, p.permits.acquire()).await else {
+    let now = tokio::time::Instant::now();
+    let deadline = now + p.cfg.ironic_timeout;
+    // a request waits for a free slot for half the deadline at most, keeping the rest for Ironic
+    let Ok(Ok(_permit)) = tokio::time::timeout_at(now + p.cfg.ironic_timeout / 2, p.permits.acquire()).await else {
         return Err(Reply::fault(503, "The proxy is busy: too many requests to Ironic at once. Retry later."));
     };
     match tokio::time::timeout_at(deadline, f).await {

@@ -70,7 +70,8 @@ pub async fn serve(listener: TcpListener, proxy: Arc<Proxy>, shutdown: Cancellat
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(cfg.header_timeout)
-        .max_buf_size(MAX_HEAD)
+        .max_buf_size(MAX_HEAD * 2)
+        .max_header_size(MAX_HEAD)
         .max_headers(MAX_HEADERS)
         .keep_alive(true);
     loop {

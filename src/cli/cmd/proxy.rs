@@ -32,7 +32,7 @@ pub struct ProxyArgs {
     /// Deadline of a request's calls to Ironic and Keystone (then 504)
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub ironic_timeout: String,
-    /// Requests talking to Ironic at once (more wait, up to the deadline, then 503)
+    /// Requests talking to Ironic at once (more wait, up to half the --ironic-timeout, then 503)
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub max_concurrent: usize,
     /// Open client connections at once (more wait to be accepted)
@@ -76,7 +76,9 @@ pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
         ));
     }
     if cfg.auth == AuthMode::Noauth && cfg.token_mode == TokenMode::Forward && creds.is_some() {
-        tracing::info!("--auth noauth: there is no caller token to forward; Ironic is called with the proxy's own credentials");
+        tracing::info!(
+            "--auth noauth: there is no caller token to forward; Ironic is called with the proxy's own credentials"
+        );
     }
     if creds.is_none() && url.is_none() {
         return Err(Failure::usage("the proxy needs Ironic: give --ironic-url (or BM2IRONIC_IRONIC_URL), or Keystone credentials whose catalog has a baremetal endpoint"));
@@ -104,7 +106,9 @@ pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
     // the root document is public: settle the API version now if Ironic answers, else later
     match tokio::time::timeout(cfg.ironic_timeout, api.negotiate(None)).await {
         Ok(Ok(v)) => tracing::info!(version = %v, "proxy: Ironic API version"),
-        Ok(Err(e)) => eprintln!("bm2ironic proxy: warning: {e} (serving anyway: requests answer 502 until Ironic is back)"),
+        Ok(Err(e)) => {
+            eprintln!("bm2ironic proxy: warning: {e} (serving anyway: requests answer 502 until Ironic is back)")
+        }
         Err(_) => eprintln!(
             "bm2ironic proxy: warning: Ironic at {} did not answer within {} s (serving anyway)",
             api.base(),
@@ -117,8 +121,12 @@ pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
     let bound = listener.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| cfg.listen.to_string());
     let mode = match (cfg.auth, cfg.token_mode) {
         (AuthMode::Noauth, _) => "no caller check".to_string(),
-        (AuthMode::Keystone, TokenMode::Forward) => format!("Keystone, role {}, caller's token to Ironic", cfg.admin_role),
-        (AuthMode::Keystone, TokenMode::Service) => format!("Keystone, role {}, the proxy's token to Ironic", cfg.admin_role),
+        (AuthMode::Keystone, TokenMode::Forward) => {
+            format!("Keystone, role {}, caller's token to Ironic", cfg.admin_role)
+        }
+        (AuthMode::Keystone, TokenMode::Service) => {
+            format!("Keystone, role {}, the proxy's token to Ironic", cfg.admin_role)
+        }
     };
     eprintln!(
         "bm2ironic proxy: serving os-baremetal-nodes (read-only) on http://{bound}/v2.1 and /v2/{{tenant_id}} ({mode}) from Ironic at {}",

@@ -344,11 +344,7 @@ impl Session {
                         .as_str()
                         .map(String::from)
                         .unwrap_or_else(|| body.chars().take(200).collect());
-                    return Err(AuthError::Keystone {
-                        url,
-                        status,
-                        message: subject.scrub(&own.scrub(&message)),
-                    });
+                    return Err(AuthError::Keystone { url, status, message: subject.scrub(&own.scrub(&message)) });
                 }
             }
         }
