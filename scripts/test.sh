@@ -27,6 +27,10 @@ echo "== real Keystone (PyPI keystone==30.0.0) on 127.0.0.1:15000, shared by the
 trap 'scripts/keystone.sh stop || true; scripts/test-services.sh stop || true' EXIT
 eval "$(scripts/keystone.sh start)"
 
+echo "== python-novaclient 7.1.2 (the proxy's real client), in a cached venv =="
+BM2IRONIC_TEST_NOVACLIENT_VENV=$(scripts/novaclient.sh install)
+export BM2IRONIC_TEST_NOVACLIENT_VENV
+
 echo "== cargo fmt --check, cargo clippy (warnings are errors) =="
 cargo fmt --check
 cargo clippy --locked --all-targets -- -D warnings

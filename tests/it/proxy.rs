@@ -278,7 +278,7 @@ async fn proxy_noauth_bodies_mutations_and_robustness() {
     // path tricks, wrong methods, garbage, oversized heads: 4xx, never 5xx
     let addr = "127.0.0.1:18774";
     for path in [
-        format!("/v2.1/os-baremetal-nodes/..%2F..%2Fv1%2Fnodes"),
+        "/v2.1/os-baremetal-nodes/..%2F..%2Fv1%2Fnodes".to_string(),
         format!("/v2.1/os-baremetal-nodes/{u}%2Fstates"),
         "/v2.1/os-baremetal-nodes/../../healthz".to_string(),
         "/v2.1/os-baremetal-nodes/%2e%2e".to_string(),
