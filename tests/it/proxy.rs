@@ -546,12 +546,14 @@ async fn proxy_keystone_policy_forwarding_and_novaclient() {
         (out.status.code(), String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr))
     };
     let (code, o) = nova(&svc.base, &["baremetal-node-list"]);
+    println!("$ nova baremetal-node-list\n{o}");
     assert_eq!(code, Some(0), "{o}");
     for u in &uuids {
         assert!(o.contains(u.as_str()), "{u} listed: {o}");
     }
     assert!(o.contains("IRONIC MANAGED"), "{o}");
     let (code, o) = nova(&svc.base, &["baremetal-node-show", &uuids[2]]);
+    println!("$ nova baremetal-node-show {}\n{o}", uuids[2]);
     assert_eq!(code, Some(0), "{o}");
     let (_, macs) = ironic_view(&ironic.base, Some(&sys_tok)).await;
     assert!(o.contains(&uuids[2]) && o.contains("instance_uuid"), "{o}");
@@ -559,6 +561,7 @@ async fn proxy_keystone_policy_forwarding_and_novaclient() {
         assert!(o.contains(m.as_str()), "{m}: {o}");
     }
     let (code, o) = nova(&svc.base, &["baremetal-interface-list", &uuids[2]]);
+    println!("$ nova baremetal-interface-list {}\n{o}", uuids[2]);
     assert_eq!(code, Some(0), "{o}");
     for m in &macs[&uuids[2]] {
         assert!(o.contains(m.as_str()), "{m}: {o}");
