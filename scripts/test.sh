@@ -20,8 +20,8 @@ echo "   MariaDB    ${BM2IRONIC_TEST_MYSQL_ADMIN//:adminpass@/:***@}"
 echo "   PostgreSQL ${BM2IRONIC_TEST_PG_ADMIN//:adminpass@/:***@}"
 echo "   SQLite     in-process (temp files)"
 
-echo "== the openstack client for the end-to-end rehearsal (a cached venv; installed meanwhile) =="
-scripts/clients.sh osc >/tmp/bm2ironic-clients.log 2>&1 &
+echo "== the real clients, each in a cached venv, installed meanwhile: the openstack client (the rehearsal), python-novaclient 7.1.2 (the proxy) =="
+{ scripts/clients.sh osc && scripts/novaclient.sh install >/tmp/bm2ironic-novaclient.out; } >/tmp/bm2ironic-clients.log 2>&1 &
 CLIENTS=$!
 
 echo "== real Ironic (PyPI ironic==39.0.0): venv, and its schema from ironic-dbsync upgrade on both servers =="
@@ -32,6 +32,8 @@ trap 'scripts/keystone.sh stop || true; scripts/test-services.sh stop || true' E
 eval "$(scripts/keystone.sh start)"
 
 wait "$CLIENTS" || { cat /tmp/bm2ironic-clients.log >&2; echo "installing the openstack client failed" >&2; exit 1; }
+BM2IRONIC_TEST_NOVACLIENT_VENV=$(tail -1 /tmp/bm2ironic-novaclient.out)
+export BM2IRONIC_TEST_NOVACLIENT_VENV
 
 echo "== cargo fmt --check, cargo clippy (warnings are errors) =="
 cargo fmt --check

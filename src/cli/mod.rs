@@ -62,6 +62,8 @@ pub enum Command {
     Watch(cmd::watch::WatchArgs),
     /// Show, and with --apply make, the flavor metadata changes (--restore undoes them)
     Flavors(cmd::flavors::FlavorsArgs),
+    /// Serve Nova's old os-baremetal-nodes API read-only from Ironic (nova baremetal-node-list ...)
+    Proxy(cmd::proxy::ProxyArgs),
 }
 
 /// Entry point: parse, start the audit log, run, map the outcome to an exit code.
@@ -88,7 +90,9 @@ pub fn main() -> ExitCode {
         _ => false,
     };
     let log_dir = cli.global.log_dir.clone().or_else(|| std::env::var_os(audit::ENV_LOG_DIR).map(PathBuf::from));
-    let log = audit::init(log_dir.as_deref(), !runs_tui && cli.global.verbose > 0, cli.global.verbose);
+    // the proxy is a service: its access log goes to stderr too (the journal)
+    let to_stderr = !runs_tui && (cli.global.verbose > 0 || matches!(cli.command, Some(Command::Proxy(_))));
+    let log = audit::init(log_dir.as_deref(), to_stderr, cli.global.verbose);
     if let Some(w) = &log.warning {
         eprintln!("{}", crate::core::text::visible(w));
     }
@@ -134,6 +138,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Some(Command::Rollback(args)) => rt.block_on(cmd::rollback::run(&cli.global, args)),
         Some(Command::Watch(args)) => rt.block_on(cmd::watch::run(&cli.global, args)),
         Some(Command::Flavors(args)) => rt.block_on(cmd::flavors::run(&cli.global, args)),
+        Some(Command::Proxy(args)) => rt.block_on(cmd::proxy::run(&cli.global, args)),
     }
 }
 

@@ -18,6 +18,7 @@ mod inventory;
 mod keystone;
 mod migrate;
 mod plan_then_load;
+mod proxy;
 mod real_ironic;
 mod rehearsal;
 mod report;

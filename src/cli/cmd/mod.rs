@@ -7,6 +7,7 @@ pub mod inventory;
 pub mod migrate;
 pub mod migrate_api;
 pub mod plan;
+pub mod proxy;
 pub mod rollback;
 pub mod verify;
 pub mod watch;

@@ -52,6 +52,9 @@ pub struct Token {
     pub scope: Scope,
     pub roles: Vec<String>,
     pub catalog: Vec<Endpoint>,
+    /// the user's name and id (for logs; never a secret)
+    pub user: String,
+    pub user_id: String,
 }
 
 impl Token {
@@ -176,6 +179,8 @@ fn parse_token(value: Secret, body: &Value) -> Token {
         scope,
         roles: t["roles"].as_array().into_iter().flatten().map(|r| s(&r["name"])).collect(),
         catalog,
+        user: s(&t["user"]["name"]),
+        user_id: s(&t["user"]["id"]),
     }
 }
 
@@ -297,6 +302,52 @@ impl Session {
 
     pub async fn scope(&self) -> Scope {
         self.token.lock().await.scope.clone()
+    }
+
+    /// Validates someone else's token (`GET /v3/auth/tokens?nocatalog` with this session's token
+    /// and `X-Subject-Token`): what it is (user, scope, roles), or None when Keystone does not
+    /// know it (invalid, expired or revoked: 404, or 401 for a malformed one). This session's own
+    /// token is renewed once when Keystone refuses it.
+    pub async fn validate(&self, subject: &Secret) -> Result<Option<Token>, AuthError> {
+        let url = format!("{}/auth/tokens?nocatalog", self.cfg.auth_url);
+        let mut own = self.token().await?;
+        let mut renewed = false;
+        loop {
+            let resp = self
+                .client
+                .get(&url)
+                .header("X-Auth-Token", own.expose())
+                .header("X-Subject-Token", subject.expose())
+                .send()
+                .await
+                .map_err(|e| AuthError::Unreachable {
+                    url: self.cfg.auth_url.clone(),
+                    reason: subject.scrub(&own.scrub(&reason(&e))),
+                })?;
+            let status = resp.status().as_u16();
+            let body = resp.text().await.unwrap_or_default();
+            match status {
+                200 => {
+                    let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+                    return Ok(Some(parse_token(subject.clone(), &v)));
+                }
+                404 => return Ok(None),
+                // 401 is Keystone refusing our own token, or (keystone 30) the subject itself
+                401 if !renewed => {
+                    own = self.renew(&own).await?;
+                    renewed = true;
+                }
+                401 => return Ok(None),
+                _ => {
+                    let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+                    let message = v["error"]["message"]
+                        .as_str()
+                        .map(String::from)
+                        .unwrap_or_else(|| body.chars().take(200).collect());
+                    return Err(AuthError::Keystone { url, status, message: subject.scrub(&own.scrub(&message)) });
+                }
+            }
+        }
     }
 
     /// The URL of `service_type` in the token's catalog, for the configured interface and region.

@@ -104,6 +104,20 @@ impl IronicApi {
         })
     }
 
+    /// The same client (connection pool, base, negotiated version, retries) speaking with another
+    /// token: the caller's, forwarded by the proxy.
+    pub fn as_caller(&self, token: Secret) -> IronicApi {
+        IronicApi {
+            base: self.base.clone(),
+            client: self.client.clone(),
+            auth: ApiAuth::Token(token),
+            kind: self.kind,
+            version: Mutex::new(self.version()),
+            range: Mutex::new(self.range.lock().unwrap_or_else(|e| e.into_inner()).clone()),
+            retry: self.retry,
+        }
+    }
+
     pub fn with_retry(mut self, retry: Retry) -> IronicApi {
         self.retry = retry;
         self

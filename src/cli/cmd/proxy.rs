@@ -1,0 +1,158 @@
+//! `bm2ironic proxy`: serves Nova's old `os-baremetal-nodes` API read-only from Ironic (see
+//! `crate::proxy` and docs/proxy.md) until SIGTERM or Ctrl-C.
+
+use std::net::SocketAddr;
+
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::{parse_duration, Failure, GlobalArgs, ENV_IRONIC_TOKEN};
+use crate::core::auth::{self, Scope};
+use crate::core::db::secret::Secret;
+use crate::core::ironic::api::{self as ironic_api, ApiTarget};
+use crate::core::ironic::target::TargetKind;
+use crate::proxy::{self, AuthMode, ProxyConfig, TokenMode};
+
+#[derive(Args, Debug)]
+pub struct ProxyArgs {
+    /// Address to listen on (Nova's compute API listens on 8774)
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8774")]
+    pub listen: SocketAddr,
+    /// keystone: each caller's X-Auth-Token is validated with Keystone and must carry the admin role;
+    /// noauth: no check (standalone Ironic on a trusted network)
+    #[arg(long, value_enum, default_value = "keystone")]
+    pub auth: AuthMode,
+    /// forward: Ironic sees the caller's token (its policy decides what it shows); service: the
+    /// proxy's own credentials (--os-cloud / OS_*, system scope), once the caller is an admin
+    #[arg(long, value_enum, default_value = "forward")]
+    pub ironic_token_mode: TokenMode,
+    /// The status of POST / DELETE / action: 404 (the upgrade plan) or 400 (what later Nova answered)
+    #[arg(long, value_name = "STATUS", default_value = "404", value_parser = ["404", "400"])]
+    pub mutations_status: String,
+    /// Deadline of a request's calls to Ironic and Keystone (then 504)
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub ironic_timeout: String,
+    /// Requests talking to Ironic at once (more wait, up to half the --ironic-timeout, then 503)
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub max_concurrent: usize,
+    /// Open client connections at once (more wait to be accepted)
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_connections: usize,
+    /// A client must send its request head within this (else 408)
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub header_timeout: String,
+    /// The Keystone role a caller must hold
+    #[arg(long, value_name = "ROLE", default_value = "admin")]
+    pub admin_role: String,
+}
+
+fn duration(flag: &str, v: &str) -> Result<std::time::Duration, Failure> {
+    match parse_duration(v) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err(Failure::usage(format!("{flag} must be longer than 0 s"))),
+        Err(e) => Err(Failure::usage(format!("{flag}: {e}"))),
+    }
+}
+
+pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
+    let cfg = ProxyConfig {
+        listen: args.listen,
+        auth: args.auth,
+        token_mode: args.ironic_token_mode,
+        mutations_status: args.mutations_status.parse().unwrap_or(404),
+        admin_role: args.admin_role.clone(),
+        ironic_timeout: duration("--ironic-timeout", &args.ironic_timeout)?,
+        max_concurrent: args.max_concurrent,
+        max_connections: args.max_connections,
+        header_timeout: duration("--header-timeout", &args.header_timeout)?,
+        ..ProxyConfig::default()
+    };
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    let url = global.ironic_url.clone().or_else(|| env("BM2IRONIC_IRONIC_URL"));
+    let creds = auth::resolve(global.os_cloud.as_deref(), &env)?;
+    if cfg.auth == AuthMode::Keystone && creds.is_none() {
+        return Err(Failure::usage(
+            "--auth keystone needs the proxy's own Keystone credentials (to validate the callers' tokens): give --os-cloud NAME or the OS_* variables, or use --auth noauth",
+        ));
+    }
+    if cfg.auth == AuthMode::Noauth && cfg.token_mode == TokenMode::Forward && creds.is_some() {
+        tracing::info!(
+            "--auth noauth: there is no caller token to forward; Ironic is called with the proxy's own credentials"
+        );
+    }
+    if creds.is_none() && url.is_none() {
+        return Err(Failure::usage("the proxy needs Ironic: give --ironic-url (or BM2IRONIC_IRONIC_URL), or Keystone credentials whose catalog has a baremetal endpoint"));
+    }
+    let target = ApiTarget { url, auth: creds, token: env(ENV_IRONIC_TOKEN).map(Secret::new) };
+    let api = ironic_api::client(&target, TargetKind::Modern)
+        .await?
+        .ok_or_else(|| Failure::usage("no Ironic API given"))?
+        .with_retry(ironic_api::Retry {
+            attempts: 2,
+            first: std::time::Duration::from_millis(200),
+            max: std::time::Duration::from_millis(200),
+        });
+    let keystone = api.session().cloned();
+    if let Some(s) = &keystone {
+        let scope = s.scope().await;
+        let serving = cfg.auth == AuthMode::Noauth || cfg.token_mode == TokenMode::Service;
+        if serving && scope != Scope::System {
+            eprintln!(
+                "bm2ironic proxy: warning: the proxy's own token has {}, not system scope: under Ironic's default policy it sees only that project's nodes",
+                scope.describe()
+            );
+        }
+    }
+    // the root document is public: settle the API version now if Ironic answers, else later
+    match tokio::time::timeout(cfg.ironic_timeout, api.negotiate(None)).await {
+        Ok(Ok(v)) => tracing::info!(version = %v, "proxy: Ironic API version"),
+        Ok(Err(e)) => {
+            eprintln!("bm2ironic proxy: warning: {e} (serving anyway: requests answer 502 until Ironic is back)")
+        }
+        Err(_) => eprintln!(
+            "bm2ironic proxy: warning: Ironic at {} did not answer within {} s (serving anyway)",
+            api.base(),
+            cfg.ironic_timeout.as_secs()
+        ),
+    }
+    let listener = tokio::net::TcpListener::bind(cfg.listen)
+        .await
+        .map_err(|e| Failure::runtime(format!("cannot listen on {}: {e}", cfg.listen)))?;
+    let bound = listener.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| cfg.listen.to_string());
+    let mode = match (cfg.auth, cfg.token_mode) {
+        (AuthMode::Noauth, _) => "no caller check".to_string(),
+        (AuthMode::Keystone, TokenMode::Forward) => {
+            format!("Keystone, role {}, caller's token to Ironic", cfg.admin_role)
+        }
+        (AuthMode::Keystone, TokenMode::Service) => {
+            format!("Keystone, role {}, the proxy's token to Ironic", cfg.admin_role)
+        }
+    };
+    eprintln!(
+        "bm2ironic proxy: serving os-baremetal-nodes (read-only) on http://{bound}/v2.1 and /v2/{{tenant_id}} ({mode}) from Ironic at {}",
+        crate::core::db::url::redact_url(api.base())
+    );
+    tracing::info!(listen = %bound, ironic = %api.base(), auth = ?cfg.auth, token_mode = ?cfg.token_mode, "proxy started");
+
+    let shutdown = CancellationToken::new();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                stop.cancel();
+                return;
+            }
+        };
+        tokio::select! {
+            _ = term.recv() => tracing::info!("proxy: SIGTERM"),
+            _ = tokio::signal::ctrl_c() => tracing::info!("proxy: interrupted"),
+        }
+        stop.cancel();
+    });
+    let p = proxy::Proxy::new(cfg, api, keystone);
+    proxy::serve(listener, p, shutdown).await.map_err(|e| Failure::runtime(format!("proxy: {e}")))?;
+    eprintln!("bm2ironic proxy: stopped");
+    Ok(())
+}
