@@ -19,6 +19,17 @@ pub struct AuditLog {
     _guard: Option<WorkerGuard>,
     pub dir: Option<PathBuf>,
     pub warning: Option<String>,
+    /// Why there is no audit file at all (a command that changes a database then refuses to run).
+    pub disabled: Option<String>,
+}
+
+/// The first failure to write a record once the log was open (a disk that filled up during the
+/// command): the records after it are lost, and the command says so when it ends.
+static WRITE_FAILURE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// When and why the audit file stopped being written during this command, if it did.
+pub fn write_failure() -> Option<&'static str> {
+    WRITE_FAILURE.get().map(String::as_str)
 }
 
 /// `~/.local/state/bm2ironic` (XDG state directory), or a fallback under the data directory.
@@ -30,6 +41,7 @@ pub fn default_dir() -> Option<PathBuf> {
 pub fn init(dir: Option<&Path>, to_stderr: bool, verbosity: u8) -> AuditLog {
     let dir = dir.map(Path::to_path_buf).or_else(default_dir);
     let warning;
+    let mut disabled = None;
     let file = match &dir {
         Some(d) => match create_private_dir(d).and_then(|fixed| check_writable(d).map(|_| fixed)) {
             Ok(fixed) => {
@@ -37,15 +49,19 @@ pub fn init(dir: Option<&Path>, to_stderr: bool, verbosity: u8) -> AuditLog {
                 Some(tracing_appender::non_blocking(DailyFile::new(d)))
             }
             Err(e) => {
-                warning = Some(format!(
-                    "warning: audit log disabled: cannot write to {}: {e} (choose another with --log-dir)",
+                let why = format!(
+                    "cannot write to {}: {e} (free space there, or choose another with --log-dir)",
                     d.display()
-                ));
+                );
+                warning = Some(format!("warning: audit log disabled: {why}"));
+                disabled = Some(why);
                 None
             }
         },
         None => {
-            warning = Some("warning: audit log disabled: no home or state directory (give --log-dir)".into());
+            let why = "no home or state directory (give --log-dir)".to_string();
+            warning = Some(format!("warning: audit log disabled: {why}"));
+            disabled = Some(why);
             None
         }
     };
@@ -70,7 +86,7 @@ pub fn init(dir: Option<&Path>, to_stderr: bool, verbosity: u8) -> AuditLog {
     });
     // try_init: tests may call this more than once in a process
     let _ = tracing_subscriber::registry().with(file_layer).with(stderr_layer).try_init();
-    AuditLog { _guard: guard, dir, warning }
+    AuditLog { _guard: guard, dir, warning, disabled }
 }
 
 /// Creates the log directory readable by its owner only (the log names hosts, users and BMC
@@ -141,6 +157,24 @@ impl DailyFile {
 
 impl Write for DailyFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.write_record(buf);
+        if let Err(e) = &r {
+            let at = chrono::Utc::now().format("%H:%M:%S UTC");
+            let _ = WRITE_FAILURE.set(format!("at {at} writing to {}: {e}", self.dir.display()));
+        }
+        r
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.current {
+            Some((_, f)) => f.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl DailyFile {
+    fn write_record(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let f = self.file()?;
         if buf.len() > MAX_RECORD {
             let mut cut = MAX_RECORD;
@@ -154,21 +188,18 @@ impl Write for DailyFile {
         }
         Ok(buf.len())
     }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match &mut self.current {
-            Some((_, f)) => f.flush(),
-            None => Ok(()),
-        }
-    }
 }
 
 fn check_writable(dir: &Path) -> std::io::Result<()> {
     let probe = dir.join(".bm2ironic-write-test");
     // O_CREAT|O_EXCL never follows a planted symlink; a leftover probe (or link) is removed first
     let _ = std::fs::remove_file(&probe);
-    std::fs::OpenOptions::new().write(true).create_new(true).open(&probe)?;
-    std::fs::remove_file(probe)
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&probe)?;
+    // a few records' worth, down to the disk: a full disk still lets an empty file be created
+    let written = f.write_all(&[b'\n'; 4096]).and_then(|_| f.sync_data());
+    drop(f);
+    std::fs::remove_file(&probe)?;
+    written
 }
 
 #[cfg(test)]

@@ -104,6 +104,19 @@ pub fn main() -> ExitCode {
     let user = format!("uid {uid} (USER={claimed})");
     tracing::info!(argv = ?argv, user = %user, pid = std::process::id(), version = env!("CARGO_PKG_VERSION"), "command started");
 
+    // a command that changes a database runs only with its audit trail
+    let changes = match &cli.command {
+        Some(Command::Migrate(a)) => !a.rehearse,
+        Some(Command::Rollback(a)) => !a.list,
+        Some(Command::Flavors(a)) => a.apply || a.restore,
+        _ => false,
+    };
+    if let (true, Some(why)) = (changes, &log.disabled) {
+        let message = format!("the audit log cannot be written: {why}; a command that changes a database runs only with its audit trail: nothing was done");
+        eprintln!("bm2ironic: {}", crate::core::text::visible(&message));
+        return ExitCode::from(exit::RUNTIME);
+    }
+
     let outcome = run(cli);
     let code = match outcome {
         Ok(()) => exit::OK,
@@ -115,6 +128,12 @@ pub fn main() -> ExitCode {
     };
     tracing::info!(code, "command finished");
     drop(log);
+    if let Some(f) = audit::write_failure() {
+        eprintln!(
+            "bm2ironic: warning: the audit log stopped being written {}: the records after that are missing from it",
+            crate::core::text::visible(f)
+        );
+    }
     ExitCode::from(code)
 }
 

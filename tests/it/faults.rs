@@ -177,3 +177,70 @@ per_backend! {
     sigkill_at_20_points => super::sigkill_at_20_points;
     a_lock_held_by_another_session => super::a_lock_held_by_another_session;
 }
+
+/// A tmpfs of `size` mounted on a temp dir (root only), unmounted when dropped.
+struct Tmpfs(tempfile::TempDir);
+impl Tmpfs {
+    fn mount(size: &str) -> Option<Tmpfs> {
+        let d = tempfile::tempdir().unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0700"), "tmpfs"])
+            .arg(d.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+                panic!("cannot mount a tmpfs (the disk-full test needs root)");
+            }
+            eprintln!("\n*** SKIPPED: cannot mount a tmpfs (the disk-full test needs root) ***");
+            return None;
+        }
+        Some(Tmpfs(d))
+    }
+}
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+/// The audit log's disk is full: a load refuses to start without its audit trail (nothing written,
+/// the message says why and what to do); with room for its first records only, the load finishes
+/// and says the audit log stopped being written; with the log elsewhere the rerun finishes.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_audit_logs_disk_full() {
+    let f = Fixture::generated(2_000, 5);
+    let Some(src) = TestDb::with_fixture(Backend::Sqlite, "asrc", &f).await else { return };
+    let Some(tgt) = TestDb::ironic(Backend::Sqlite, "atgt").await else { return };
+    let Some(full) = Tmpfs::mount("64k") else { return };
+    let _ = std::fs::write(full.0.path().join("filler"), vec![0u8; 128 * 1024]);
+    let out = migrate_cmd(&src, &tgt, full.0.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the audit log cannot be written") && stderr.contains("No space left on device"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing was done") && stderr.contains("--log-dir"), "{stderr}");
+    assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 0);
+
+    // one page left (the start-up check fits, the load's records do not): the load goes on, and
+    // says from when the log is missing records
+    let small = Tmpfs::mount("64k").unwrap();
+    std::fs::write(small.0.path().join("filler"), vec![0u8; 60 * 1024]).unwrap();
+    let out = migrate_cmd(&src, &tgt, small.0.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("warning: the audit log stopped being written at "), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    let n = tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await;
+    assert!(n > 1_000, "the load finished: {n}");
+
+    // the log elsewhere: a rerun finishes (nothing left to do) without a warning
+    let logs = tempfile::tempdir().unwrap();
+    let out = migrate_cmd(&src, &tgt, logs.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("audit log"), "{stderr}");
+    assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, n);
+}
