@@ -2,7 +2,7 @@
 # test-services.sh: throw-away MariaDB and PostgreSQL servers for bm2ironic's tests.
 # Loopback only, non-default ports, data under $BM2_SVC_BASE (default /tmp/bm2ironic-services).
 #
-# Usage: scripts/test-services.sh start|stop|clean|status|env
+# Usage: scripts/test-services.sh start|stop|clean|status|env|start-mariadb|stop-mariadb
 #   start : installs mariadb-server / postgresql with apt when missing, initialises fresh data
 #           directories, starts both servers, creates the nova_bm, nova and ironic databases and users.
 #   stop  : stops both servers (data stays).      clean: stop, then remove the data.
@@ -152,11 +152,14 @@ ENV
 
 case "${1:-}" in
   start)  ensure_installed; start_mariadb; start_pg; print_env ;;
+  # one MariaDB only (a test's private server, with its own BM2_SVC_BASE and BM2_MYSQL_PORT)
+  start-mariadb) ensure_installed; start_mariadb; print_env | grep -e MYSQL_ADMIN ;;
+  stop-mariadb)  stop_mariadb ;;
   stop)   stop_mariadb; stop_pg ;;
   clean)  stop_mariadb; stop_pg; rm -rf "$BASE" ;;
   status)
     mariadb-admin --no-defaults -S "$MY_SOCK" -uroot ping 2>&1 || true
     b=$(pg_bin); [ -n "$b" ] && runuser -u postgres -- "$b/pg_isready" -h 127.0.0.1 -p "$PG_PORT" || true ;;
   env)    print_env ;;
-  *) echo "usage: $0 start|stop|clean|status|env" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|clean|status|env|start-mariadb|stop-mariadb" >&2; exit 2 ;;
 esac

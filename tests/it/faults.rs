@@ -13,6 +13,7 @@ use crate::common::{bm2ironic, Backend, TestDb, STANDARD_RESOLUTIONS};
 use bm2ironic::core::demo::fixture::Fixture;
 
 const NODES: usize = 20_000;
+const SERVER_KILL_NODES: usize = 5_000;
 
 fn migrate_cmd(src: &TestDb, tgt: &TestDb, logs: &std::path::Path) -> Command {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin!("bm2ironic"));
@@ -243,4 +244,134 @@ async fn the_audit_logs_disk_full() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("audit log"), "{stderr}");
     assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, n);
+}
+
+/// A private MariaDB (scripts/test-services.sh start-mariadb) on a port of its own, stopped and
+/// removed when dropped: this test kills its server.
+struct PrivateMariaDb {
+    base: tempfile::TempDir,
+    port: u16,
+}
+impl PrivateMariaDb {
+    fn script(&self, cmd: &str) -> std::process::Output {
+        Command::new("bash")
+            .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test-services.sh"))
+            .arg(cmd)
+            .env("BM2_SVC_BASE", self.base.path())
+            .env("BM2_MYSQL_PORT", self.port.to_string())
+            .output()
+            .unwrap()
+    }
+    fn start() -> PrivateMariaDb {
+        use std::os::unix::fs::PermissionsExt;
+        let base = tempfile::tempdir().unwrap();
+        // the server runs as mysql: it must reach its directory
+        std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let db = PrivateMariaDb { base, port };
+        let out = db.script("start-mariadb");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        db
+    }
+    fn sql(&self, db: &str, sql: &str) -> String {
+        let out = Command::new("mariadb")
+            .args(["--no-defaults", "-N", "-uroot", "-S"])
+            .arg(self.base.path().join("mariadb/mysqld.sock"))
+            .args([db, "-e", sql])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+    fn kill_server(&self) {
+        let pid = std::fs::read_to_string(self.base.path().join("mariadb/mysqld.pid")).unwrap();
+        let st = Command::new("kill").args(["-KILL", pid.trim()]).status().unwrap();
+        assert!(st.success());
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+impl Drop for PrivateMariaDb {
+    fn drop(&mut self) {
+        let _ = self.script("stop-mariadb");
+    }
+}
+
+/// The target's database server is SIGKILLed in the middle of a 5,000-node load: the tool ends
+/// with a message naming that server (no panic); restarted, the server holds nothing of the load
+/// (its crash recovery undid the open transaction); a rerun finishes and verifies; the source is
+/// unchanged. MariaDB only: a private server, since this kills it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_target_server_killed_mid_load() {
+    let Some(schema) = crate::common::server_env(crate::common::IRONIC_MYSQL_SCHEMA) else { return };
+    let Some(src) = TestDb::with_fixture(Backend::MySql, "ksrc", &Fixture::generated(SERVER_KILL_NODES, 10)).await
+    else {
+        return;
+    };
+    let source_before = src.dump();
+    let server = PrivateMariaDb::start();
+    // (the script made the nova_bm, nova and ironic databases and the bm2admin user)
+    let load = Command::new("bash")
+        .arg("-c")
+        .arg("mariadb --no-defaults -uroot -S \"$1\" ironic < \"$2\"")
+        .arg("load")
+        .arg(server.base.path().join("mariadb/mysqld.sock"))
+        .arg(&schema)
+        .output()
+        .unwrap();
+    assert!(load.status.success(), "{}", String::from_utf8_lossy(&load.stderr));
+    let url = format!("mysql://bm2admin:adminpass@127.0.0.1:{}/ironic", server.port);
+    let tgt_url = |c: &mut Command| {
+        c.env("BM2IRONIC_IRONIC_DB", &url);
+    };
+    let logs = tempfile::tempdir().unwrap();
+
+    // kill the server once half the nodes are written
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin!("bm2ironic"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("BM2IRONIC_") {
+            c.env_remove(k);
+        }
+    }
+    c.arg("--log-dir").arg(logs.path()).args(["migrate", "--yes", "--json"]).args(STANDARD_RESOLUTIONS);
+    c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url);
+    tgt_url(&mut c);
+    let mut child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut done = 0;
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        if l.contains("\"event\":\"progress\"") {
+            let v: serde_json::Value = serde_json::from_str(&l).unwrap();
+            done = v["done"].as_u64().unwrap_or(0) as usize;
+            if done >= SERVER_KILL_NODES / 2 {
+                break;
+            }
+        }
+    }
+    assert!((SERVER_KILL_NODES / 2..SERVER_KILL_NODES).contains(&done), "the load ended before half of it: {done}");
+    server.kill_server();
+    let drain = std::thread::spawn(move || lines.count());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    drain.join().unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains(&format!("127.0.0.1:{}", server.port)), "the message names the server: {stderr}");
+    eprintln!("killed mid-load: {}", stderr.trim());
+
+    // restarted: nothing of the load; a rerun finishes and verifies
+    let out = server.script("start-mariadb");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(server.sql("ironic", "SELECT COUNT(*) FROM nodes"), "0");
+    assert_eq!(server.sql("ironic", "SELECT COUNT(*) FROM ports"), "0");
+    let mut c = bm2ironic(logs.path());
+    c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url).env("BM2IRONIC_IRONIC_DB", &url);
+    let out = c.args(["migrate", "--yes"]).args(STANDARD_RESOLUTIONS).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut c = bm2ironic(logs.path());
+    c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url).env("BM2IRONIC_IRONIC_DB", &url);
+    let v = c.arg("verify").output().unwrap();
+    assert_eq!(v.status.code(), Some(0), "{}", String::from_utf8_lossy(&v.stdout));
+    assert!(src.dump() == source_before, "the source changed");
 }
