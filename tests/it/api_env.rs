@@ -38,7 +38,7 @@ impl Drop for Killed {
 pub struct Ironic {
     pub base: String,
     pub dir: PathBuf,
-    _proc: Killed,
+    pub process: Option<Killed>,
 }
 
 impl Ironic {
@@ -75,7 +75,7 @@ pub async fn start_ironic(venv: &Path, db_url: &str, port: u16, keystone: Option
         .process_group(0)
         .spawn()
         .unwrap();
-    let ironic = Ironic { base: format!("http://127.0.0.1:{port}"), dir, _proc: Killed(child) };
+    let ironic = Ironic { base: format!("http://127.0.0.1:{port}"), dir, process: Some(Killed(child)) };
     // the conductor is up when the ipmi driver is listed; behind Keystone ask with a system token
     let token = match keystone {
         Some(k) => Some(token(k, "admin", ADMIN_PASSWORD, json!({"system": {"all": true}})).await),

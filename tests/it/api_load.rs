@@ -69,6 +69,10 @@ struct Env {
     logs: tempfile::TempDir,
     state: tempfile::TempDir,
     ironic: Ironic,
+    /// Ironic's database (SQLAlchemy form) and port: to start it again after a test stopped it
+    ironic_db: String,
+    port: u16,
+    venv: PathBuf,
     bmc: Bmc,
     _tmp: tempfile::TempDir,
 }
@@ -94,6 +98,7 @@ impl Env {
         let tgt = TestDb::ironic(Backend::Sqlite, "apitgt").await.unwrap();
         let bmc = Bmc::start(venv, bmc_addr, 623, "admin", BMC_PASSWORD);
         let ironic = start_ironic(venv, &tgt.admin_url, port, None, 600).await;
+        let ironic_db = tgt.admin_url.clone();
         std::mem::forget(tgt); // Ironic owns its database now (removed with the temp dir at exit)
         Env {
             src,
@@ -102,6 +107,9 @@ impl Env {
             logs: tempfile::tempdir().unwrap(),
             state: tempfile::tempdir().unwrap(),
             ironic,
+            ironic_db,
+            port,
+            venv: venv.to_path_buf(),
             bmc,
             _tmp: tmp,
         }
@@ -123,6 +131,15 @@ impl Env {
             .env("BM2IRONIC_IRONIC_URL", &self.ironic.base)
             .args(args);
         c
+    }
+
+    /// Stops Ironic (API and conductor: one process here) and starts it again on the same database
+    /// once `stopped` has run.
+    async fn restart_ironic_after(&mut self, stopped: impl FnOnce()) {
+        let placeholder = Ironic { base: self.ironic.base.clone(), dir: self.ironic.dir.clone(), process: None };
+        drop(std::mem::replace(&mut self.ironic, placeholder));
+        stopped();
+        self.ironic = start_ironic(&self.venv, &self.ironic_db, self.port, None, 600).await;
     }
 
     fn migrate_cmd(&self) -> std::process::Command {
@@ -327,7 +344,31 @@ async fn wait_nodes(env: &Env, pred: impl Fn(&[Value]) -> bool) {
 async fn sigkill_at_several_points_then_rerun_ends_like_an_uninterrupted_run() {
     let Some(venv) = server_env(IRONIC_VENV) else { return };
     let venv = PathBuf::from(venv);
-    let env = Env::start(&venv, 9, "127.0.0.13", 6413, None).await;
+    let mut env = Env::start(&venv, 9, "127.0.0.13", 6413, None).await;
+
+    // Ironic itself (API and conductor) stops mid-run: the tool ends, without hanging, saying it
+    // cannot reach Ironic; started again, the runs below resume from where it stopped
+    let mut c = env.migrate_cmd();
+    c.args(["--concurrency", "2"]).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    wait_nodes(&env, |n| n.len() >= 2).await;
+    let mut status = None;
+    env.restart_ironic_after(|| {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while status.is_none() {
+            status = child.try_wait().unwrap();
+            assert!(Instant::now() < deadline, "the tool still runs 120 s after Ironic stopped");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    })
+    .await;
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_ne!(status.unwrap().code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains(&env.ironic.base.replace("http://", "")), "names Ironic: {stderr}");
+    eprintln!("Ironic stopped mid-run:\n{stderr}");
+
     let points: Vec<KillPoint> = vec![
         // right after the first enroll
         Box::new(|n: &[Value]| !n.is_empty()),
