@@ -364,6 +364,7 @@ async fn sigkill_at_several_points_then_rerun_ends_like_an_uninterrupted_run() {
     .await;
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let _ = child.wait(); // reaped by try_wait already
     assert_ne!(status.unwrap().code(), Some(0), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stderr.contains(&env.ironic.base.replace("http://", "")), "names Ironic: {stderr}");
