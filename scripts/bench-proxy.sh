@@ -4,6 +4,7 @@
 #
 # Usage: scripts/bench-proxy.sh [NODES]   (default 50 migrated nodes, 2 ports each)
 #        BENCH_SECS=10 BENCH_CONNS=1 BENCH_PROFILE=release (or debug) BENCH_TRANSCRIPT=1 (curl first)
+#        BM2IRONIC_BIN=path: that binary instead of building one
 # A real Ironic (PyPI, scripts/ironic.sh; noauth, SQLite, 127.0.0.1:6429) holding NODES nodes that
 # `bm2ironic migrate` wrote, and the proxy (--auth noauth) on 127.0.0.1:18779. Two pairs, each the
 # same work through both paths:
@@ -30,7 +31,8 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null || true; done; sleep 1; rm -rf "$WORK" 2>/dev/null || true; }
 trap cleanup EXIT
 
-if [ "$PROFILE" = release ]; then cargo build -q --release --bin bm2ironic; BIN=target/release/bm2ironic
+if [ -n "${BM2IRONIC_BIN:-}" ]; then BIN=$BM2IRONIC_BIN   # a binary already built
+elif [ "$PROFILE" = release ]; then cargo build -q --release --bin bm2ironic; BIN=target/release/bm2ironic
 else cargo build -q --bin bm2ironic; BIN=target/debug/bm2ironic; fi
 
 N=$N WORK=$WORK python3 - <<'PY'

@@ -1,7 +1,7 @@
 //! Passwords never reach stdout, stderr or the audit log: database passwords (working and failing
 //! connections, given by flag, environment or nova.conf) and the BMC passwords in the rows.
 
-use crate::common::{bm2ironic, read_logs, Backend, TestDb, READER_PASSWORD};
+use crate::common::{bm2ironic, read_logs, Backend, TestDb, READER_PASSWORD, STANDARD_RESOLUTIONS};
 use bm2ironic::core::demo::fixture::Fixture;
 
 const BMC_PASSWORD_PREFIX: &str = "bmc-Secret-";
@@ -159,4 +159,186 @@ fn demo_never_shows_bmc_passwords() {
     let out = bm2ironic(logs.path()).args(["demo", "--dir"]).arg(dir.path().join("sb2")).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--no-tui"));
+}
+
+/// Every channel at once (MariaDB): distinctive secrets planted in every input (a password in a
+/// URL's userinfo, one in a URL's query string, nova.conf's, the BMC passwords in the rows, an
+/// Ironic token and an OpenStack password in the environment) and looked for in every output of a
+/// whole session (stdout and stderr of inventory, plan, migrate, verify, rollback, watch; the audit
+/// log; the run report; the run record in the Ironic database; the state directory; the wizard's
+/// screens in a real terminal; the output of a panic): none is found.
+#[tokio::test(flavor = "multi_thread")]
+async fn no_secret_in_any_channel() {
+    let Some(src) = TestDb::with_fixture(Backend::MySql, "ssrc", &Fixture::standard()).await else { return };
+    let Some(tgt) = TestDb::ironic(Backend::MySql, "stgt").await else { return };
+    let n = std::process::id();
+    let (reader_pw, writer_pw, conf_pw, token, os_pw) =
+        ("Q7-Reader-Secret", "W9-Writer-Secret", "C4-Conf-Secret", "T5-Token-Secret", "O3-Os-Secret");
+    tgt.exec(&format!("CREATE USER 'sr{n}'@'127.0.0.1' IDENTIFIED BY '{reader_pw}'")).await;
+    tgt.exec(&format!("GRANT SELECT ON {}.* TO 'sr{n}'@'127.0.0.1'", src.name)).await;
+    tgt.exec(&format!("CREATE USER 'sw{n}'@'127.0.0.1' IDENTIFIED BY '{writer_pw}'")).await;
+    tgt.exec(&format!("GRANT ALL ON {}.* TO 'sw{n}'@'127.0.0.1'", tgt.name)).await;
+    let hostport = tgt.admin_url.split('@').nth(1).unwrap().split('/').next().unwrap().to_string();
+    // the reader's password in the query string (as libpq and SQLAlchemy take it), the writer's in userinfo
+    let src_url = format!("mysql://sr{n}@{hostport}/{}?password={reader_pw}", src.name);
+    let tgt_url = format!("mysql://sw{n}:{writer_pw}@{hostport}/{}", tgt.name);
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("nova.conf");
+    std::fs::write(
+        &conf,
+        format!("[DEFAULT]\nhost = bm-compute-1\n\n[baremetal]\nsql_connection = {src_url}\nvirtual_power_host_pass = {conf_pw}\n"),
+    )
+    .unwrap();
+    let ironic_log = dir.path().join("ironic.log");
+    std::fs::write(&ironic_log, "2014-09-01 00:00:00.000 1 ERROR ironic.conductor.manager [-] something\n").unwrap();
+    let logs = dir.path().join("audit");
+    let state = dir.path().join("state");
+    let report = dir.path().join("run.md");
+    let secrets = [reader_pw, writer_pw, conf_pw, token, os_pw, BMC_PASSWORD_PREFIX];
+
+    let run = |args: &[&str], env_src: bool| {
+        let mut c = bm2ironic(&logs);
+        c.env("BM2IRONIC_IRONIC_DB", &tgt_url)
+            .env("BM2IRONIC_IRONIC_TOKEN", token)
+            .env("OS_PASSWORD", os_pw)
+            .env("BM2IRONIC_STATE_DIR", &state);
+        if env_src {
+            c.env("BM2IRONIC_NOVA_BM_DB", &src_url);
+        } else {
+            c.arg("--nova-conf").arg(&conf);
+        }
+        let out = c.arg("-vvv").args(args).output().unwrap();
+        (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    };
+    let mut outputs = Vec::new();
+    fn with_res<'a>(a: &[&'a str]) -> Vec<&'a str> {
+        [a, STANDARD_RESOLUTIONS].concat()
+    }
+    let watch_log = format!("ironic={}", ironic_log.display());
+    for (args, env_src, want) in [
+        (vec!["inventory"], true, Some(0)),
+        (vec!["inventory", "--json"], false, Some(0)),
+        (with_res(&["plan"]), true, Some(0)),
+        (with_res(&["plan", "--json"]), false, Some(0)),
+        (with_res(&["migrate", "--yes", "--json", "--report", report.to_str().unwrap()]), true, Some(0)),
+        (vec!["verify"], false, Some(0)),
+        (vec!["rollback", "--list"], true, Some(0)),
+        (
+            vec!["watch", "--from-start", "--for", "1s", "--log", &format!("ironic={}", ironic_log.display())],
+            true,
+            None,
+        ),
+    ] {
+        let (code, text) = run(&args, env_src);
+        if want.is_some() {
+            assert_eq!(code, want, "{args:?}: {text}");
+        }
+        outputs.push((format!("{args:?}"), text));
+    }
+    // a failing login: the wrong password is not echoed either
+    let wrong = format!("mysql://sw{n}:Wrong-Secret-8@{hostport}/{}", tgt.name);
+    let out =
+        bm2ironic(&logs).env("BM2IRONIC_IRONIC_DB", &wrong).args(["-vvv", "rollback", "--list"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    outputs.push((
+        "wrong password".into(),
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+    ));
+
+    // the run record, the report, the state directory, the audit log
+    outputs.push((
+        "run record".into(),
+        tgt.rows("SELECT CAST(CONCAT_WS('|', id, status, source, written) AS CHAR) FROM bm2ironic_runs")
+            .await
+            .concat()
+            .join("\n"),
+    ));
+    outputs.push((
+        "run record nodes".into(),
+        tgt.rows("SELECT CAST(CONCAT_WS('|', run_id, uuid, record) AS CHAR) FROM bm2ironic_run_nodes")
+            .await
+            .concat()
+            .join("\n"),
+    ));
+    outputs.push(("report".into(), std::fs::read_to_string(&report).unwrap()));
+    outputs.push(("audit log".into(), read_logs(&logs)));
+    for e in walk(&state) {
+        outputs.push((e.display().to_string(), String::from_utf8_lossy(&std::fs::read(&e).unwrap()).into_owned()));
+    }
+
+    // the wizard in a real terminal (connections, inventory with the detail pane), then a panic
+    if std::process::Command::new("tmux").arg("-V").output().is_ok() {
+        let bin = assert_cmd::cargo::cargo_bin("bm2ironic");
+        for (name, extra) in [("wiz", ""), ("panic", "BM2IRONIC_TEST_PANIC_IN_TASK=1")] {
+            let sock = format!("bm2ironic-secrets-{n}-{name}");
+            let cmd = format!(
+                "env -u NO_COLOR {extra} TERM=xterm-256color BM2IRONIC_NOVA_BM_DB='{src_url}' BM2IRONIC_IRONIC_DB='{tgt_url}' BM2IRONIC_IRONIC_TOKEN={token} {} --log-dir {} wizard --rehearse --deploy-kernel k --deploy-ramdisk r --default-arch x86_64; echo EXIT=$?; sleep 30",
+                bin.display(),
+                logs.display()
+            );
+            let tmux = |a: &[&str]| {
+                let o = std::process::Command::new("tmux").args(["-L", &sock]).args(a).output().unwrap();
+                String::from_utf8_lossy(&o.stdout).into_owned()
+            };
+            tmux(&["new-session", "-d", "-s", name, "-x", "160", "-y", "50", &cmd]);
+            let mut screens = String::new();
+            for (key, until) in [("", "Connections and options"), ("Enter", "nova_bm:"), ("Tab", "nova_bm:")] {
+                if !key.is_empty() && name == "wiz" {
+                    tmux(&["send-keys", "-t", name, key]);
+                }
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                loop {
+                    let s = tmux(&["capture-pane", "-p", "-t", name]);
+                    if s.contains(until) || s.contains("EXIT=") || std::time::Instant::now() > deadline {
+                        screens.push_str(&s);
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                if name == "panic" {
+                    break;
+                }
+            }
+            if name == "panic" {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                while !tmux(&["capture-pane", "-p", "-t", name]).contains("EXIT=") {
+                    assert!(std::time::Instant::now() < deadline, "the panic run did not end");
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                let s = tmux(&["capture-pane", "-p", "-t", name]);
+                assert!(s.contains("internal error"), "{s}");
+                screens.push_str(&s);
+            } else {
+                assert!(screens.contains("nova_bm:"), "the wizard reached the inventory:\n{screens}");
+            }
+            tmux(&["kill-server"]);
+            outputs.push((format!("tmux {name}"), screens));
+        }
+    }
+
+    let mut found = Vec::new();
+    for (channel, text) in &outputs {
+        for s in secrets {
+            if text.contains(s) {
+                found.push(format!("'{s}' in {channel}"));
+            }
+        }
+    }
+    eprintln!("{} channels searched for {} secrets: {} found", outputs.len(), secrets.len(), found.len());
+    assert!(found.is_empty(), "{found:#?}\n{outputs:#?}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
 }
