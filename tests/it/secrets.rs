@@ -223,11 +223,7 @@ async fn no_secret_in_any_channel() {
         (with_res(&["migrate", "--yes", "--json", "--report", report.to_str().unwrap()]), true, Some(0)),
         (vec!["verify"], false, Some(0)),
         (vec!["rollback", "--list"], true, Some(0)),
-        (
-            vec!["watch", "--from-start", "--for", "1s", "--log", &format!("ironic={}", ironic_log.display())],
-            true,
-            None,
-        ),
+        (vec!["watch", "--from-start", "--for", "1s", "--log", &watch_log], true, None),
     ] {
         let (code, text) = run(&args, env_src);
         if want.is_some() {
