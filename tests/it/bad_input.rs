@@ -162,3 +162,36 @@ fn servers_are_configured_when_ci_says_so() {
         assert!(server_env(MYSQL_READER).is_some() && server_env(PG_READER).is_some());
     }
 }
+
+/// A connection taken from nova.conf that fails says which setting of which file it came from (the
+/// operator did not type that URL).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_connection_from_nova_conf_names_the_setting() {
+    let Some(reader) = server_env(MYSQL_READER) else { return };
+    let Some(src) = TestDb::with_fixture(Backend::Sqlite, "nconf", &Fixture::standard()).await else { return };
+    let Some(tgt) = TestDb::ironic(Backend::Sqlite, "nconft").await else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("nova.conf");
+    let wrong = reader.replacen(":readerpass@", ":Wrong-Conf-pw@", 1);
+    std::fs::write(
+        &conf,
+        format!(
+            "[DEFAULT]\nhost = h\n\n[database]\nconnection = {wrong}/nova\n\n[baremetal]\nsql_connection = {}\n",
+            src.reader_url
+        ),
+    )
+    .unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let out = bm2ironic(logs.path())
+        .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+        .args(["plan", "--default-arch", "x86_64", "--deploy-kernel", "k", "--deploy-ramdisk", "r", "--nova-conf"])
+        .arg(&conf)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("access denied"), "{stderr}");
+    assert!(stderr.contains(&format!("({} [database] connection)", conf.display())), "names the setting: {stderr}");
+    assert!(!stderr.contains("Wrong-Conf-pw"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+}

@@ -114,7 +114,13 @@ async fn inventory_json_matches_fixture(backend: Backend) {
 }
 
 async fn inventory_table_lists_every_node(backend: Backend) {
-    let Some(db) = TestDb::with_fixture(backend, "tab", &Fixture::standard()).await else { return };
+    // one of node 1's interfaces soft-deleted in nova_bm: shown marked (it is not migrated) and counted
+    let mut f = Fixture::standard();
+    let gone = f.interfaces.iter_mut().find(|i| i.bm_node_id == Some(1) && i.address.is_some()).unwrap();
+    gone.deleted_raw = Some(gone.id);
+    gone.deleted = true;
+    let gone_mac = gone.address.clone().unwrap();
+    let Some(db) = TestDb::with_fixture(backend, "tab", &f).await else { return };
     let logs = tempfile::tempdir().unwrap();
     let out = bm2ironic(logs.path()).env("BM2IRONIC_NOVA_BM_DB", &db.reader_url).arg("inventory").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -130,6 +136,8 @@ async fn inventory_table_lists_every_node(backend: Backend) {
     assert!(text.contains("Interfaces whose node does not exist"));
     assert!(text.contains("12 nodes: 11 live, 1 soft-deleted; live by state: active 2, building 1, deleted 1, deploy failed 1, none 6"), "{text}");
     assert!(!text.contains("bmc-Secret"));
+    assert!(text.contains(&format!("{gone_mac}(deleted)")), "{text}");
+    assert!(text.contains(" interfaces (1 soft-deleted), "), "{text}");
 }
 
 async fn large_inventory_streams(backend: Backend) {

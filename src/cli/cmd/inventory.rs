@@ -89,8 +89,12 @@ fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map(|x| x.to_string()).unwrap_or_else(|| "-".into())
 }
 
+/// The node's MACs; a soft-deleted interface marked (it is not migrated).
 fn macs(ifaces: &[BmInterface]) -> String {
-    let m: Vec<&str> = ifaces.iter().filter_map(|i| i.address.as_deref()).collect();
+    let m: Vec<String> = ifaces
+        .iter()
+        .filter_map(|i| i.address.as_deref().map(|a| if i.deleted { format!("{a}(deleted)") } else { a.to_string() }))
+        .collect();
     if m.is_empty() {
         "-".into()
     } else {
@@ -146,13 +150,14 @@ pub fn render_table(inv: &Inventory, s: &InventorySummary) -> String {
 pub fn summary_line(s: &InventorySummary) -> String {
     let states: Vec<String> = s.by_state.iter().map(|(k, v)| format!("{k} {v}")).collect();
     format!(
-        "{} nodes: {} live, {} soft-deleted; live by state: {}; {} with an instance; {} interfaces, {} orphan",
+        "{} nodes: {} live, {} soft-deleted; live by state: {}; {} with an instance; {} interfaces ({} soft-deleted), {} orphan",
         s.nodes,
         s.live,
         s.soft_deleted,
         if states.is_empty() { "-".into() } else { states.join(", ") },
         s.with_instance,
         s.interfaces,
+        s.soft_deleted_interfaces,
         s.orphan_interfaces
     )
 }

@@ -116,12 +116,16 @@ impl IniFile {
             Some(v) if v.trim().is_empty() => {
                 Err(ConfError::Blank { path: self.path.clone(), section: section.into(), key: key.into() })
             }
-            Some(v) => DbUrl::parse(v).map(Some).map_err(|source| ConfError::BadUrl {
-                path: self.path.clone(),
-                section: section.into(),
-                key: key.into(),
-                source,
-            }),
+            Some(v) => {
+                let mut u = DbUrl::parse(v).map_err(|source| ConfError::BadUrl {
+                    path: self.path.clone(),
+                    section: section.into(),
+                    key: key.into(),
+                    source,
+                })?;
+                u.written_in = Some(format!("{} [{section}] {key}", self.path.display()));
+                Ok(Some(u))
+            }
         }
     }
 }

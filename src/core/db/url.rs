@@ -60,6 +60,9 @@ pub struct DbUrl {
     pub params: Vec<(String, String)>,
     redacted: String,
     original: Secret,
+    /// Where the URL was written when the operator did not type it (a config file's setting), so
+    /// that a failing connection says which one it was.
+    pub written_in: Option<String>,
 }
 
 impl DbUrl {
@@ -167,6 +170,7 @@ impl DbUrl {
             params,
             redacted,
             original: Secret::new(input),
+            written_in: None,
         })
     }
 
@@ -183,11 +187,15 @@ impl DbUrl {
     /// "MySQL/MariaDB at 127.0.0.1:13306 as user nova" / "SQLite file /x/nova_bm.db": names what to fix
     /// without the password.
     pub fn describe(&self) -> String {
-        match self.backend {
+        let what = match self.backend {
             Backend::Sqlite => {
                 format!("SQLite file {}", self.path.as_deref().map(|p| p.display().to_string()).unwrap_or_default())
             }
             b => format!("{} at {} as user {}", b.label(), self.endpoint(), self.user.as_deref().unwrap_or("(none)")),
+        };
+        match &self.written_in {
+            Some(w) => format!("{what} ({w})"),
+            None => what,
         }
     }
 
@@ -250,6 +258,7 @@ fn parse_sqlite(rest: &str, redacted: String) -> Result<DbUrl, UrlError> {
         path: Some(PathBuf::from(path)),
         params: Vec::new(),
         original: Secret::new(redacted.clone()),
+        written_in: None,
         redacted,
     })
 }

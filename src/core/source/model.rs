@@ -86,6 +86,8 @@ pub struct InventorySummary {
     pub by_host: BTreeMap<String, BTreeMap<String, usize>>,
     pub with_instance: usize,
     pub interfaces: usize,
+    /// interfaces soft-deleted in nova_bm (counted in `interfaces`; never migrated)
+    pub soft_deleted_interfaces: usize,
     pub orphan_interfaces: usize,
 }
 
@@ -126,6 +128,7 @@ impl Inventory {
         };
         for n in &self.nodes {
             s.interfaces += n.interfaces.len();
+            s.soft_deleted_interfaces += n.interfaces.iter().filter(|i| i.deleted).count();
             let host = s.by_host.entry(n.node.service_host.clone().unwrap_or_else(|| "-".into())).or_default();
             if n.node.deleted {
                 s.soft_deleted += 1;
@@ -141,6 +144,7 @@ impl Inventory {
             }
         }
         s.interfaces += self.orphan_interfaces.len();
+        s.soft_deleted_interfaces += self.orphan_interfaces.iter().filter(|i| i.deleted).count();
         s
     }
 }
