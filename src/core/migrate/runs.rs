@@ -91,12 +91,7 @@ pub(crate) fn written(node: &IronicNode, ports: &[IronicPort], nova_bm_id: i64, 
                 uuid: p.uuid.clone(),
                 address: p.address.clone(),
                 nova_bm_interface_id: p.nova_bm_interface_id,
-                vif: p
-                    .internal_info
-                    .get("tenant_vif_port_id")
-                    .or_else(|| p.extra.get("vif_port_id"))
-                    .and_then(|v| v.as_str())
-                    .map(String::from),
+                vif: p.vif.clone(),
             })
             .collect(),
         replaced,

@@ -164,9 +164,9 @@ impl Cx<'_> {
             if existing.iter().any(|e| e["address"].as_str() == Some(p.address.as_str())) {
                 continue;
             }
-            let mut extra = p.extra.clone();
-            if let Some(vif) = p.internal_info.get("tenant_vif_port_id").or_else(|| p.extra.get("vif_port_id")) {
-                extra["vif_port_id"] = vif.clone();
+            let mut extra = p.extra();
+            if let Some(vif) = &p.vif {
+                extra["vif_port_id"] = json!(vif);
             }
             let body = json!({"uuid": p.uuid, "address": p.address, "node_uuid": uuid,
                 "pxe_enabled": p.pxe_enabled, "extra": extra});
