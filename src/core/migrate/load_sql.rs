@@ -158,7 +158,7 @@ fn node_columns(schema: &TargetSchema) -> Vec<&'static str> {
 }
 
 fn node_values(schema: &TargetSchema, cols: &[&str], n: &IronicNode, run_id: &str) -> Vec<Val> {
-    let mut extra = n.extra.clone();
+    let mut extra = n.extra();
     extra["bm2ironic"]["run"] = json!(run_id);
     cols.iter()
         .map(|c| match *c {

@@ -51,7 +51,7 @@ fn is_transitional(s: &str) -> bool {
 
 /// The body of `POST /v1/nodes`.
 pub(super) fn create_body(n: &IronicNode, run_id: &str, version: Option<(u32, u32)>) -> Value {
-    let mut extra = n.extra.clone();
+    let mut extra = n.extra();
     extra["bm2ironic"]["run"] = json!(run_id);
     let mut b = json!({
         "uuid": n.uuid,
