@@ -42,6 +42,9 @@ fi
 
 log "building (release): the binary, the fixture generator and the benches"
 cargo build --release --quiet --bin bm2ironic --example bench_fixture
+if [ "${BENCH_WIZARD:-1}" != 0 ] || [ "${BENCH_WATCH:-1}" != 0 ]; then
+  cargo bench --quiet --no-run --bench wizard_render --bench wizard_flow --bench watch_idle 2>/dev/null
+fi
 BIN=target/release/bm2ironic
 GEN=target/release/examples/bench_fixture
 WORK=$(mktemp -d /tmp/bm2ironic-bench.XXXXXX)
@@ -90,6 +93,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a/b; else 
 ARGS=(--default-arch x86_64 --deploy-kernel file:///var/lib/ironic/deploy.kernel
   --deploy-ramdisk file:///var/lib/ironic/deploy.initramfs)
 ROWS=()
+declare -A MIG
 for b in $BACKENDS; do
   for n in "${SIZES[@]}"; do
     k=${b}_$n
@@ -124,6 +128,7 @@ for b in $BACKENDS; do
         "${tables[@]/#/-t}" "${TAG}_tgt_$k" > "$WORK/dump_$k.sql"
       timed "floor_$k" bash -c "PGPASSWORD=$PG_P psql -X -q -h $PG_H -p $PG_PT -U $PG_U -v ON_ERROR_STOP=1 -1 -d ${TAG}_floor_$k -f $WORK/dump_$k.sql"
     fi
+    MIG[$k]=$(secs "mig_$k")
     ROWS+=("$(printf '| %-8s | %7s | %9s (%4s MB) | %9s (%4s MB) | %9s | %9s (%4s MB) | %7s s | **%s** |' \
       "$b" "$n" "$(secs "inv_$k") s" "$(mb "inv_$k")" "$(secs "plan_$k") s" "$(mb "plan_$k")" "$plan_phase" \
       "$(secs "mig_$k") s" "$(mb "mig_$k")" "$(secs "floor_$k")" "$(ratio "$(secs "mig_$k")" "$(secs "floor_$k")")")")
@@ -137,9 +142,21 @@ echo "| backend  |   nodes | inventory (peak RSS)  | plan (peak RSS)       | pla
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${ROWS[@]}"
 
+# linear time: the largest size against the one before it
+if [ ${#SIZES[@]} -ge 2 ]; then
+  small=${SIZES[-2]} big=${SIZES[-1]}
+  for b in $BACKENDS; do
+    echo "$b: migrate at $big nodes took $(ratio "${MIG[${b}_$big]}" "${MIG[${b}_$small]}") the time at $small ($(( big / small ))x the nodes)"
+  done
+fi
+
 if [ "${BENCH_WIZARD:-1}" != 0 ]; then
-  echo; echo "wizard (cargo bench --bench wizard_render):"
+  big=${SIZES[-1]}
+  echo; echo "wizard (cargo bench --bench wizard_render, --bench wizard_flow -- $big):"
   cargo bench --quiet --bench wizard_render 2>/dev/null | sed 's/^/  /'
+  src=""
+  for d in "${DBS[@]}"; do [ "$d" = "mysql:${TAG}_src_mysql_$big" ] && src=$(url mysql "${TAG}_src_mysql_$big"); done
+  BENCH_NOVA_BM_DB=$src cargo bench --quiet --bench wizard_flow -- "$big" 2>/dev/null | sed 's/^/  /'
 fi
 if [ "${BENCH_WATCH:-1}" != 0 ]; then
   echo; echo "log watcher (cargo bench --bench watch_idle):"
