@@ -299,6 +299,7 @@ pub async fn load_db(
     if ddl_outside {
         db.execute_all(runs_ddl(backend)).await?;
     }
+    let returning = backend != Backend::MySql;
     let ncols = node_columns(req.schema);
     let pcols = port_columns(req.schema);
     let started_at = now();
@@ -336,9 +337,20 @@ pub async fn load_db(
                 tracing::warn!(run = %req.run_id, replaced_id = id, uuid = ?n.uuid, "replaced an Ironic node (operator's decision)");
             }
             let with_rows: Vec<&NodePlan> = batch.iter().copied().filter(|n| n.node.is_some()).collect();
-            let (sql, vals) = multi_insert("nodes", &ncols, rows);
+            let (mut sql, vals) = multi_insert("nodes", &ncols, rows);
             tx.execute(SAVEPOINT, vec![]).await?;
-            if let Err(e) = tx.execute(&sql, vals).await {
+            // the ids the database assigned: returned by the INSERT where it can (PostgreSQL, SQLite),
+            // else looked up by uuid below (MySQL has no RETURNING). On PostgreSQL the lookup went to
+            // a sequential scan as the uncommitted table grew (no statistics): quadratic at 100k
+            let inserted = if returning {
+                sql.push_str(" RETURNING id, uuid");
+                tx.fetch_map(&sql, vals, |r| Ok((r.string("uuid")?, r.i64("id")?))).await.map(Some)
+            } else {
+                tx.execute(&sql, vals).await.map(|_| None)
+            };
+            let returned = match inserted {
+                Ok(r) => r,
+                Err(e) => {
                 if lost(&e) {
                     return Err(e.into());
                 }
@@ -356,14 +368,22 @@ pub async fn load_db(
                     None => format!("{} (batch of {})", batch.first().and_then(|n| n.uuid.clone()).unwrap_or_default(), batch.len()),
                 };
                 return Err(LoadError::Node { uuid: what, message: e.to_string() });
-            }
-            // the ids Ironic's database assigned
-            let uuids: Vec<String> = batch.iter().filter_map(|n| n.uuid.clone()).collect();
-            let mut ids: HashMap<String, i64> = HashMap::with_capacity(uuids.len());
-            for chunk in uuids.chunks(BIND_LIMIT) {
-                let sql = format!("SELECT id, uuid FROM nodes WHERE uuid IN {}", marks(chunk.len()));
-                ids.extend(tx.fetch_map(&sql, texts(chunk), |r| Ok((r.string("uuid")?, r.i64("id")?))).await?);
-            }
+                }
+            };
+            let ids: HashMap<String, i64> = match returned {
+                Some(r) => r.into_iter().collect(),
+                None => {
+                    let uuids: Vec<String> = batch.iter().filter_map(|n| n.uuid.clone()).collect();
+                    let mut ids = HashMap::with_capacity(uuids.len());
+                    for chunk in uuids.chunks(BIND_LIMIT) {
+                        let sql = format!("SELECT id, uuid FROM nodes WHERE uuid IN {}", marks(chunk.len()));
+                        ids.extend(
+                            tx.fetch_map(&sql, texts(chunk), |r| Ok((r.string("uuid")?, r.i64("id")?))).await?,
+                        );
+                    }
+                    ids
+                }
+            };
             let ports: Vec<(&NodePlan, &IronicPort)> =
                 batch.iter().flat_map(|n| n.ports.iter().map(move |p| (*n, p))).collect();
             let mut port_rows: Vec<Vec<Val>> = ports
