@@ -22,6 +22,32 @@ fn write_raw(bytes: &[u8]) {
     let _ = out.write_all(bytes).and_then(|_| out.flush());
 }
 
+/// Writes `value` as pretty JSON to stdout as it is encoded (never the whole text in memory: an
+/// inventory of 100k nodes is 150 MB of it), every control character shown visibly as `print` does.
+pub fn print_json_pretty<T: serde::Serialize>(value: &T) {
+    /// Applies `visible` to each piece serde_json writes: a piece is a whole str (serde_json writes
+    /// string slices cut at ASCII escapes), so no character is split between two.
+    struct Visible<W: Write>(W);
+    impl<W: Write> Write for Visible<W> {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            match std::str::from_utf8(b) {
+                Ok(t) => self.0.write_all(visible(t).as_bytes())?,
+                Err(_) => self.0.write_all(b)?,
+            }
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.0.flush()
+        }
+    }
+    let mut out = Visible(std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()));
+    // like `print`: a closed pipe (`| head`) is not an error worth a message
+    let _ = serde_json::to_writer_pretty(&mut out, value)
+        .map_err(std::io::Error::from)
+        .and_then(|_| out.write_all(b"\n"))
+        .and_then(|_| out.flush());
+}
+
 /// Writes one JSON value on a line (NDJSON): exact, serde_json escapes control characters itself.
 pub fn print_json(value: &serde_json::Value) {
     write_raw(format!("{value}\n").as_bytes());

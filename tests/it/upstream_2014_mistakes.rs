@@ -192,8 +192,8 @@ fn vif_is_written_under_the_key_ironic_reads() {
         .iter()
         .find(|p| p.address == "52:54:00:00:00:01")
         .unwrap();
-    assert_eq!(port.internal_info["tenant_vif_port_id"], "cccccccc-0000-4000-8000-000000000001");
-    assert!(port.extra.get("vif_uuid").is_none());
+    assert_eq!(port.internal_info()["tenant_vif_port_id"], "cccccccc-0000-4000-8000-000000000001");
+    assert!(port.extra().get("vif_uuid").is_none());
     let p = standard_plan(TargetKind::Juno);
     let port = p
         .nodes
@@ -204,7 +204,7 @@ fn vif_is_written_under_the_key_ironic_reads() {
         .iter()
         .find(|p| p.address == "52:54:00:00:00:01")
         .unwrap();
-    assert_eq!(port.extra["vif_port_id"], "cccccccc-0000-4000-8000-000000000001");
+    assert_eq!(port.extra()["vif_port_id"], "cccccccc-0000-4000-8000-000000000001");
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::output::{print, Table};
+use crate::cli::output::{print, print_json_pretty, Table};
 use crate::cli::{audit_dir, prefill, Failure, GlobalArgs};
 use crate::core::source::model::{BmInterface, Inventory, InventorySummary};
 use crate::core::source::nova_bm::NovaBmSource;
@@ -67,7 +67,7 @@ pub async fn run(global: &GlobalArgs, args: InventoryArgs) -> Result<(), Failure
     let inventory = inventory?;
     source.close().await;
     let summary = inventory.summary();
-    let text = if args.json {
+    if args.json {
         let doc = InventoryDoc {
             source: SourceInfo {
                 url: url.value.redacted(),
@@ -77,11 +77,10 @@ pub async fn run(global: &GlobalArgs, args: InventoryArgs) -> Result<(), Failure
             inventory: &inventory,
             summary,
         };
-        serde_json::to_string_pretty(&doc).map_err(|e| Failure::runtime(format!("cannot encode JSON: {e}")))? + "\n"
-    } else {
-        render_table(&inventory, &summary)
-    };
-    print(&text);
+        print_json_pretty(&doc);
+        return Ok(());
+    }
+    print(&render_table(&inventory, &summary));
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use futures::stream::{BoxStream, StreamExt};
 use sqlx::{AssertSqlSafe, MySql, Postgres, Sqlite, Transaction};
 
 use crate::core::db::row::{Decodable, Row};
-use crate::core::db::sql::{marks, placeholders, texts, Stmt, Val};
+use crate::core::db::sql::{marks, placeholders, statement_bytes, texts, Stmt, Val};
 use crate::core::db::url::Backend;
 use crate::core::db::{Db, DbError, Pool};
 
@@ -107,7 +107,8 @@ impl Db {
     /// Executes one statement; returns the number of rows it affected.
     pub async fn execute(&self, sql: &str, vals: Vec<Val>) -> Result<u64, DbError> {
         let sql = self.prepare(sql, &vals);
-        execute(Target::Pool(&self.pool), sql, vals).await.map_err(|e| self.error(e))
+        let bytes = statement_bytes(&sql, &vals);
+        execute(Target::Pool(&self.pool), sql, vals).await.map_err(|e| self.statement_error(e, bytes))
     }
 
     /// Executes statements in order, each on its own (see `execute_in_transaction` for all or nothing).
@@ -205,7 +206,8 @@ impl Tx<'_> {
 
     pub async fn execute(&mut self, sql: &str, vals: Vec<Val>) -> Result<u64, DbError> {
         let sql = self.prepare(sql, &vals);
-        execute(Target::Tx(&mut self.inner), sql, vals).await.map_err(|e| self.db.error(e))
+        let bytes = statement_bytes(&sql, &vals);
+        execute(Target::Tx(&mut self.inner), sql, vals).await.map_err(|e| self.db.statement_error(e, bytes))
     }
 
     pub async fn execute_all(&mut self, stmts: Vec<Stmt>) -> Result<(), DbError> {

@@ -65,6 +65,8 @@ pub struct Db {
     pub server_version: String,
     /// Time to open the first connection and ask the server's version.
     pub latency: Duration,
+    /// MySQL/MariaDB: the server's `max_allowed_packet` (read at connect), which no statement may pass.
+    pub max_packet: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -79,6 +81,12 @@ pub enum DbError {
     NoSuchFile { what: String },
     #[error("{what}: another session held a lock we waited for more than {seconds} s, so the statement was abandoned and its transaction rolled back: nothing of it was written (is Ironic, or another bm2ironic, using this database? MySQL: SHOW PROCESSLIST; PostgreSQL: SELECT * FROM pg_stat_activity; stop it, then run again)")]
     LockTimeout { what: String, seconds: u64 },
+    /// The server closed a connection that was working, in the middle of a statement.
+    #[error("{what} closed the connection during a statement ({reason}): {cause}")]
+    ConnectionLost { what: String, reason: String, cause: String },
+    /// MySQL/MariaDB refused (or dropped the connection on) a statement larger than its limit.
+    #[error("{what}: a statement of {bytes} bytes is larger than the server's max_allowed_packet ({limit} bytes); raise it on the server (bm2ironic sizes its statements below it, so please report this)")]
+    PacketTooLarge { what: String, bytes: usize, limit: u64 },
     #[error("{what}: {message}")]
     Other { what: String, message: String },
 }
@@ -227,8 +235,13 @@ impl Db {
             Backend::Postgres => "SELECT current_setting('server_version')",
             Backend::Sqlite => "SELECT sqlite_version()",
         };
-        let mut db = Db { pool, url: url.clone(), server_version: String::new(), latency: Duration::ZERO };
+        let mut db =
+            Db { pool, url: url.clone(), server_version: String::new(), latency: Duration::ZERO, max_packet: None };
         let version: String = db.fetch_scalar(version_sql, vec![]).await?;
+        if url.backend == Backend::MySql {
+            let limit: i64 = db.fetch_scalar("SELECT CAST(@@max_allowed_packet AS SIGNED)", vec![]).await?;
+            db.max_packet = u64::try_from(limit).ok();
+        }
         db.server_version = match url.backend {
             Backend::Postgres => format!("PostgreSQL {version}"),
             Backend::Sqlite => format!("SQLite {version}"),
@@ -258,7 +271,36 @@ impl Db {
 
     /// Wraps a query error with what it was talking to (and scrubs the password, in case).
     pub fn error(&self, e: sqlx::Error) -> DbError {
-        classify(&self.url, e)
+        self.statement_error(e, 0)
+    }
+
+    /// Bytes one statement may have on this server: MySQL/MariaDB's `max_allowed_packet` less a
+    /// margin for the protocol, else a bound of our own (PostgreSQL and SQLite have no such limit).
+    pub fn max_statement_bytes(&self) -> usize {
+        const OWN_BOUND: usize = 16 * 1024 * 1024;
+        match self.max_packet {
+            Some(p) => (p as usize).saturating_sub(64 * 1024).clamp(64 * 1024, OWN_BOUND),
+            None => OWN_BOUND,
+        }
+    }
+
+    /// Like `error`, for a statement of `bytes` bytes: a connection dropped while sending one larger
+    /// than `max_allowed_packet` is reported as that, not as an unreachable server.
+    pub(in crate::core::db) fn statement_error(&self, e: sqlx::Error, bytes: usize) -> DbError {
+        match (classify(&self.url, e), self.max_packet) {
+            (DbError::ConnectionLost { what, .. }, Some(limit)) if bytes as u64 > limit => {
+                DbError::PacketTooLarge { what, bytes, limit }
+            }
+            (DbError::PacketTooLarge { what, limit, .. }, _) => DbError::PacketTooLarge { what, bytes, limit },
+            (DbError::ConnectionLost { what, reason, .. }, Some(limit)) => DbError::ConnectionLost {
+                what,
+                reason,
+                cause: format!(
+                    "the server went away (restarted, ended the session, or its wait_timeout passed), or a statement was larger than its max_allowed_packet ({limit} bytes); what the open transaction wrote is rolled back"
+                ),
+            },
+            (e, _) => e,
+        }
     }
 
     pub async fn close(&self) {
@@ -302,6 +344,8 @@ fn classify(url: &DbUrl, e: sqlx::Error) -> DbError {
                     }
                     1049 => return DbError::UnknownDatabase { what, database },
                     1205 => return DbError::LockTimeout { what, seconds: lock_timeout_s() },
+                    // ER_NET_PACKET_TOO_LARGE (the size is filled in by `statement_error`)
+                    1153 => return DbError::PacketTooLarge { what, bytes: 0, limit: 0 },
                     _ => {}
                 }
             }
@@ -317,6 +361,12 @@ fn classify(url: &DbUrl, e: sqlx::Error) -> DbError {
             }
             DbError::Other { what, message: url.scrub(dbe.message()) }
         }
+        // a connection that worked, then broke: the server dropped it (not "cannot reach")
+        sqlx::Error::Io(io) if dropped(io) => DbError::ConnectionLost {
+            what,
+            reason: url.scrub(&io_reason(io)),
+            cause: "the server went away (restarted, ended the session, or its idle timeout passed); what the open transaction wrote is rolled back".into(),
+        },
         sqlx::Error::Io(io) => DbError::Unreachable { what, reason: url.scrub(&io_reason(io)) },
         sqlx::Error::PoolTimedOut => {
             DbError::Unreachable { what, reason: format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()) }
@@ -331,6 +381,12 @@ fn classify(url: &DbUrl, e: sqlx::Error) -> DbError {
             DbError::Other { what, message: msg }
         }
     }
+}
+
+/// An I/O error that means an open connection was closed by the other side.
+fn dropped(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof)
 }
 
 fn io_reason(e: &std::io::Error) -> String {

@@ -14,6 +14,16 @@ pub enum Val {
     Time(Option<NaiveDateTime>),
 }
 
+impl Val {
+    /// About how many bytes the value takes on the wire (its text, or a fixed width and a header).
+    pub fn wire_bytes(&self) -> usize {
+        match self {
+            Val::Text(Some(t)) => t.len() + 9,
+            _ => 12,
+        }
+    }
+}
+
 impl From<i64> for Val {
     fn from(v: i64) -> Val {
         Val::Int(Some(v))
@@ -52,6 +62,11 @@ impl From<NaiveDateTime> for Val {
 
 /// One statement (with `?` placeholders) and its values.
 pub type Stmt = (String, Vec<Val>);
+
+/// About how many bytes a statement takes on the wire: its text and its values.
+pub fn statement_bytes(sql: &str, vals: &[Val]) -> usize {
+    sql.len() + vals.iter().map(Val::wire_bytes).sum::<usize>()
+}
 
 /// Text values for an IN list.
 pub fn texts<S: AsRef<str>>(items: &[S]) -> Vec<Val> {

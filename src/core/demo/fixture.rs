@@ -243,6 +243,29 @@ impl Fixture {
         Fixture { schema_version: 10, nodes, interfaces }
     }
 
+    /// The benchmark's inventory (scripts/bench.sh): `count` nodes over `hosts` hosts, two NICs each,
+    /// shaped like a fleet on its last night: every 20th node soft-deleted (5%), every 4th from the
+    /// first holding an instance (25%), the rest free (70%). Deterministic.
+    pub fn bench(count: usize, hosts: usize) -> Fixture {
+        let mut f = Fixture::generated_from(1, count, hosts);
+        for n in &mut f.nodes {
+            let host = n.service_host.clone().unwrap_or_default();
+            *n = match n.id {
+                i if i % 20 == 0 => {
+                    let mut d = node(i, &host);
+                    d.task_state = Some("deleted".into());
+                    d.deleted_raw = Some(1);
+                    d.deleted = true;
+                    d.deleted_at = ts(2014, 7, 1, 0);
+                    d
+                }
+                i if i % 4 == 1 => with_instance(node(i, &host), "active"),
+                i => node(i, &host),
+            };
+        }
+        f
+    }
+
     /// The demo sandbox: the standard edge cases plus a regular fleet, a few dozen nodes on three hosts.
     pub fn demo() -> Fixture {
         let mut f = Fixture::standard();

@@ -74,6 +74,8 @@ pub struct FileFollower {
     /// the last bytes before `offset`: when they change, the file was truncated and rewritten
     /// (copytruncate that regrew past our offset before we looked)
     fingerprint: Vec<u8>,
+    /// the last read stopped at `READ_CAP`: there is more to read now
+    behind: bool,
 }
 
 const FINGERPRINT: usize = 64;
@@ -113,6 +115,7 @@ impl FileFollower {
             ino,
             partial: String::new(),
             fingerprint: Vec::new(),
+            behind: false,
         };
         f.fingerprint = f.read_fingerprint().unwrap_or_default();
         f
@@ -136,6 +139,7 @@ impl FileFollower {
         let mut buf = Vec::new();
         let Ok(n) = f.take(READ_CAP).read_to_end(&mut buf) else { return };
         self.offset += n as u64;
+        self.behind = n as u64 == READ_CAP;
         let keep = buf.len().min(FINGERPRINT);
         if buf.len() >= FINGERPRINT {
             self.fingerprint = buf[buf.len() - keep..].to_vec();
@@ -145,10 +149,20 @@ impl FileFollower {
             self.fingerprint.drain(..drop);
         }
         self.partial.push_str(&String::from_utf8_lossy(&buf));
-        while let Some(pos) = self.partial.find('\n') {
-            let line: String = self.partial.drain(..=pos).collect();
-            out.push(line.trim_end_matches(['\n', '\r']).to_string());
+        // the lines, then what follows the last newline kept once (draining line by line moved the
+        // rest of a 4 MiB read for every line: 90% of the watcher's time at 30k lines/s)
+        let mut start = 0;
+        while let Some(pos) = self.partial[start..].find('\n') {
+            let end = start + pos;
+            out.push(self.partial[start..end].trim_end_matches(['\n', '\r']).to_string());
+            start = end + 1;
         }
+        self.partial.drain(..start);
+    }
+
+    /// Whether the last poll left bytes unread (it read `READ_CAP`): poll again without waiting.
+    pub fn behind(&self) -> bool {
+        self.behind
     }
 
     /// Complete lines appended since the last poll.

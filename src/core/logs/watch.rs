@@ -520,6 +520,11 @@ impl Watcher {
         out.into_iter().map(|r| finish(r, &self.patterns, &self.migrated)).collect()
     }
 
+    /// Whether a file has more to read than its last poll took.
+    pub fn behind(&self) -> bool {
+        self.files.iter().any(|(f, _, _)| f.behind())
+    }
+
     /// Everything up to the current end of every file (large files take several reads), with the
     /// last records ended.
     pub fn catch_up(&mut self) -> Vec<Record> {
@@ -564,6 +569,10 @@ pub async fn watch(
         }
         if stop {
             return Ok(());
+        }
+        if w.behind() {
+            // a burst (a log catching up): read on at once rather than one capped read a tick
+            tick.reset_immediately();
         }
     }
 }

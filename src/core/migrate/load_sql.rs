@@ -12,23 +12,29 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::db::sql::{marks, multi_insert, texts, Val};
+use crate::core::db::sql::{marks, multi_insert, statement_bytes, texts, Val};
 use crate::core::db::url::Backend;
 use crate::core::db::{Db, DbError, Tx};
 use crate::core::ironic::json::to_db_text;
 use crate::core::ironic::target::{TargetKind, TargetSchema};
 use crate::core::migrate::counters::{read_counters, restore_counters};
 use crate::core::migrate::plan::{IronicNode, IronicPort, NodeAction, NodePlan, Plan};
-use crate::core::migrate::runs::{record_stmts, RUN_NODES_TABLE};
 pub(crate) use crate::core::migrate::runs::{runs_ddl, written};
+use crate::core::migrate::runs::{RecordRows, RUN_NODES_TABLE};
 // the run record lives in `runs`; these names stay reachable from here for existing callers
 pub use crate::core::migrate::runs::{
     runs, runs_table_exists, set_status_stmt, ApiProgress, RunRecord, WrittenNode, WrittenPort, RUNS_TABLE,
 };
 use crate::core::migrate::timing::ms;
 
-/// Nodes per multi-row INSERT (and per progress step).
-pub const BATCH: usize = 100;
+/// Nodes per multi-row INSERT (and per progress step) at most: fewer when their rows would pass
+/// `STATEMENT_BYTES` or the server's limit (`Db::max_statement_bytes`).
+pub const BATCH: usize = 1000;
+/// Bytes per statement at most, whatever the server allows (a MySQL/MariaDB server's
+/// `max_allowed_packet` lowers it): larger statements load no faster.
+const STATEMENT_BYTES: usize = 2 * 1024 * 1024;
+/// Values one statement may bind (PostgreSQL's protocol counts them in 16 bits).
+const BIND_LIMIT: usize = 65_535;
 
 /// Progress of a load, for the CLI (a line or NDJSON) and the TUI.
 #[derive(Debug, Clone, Serialize)]
@@ -152,7 +158,7 @@ fn node_columns(schema: &TargetSchema) -> Vec<&'static str> {
 }
 
 fn node_values(schema: &TargetSchema, cols: &[&str], n: &IronicNode, run_id: &str) -> Vec<Val> {
-    let mut extra = n.extra.clone();
+    let mut extra = n.extra();
     extra["bm2ironic"]["run"] = json!(run_id);
     cols.iter()
         .map(|c| match *c {
@@ -197,10 +203,10 @@ fn port_values(schema: &TargetSchema, cols: &[&str], p: &IronicPort, node_id: i6
             "uuid" => Val::Text(Some(p.uuid.clone())),
             "address" => Val::Text(Some(p.address.clone())),
             "node_id" => Val::Int(Some(node_id)),
-            "extra" => json_text(&p.extra),
+            "extra" => json_text(&p.extra()),
             "created_at" => Val::Time(p.created_at),
             "updated_at" => Val::Time(p.updated_at),
-            "internal_info" => json_text(&p.internal_info),
+            "internal_info" => json_text(&p.internal_info()),
             "pxe_enabled" => Val::Bool(Some(p.pxe_enabled)),
             "version" => Val::Text(schema.port_version.clone()),
             _ => Val::Text(Some("{}".into())),
@@ -293,6 +299,7 @@ pub async fn load_db(
     if ddl_outside {
         db.execute_all(runs_ddl(backend)).await?;
     }
+    let returning = backend != Backend::MySql;
     let ncols = node_columns(req.schema);
     let pcols = port_columns(req.schema);
     let started_at = now();
@@ -306,13 +313,20 @@ pub async fn load_db(
             }
         }
         let mut done = 0usize;
-        let mut record: Vec<WrittenNode> = Vec::with_capacity(to_write.len());
-        for batch in to_write.chunks(BATCH) {
+        // statements sized to the server: at most `budget` bytes (below max_allowed_packet on MySQL),
+        // `BATCH_ROWS` rows and PostgreSQL's 65535 bound values each
+        let budget = db.max_statement_bytes().min(STATEMENT_BYTES);
+        let mut record = record_run.then(|| RecordRows::new(&req.run_id, budget));
+        let mut next = 0usize;
+        while next < to_write.len() {
             if cancel.is_cancelled() {
                 tx.rollback().await?;
                 tracing::warn!(run = %req.run_id, done, "load cancelled, rolled back");
                 return Err(LoadError::Cancelled);
             }
+            let (count, rows) = node_batch(&to_write[next..], req.schema, &ncols, &req.run_id, budget);
+            let batch = &to_write[next..next + count];
+            next += count;
             // `replace`: the other node and its ports go first
             for n in batch.iter().filter(|n| n.replaces.is_some()) {
                 let id = n.replaces.unwrap_or_default();
@@ -322,42 +336,80 @@ pub async fn load_db(
                 }
                 tracing::warn!(run = %req.run_id, replaced_id = id, uuid = ?n.uuid, "replaced an Ironic node (operator's decision)");
             }
-            let rows: Vec<Vec<Val>> = batch
-                .iter()
-                .filter_map(|n| n.node.as_ref())
-                .map(|n| node_values(req.schema, &ncols, n, &req.run_id))
-                .collect();
-            let (sql, vals) = multi_insert("nodes", &ncols, rows.clone());
+            let with_rows: Vec<&NodePlan> = batch.iter().copied().filter(|n| n.node.is_some()).collect();
+            let (mut sql, vals) = multi_insert("nodes", &ncols, rows);
             tx.execute(SAVEPOINT, vec![]).await?;
-            if let Err(e) = tx.execute(&sql, vals).await {
+            // the ids the database assigned: returned by the INSERT where it can (PostgreSQL, SQLite),
+            // else looked up by uuid below (MySQL has no RETURNING). On PostgreSQL the lookup went to
+            // a sequential scan as the uncommitted table grew (no statistics): quadratic at 100k
+            let inserted = if returning {
+                sql.push_str(" RETURNING id, uuid");
+                tx.fetch_map(&sql, vals, |r| Ok((r.string("uuid")?, r.i64("id")?))).await.map(Some)
+            } else {
+                tx.execute(&sql, vals).await.map(|_| None)
+            };
+            let returned = match inserted {
+                Ok(r) => r,
+                Err(e) => {
+                if lost(&e) {
+                    return Err(e.into());
+                }
                 // name the row that failed, not the batch: retry one by one up to the culprit
+                let rows: Vec<Vec<Val>> = with_rows
+                    .iter()
+                    .filter_map(|n| n.node.as_ref())
+                    .map(|n| node_values(req.schema, &ncols, n, &req.run_id))
+                    .collect();
                 let culprit = find_culprit(&mut tx, "nodes", &ncols, &rows).await;
                 let _ = tx.rollback().await;
-                let n = culprit.and_then(|k| batch.get(k));
+                let n = culprit.and_then(|k| with_rows.get(k));
                 let what = match n {
                     Some(n) => format!("{} (nova_bm node {})", n.uuid.as_deref().unwrap_or("-"), n.nova_bm_id),
                     None => format!("{} (batch of {})", batch.first().and_then(|n| n.uuid.clone()).unwrap_or_default(), batch.len()),
                 };
                 return Err(LoadError::Node { uuid: what, message: e.to_string() });
-            }
-            // the ids Ironic's database assigned
-            let uuids: Vec<String> = batch.iter().filter_map(|n| n.uuid.clone()).collect();
-            let sql = format!("SELECT id, uuid FROM nodes WHERE uuid IN {}", marks(uuids.len()));
-            let ids: HashMap<String, i64> =
-                tx.fetch_map(&sql, texts(&uuids), |r| Ok((r.string("uuid")?, r.i64("id")?))).await?.into_iter().collect();
+                }
+            };
+            let ids: HashMap<String, i64> = match returned {
+                Some(r) => r.into_iter().collect(),
+                None => {
+                    let uuids: Vec<String> = batch.iter().filter_map(|n| n.uuid.clone()).collect();
+                    let mut ids = HashMap::with_capacity(uuids.len());
+                    for chunk in uuids.chunks(BIND_LIMIT) {
+                        let sql = format!("SELECT id, uuid FROM nodes WHERE uuid IN {}", marks(chunk.len()));
+                        ids.extend(
+                            tx.fetch_map(&sql, texts(chunk), |r| Ok((r.string("uuid")?, r.i64("id")?))).await?,
+                        );
+                    }
+                    ids
+                }
+            };
             let ports: Vec<(&NodePlan, &IronicPort)> =
                 batch.iter().flat_map(|n| n.ports.iter().map(move |p| (*n, p))).collect();
-            let port_rows: Vec<Vec<Val>> = ports
+            let mut port_rows: Vec<Vec<Val>> = ports
                 .iter()
                 .map(|(_, p)| port_values(req.schema, &pcols, p, ids.get(&p.node_uuid).copied().unwrap_or_default()))
                 .collect();
-            for (k, chunk) in port_rows.chunks(BATCH * 2).enumerate() {
-                let (sql, vals) = multi_insert("ports", &pcols, chunk.to_vec());
+            let mut first = 0usize;
+            while !port_rows.is_empty() {
+                let take = rows_within(&port_rows, pcols.len(), budget);
+                let rest = port_rows.split_off(take);
+                let chunk = std::mem::replace(&mut port_rows, rest);
+                let (sql, vals) = multi_insert("ports", &pcols, chunk);
                 tx.execute(SAVEPOINT, vec![]).await?;
                 if let Err(e) = tx.execute(&sql, vals).await {
-                    let culprit = find_culprit(&mut tx, "ports", &pcols, chunk).await;
+                    if lost(&e) {
+                        return Err(e.into());
+                    }
+                    let chunk: Vec<Vec<Val>> = ports[first..first + take]
+                        .iter()
+                        .map(|(_, p)| {
+                            port_values(req.schema, &pcols, p, ids.get(&p.node_uuid).copied().unwrap_or_default())
+                        })
+                        .collect();
+                    let culprit = find_culprit(&mut tx, "ports", &pcols, &chunk).await;
                     let _ = tx.rollback().await;
-                    let what = match culprit.and_then(|c| ports.get(k * BATCH * 2 + c)) {
+                    let what = match culprit.and_then(|c| ports.get(first + c)) {
                         Some((n, p)) => format!(
                             "{} (nova_bm node {}), port {} (nova_bm interface {})",
                             n.uuid.as_deref().unwrap_or("-"),
@@ -369,10 +421,16 @@ pub async fn load_db(
                     };
                     return Err(LoadError::Node { uuid: what, message: e.to_string() });
                 }
+                first += take;
             }
             for n in batch {
                 if let Some(node) = &n.node {
-                    record.push(written(node, &n.ports, n.nova_bm_id, n.replaces));
+                    if let Some(rec) = record.as_mut() {
+                        // the run record, a statement at a time as it fills (see `RecordRows`)
+                        if let Some((sql, vals)) = rec.push(&written(node, &n.ports, n.nova_bm_id, n.replaces)) {
+                            tx.execute(&sql, vals).await?;
+                        }
+                    }
                     summary.ports += n.ports.len();
                     let _ = events.send(LoadEvent::Node {
                         nova_bm_id: n.nova_bm_id,
@@ -405,7 +463,7 @@ pub async fn load_db(
                 ]],
             );
             tx.execute(&sql, vals).await?;
-            for (sql, vals) in record_stmts(&req.run_id, &record) {
+            if let Some((sql, vals)) = record.and_then(RecordRows::finish) {
                 tx.execute(&sql, vals).await?;
             }
         }
@@ -445,6 +503,52 @@ pub async fn load_db(
 }
 
 const SAVEPOINT: &str = "SAVEPOINT bm2ironic_batch";
+
+/// The server dropped the connection: no row is to blame, and nothing more can be sent.
+fn lost(e: &DbError) -> bool {
+    matches!(e, DbError::ConnectionLost { .. } | DbError::PacketTooLarge { .. })
+}
+
+/// How many of `rows` (from the first) one INSERT takes: at most `BATCH * 2` rows, `BIND_LIMIT`
+/// values and `budget` bytes, and always at least one row.
+fn rows_within(rows: &[Vec<Val>], ncols: usize, budget: usize) -> usize {
+    let max_rows = (BATCH * 2).min(BIND_LIMIT / ncols.max(1));
+    let mut bytes = 200;
+    for (k, r) in rows.iter().enumerate() {
+        bytes += statement_bytes(", ()", r) + 3 * ncols;
+        if k >= max_rows || (k > 0 && bytes > budget) {
+            return k;
+        }
+    }
+    rows.len()
+}
+
+/// The next batch of nodes: how many (at most `BATCH`, their rows within `budget` bytes and
+/// `BIND_LIMIT` values, at least one), and the INSERT rows of those that have one.
+fn node_batch(
+    nodes: &[&NodePlan],
+    schema: &TargetSchema,
+    cols: &[&str],
+    run_id: &str,
+    budget: usize,
+) -> (usize, Vec<Vec<Val>>) {
+    let max_rows = BATCH.min(BIND_LIMIT / cols.len().max(1));
+    let (mut rows, mut bytes) = (Vec::new(), 200usize);
+    for (k, n) in nodes.iter().enumerate() {
+        if k >= max_rows {
+            return (k, rows);
+        }
+        if let Some(node) = &n.node {
+            let row = node_values(schema, cols, node, run_id);
+            bytes += statement_bytes(", ()", &row) + 3 * cols.len();
+            if k > 0 && bytes > budget {
+                return (k, rows);
+            }
+            rows.push(row);
+        }
+    }
+    (nodes.len(), rows)
+}
 
 /// After a multi-row INSERT failed: rolls back to the batch's savepoint and inserts the rows one by
 /// one, so the error can name the row that caused it. Returns its index in `rows`.

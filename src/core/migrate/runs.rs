@@ -91,12 +91,7 @@ pub(crate) fn written(node: &IronicNode, ports: &[IronicPort], nova_bm_id: i64, 
                 uuid: p.uuid.clone(),
                 address: p.address.clone(),
                 nova_bm_interface_id: p.nova_bm_interface_id,
-                vif: p
-                    .internal_info
-                    .get("tenant_vif_port_id")
-                    .or_else(|| p.extra.get("vif_port_id"))
-                    .and_then(|v| v.as_str())
-                    .map(String::from),
+                vif: p.vif.clone(),
             })
             .collect(),
         replaced,
@@ -137,30 +132,64 @@ pub async fn runs_table_exists(db: &Db) -> Result<bool, DbError> {
 
 /// The per-node rows of a run, as INSERT statements of bounded size.
 pub fn record_stmts(run_id: &str, record: &[WrittenNode]) -> Vec<Stmt> {
-    let cols = ["run_id", "seq", "nova_bm_id", "uuid", "record"];
-    let mut out = Vec::new();
-    let (mut rows, mut bytes) = (Vec::new(), 0usize);
-    for (seq, w) in record.iter().enumerate() {
-        let text = serde_json::to_value(w).map(|v| to_db_text(&v)).unwrap_or_else(|_| "{}".into());
-        if !rows.is_empty()
-            && (rows.len() >= RECORD_ROWS_PER_STATEMENT || bytes + text.len() > RECORD_BYTES_PER_STATEMENT)
-        {
-            out.push(multi_insert(RUN_NODES_TABLE, &cols, std::mem::take(&mut rows)));
-            bytes = 0;
+    let mut rec = RecordRows::new(run_id, RECORD_BYTES_PER_STATEMENT);
+    let mut out: Vec<Stmt> = record.iter().filter_map(|w| rec.push(w)).collect();
+    out.extend(rec.finish());
+    out
+}
+
+/// The per-node rows of a run, built as the load goes: `push` gives a full INSERT when one is due
+/// (at most `max_bytes` of record text, or `RECORD_ROWS_PER_STATEMENT` rows), `finish` the rest; so
+/// a load holds one statement's worth of record, not one per node it wrote.
+pub struct RecordRows {
+    run_id: String,
+    max_bytes: usize,
+    seq: i64,
+    rows: Vec<Vec<Val>>,
+    bytes: usize,
+}
+
+const RECORD_COLUMNS: [&str; 5] = ["run_id", "seq", "nova_bm_id", "uuid", "record"];
+
+impl RecordRows {
+    pub fn new(run_id: &str, max_bytes: usize) -> RecordRows {
+        RecordRows {
+            run_id: run_id.to_string(),
+            max_bytes: max_bytes.min(RECORD_BYTES_PER_STATEMENT),
+            seq: 0,
+            rows: Vec::new(),
+            bytes: 0,
         }
-        bytes += text.len() + 100;
-        rows.push(vec![
-            Val::Text(Some(run_id.to_string())),
-            Val::Int(Some(seq as i64)),
+    }
+
+    pub fn push(&mut self, w: &WrittenNode) -> Option<Stmt> {
+        let text = serde_json::to_value(w).map(|v| to_db_text(&v)).unwrap_or_else(|_| "{}".into());
+        let full = !self.rows.is_empty()
+            && (self.rows.len() >= RECORD_ROWS_PER_STATEMENT || self.bytes + text.len() > self.max_bytes);
+        let out = if full { self.take() } else { None };
+        self.bytes += text.len() + 100;
+        self.rows.push(vec![
+            Val::Text(Some(self.run_id.clone())),
+            Val::Int(Some(self.seq)),
             Val::Int(Some(w.nova_bm_id)),
             Val::Text(Some(w.uuid.clone())),
             Val::Text(Some(text)),
         ]);
+        self.seq += 1;
+        out
     }
-    if !rows.is_empty() {
-        out.push(multi_insert(RUN_NODES_TABLE, &cols, rows));
+
+    pub fn finish(mut self) -> Option<Stmt> {
+        self.take()
     }
-    out
+
+    fn take(&mut self) -> Option<Stmt> {
+        if self.rows.is_empty() {
+            return None;
+        }
+        self.bytes = 0;
+        Some(multi_insert(RUN_NODES_TABLE, &RECORD_COLUMNS, std::mem::take(&mut self.rows)))
+    }
 }
 
 /// Reads run records, newest first, with what each wrote (per-node rows; a run recorded before them

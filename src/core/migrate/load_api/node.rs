@@ -51,7 +51,7 @@ fn is_transitional(s: &str) -> bool {
 
 /// The body of `POST /v1/nodes`.
 pub(super) fn create_body(n: &IronicNode, run_id: &str, version: Option<(u32, u32)>) -> Value {
-    let mut extra = n.extra.clone();
+    let mut extra = n.extra();
     extra["bm2ironic"]["run"] = json!(run_id);
     let mut b = json!({
         "uuid": n.uuid,
@@ -164,9 +164,9 @@ impl Cx<'_> {
             if existing.iter().any(|e| e["address"].as_str() == Some(p.address.as_str())) {
                 continue;
             }
-            let mut extra = p.extra.clone();
-            if let Some(vif) = p.internal_info.get("tenant_vif_port_id").or_else(|| p.extra.get("vif_port_id")) {
-                extra["vif_port_id"] = vif.clone();
+            let mut extra = p.extra();
+            if let Some(vif) = &p.vif {
+                extra["vif_port_id"] = json!(vif);
             }
             let body = json!({"uuid": p.uuid, "address": p.address, "node_uuid": uuid,
                 "pxe_enabled": p.pxe_enabled, "extra": extra});

@@ -10,7 +10,7 @@ mod rows;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::core::db::conf::BaremetalConf;
@@ -293,9 +293,29 @@ fn summarise(nodes: &[NodePlan], conflicts: &[Conflict]) -> PlanSummary {
     summary
 }
 
-/// sha256 of what would be written (passwords excluded).
+/// sha256 of what would be written (passwords excluded): the JSON array of `[uuid, action, node,
+/// ports]` per node, hashed one node at a time (the same bytes as the whole array serialised at once,
+/// without holding it: at 100k nodes that copy was most of the plan's memory).
 fn checksum(nodes: &[NodePlan]) -> String {
-    let rows: Vec<Value> = nodes.iter().map(|n| json!([n.uuid, n.action, n.node, n.ports])).collect();
-    let text = serde_json::to_string(&rows).unwrap_or_default();
-    hex::encode(Sha256::digest(text.as_bytes()))
+    struct Hashing(Sha256);
+    impl std::io::Write for Hashing {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.update(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut h = Hashing(Sha256::new());
+    h.0.update(b"[");
+    for (k, n) in nodes.iter().enumerate() {
+        if k > 0 {
+            h.0.update(b",");
+        }
+        // through a Value, as before: its objects serialise with their keys sorted
+        let _ = serde_json::to_writer(&mut h, &json!([n.uuid, n.action, n.node, n.ports]));
+    }
+    h.0.update(b"]");
+    hex::encode(h.0.finalize())
 }

@@ -206,5 +206,9 @@ proptest! {
         // deterministic
         let again = plan(&inv, &t, None, &options(), &resolutions(seed, decide));
         prop_assert_eq!(&p.checksum, &again.checksum);
+        // hashed node by node, the checksum is the one of the whole array serialised at once
+        let rows: Vec<serde_json::Value> = p.nodes.iter().map(|n| serde_json::json!([n.uuid, n.action, n.node, n.ports])).collect();
+        let whole = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(serde_json::to_string(&rows).unwrap().as_bytes()));
+        prop_assert_eq!(&p.checksum, &whole);
     }
 }

@@ -2,8 +2,6 @@
 //! decided its fate, and the driver and driver_info its power manager maps to. The column-by-column
 //! rules are in docs/mapping.md.
 
-use std::collections::BTreeMap;
-
 use chrono::NaiveDateTime;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -52,34 +50,43 @@ impl PowerManager {
 }
 
 /// `driver_info`: values as Ironic needs them; passwords serialise as "***" everywhere but the loader.
+/// A handful of entries under fixed names, so a short list rather than a map (a map's first node
+/// costs about 600 bytes, times two per node, at 100k nodes); it comes out as a JSON object with
+/// its keys sorted, as before.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct DriverInfo(BTreeMap<String, Value>, BTreeMap<String, Secret>);
+pub struct DriverInfo(Vec<(&'static str, Value)>, Vec<(&'static str, Secret)>);
 
 impl DriverInfo {
-    fn set(&mut self, k: &str, v: Value) {
-        self.0.insert(k.to_string(), v);
+    fn set(&mut self, k: &'static str, v: Value) {
+        match self.0.iter_mut().find(|(key, _)| *key == k) {
+            Some(e) => e.1 = v,
+            None => self.0.push((k, v)),
+        }
     }
-    fn secret(&mut self, k: &str, v: &Secret) {
-        self.1.insert(k.to_string(), v.clone());
+    fn secret(&mut self, k: &'static str, v: &Secret) {
+        match self.1.iter_mut().find(|(key, _)| *key == k) {
+            Some(e) => e.1 = v.clone(),
+            None => self.1.push((k, v.clone())),
+        }
     }
     pub fn get(&self, k: &str) -> Option<&Value> {
-        self.0.get(k)
+        self.0.iter().find(|(key, _)| *key == k).map(|(_, v)| v)
     }
     pub fn has_secret(&self, k: &str) -> bool {
-        self.1.contains_key(k)
+        self.1.iter().any(|(key, _)| *key == k)
     }
     /// The JSON the loader writes (passwords in clear: only for the target database).
     pub fn expose_json(&self) -> Value {
-        let mut m: Map<String, Value> = self.0.clone().into_iter().collect();
+        let mut m: Map<String, Value> = self.0.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
         for (k, s) in &self.1 {
-            m.insert(k.clone(), Value::String(s.expose().to_string()));
+            m.insert(k.to_string(), Value::String(s.expose().to_string()));
         }
         Value::Object(m)
     }
     pub fn redacted_json(&self) -> Value {
-        let mut m: Map<String, Value> = self.0.clone().into_iter().collect();
-        for k in self.1.keys() {
-            m.insert(k.clone(), json!("***"));
+        let mut m: Map<String, Value> = self.0.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        for (k, _) in &self.1 {
+            m.insert(k.to_string(), json!("***"));
         }
         Value::Object(m)
     }
@@ -91,8 +98,9 @@ impl Serialize for DriverInfo {
     }
 }
 
-/// An Ironic node row as we will write it.
-#[derive(Debug, Clone, Serialize)]
+/// An Ironic node row as we will write it. Its `extra` (our marker) is built when asked for, from the
+/// nova_bm row it names (two small JSON objects a node, at 100k nodes, were 130 MB of maps).
+#[derive(Debug, Clone)]
 pub struct IronicNode {
     pub uuid: String,
     pub instance_uuid: Option<String>,
@@ -109,21 +117,104 @@ pub struct IronicNode {
     pub maintenance_reason: Option<String>,
     pub created_at: Option<NaiveDateTime>,
     pub updated_at: Option<NaiveDateTime>,
-    pub extra: Value,
+    /// the nova_bm row, named in `extra`
+    pub nova_bm_id: i64,
+    pub service_host: Option<String>,
+    /// Juno has no maintenance_reason column: `extra` carries it there
+    pub kind: TargetKind,
 }
 
-/// An Ironic port row as we will write it.
-#[derive(Debug, Clone, Serialize)]
+impl IronicNode {
+    /// The `extra` column: `{"bm2ironic": {"nova_bm_id", "service_host"[, "maintenance_reason" on Juno]}}`.
+    pub fn extra(&self) -> Value {
+        let mut marker = json!({"nova_bm_id": self.nova_bm_id, "service_host": self.service_host});
+        if self.kind == TargetKind::Juno {
+            if let Some(r) = &self.maintenance_reason {
+                marker["maintenance_reason"] = json!(r);
+            }
+        }
+        json!({ "bm2ironic": marker })
+    }
+}
+
+impl Serialize for IronicNode {
+    /// The row's fields, `extra` last as a JSON object (as when it was stored).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("IronicNode", 15)?;
+        st.serialize_field("uuid", &self.uuid)?;
+        st.serialize_field("instance_uuid", &self.instance_uuid)?;
+        st.serialize_field("instance_name", &self.instance_name)?;
+        st.serialize_field("driver", &self.driver)?;
+        st.serialize_field("driver_info", &self.driver_info)?;
+        st.serialize_field("properties", &self.properties)?;
+        st.serialize_field("resource_class", &self.resource_class)?;
+        st.serialize_field("instance_info", &self.instance_info)?;
+        st.serialize_field("provision_state", &self.provision_state)?;
+        st.serialize_field("power_state", &self.power_state)?;
+        st.serialize_field("maintenance", &self.maintenance)?;
+        st.serialize_field("maintenance_reason", &self.maintenance_reason)?;
+        st.serialize_field("created_at", &self.created_at)?;
+        st.serialize_field("updated_at", &self.updated_at)?;
+        st.serialize_field("extra", &self.extra())?;
+        st.end()
+    }
+}
+
+/// An Ironic port row as we will write it. Its JSON columns are built when asked for (`extra`,
+/// `internal_info`) from the few values they hold: two small JSON objects per port cost about
+/// 1.3 KB of maps, times 200k ports at 100k nodes.
+#[derive(Debug, Clone)]
 pub struct IronicPort {
     pub uuid: String,
     pub address: String,
     pub node_uuid: String,
     pub nova_bm_interface_id: i64,
     pub pxe_enabled: bool,
-    pub extra: Value,
-    pub internal_info: Value,
+    /// the Neutron port bound to the interface (kept only with the node's instance)
+    pub vif: Option<String>,
+    /// where the VIF goes: `extra.vif_port_id` on Juno, `internal_info.tenant_vif_port_id` on modern
+    pub kind: TargetKind,
     pub created_at: Option<NaiveDateTime>,
     pub updated_at: Option<NaiveDateTime>,
+}
+
+impl IronicPort {
+    /// The `extra` column: our marker, and the VIF on Juno.
+    pub fn extra(&self) -> Value {
+        let mut extra = json!({"bm2ironic": {"nova_bm_interface_id": self.nova_bm_interface_id}});
+        if let (Some(v), TargetKind::Juno) = (&self.vif, self.kind) {
+            extra["vif_port_id"] = json!(v);
+        }
+        extra
+    }
+
+    /// The `internal_info` column: the VIF on modern Ironic.
+    pub fn internal_info(&self) -> Value {
+        let mut info = json!({});
+        if let (Some(v), TargetKind::Modern) = (&self.vif, self.kind) {
+            info["tenant_vif_port_id"] = json!(v);
+        }
+        info
+    }
+}
+
+impl Serialize for IronicPort {
+    /// The row's fields, `extra` and `internal_info` as JSON objects (as when they were stored).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("IronicPort", 9)?;
+        st.serialize_field("uuid", &self.uuid)?;
+        st.serialize_field("address", &self.address)?;
+        st.serialize_field("node_uuid", &self.node_uuid)?;
+        st.serialize_field("nova_bm_interface_id", &self.nova_bm_interface_id)?;
+        st.serialize_field("pxe_enabled", &self.pxe_enabled)?;
+        st.serialize_field("extra", &self.extra())?;
+        st.serialize_field("internal_info", &self.internal_info())?;
+        st.serialize_field("created_at", &self.created_at)?;
+        st.serialize_field("updated_at", &self.updated_at)?;
+        st.end()
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -249,12 +340,6 @@ pub(super) fn build_node(
             .map(|c| if c.is_ascii() && !c.is_ascii_control() { c.to_string() } else { c.escape_unicode().to_string() })
             .collect::<String>()
     });
-    let mut marker = json!({"nova_bm_id": n.id, "service_host": n.service_host});
-    if kind == TargetKind::Juno {
-        if let Some(r) = &reason {
-            marker["maintenance_reason"] = json!(r); // Juno has no maintenance_reason column
-        }
-    }
     IronicNode {
         uuid: uuid.to_string(),
         instance_uuid: if f.keep_instance { n.instance_uuid.as_deref().and_then(normalize_uuid) } else { None },
@@ -277,7 +362,9 @@ pub(super) fn build_node(
         maintenance_reason: reason,
         created_at: n.created_at,
         updated_at: n.updated_at,
-        extra: json!({ "bm2ironic": marker }),
+        nova_bm_id: n.id,
+        service_host: n.service_host.clone(),
+        kind,
     }
 }
 
@@ -288,23 +375,14 @@ pub(super) fn build_port(
     kind: TargetKind,
 ) -> Option<IronicPort> {
     let mac = i.address_normalized.clone()?;
-    let vif = i.vif_uuid.clone().filter(|_| keep_instance);
-    let mut extra = json!({"bm2ironic": {"nova_bm_interface_id": i.id}});
-    let mut internal_info = json!({});
-    if let Some(v) = vif {
-        match kind {
-            TargetKind::Juno => extra["vif_port_id"] = json!(v),
-            TargetKind::Modern => internal_info["tenant_vif_port_id"] = json!(v),
-        }
-    }
     Some(IronicPort {
         uuid: uuid::Uuid::new_v5(&BM2IRONIC_NS, format!("port:{}:{mac}", node.uuid).as_bytes()).to_string(),
         address: mac,
         node_uuid: node.uuid.clone(),
         nova_bm_interface_id: i.id,
         pxe_enabled: true,
-        extra,
-        internal_info,
+        vif: i.vif_uuid.clone().filter(|_| keep_instance),
+        kind,
         created_at: i.created_at,
         updated_at: i.updated_at,
     })

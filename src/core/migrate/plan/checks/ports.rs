@@ -2,8 +2,6 @@
 //! id holding a MAC keeps it) and `mac-in-ironic`; `skip-port` leaves the interface out. See
 //! docs/conflicts.md, and docs/mapping.md §3 for the ports written.
 
-use std::collections::HashSet;
-
 use super::{Checks, Fate};
 use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
 use crate::core::source::model::InventoryNode;
@@ -14,7 +12,8 @@ impl Checks<'_> {
         let n = &entry.node;
         let uuid_s = f.uuid.clone();
         let uuid_s = uuid_s.as_deref();
-        let mut seen_here: HashSet<String> = HashSet::new();
+        // a node has a handful of interfaces: a short list, not a set of owned strings per node
+        let mut seen_here: Vec<&str> = Vec::new();
         for i in entry.interfaces.iter().filter(|i| !i.deleted) {
             let isub = Subject::Interface { nova_bm_id: n.id, interface_id: i.id };
             let shown = i.address.as_deref().unwrap_or("(none)");
@@ -32,7 +31,7 @@ impl Checks<'_> {
                 continue;
             };
             let first = self.first_holder.get(mac).copied();
-            if first.is_some_and(|(nid, iid)| (nid, iid) != (n.id, i.id)) || !seen_here.insert(mac.clone()) {
+            if first.is_some_and(|(nid, iid)| (nid, iid) != (n.id, i.id)) || seen_here.contains(&mac.as_str()) {
                 let (fnode, _) = first.unwrap_or((n.id, i.id));
                 let a = self.d.raise(
                     ConflictCode::DuplicateMac,
@@ -46,6 +45,7 @@ impl Checks<'_> {
                 }
                 continue;
             }
+            seen_here.push(mac);
             if let Some(owner) = self.port_macs.get(mac) {
                 let owner_uuid = owner.and_then(|id| self.node_id_to_uuid.get(&id).and_then(|u| u.as_deref()));
                 let ours = owner_uuid.is_some() && owner_uuid == uuid_s && f.replaces.is_none();

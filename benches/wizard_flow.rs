@@ -1,0 +1,129 @@
+//! The wizard under load, on a ratatui TestBackend (scripts/bench.sh runs it):
+//! 1. key-to-frame while the progress screen receives 10,000 load events a second: what the runtime
+//!    does when a key arrives (run.rs: every queued message is handled, then one frame is drawn, at
+//!    most every 33 ms, so a key waits for at most one frame's worth of events: 330), for 100k nodes;
+//! 2. time to the inventory screen at 100k nodes: the prepare that Enter on the connections screen
+//!    starts (read nova_bm, plan), run by the real runtime until the inventory screen is drawn. The
+//!    inventory comes from BENCH_NOVA_BM_DB (scripts/bench.sh passes its 100k MariaDB source), else
+//!    an SQLite nova_bm built here (Fixture::bench).
+//!
+//! Run: cargo bench --bench wizard_flow [-- NODES]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bm2ironic::core::db::url::DbUrl;
+use bm2ironic::core::db::{Access, Db};
+use bm2ironic::core::demo::fixture::{self, Fixture};
+use bm2ironic::core::ironic::target::{TargetKind, TargetSchema, TargetState};
+use bm2ironic::core::migrate::load_sql::{LoadEvent, NodeStatus};
+use bm2ironic::core::migrate::plan::{self, PlanOptions};
+use bm2ironic::core::migrate::prepare::Prepared;
+use bm2ironic::core::source::model::Inventory;
+use bm2ironic::tui::app::{App, Msg, Prefill, Screen};
+use bm2ironic::tui::run::Runner;
+use bm2ironic::tui::screens::progress::Progress;
+use bm2ironic::tui::view::{view, Theme};
+use bm2ironic::tui::Mode;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+
+fn opts() -> PlanOptions {
+    PlanOptions {
+        default_arch: Some("x86_64".into()),
+        deploy_kernel: Some("k".into()),
+        deploy_ramdisk: Some("r".into()),
+        ..Default::default()
+    }
+}
+
+fn progress_app(nodes: usize) -> App {
+    let f = Fixture::bench(nodes, 40);
+    let inv = Inventory::join(f.nodes, f.interfaces);
+    let target = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
+    let plan = plan::plan(&inv, &target, None, &opts(), &Default::default());
+    let mut a = App::new(Mode::Rehearsal, Prefill::default(), opts(), Default::default());
+    a.session.inv_summary = inv.summary();
+    a.progress = Progress::start(true, Some(&plan));
+    a.session.prepared = Some(Arc::new(Prepared {
+        inventory: inv,
+        target_db: None,
+        target,
+        nova: None,
+        plan,
+        source: "bench".into(),
+        timings: Default::default(),
+    }));
+    a.screen = Screen::Progress;
+    a
+}
+
+fn key_to_frame(nodes: usize) {
+    let mut a = progress_app(nodes);
+    let ids: Vec<(i64, String)> = a
+        .session
+        .prepared
+        .as_ref()
+        .map(|p| p.plan.to_write().map(|n| (n.nova_bm_id, n.uuid.clone().unwrap_or_default())).collect())
+        .unwrap_or_default();
+    let total = ids.len();
+    let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let per_frame = 10_000 * 33 / 1000; // events arriving during one 33 ms frame at 10k/s
+    let mut next = 0usize;
+    let mut samples = Vec::new();
+    let started = Instant::now();
+    while next + per_frame < total && samples.len() < 200 {
+        let t = Instant::now();
+        for (id, uuid) in &ids[next..next + per_frame] {
+            a.update(Msg::Load(LoadEvent::Node { nova_bm_id: *id, uuid: uuid.clone(), status: NodeStatus::Written }));
+        }
+        next += per_frame;
+        a.update(Msg::Load(LoadEvent::Progress { done: next, total, elapsed_ms: 0.0 }));
+        a.update(Msg::Key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE)));
+        term.draw(|f| view(&a, f, Theme { color: true })).unwrap();
+        samples.push(t.elapsed());
+    }
+    samples.sort();
+    let events = next as f64 / started.elapsed().as_secs_f64();
+    println!(
+        "key-to-frame while progress floods (10k events/s, {nodes} nodes): median {:.2?}, p99 {:.2?}, max {:.2?} ({} frames; the app alone digests {:.0} events/s)",
+        samples[samples.len() / 2],
+        samples[samples.len() * 99 / 100],
+        samples[samples.len() - 1],
+        samples.len(),
+        events
+    );
+}
+
+async fn to_inventory(nodes: usize) {
+    let tmp = tempfile::tempdir().unwrap();
+    let url = match std::env::var("BENCH_NOVA_BM_DB") {
+        Ok(u) if !u.is_empty() => u,
+        _ => {
+            let u = format!("sqlite:///{}", tmp.path().join("nova_bm.sqlite").display());
+            let db = Db::connect(&DbUrl::parse(&u).unwrap(), Access::Create).await.unwrap();
+            fixture::build(&db, &Fixture::bench(nodes, 40)).await.unwrap();
+            db.close().await;
+            u
+        }
+    };
+    let prefill = Prefill { nova_bm_db: Some(url.clone()), ..Default::default() };
+    let app = App::new(Mode::ReadOnly, prefill, opts(), Default::default());
+    let ctx = bm2ironic::tui::run::Context { auto_prepare: true, ..Default::default() };
+    let mut r = Runner::new(app, Terminal::new(TestBackend::new(120, 40)).unwrap(), Theme { color: true }, ctx);
+    let t = Instant::now();
+    r.start();
+    assert!(r.pump_until(|a| a.screen == Screen::Inventory, Duration::from_secs(120)).await);
+    r.draw().unwrap();
+    let n = r.app.session.prepared.as_ref().map(|p| p.inventory.nodes.len()).unwrap_or(0);
+    let source = if url.starts_with("sqlite") { "SQLite" } else { "the given database" };
+    println!("prepare (Enter on connections) to the inventory drawn, {n} nodes from {source}: {:.2?}", t.elapsed());
+}
+
+fn main() {
+    let nodes: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(100_000);
+    key_to_frame(nodes);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(to_inventory(nodes));
+}
