@@ -6,6 +6,7 @@
 
 pub mod conf;
 mod exec;
+pub mod galera;
 pub mod row;
 pub mod secret;
 pub mod sql;
@@ -21,6 +22,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
 use sqlx::{Connection, Database, Executor};
 
 pub use crate::core::db::exec::Tx;
+pub use crate::core::db::galera::Galera;
 pub use crate::core::db::row::Row;
 pub use crate::core::db::sql::{Stmt, Val};
 use crate::core::db::url::{Backend, DbUrl};
@@ -65,6 +67,8 @@ pub struct Db {
     pub server_version: String,
     /// Time to open the first connection and ask the server's version.
     pub latency: Duration,
+    /// A MySQL target that is a Galera node (galera.rs): its cluster status and write-set limits.
+    pub galera: Option<Galera>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -79,6 +83,12 @@ pub enum DbError {
     NoSuchFile { what: String },
     #[error("{what}: another session held a lock we waited for more than {seconds} s, so the statement was abandoned and its transaction rolled back: nothing of it was written (is Ironic, or another bm2ironic, using this database? MySQL: SHOW PROCESSLIST; PostgreSQL: SELECT * FROM pg_stat_activity; stop it, then run again)")]
     LockTimeout { what: String, seconds: u64 },
+    #[error("{what}: the Galera node at {endpoint} is not part of a primary component (no quorum; {state}): connect to a node of the primary component, or restore quorum")]
+    NoQuorum { what: String, endpoint: String, state: String },
+    #[error("{what}: the transaction was rolled back by a write conflict (ERROR 1213: a deadlock, or on Galera a certification failure: another session wrote the same rows at the same time)")]
+    Conflict { what: String },
+    #[error("{what}: the load is one transaction, so one Galera write set, and it is too large for this cluster ({detail}); nothing was written. Raise wsrep_max_ws_rows / wsrep_max_ws_size on every node (SET GLOBAL, and in the configuration), then run again")]
+    WriteSetTooLarge { what: String, detail: String },
     #[error("{what}: {message}")]
     Other { what: String, message: String },
 }
@@ -157,6 +167,7 @@ impl Db {
                 vec![utc, locks]
             }
         };
+        let mut galera = None;
         let pool = match url.backend {
             Backend::MySql => {
                 let mut o = MySqlConnectOptions::new().port(url.port);
@@ -174,13 +185,24 @@ impl Db {
                 if let Some(ca) = url.param("ssl-ca") {
                     o = o.ssl_ca(ca);
                 }
-                let session = session(
+                let mut session = session(
                     "SET SESSION time_zone = '+00:00'",
                     "SET SESSION TRANSACTION READ ONLY",
                     lock_setting(&MYSQL_LOCKS, |s| {
                         format!("SET SESSION innodb_lock_wait_timeout = {s}, lock_wait_timeout = {s}")
                     }),
                 );
+                // a Galera node (it answers like any server, so this also proves it answers)
+                galera = match tokio::time::timeout(CONNECT_TIMEOUT, galera::detect(&o, url)).await {
+                    Ok(g) => g?,
+                    Err(_) => return Err(no_answer(url)),
+                };
+                if let Some(g) = galera.as_ref().filter(|g| !g.is_primary()) {
+                    return Err(no_quorum(url, format!("its wsrep_cluster_status is {}", g.cluster_status)));
+                }
+                if galera.is_some() && !read_only {
+                    session.push(galera::CAUSAL_READS);
+                }
                 Pool::MySql(open_pool(o, max_connections, session, url).await?)
             }
             Backend::Postgres => {
@@ -227,7 +249,7 @@ impl Db {
             Backend::Postgres => "SELECT current_setting('server_version')",
             Backend::Sqlite => "SELECT sqlite_version()",
         };
-        let mut db = Db { pool, url: url.clone(), server_version: String::new(), latency: Duration::ZERO };
+        let mut db = Db { pool, url: url.clone(), server_version: String::new(), latency: Duration::ZERO, galera };
         let version: String = db.fetch_scalar(version_sql, vec![]).await?;
         db.server_version = match url.backend {
             Backend::Postgres => format!("PostgreSQL {version}"),
@@ -274,16 +296,21 @@ impl Db {
 /// out", hiding "connection refused" or "access denied" that the operator needs to see at once.
 async fn probe<C: sqlx::Connection>(options: &<C as sqlx::Connection>::Options, url: &DbUrl) -> Result<(), DbError> {
     match tokio::time::timeout(CONNECT_TIMEOUT, C::connect_with(options)).await {
-        Err(_) => Err(DbError::Unreachable {
-            what: url.describe(),
-            reason: format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()),
-        }),
+        Err(_) => Err(no_answer(url)),
         Ok(Err(e)) => Err(classify(url, e)),
         Ok(Ok(c)) => {
             let _ = c.close().await;
             Ok(())
         }
     }
+}
+
+fn no_answer(url: &DbUrl) -> DbError {
+    DbError::Unreachable { what: url.describe(), reason: format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()) }
+}
+
+fn no_quorum(url: &DbUrl, state: String) -> DbError {
+    DbError::NoQuorum { what: url.describe(), endpoint: url.endpoint(), state }
 }
 
 fn classify(url: &DbUrl, e: sqlx::Error) -> DbError {
@@ -302,6 +329,11 @@ fn classify(url: &DbUrl, e: sqlx::Error) -> DbError {
                     }
                     1049 => return DbError::UnknownDatabase { what, database },
                     1205 => return DbError::LockTimeout { what, seconds: lock_timeout_s() },
+                    1213 => return DbError::Conflict { what },
+                    // WSREP has not yet prepared node for application use
+                    1047 if my.message().contains("WSREP") => {
+                        return no_quorum(url, "ERROR 1047: WSREP has not yet prepared node for application use".into())
+                    }
                     _ => {}
                 }
             }
