@@ -46,8 +46,9 @@ install_missing() {
   command -v ss >/dev/null || pkgs+=(iproute2)   # the rsync SST looks for its daemon's port with ss
   ((${#pkgs[@]} == 0)) && return 0
   say "apt-get install ${pkgs[*]}"
-  apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${pkgs[@]}" >/dev/null
+  # test.sh starts us beside other installers: wait for dpkg's lock rather than fail
+  apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q "${pkgs[@]}" >/dev/null
   [ -e "$LIB" ] || fail "$LIB is still missing"
 }
 
@@ -250,7 +251,7 @@ status() {
 
 env_lines() {
   local n
-  echo "export BM2IRONIC_TEST_GALERA=$(cd "$(dirname "$0")" && pwd)/galera.sh"
+  echo "export BM2IRONIC_TEST_GALERA=1"
   for n in $ALL; do
     echo "export BM2IRONIC_TEST_GALERA_NODE$n='mysql://bm2admin:adminpass@127.0.0.1:$(sql_port "$n")/ironic'"
   done

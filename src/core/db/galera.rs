@@ -96,3 +96,29 @@ impl Galera {
         Err(DbError::WriteSetTooLarge { what: url.describe(), detail: over.join("; ") })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(rows: u64, size: u64) -> Galera {
+        Galera { cluster_status: "Primary".into(), cluster_size: 3, max_ws_size: size, max_ws_rows: rows }
+    }
+
+    #[test]
+    fn a_load_that_cannot_fit_one_write_set_is_refused_naming_the_variable() {
+        let url = DbUrl::parse("mysql://u:secret@db1:3306/ironic").unwrap();
+        assert!(node(0, 2_147_483_647).check_write_set(&url, 1_000_000, 100_000_000).is_ok());
+        let e = node(1_000, 2_147_483_647).check_write_set(&url, 1_001, 10).unwrap_err().to_string();
+        assert!(e.contains("1001 rows, wsrep_max_ws_rows is 1000") && e.contains("db1:3306"), "{e}");
+        assert!(!e.contains("secret"), "{e}");
+        let e = node(0, 1_000_000).check_write_set(&url, 10, 900_000).unwrap_err().to_string();
+        assert!(e.contains("wsrep_max_ws_size is 1000000") && e.contains("nothing was written"), "{e}");
+        assert!(node(0, 1_000_000).check_write_set(&url, 10, 700_000).is_ok());
+    }
+
+    #[test]
+    fn row_bytes_counts_text_and_a_share_for_keys() {
+        assert_eq!(row_bytes(&[Val::Text(Some("abcd".into())), Val::Int(Some(1)), Val::Text(None)]), 6 + 8 + 8 + 64);
+    }
+}
