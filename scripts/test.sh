@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first" >&2; exit 1; }
 if ! command -v tmux >/dev/null; then   # the wizard's end-to-end tests run the binary in tmux
   echo "== installing tmux (apt) =="
-  apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q tmux >/dev/null
+  apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q tmux >/dev/null
 fi
 
 echo "== starting test services (MariaDB, PostgreSQL) =="
@@ -20,6 +20,11 @@ echo "   MariaDB    ${BM2IRONIC_TEST_MYSQL_ADMIN//:adminpass@/:***@}"
 echo "   PostgreSQL ${BM2IRONIC_TEST_PG_ADMIN//:adminpass@/:***@}"
 echo "   SQLite     in-process (temp files)"
 
+echo "== a 3-node MariaDB Galera cluster on 127.0.0.1:24311-24313 (scripts/galera.sh), started meanwhile =="
+{ scripts/galera.sh clean && scripts/galera.sh start >/tmp/bm2ironic-galera.env; } >/tmp/bm2ironic-galera.log 2>&1 &
+GALERA=$!
+trap 'scripts/galera.sh clean >/dev/null 2>&1 || true; scripts/test-services.sh stop || true' EXIT
+
 echo "== the real clients, each in a cached venv, installed meanwhile: the openstack client (the rehearsal), python-novaclient 7.1.2 (the proxy) =="
 { scripts/clients.sh osc && scripts/novaclient.sh install >/tmp/bm2ironic-novaclient.out; } >/tmp/bm2ironic-clients.log 2>&1 &
 CLIENTS=$!
@@ -28,12 +33,14 @@ echo "== real Ironic (PyPI ironic==39.0.0): venv, and its schema from ironic-dbs
 eval "$(scripts/ironic-schemas.sh)"
 
 echo "== real Keystone (PyPI keystone==30.0.0) on 127.0.0.1:15000, shared by the Keystone tests =="
-trap 'scripts/keystone.sh stop || true; scripts/test-services.sh stop || true' EXIT
+trap 'scripts/galera.sh clean >/dev/null 2>&1 || true; scripts/keystone.sh stop || true; scripts/test-services.sh stop || true' EXIT
 eval "$(scripts/keystone.sh start)"
 
 wait "$CLIENTS" || { cat /tmp/bm2ironic-clients.log >&2; echo "installing the openstack client failed" >&2; exit 1; }
 BM2IRONIC_TEST_NOVACLIENT_VENV=$(tail -1 /tmp/bm2ironic-novaclient.out)
 export BM2IRONIC_TEST_NOVACLIENT_VENV
+wait "$GALERA" || { cat /tmp/bm2ironic-galera.log >&2; echo "starting the Galera cluster failed" >&2; exit 1; }
+eval "$(cat /tmp/bm2ironic-galera.env)"   # sets BM2IRONIC_TEST_GALERA: the galera:: tests run
 
 echo "== cargo fmt --check, cargo clippy (warnings are errors) =="
 cargo fmt --check

@@ -12,6 +12,7 @@ mod e2e_tmux;
 mod faults;
 mod flavors;
 mod fuzz;
+mod galera;
 mod hostile_rows;
 mod hostile_text;
 mod inventory;

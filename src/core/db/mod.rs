@@ -6,6 +6,7 @@
 
 pub mod conf;
 mod exec;
+pub mod galera;
 pub mod row;
 pub mod secret;
 pub mod sql;
@@ -21,6 +22,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
 use sqlx::{Connection, Database, Executor};
 
 pub use crate::core::db::exec::Tx;
+pub use crate::core::db::galera::Galera;
 pub use crate::core::db::row::Row;
 pub use crate::core::db::sql::{Stmt, Val};
 use crate::core::db::url::{Backend, DbUrl};
@@ -67,6 +69,8 @@ pub struct Db {
     pub latency: Duration,
     /// MySQL/MariaDB: the server's `max_allowed_packet` (read at connect), which no statement may pass.
     pub max_packet: Option<u64>,
+    /// A MySQL target that is a Galera node (galera.rs): its cluster status and write-set limits.
+    pub galera: Option<Galera>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -87,6 +91,12 @@ pub enum DbError {
     /// MySQL/MariaDB refused (or dropped the connection on) a statement larger than its limit.
     #[error("{what}: a statement of {bytes} bytes is larger than the server's max_allowed_packet ({limit} bytes); raise it on the server (bm2ironic sizes its statements below it, so please report this)")]
     PacketTooLarge { what: String, bytes: usize, limit: u64 },
+    #[error("{what}: the Galera node at {endpoint} is not part of a primary component (no quorum; {state}): connect to a node of the primary component, or restore quorum")]
+    NoQuorum { what: String, endpoint: String, state: String },
+    #[error("{what}: the transaction was rolled back by a write conflict (ERROR 1213: a deadlock, or on Galera a certification failure: another session wrote the same rows at the same time)")]
+    Conflict { what: String },
+    #[error("{what}: the load is one transaction, so one Galera write set, and it is too large for this cluster ({detail}); nothing was written. Raise wsrep_max_ws_rows / wsrep_max_ws_size on every node (SET GLOBAL, and in the configuration), then run again")]
+    WriteSetTooLarge { what: String, detail: String },
     #[error("{what}: {message}")]
     Other { what: String, message: String },
 }
@@ -165,6 +175,7 @@ impl Db {
                 vec![utc, locks]
             }
         };
+        let mut galera = None;
         let pool = match url.backend {
             Backend::MySql => {
                 let mut o = MySqlConnectOptions::new().port(url.port);
@@ -182,13 +193,24 @@ impl Db {
                 if let Some(ca) = url.param("ssl-ca") {
                     o = o.ssl_ca(ca);
                 }
-                let session = session(
+                let mut session = session(
                     "SET SESSION time_zone = '+00:00'",
                     "SET SESSION TRANSACTION READ ONLY",
                     lock_setting(&MYSQL_LOCKS, |s| {
                         format!("SET SESSION innodb_lock_wait_timeout = {s}, lock_wait_timeout = {s}")
                     }),
                 );
+                // a Galera node (it answers like any server, so this also proves it answers)
+                galera = match tokio::time::timeout(CONNECT_TIMEOUT, galera::detect(&o, url)).await {
+                    Ok(g) => g?,
+                    Err(_) => return Err(no_answer(url)),
+                };
+                if let Some(g) = galera.as_ref().filter(|g| !g.is_primary()) {
+                    return Err(no_quorum(url, format!("its wsrep_cluster_status is {}", g.cluster_status)));
+                }
+                if galera.is_some() && !read_only {
+                    session.push(galera::CAUSAL_READS);
+                }
                 Pool::MySql(open_pool(o, max_connections, session, url).await?)
             }
             Backend::Postgres => {
@@ -235,8 +257,14 @@ impl Db {
             Backend::Postgres => "SELECT current_setting('server_version')",
             Backend::Sqlite => "SELECT sqlite_version()",
         };
-        let mut db =
-            Db { pool, url: url.clone(), server_version: String::new(), latency: Duration::ZERO, max_packet: None };
+        let mut db = Db {
+            pool,
+            url: url.clone(),
+            server_version: String::new(),
+            latency: Duration::ZERO,
+            max_packet: None,
+            galera,
+        };
         let version: String = db.fetch_scalar(version_sql, vec![]).await?;
         if url.backend == Backend::MySql {
             let limit: i64 = db.fetch_scalar("SELECT CAST(@@max_allowed_packet AS SIGNED)", vec![]).await?;
@@ -316,16 +344,21 @@ impl Db {
 /// out", hiding "connection refused" or "access denied" that the operator needs to see at once.
 async fn probe<C: sqlx::Connection>(options: &<C as sqlx::Connection>::Options, url: &DbUrl) -> Result<(), DbError> {
     match tokio::time::timeout(CONNECT_TIMEOUT, C::connect_with(options)).await {
-        Err(_) => Err(DbError::Unreachable {
-            what: url.describe(),
-            reason: format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()),
-        }),
+        Err(_) => Err(no_answer(url)),
         Ok(Err(e)) => Err(classify(url, e)),
         Ok(Ok(c)) => {
             let _ = c.close().await;
             Ok(())
         }
     }
+}
+
+fn no_answer(url: &DbUrl) -> DbError {
+    DbError::Unreachable { what: url.describe(), reason: format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()) }
+}
+
+fn no_quorum(url: &DbUrl, state: String) -> DbError {
+    DbError::NoQuorum { what: url.describe(), endpoint: url.endpoint(), state }
 }
 
 fn classify(url: &DbUrl, e: sqlx::Error) -> DbError {
@@ -346,6 +379,11 @@ fn classify(url: &DbUrl, e: sqlx::Error) -> DbError {
                     1205 => return DbError::LockTimeout { what, seconds: lock_timeout_s() },
                     // ER_NET_PACKET_TOO_LARGE (the size is filled in by `statement_error`)
                     1153 => return DbError::PacketTooLarge { what, bytes: 0, limit: 0 },
+                    1213 => return DbError::Conflict { what },
+                    // WSREP has not yet prepared node for application use
+                    1047 if my.message().contains("WSREP") => {
+                        return no_quorum(url, "ERROR 1047: WSREP has not yet prepared node for application use".into())
+                    }
                     _ => {}
                 }
             }

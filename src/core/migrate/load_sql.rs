@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use crate::core::db::galera::{row_bytes, CONFLICT_ATTEMPTS, CONFLICT_BACKOFF_MS};
 use crate::core::db::sql::{marks, multi_insert, statement_bytes, texts, Val};
 use crate::core::db::url::Backend;
 use crate::core::db::{Db, DbError, Tx};
@@ -113,6 +114,8 @@ pub enum LoadError {
     Cancelled,
     #[error("writing node {uuid} failed: {message}; the transaction was rolled back, the target is as it was")]
     Node { uuid: String, message: String },
+    #[error("{last}; tried {attempts} times, rolled back each time: nothing was written (stop whatever else writes to Ironic's database, then run again)")]
+    Conflicts { attempts: u32, last: DbError },
 }
 
 /// JSON for a TEXT column, written the way Ironic writes it (non-ASCII escaped).
@@ -303,9 +306,19 @@ pub async fn load_db(
     let ncols = node_columns(req.schema);
     let pcols = port_columns(req.schema);
     let started_at = now();
+    if let Some(g) = &db.galera {
+        let (rows, bytes) = write_set_size(&req, &to_write, &ncols, &pcols);
+        if let Err(e) = g.check_write_set(&db.url, rows, bytes) {
+            drop_tables(db, ddl_outside, &missing_tables).await;
+            return Err(e.into());
+        }
+    }
 
     let counters = read_counters(db).await?;
-    let outcome = async {
+    // a write conflict (ERROR 1213: deadlock, Galera certification) rolls the whole load back: try it
+    // again from the start, a bounded number of times
+    let mut attempt_load = async || {
+        summary.ports = 0;
         let mut tx = db.begin().await?;
         if create_runs_table && !ddl_outside {
             for stmt in runs_ddl(backend) {
@@ -351,23 +364,27 @@ pub async fn load_db(
             let returned = match inserted {
                 Ok(r) => r,
                 Err(e) => {
-                if lost(&e) {
-                    return Err(e.into());
-                }
-                // name the row that failed, not the batch: retry one by one up to the culprit
-                let rows: Vec<Vec<Val>> = with_rows
-                    .iter()
-                    .filter_map(|n| n.node.as_ref())
-                    .map(|n| node_values(req.schema, &ncols, n, &req.run_id))
-                    .collect();
-                let culprit = find_culprit(&mut tx, "nodes", &ncols, &rows).await;
-                let _ = tx.rollback().await;
-                let n = culprit.and_then(|k| with_rows.get(k));
-                let what = match n {
-                    Some(n) => format!("{} (nova_bm node {})", n.uuid.as_deref().unwrap_or("-"), n.nova_bm_id),
-                    None => format!("{} (batch of {})", batch.first().and_then(|n| n.uuid.clone()).unwrap_or_default(), batch.len()),
-                };
-                return Err(LoadError::Node { uuid: what, message: e.to_string() });
+                    if !matches!(e, DbError::Other { .. }) {
+                        return Err(e.into()); // about the server or the session, not a row
+                    }
+                    // name the row that failed, not the batch: retry one by one up to the culprit
+                    let rows: Vec<Vec<Val>> = with_rows
+                        .iter()
+                        .filter_map(|n| n.node.as_ref())
+                        .map(|n| node_values(req.schema, &ncols, n, &req.run_id))
+                        .collect();
+                    let culprit = find_culprit(&mut tx, "nodes", &ncols, &rows).await;
+                    let _ = tx.rollback().await;
+                    let n = culprit.and_then(|k| with_rows.get(k));
+                    let what = match n {
+                        Some(n) => format!("{} (nova_bm node {})", n.uuid.as_deref().unwrap_or("-"), n.nova_bm_id),
+                        None => format!(
+                            "{} (batch of {})",
+                            batch.first().and_then(|n| n.uuid.clone()).unwrap_or_default(),
+                            batch.len()
+                        ),
+                    };
+                    return Err(LoadError::Node { uuid: what, message: e.to_string() });
                 }
             };
             let ids: HashMap<String, i64> = match returned {
@@ -377,9 +394,7 @@ pub async fn load_db(
                     let mut ids = HashMap::with_capacity(uuids.len());
                     for chunk in uuids.chunks(BIND_LIMIT) {
                         let sql = format!("SELECT id, uuid FROM nodes WHERE uuid IN {}", marks(chunk.len()));
-                        ids.extend(
-                            tx.fetch_map(&sql, texts(chunk), |r| Ok((r.string("uuid")?, r.i64("id")?))).await?,
-                        );
+                        ids.extend(tx.fetch_map(&sql, texts(chunk), |r| Ok((r.string("uuid")?, r.i64("id")?))).await?);
                     }
                     ids
                 }
@@ -398,7 +413,7 @@ pub async fn load_db(
                 let (sql, vals) = multi_insert("ports", &pcols, chunk);
                 tx.execute(SAVEPOINT, vec![]).await?;
                 if let Err(e) = tx.execute(&sql, vals).await {
-                    if lost(&e) {
+                    if !matches!(e, DbError::Other { .. }) {
                         return Err(e.into());
                     }
                     let chunk: Vec<Vec<Val>> = ports[first..first + take]
@@ -481,18 +496,28 @@ pub async fn load_db(
             tracing::info!(run = %req.run_id, created = done, ports = summary.ports, checksum = %plan.checksum, "load committed");
         }
         Ok::<(), LoadError>(())
-    }
-    .await;
+    };
+    let mut attempt = 1;
+    let outcome = loop {
+        match attempt_load().await {
+            Err(LoadError::Db(e @ DbError::Conflict { .. }))
+                if attempt < CONFLICT_ATTEMPTS && !cancel.is_cancelled() =>
+            {
+                tracing::warn!(run = %req.run_id, attempt, error = %e, "write conflict: the load was rolled back, trying again");
+                restore_counters(db, &counters).await;
+                tokio::time::sleep(std::time::Duration::from_millis(CONFLICT_BACKOFF_MS << (attempt - 1))).await;
+                attempt += 1;
+            }
+            Err(LoadError::Db(last @ DbError::Conflict { .. })) => {
+                break Err(LoadError::Conflicts { attempts: attempt, last })
+            }
+            other => break other,
+        }
+    };
     if !summary.committed {
         // a rolled-back INSERT still advances sequences / AUTO_INCREMENT: put them back
         restore_counters(db, &counters).await;
-        if ddl_outside {
-            for t in missing_tables.iter().rev() {
-                if let Err(e) = db.execute(&format!("DROP TABLE IF EXISTS {t}"), vec![]).await {
-                    tracing::warn!(error = %e, table = t, "could not drop a run table this failed load created");
-                }
-            }
-        }
+        drop_tables(db, ddl_outside, &missing_tables).await;
     }
     outcome?;
     summary.elapsed_ms = ms(started.elapsed());
@@ -502,12 +527,40 @@ pub async fn load_db(
     Ok(summary)
 }
 
-const SAVEPOINT: &str = "SAVEPOINT bm2ironic_batch";
-
-/// The server dropped the connection: no row is to blame, and nothing more can be sent.
-fn lost(e: &DbError) -> bool {
-    matches!(e, DbError::ConnectionLost { .. } | DbError::PacketTooLarge { .. })
+/// Drops the run tables a load created outside its transaction (MySQL) when it did not commit.
+async fn drop_tables(db: &Db, ddl_outside: bool, tables: &[&str]) {
+    if ddl_outside {
+        for t in tables.iter().rev() {
+            if let Err(e) = db.execute(&format!("DROP TABLE IF EXISTS {t}"), vec![]).await {
+                tracing::warn!(error = %e, table = t, "could not drop a run table this failed load created");
+            }
+        }
+    }
 }
+
+/// Rows and (roughly) bytes of the load's one transaction: the nodes, their ports, the run record.
+fn write_set_size(req: &LoadRequest<'_>, to_write: &[&NodePlan], ncols: &[&str], pcols: &[&str]) -> (u64, u64) {
+    let (mut rows, mut bytes) = (1u64, 1024u64);
+    for n in to_write {
+        if let Some(node) = &n.node {
+            rows += 2; // the node and its row in the run record
+            bytes += row_bytes(&node_values(req.schema, ncols, node, &req.run_id));
+            bytes += serde_json::to_string(&written(node, &n.ports, n.nova_bm_id, n.replaces)).map_or(0, |t| t.len())
+                as u64
+                + 64;
+        }
+        if n.replaces.is_some() {
+            rows += 1;
+        }
+        for p in &n.ports {
+            rows += 1;
+            bytes += row_bytes(&port_values(req.schema, pcols, p, 0));
+        }
+    }
+    (rows, bytes)
+}
+
+const SAVEPOINT: &str = "SAVEPOINT bm2ironic_batch";
 
 /// How many of `rows` (from the first) one INSERT takes: at most `BATCH * 2` rows, `BIND_LIMIT`
 /// values and `budget` bytes, and always at least one row.
