@@ -102,3 +102,39 @@ fn watch_refuses_a_directory_and_an_unknown_run() {
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-run"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `-v` mirrors the audit log to stderr: no colour codes when stderr is not a terminal (a file, a
+/// pipe: here, the test's pipe), even with TERM set and NO_COLOR unset.
+#[tokio::test(flavor = "multi_thread")]
+async fn verbose_stderr_that_is_not_a_terminal_gets_no_colour_codes() {
+    let Some(db) = TestDb::with_fixture(Backend::Sqlite, "vcol", &Fixture::standard()).await else { return };
+    let logs = tempfile::tempdir().unwrap();
+    let out = bm2ironic(logs.path())
+        .env_remove("NO_COLOR")
+        .env("TERM", "xterm-256color")
+        .env("BM2IRONIC_NOVA_BM_DB", &db.reader_url)
+        .args(["-vv", "inventory", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("connected"), "the audit records are mirrored");
+    assert!(!raw_escape(&out.stderr), "{:?}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The audit log says who ran the command by its uid, not by what `$USER` claims.
+#[test]
+fn the_audit_log_names_the_uid_not_what_user_claims() {
+    let logs = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = bm2ironic(logs.path())
+        .env("USER", "someone-else")
+        .args(["demo", "--no-tui", "--dir"])
+        .arg(dir.path().join("sb"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let log = crate::common::read_logs(logs.path());
+    // SAFETY: getuid has no preconditions
+    let uid = unsafe { libc::getuid() };
+    assert!(log.contains(&format!("uid {uid} (USER=someone-else)")), "{log}");
+}
