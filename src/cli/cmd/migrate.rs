@@ -56,14 +56,7 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     let p = &prepared.plan;
     let json_out = args.plan.json;
     if p.blocking() > 0 {
-        if json_out {
-            for c in p.conflicts.iter().filter(|c| c.is_unresolved_blocking()) {
-                print_json(&json!({"event": "conflict", "code": c.code, "node_uuid": c.node_uuid, "detail": c.detail}));
-            }
-            print_json(&json!({"event": "summary", "committed": false, "blocking": p.blocking(), "created": 0}));
-        } else {
-            print(&render_plan(p));
-        }
+        print_blocking(p, json_out);
         let why = format!("{} blocking conflict(s) unresolved: nothing written", p.blocking());
         write_report(&args, &settings, &prepared, Outcome::NotStarted(why.clone()), prepared.timings, None)?;
         if let Some(db) = &prepared.target_db {
@@ -151,15 +144,16 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     Ok(())
 }
 
-fn print_summary(s: &LoadSummary, phases: &Phases) {
+/// The counts of a load, one table for both loaders (`created`/`errors` named as each loader means them).
+pub(super) fn print_counts(s: &LoadSummary, created: &str, errors: &str, time: String) {
     let mut t = Table::new(&[
         ("read", true),
-        ("created", true),
+        (created, true),
         ("skipped", true),
         ("already", true),
         ("maintenance", true),
         ("ports", true),
-        ("errors", true),
+        (errors, true),
         ("time", true),
     ]);
     t.row(vec![
@@ -170,9 +164,25 @@ fn print_summary(s: &LoadSummary, phases: &Phases) {
         s.maintenance.to_string(),
         s.ports.to_string(),
         s.errors.to_string(),
-        human_ms(s.elapsed_ms),
+        time,
     ]);
     print(&t.render());
+}
+
+/// A plan with unresolved blocking conflicts: the conflicts as events (`--json`) or the plan's text.
+pub(super) fn print_blocking(p: &crate::core::migrate::plan::Plan, json_out: bool) {
+    if json_out {
+        for c in p.conflicts.iter().filter(|c| c.is_unresolved_blocking()) {
+            print_json(&json!({"event": "conflict", "code": c.code, "node_uuid": c.node_uuid, "detail": c.detail}));
+        }
+        print_json(&json!({"event": "summary", "committed": false, "blocking": p.blocking(), "created": 0}));
+    } else {
+        print(&render_plan(p));
+    }
+}
+
+fn print_summary(s: &LoadSummary, phases: &Phases) {
+    print_counts(s, "created", "errors", human_ms(s.elapsed_ms));
     print(&format!("time: {}\n", phases.line(!s.committed)));
     if s.rehearse {
         print(&format!("REHEARSAL run {}: everything was written, then rolled back; nothing stays.\n", s.run_id));

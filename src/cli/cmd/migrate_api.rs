@@ -4,11 +4,10 @@
 
 use std::io::IsTerminal;
 
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::migrate::MigrateArgs;
-use crate::cli::output::{confirm, print, print_json, render_plan, Table};
+use crate::cli::output::{confirm, print};
 use crate::cli::{exit, parse_duration, prepare_api_from, Failure, GlobalArgs};
 use crate::core::migrate::load_api::{self, ApiLoadOptions, ApiLoadRequest};
 use crate::core::migrate::load_sql::{LoadEvent, NodeStatus};
@@ -40,14 +39,7 @@ async fn load(
     let p = &prepared.prepared.plan;
     let json_out = args.plan.json;
     if p.blocking() > 0 {
-        if json_out {
-            for c in p.conflicts.iter().filter(|c| c.is_unresolved_blocking()) {
-                print_json(&json!({"event": "conflict", "code": c.code, "node_uuid": c.node_uuid, "detail": c.detail}));
-            }
-            print_json(&json!({"event": "summary", "committed": false, "blocking": p.blocking(), "created": 0}));
-        } else {
-            print(&render_plan(p));
-        }
+        super::migrate::print_blocking(p, json_out);
         return Err(Failure {
             code: exit::CONFLICTS,
             message: format!("{} blocking conflict(s) unresolved: nothing created", p.blocking()),
@@ -121,27 +113,7 @@ async fn load(
     }
     let s = result?;
     if !json_out {
-        let mut t = Table::new(&[
-            ("read", true),
-            ("changed", true),
-            ("skipped", true),
-            ("already", true),
-            ("maintenance", true),
-            ("ports", true),
-            ("failed", true),
-            ("time", true),
-        ]);
-        t.row(vec![
-            s.read.to_string(),
-            s.created.to_string(),
-            s.skipped.to_string(),
-            s.already_migrated.to_string(),
-            s.maintenance.to_string(),
-            s.ports.to_string(),
-            s.errors.to_string(),
-            format!("{:.2}s", s.elapsed_ms / 1000.0),
-        ]);
-        print(&t.render());
+        super::migrate::print_counts(&s, "changed", "failed", format!("{:.2}s", s.elapsed_ms / 1000.0));
         if s.committed && p.summary.create > 0 {
             print(&format!("Run {} done through the API. Next: `bm2ironic verify --run {}`; undo with `bm2ironic rollback --run {}`.\n", s.run_id, s.run_id, s.run_id));
         } else if p.summary.create == 0 {
