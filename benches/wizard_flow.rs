@@ -40,7 +40,7 @@ fn opts() -> PlanOptions {
 
 fn progress_app(nodes: usize) -> App {
     let f = Fixture::bench(nodes, 40);
-    let inv = Inventory::join(f.nodes, f.interfaces);
+    let inv = Arc::new(Inventory::join(f.nodes, f.interfaces));
     let target = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
     let plan = plan::plan(&inv, &target, None, &opts(), &Default::default());
     let mut a = App::new(Mode::Rehearsal, Prefill::default(), opts(), Default::default());

@@ -20,7 +20,7 @@ use ratatui::Terminal;
 
 fn app(nodes: usize) -> App {
     let f = Fixture::generated(nodes, 40);
-    let inv = Inventory::join(f.nodes, f.interfaces);
+    let inv = Arc::new(Inventory::join(f.nodes, f.interfaces));
     let target = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
     let opts = PlanOptions {
         default_arch: Some("x86_64".into()),

@@ -149,12 +149,9 @@ pub fn render_plan(p: &Plan) -> String {
             n.uuid.clone().unwrap_or_else(|| "-".into()),
             n.service_host.clone().unwrap_or_else(|| "-".into()),
             wire_name(&n.action),
-            n.node
-                .as_ref()
-                .map(|x| x.provision_state.clone().unwrap_or_else(|| "(none)".into()))
-                .unwrap_or_else(|| "-".into()),
-            if n.node.as_ref().is_some_and(|x| x.maintenance) { "yes".into() } else { "".into() },
-            n.ports.len().to_string(),
+            n.write.map(|w| w.provision_state.unwrap_or("(none)")).unwrap_or("-").to_string(),
+            if n.write.is_some_and(|w| w.maintenance) { "yes".into() } else { "".into() },
+            n.write.map_or(0, |w| w.ports).to_string(),
             n.conflicts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(","),
         ]);
     }
@@ -280,7 +277,7 @@ mod tests {
         let inv = crate::core::source::model::Inventory::join(f.nodes, f.interfaces);
         let target = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
         let opts = PlanOptions { default_arch: Some("x86_64".into()), ..Default::default() };
-        let p = plan(&inv, &target, None, &opts, &Default::default());
+        let p = plan(&inv.into(), &target, None, &opts, &Default::default());
         let text = render_plan(&p);
         let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
         for code in [ConflictCode::InvalidMac, ConflictCode::MidDeploy] {

@@ -10,7 +10,7 @@ use crate::core::migrate::plan::Plan;
 pub fn simulate_takeover(plan: &Plan, logs: &[(String, PathBuf)]) {
     let now = chrono::Utc::now().naive_utc();
     let ts = |ms: i64| (now + chrono::Duration::milliseconds(ms)).format("%Y-%m-%d %H:%M:%S%.3f").to_string();
-    let nodes: Vec<_> = plan.to_write().filter_map(|n| n.node.as_ref()).collect();
+    let nodes: Vec<_> = plan.rows_to_write().map(|(_, r)| r.node).collect();
     let failing =
         nodes.iter().find(|n| n.provision_state.as_deref() == Some("active") && !n.maintenance).map(|n| n.uuid.clone());
     for (name, path) in logs {

@@ -2,17 +2,18 @@
 //! one test per mistake, named after it. Pure: no database.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use bm2ironic::core::db::conf::BaremetalConf;
 use bm2ironic::core::db::secret::Secret;
 use bm2ironic::core::demo::fixture::Fixture;
 use bm2ironic::core::ironic::target::{ExistingNode, ExistingPort, TargetKind, TargetSchema, TargetState};
 use bm2ironic::core::migrate::conflict::{ConflictCode, Resolutions};
-use bm2ironic::core::migrate::plan::{plan, IronicNode, NodeAction, Plan, PlanOptions};
+use bm2ironic::core::migrate::plan::{plan, IronicNode, IronicPort, NodeAction, Plan, PlanOptions, Rows};
 use bm2ironic::core::source::model::Inventory;
 use bm2ironic::core::source::nova::{NovaFacts, NovaInstance};
 
-fn inventory(f: &Fixture) -> Inventory {
+fn inventory(f: &Fixture) -> Arc<Inventory> {
     let mut ifaces = f.interfaces.clone();
     ifaces.sort_by_key(|i| (i.bm_node_id, i.id));
     let nodes = f
@@ -24,7 +25,7 @@ fn inventory(f: &Fixture) -> Inventory {
             n
         })
         .collect();
-    Inventory::join(nodes, ifaces)
+    Arc::new(Inventory::join(nodes, ifaces))
 }
 
 fn empty_target(kind: TargetKind) -> TargetState {
@@ -59,11 +60,15 @@ fn standard_plan(kind: TargetKind) -> Plan {
     plan(&inventory(&Fixture::standard()), &empty_target(kind), None, &options(), &resolve_all())
 }
 
-fn node(p: &Plan, nova_bm_id: i64) -> &IronicNode {
+fn node(p: &Plan, nova_bm_id: i64) -> IronicNode {
+    rows(p, nova_bm_id).node
+}
+
+fn rows(p: &Plan, nova_bm_id: i64) -> Rows {
     p.nodes
         .iter()
         .find(|n| n.nova_bm_id == nova_bm_id)
-        .and_then(|n| n.node.as_ref())
+        .and_then(|n| p.rows(n))
         .unwrap_or_else(|| panic!("node {nova_bm_id} is not written"))
 }
 
@@ -92,7 +97,7 @@ fn power_state_is_not_guessed_from_task_state() {
     // node 9 is a stopped instance whose task_state still says `active`
     for kind in [TargetKind::Modern, TargetKind::Juno] {
         let p = standard_plan(kind);
-        for n in p.nodes.iter().filter_map(|n| n.node.as_ref()) {
+        for n in p.nodes.iter().filter_map(|n| p.rows(n)).map(|r| r.node) {
             assert_eq!(n.power_state, None, "{kind:?}: Ironic must read the BMC, not be told");
         }
     }
@@ -183,27 +188,11 @@ fn deploy_images_are_written_where_each_target_reads_them() {
 #[test]
 fn vif_is_written_under_the_key_ironic_reads() {
     let p = standard_plan(TargetKind::Modern);
-    let port = p
-        .nodes
-        .iter()
-        .find(|n| n.nova_bm_id == 1)
-        .unwrap()
-        .ports
-        .iter()
-        .find(|p| p.address == "52:54:00:00:00:01")
-        .unwrap();
+    let port = rows(&p, 1).ports.into_iter().find(|p| p.address == "52:54:00:00:00:01").unwrap();
     assert_eq!(port.internal_info()["tenant_vif_port_id"], "cccccccc-0000-4000-8000-000000000001");
     assert!(port.extra().get("vif_uuid").is_none());
     let p = standard_plan(TargetKind::Juno);
-    let port = p
-        .nodes
-        .iter()
-        .find(|n| n.nova_bm_id == 1)
-        .unwrap()
-        .ports
-        .iter()
-        .find(|p| p.address == "52:54:00:00:00:01")
-        .unwrap();
+    let port = rows(&p, 1).ports.into_iter().find(|p| p.address == "52:54:00:00:00:01").unwrap();
     assert_eq!(port.extra()["vif_port_id"], "cccccccc-0000-4000-8000-000000000001");
 }
 
@@ -228,6 +217,8 @@ fn ssh_port_and_terminal_port_are_kept() {
     assert_eq!(n.driver_info.get("ssh_virt_type").unwrap(), "virsh");
     assert!(n.driver_info.has_secret("ssh_password"));
     assert!(!serde_json::to_string(&p).unwrap().contains("sshpass"), "the plan never shows passwords");
+    assert!(!serde_json::to_string(&n).unwrap().contains("sshpass"), "nor do its rows");
+    assert!(serde_json::to_string(&n).unwrap().contains("\"ssh_password\":\"***\""));
 }
 
 #[test]
@@ -235,7 +226,7 @@ fn source_primary_keys_are_not_forced_into_the_target() {
     // the plan carries no Ironic ids at all: the database assigns them (see tests/it/migrate.rs for the
     // sequences after a real load)
     let p = standard_plan(TargetKind::Modern);
-    let text = serde_json::to_value(&p.nodes[0].node).unwrap();
+    let text = serde_json::to_value(p.rows(&p.nodes[0]).unwrap().node).unwrap();
     assert!(text.get("id").is_none());
 }
 
@@ -253,7 +244,8 @@ fn macs_are_normalised_and_duplicates_found() {
     assert!(dup.is_unresolved_blocking());
     assert!(p.conflicts.iter().any(|c| c.code == ConflictCode::InvalidMac));
     let p = standard_plan(TargetKind::Modern);
-    let all: Vec<&str> = p.nodes.iter().flat_map(|n| n.ports.iter().map(|p| p.address.as_str())).collect();
+    let ports: Vec<IronicPort> = p.rows_to_write().flat_map(|(_, r)| r.ports).collect();
+    let all: Vec<&str> = ports.iter().map(|p| p.address.as_str()).collect();
     assert!(
         all.contains(&"52:54:00:aa:bb:11") && all.contains(&"52:54:00:00:00:09") && all.contains(&"52:54:00:00:00:12")
     );

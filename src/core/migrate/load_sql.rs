@@ -19,7 +19,7 @@ use crate::core::db::{Db, DbError, Tx};
 use crate::core::ironic::json::to_db_text;
 use crate::core::ironic::target::{TargetKind, TargetSchema};
 use crate::core::migrate::counters::{read_counters, restore_counters};
-use crate::core::migrate::plan::{IronicNode, IronicPort, NodeAction, NodePlan, Plan};
+use crate::core::migrate::plan::{IronicNode, IronicPort, NodeAction, NodePlan, Plan, Rows};
 pub(crate) use crate::core::migrate::runs::{runs_ddl, written};
 use crate::core::migrate::runs::{RecordRows, RUN_NODES_TABLE};
 // the run record lives in `runs`; these names stay reachable from here for existing callers
@@ -243,7 +243,7 @@ pub async fn load_db(
         return Err(LoadError::Blocked(plan.blocking()));
     }
     let to_write: Vec<_> = plan.to_write().collect();
-    let total_ports: usize = to_write.iter().map(|n| n.ports.len()).sum();
+    let total_ports: usize = to_write.iter().map(|n| n.write.map_or(0, |w| w.ports)).sum();
     let _ = events.send(LoadEvent::Started {
         run_id: req.run_id.clone(),
         nodes: to_write.len(),
@@ -307,7 +307,7 @@ pub async fn load_db(
     let pcols = port_columns(req.schema);
     let started_at = now();
     if let Some(g) = &db.galera {
-        let (rows, bytes) = write_set_size(&req, &to_write, &ncols, &pcols);
+        let (rows, bytes) = write_set_size(&req, plan, &to_write, &ncols, &pcols);
         if let Err(e) = g.check_write_set(&db.url, rows, bytes) {
             drop_tables(db, ddl_outside, &missing_tables).await;
             return Err(e.into());
@@ -337,7 +337,8 @@ pub async fn load_db(
                 tracing::warn!(run = %req.run_id, done, "load cancelled, rolled back");
                 return Err(LoadError::Cancelled);
             }
-            let (count, rows) = node_batch(&to_write[next..], req.schema, &ncols, &req.run_id, budget);
+            // this batch's rows, built now (the plan does not hold them)
+            let (count, built, rows) = node_batch(plan, &to_write[next..], req.schema, &ncols, &req.run_id, budget);
             let batch = &to_write[next..next + count];
             next += count;
             // `replace`: the other node and its ports go first
@@ -349,7 +350,6 @@ pub async fn load_db(
                 }
                 tracing::warn!(run = %req.run_id, replaced_id = id, uuid = ?n.uuid, "replaced an Ironic node (operator's decision)");
             }
-            let with_rows: Vec<&NodePlan> = batch.iter().copied().filter(|n| n.node.is_some()).collect();
             let (mut sql, vals) = multi_insert("nodes", &ncols, rows);
             tx.execute(SAVEPOINT, vec![]).await?;
             // the ids the database assigned: returned by the INSERT where it can (PostgreSQL, SQLite),
@@ -368,14 +368,11 @@ pub async fn load_db(
                         return Err(e.into()); // about the server or the session, not a row
                     }
                     // name the row that failed, not the batch: retry one by one up to the culprit
-                    let rows: Vec<Vec<Val>> = with_rows
-                        .iter()
-                        .filter_map(|n| n.node.as_ref())
-                        .map(|n| node_values(req.schema, &ncols, n, &req.run_id))
-                        .collect();
+                    let rows: Vec<Vec<Val>> =
+                        built.iter().map(|(_, r)| node_values(req.schema, &ncols, &r.node, &req.run_id)).collect();
                     let culprit = find_culprit(&mut tx, "nodes", &ncols, &rows).await;
                     let _ = tx.rollback().await;
-                    let n = culprit.and_then(|k| with_rows.get(k));
+                    let n = culprit.and_then(|k| built.get(k)).map(|(n, _)| n);
                     let what = match n {
                         Some(n) => format!("{} (nova_bm node {})", n.uuid.as_deref().unwrap_or("-"), n.nova_bm_id),
                         None => format!(
@@ -400,7 +397,7 @@ pub async fn load_db(
                 }
             };
             let ports: Vec<(&NodePlan, &IronicPort)> =
-                batch.iter().flat_map(|n| n.ports.iter().map(move |p| (*n, p))).collect();
+                built.iter().flat_map(|(n, r)| r.ports.iter().map(move |p| (*n, p))).collect();
             let mut port_rows: Vec<Vec<Val>> = ports
                 .iter()
                 .map(|(_, p)| port_values(req.schema, &pcols, p, ids.get(&p.node_uuid).copied().unwrap_or_default()))
@@ -438,21 +435,19 @@ pub async fn load_db(
                 }
                 first += take;
             }
-            for n in batch {
-                if let Some(node) = &n.node {
-                    if let Some(rec) = record.as_mut() {
-                        // the run record, a statement at a time as it fills (see `RecordRows`)
-                        if let Some((sql, vals)) = rec.push(&written(node, &n.ports, n.nova_bm_id, n.replaces)) {
-                            tx.execute(&sql, vals).await?;
-                        }
+            for (n, r) in &built {
+                if let Some(rec) = record.as_mut() {
+                    // the run record, a statement at a time as it fills (see `RecordRows`)
+                    if let Some((sql, vals)) = rec.push(&written(&r.node, &r.ports, n.nova_bm_id, n.replaces)) {
+                        tx.execute(&sql, vals).await?;
                     }
-                    summary.ports += n.ports.len();
-                    let _ = events.send(LoadEvent::Node {
-                        nova_bm_id: n.nova_bm_id,
-                        uuid: node.uuid.clone(),
-                        status: NodeStatus::Written,
-                    });
                 }
+                summary.ports += r.ports.len();
+                let _ = events.send(LoadEvent::Node {
+                    nova_bm_id: n.nova_bm_id,
+                    uuid: r.node.uuid.clone(),
+                    status: NodeStatus::Written,
+                });
             }
             done += batch.len();
             tracing::debug!(run = %req.run_id, done, total = to_write.len(), "batch written");
@@ -539,20 +534,25 @@ async fn drop_tables(db: &Db, ddl_outside: bool, tables: &[&str]) {
 }
 
 /// Rows and (roughly) bytes of the load's one transaction: the nodes, their ports, the run record.
-fn write_set_size(req: &LoadRequest<'_>, to_write: &[&NodePlan], ncols: &[&str], pcols: &[&str]) -> (u64, u64) {
+fn write_set_size(
+    req: &LoadRequest<'_>,
+    plan: &Plan,
+    to_write: &[&NodePlan],
+    ncols: &[&str],
+    pcols: &[&str],
+) -> (u64, u64) {
     let (mut rows, mut bytes) = (1u64, 1024u64);
     for n in to_write {
-        if let Some(node) = &n.node {
-            rows += 2; // the node and its row in the run record
-            bytes += row_bytes(&node_values(req.schema, ncols, node, &req.run_id));
-            bytes += serde_json::to_string(&written(node, &n.ports, n.nova_bm_id, n.replaces)).map_or(0, |t| t.len())
-                as u64
-                + 64;
-        }
         if n.replaces.is_some() {
             rows += 1;
         }
-        for p in &n.ports {
+        let Some(r) = plan.rows(n) else { continue };
+        rows += 2; // the node and its row in the run record
+        bytes += row_bytes(&node_values(req.schema, ncols, &r.node, &req.run_id));
+        bytes += serde_json::to_string(&written(&r.node, &r.ports, n.nova_bm_id, n.replaces)).map_or(0, |t| t.len())
+            as u64
+            + 64;
+        for p in &r.ports {
             rows += 1;
             bytes += row_bytes(&port_values(req.schema, pcols, p, 0));
         }
@@ -577,30 +577,33 @@ fn rows_within(rows: &[Vec<Val>], ncols: usize, budget: usize) -> usize {
 }
 
 /// The next batch of nodes: how many (at most `BATCH`, their rows within `budget` bytes and
-/// `BIND_LIMIT` values, at least one), and the INSERT rows of those that have one.
-fn node_batch(
-    nodes: &[&NodePlan],
+/// `BIND_LIMIT` values, at least one), their rows (built here), and the INSERT rows of their nodes.
+#[allow(clippy::type_complexity)]
+fn node_batch<'p>(
+    plan: &Plan,
+    nodes: &[&'p NodePlan],
     schema: &TargetSchema,
     cols: &[&str],
     run_id: &str,
     budget: usize,
-) -> (usize, Vec<Vec<Val>>) {
+) -> (usize, Vec<(&'p NodePlan, Rows)>, Vec<Vec<Val>>) {
     let max_rows = BATCH.min(BIND_LIMIT / cols.len().max(1));
-    let (mut rows, mut bytes) = (Vec::new(), 200usize);
+    let (mut built, mut rows, mut bytes) = (Vec::new(), Vec::new(), 200usize);
     for (k, n) in nodes.iter().enumerate() {
         if k >= max_rows {
-            return (k, rows);
+            return (k, built, rows);
         }
-        if let Some(node) = &n.node {
-            let row = node_values(schema, cols, node, run_id);
+        if let Some(r) = plan.rows(n) {
+            let row = node_values(schema, cols, &r.node, run_id);
             bytes += statement_bytes(", ()", &row) + 3 * cols.len();
             if k > 0 && bytes > budget {
-                return (k, rows);
+                return (k, built, rows);
             }
             rows.push(row);
+            built.push((*n, r));
         }
     }
-    (nodes.len(), rows)
+    (nodes.len(), built, rows)
 }
 
 /// After a multi-row INSERT failed: rolls back to the batch's savepoint and inserts the rows one by

@@ -2,6 +2,7 @@
 //! Ironic database and detect its schema, read Nova's facts when given, and compute the plan.
 //! Shared by `plan`, `migrate` and the wizard.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::core::db::conf::ConnectionSettings;
@@ -41,7 +42,8 @@ impl std::fmt::Debug for Prepared {
 }
 
 pub struct Prepared {
-    pub inventory: Inventory,
+    /// shared with the plan, which builds rows from it
+    pub inventory: Arc<Inventory>,
     /// None when browsing read-only (no target opened)
     pub target_db: Option<Db>,
     pub target: TargetState,
@@ -64,7 +66,7 @@ pub async fn browse(
     let source = NovaBmSource::open(src_url).await?;
     let inventory = source.read_inventory(|_| {}).await;
     source.close().await;
-    let inventory = inventory?;
+    let inventory = Arc::new(inventory?);
     let read = ms(started.elapsed());
     let target =
         TargetState { schema: target::TargetSchema::known(target::TargetKind::Modern), nodes: vec![], ports: vec![] };
@@ -99,7 +101,7 @@ pub async fn prepare(
     let source = NovaBmSource::open(src_url).await?;
     let inventory = source.read_inventory(|_| {}).await;
     source.close().await;
-    let inventory = inventory?;
+    let inventory = Arc::new(inventory?);
 
     let target_db = target::connect(tgt_url).await?;
     let schema = target::detect(&target_db, object_version).await?;

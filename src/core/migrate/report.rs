@@ -266,19 +266,16 @@ impl Report {
         let nodes = plan
             .nodes
             .iter()
-            .map(|n| NodeRow {
+            .map(|n| (n, n.write.filter(|w| w.maintenance).and_then(|_| plan.rows(n))))
+            .map(|(n, maint)| NodeRow {
                 nova_bm_id: n.nova_bm_id,
                 uuid: n.uuid.clone(),
                 host: n.service_host.clone(),
                 plan: wire(&n.action),
                 outcome: node_outcome(n, &input.outcome),
-                provision_state: n.node.as_ref().and_then(|x| x.provision_state.clone()),
-                maintenance_reason: n
-                    .node
-                    .as_ref()
-                    .filter(|x| x.maintenance)
-                    .and_then(|x| x.maintenance_reason.clone()),
-                ports: n.ports.len(),
+                provision_state: n.write.and_then(|w| w.provision_state.map(String::from)),
+                maintenance_reason: maint.and_then(|r| r.node.maintenance_reason),
+                ports: n.write.map_or(0, |w| w.ports),
                 conflicts: n.conflicts.iter().map(|c| c.to_string()).collect(),
             })
             .collect();
@@ -549,7 +546,7 @@ mod tests {
         let inv = crate::core::source::model::Inventory::join(f.nodes, f.interfaces);
         let target = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
         let opts = PlanOptions { default_arch: Some("x86_64".into()), ..Default::default() };
-        plan(&inv, &target, None, &opts, &Default::default())
+        plan(&inv.into(), &target, None, &opts, &Default::default())
     }
 
     #[test]

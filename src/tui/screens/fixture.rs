@@ -27,7 +27,7 @@ pub fn options() -> PlanOptions {
 /// The demo's 36 nodes, planned (with its undecided conflicts).
 pub fn session(mode: Mode) -> Session {
     let f = Fixture::demo();
-    let inventory = Inventory::join(f.nodes, f.interfaces);
+    let inventory = Arc::new(Inventory::join(f.nodes, f.interfaces));
     let target = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
     let opts = options();
     let plan = plan::plan(&inventory, &target, None, &opts, &Default::default());

@@ -302,7 +302,9 @@ impl Inventory {
         let n = &p.inventory.nodes[ni];
         let b = &n.node;
         let plan_node = session.plan.as_ref().and_then(|pl| pl.nodes.iter().find(|x| x.nova_bm_id == b.id));
-        let target = plan_node.and_then(|x| x.node.as_ref());
+        // this node's rows, built for the frame (the plan does not keep them)
+        let rows = session.plan.as_ref().zip(plan_node).and_then(|(pl, x)| pl.rows(x));
+        let target = rows.as_ref().map(|r| &r.node);
         let action = plan_node
             .map(|x| serde_json::to_value(x.action).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default())
             .unwrap_or_else(|| "-".into());
@@ -365,8 +367,9 @@ impl Inventory {
             )));
         }
         for i in &n.interfaces {
-            let dst = plan_node
-                .and_then(|x| x.ports.iter().find(|p| p.nova_bm_interface_id == i.id))
+            let dst = rows
+                .as_ref()
+                .and_then(|r| r.ports.iter().find(|p| p.nova_bm_interface_id == i.id))
                 .map(|p| p.address.clone())
                 .unwrap_or("(not migrated)".into());
             lines.push(row("mac", dash(i.address.as_deref()), dst));

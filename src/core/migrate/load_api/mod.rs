@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::core::ironic::api::nodes::StateIds;
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
 use crate::core::migrate::load_sql::{written, ApiProgress, LoadEvent, LoadSummary, NodeStatus, RunRecord};
-use crate::core::migrate::plan::{NodeAction, NodePlan, Plan};
+use crate::core::migrate::plan::{NodeAction, NodePlan, Plan, Rows};
 use node::{Cx, Outcome};
 use record::{RecordError, RunStore};
 
@@ -98,14 +98,14 @@ async fn replace(api: &IronicApi, np: &NodePlan, ids: &StateIds) -> Result<(), S
 }
 
 /// One node: `replace` first when decided, then its way through Ironic.
-async fn one<'a>(cx: &Cx<'_>, np: &'a NodePlan, ids: &StateIds) -> (&'a NodePlan, Outcome) {
+async fn one<'a>(cx: &Cx<'_>, np: &'a NodePlan, rows: &Rows, ids: &StateIds) -> (&'a NodePlan, Outcome) {
     if cx.cancel.is_cancelled() {
         return (np, Outcome::Interrupted { state: "pending".into() });
     }
     if let Err(e) = replace(cx.api, np, ids).await {
         return (np, Outcome::Failed { state: String::new(), error: e });
     }
-    (np, cx.drive(np).await)
+    (np, cx.drive(np, rows).await)
 }
 
 /// Loads the plan through the API. Events go to `events`; `cancel` stops new nodes from starting
@@ -123,10 +123,11 @@ pub async fn load_api(
     if plan.blocking() > 0 {
         return Err(ApiLoadError::Blocked(plan.blocking()));
     }
-    let to_write: Vec<&NodePlan> = plan.to_write().collect();
+    // an API load goes a node a second or so: its rows are built once, up front
+    let to_write: Vec<(&NodePlan, Rows)> = plan.rows_to_write().collect();
     let mut run = req.resume.clone().unwrap_or_else(|| new_run(&req));
     let resumed = req.resume.is_some();
-    let total_ports = to_write.iter().map(|n| n.ports.len()).sum();
+    let total_ports = to_write.iter().map(|(_, r)| r.ports.len()).sum();
     let _ = events.send(LoadEvent::Started {
         run_id: run.id.clone(),
         nodes: to_write.len(),
@@ -171,9 +172,9 @@ pub async fn load_api(
         return Ok(summary);
     }
     // the record lists every node before the first is created: a killed run is found again
-    for np in &to_write {
-        let Some(node) = &np.node else { continue };
-        let mut w = written(node, &np.ports, np.nova_bm_id, np.replaces);
+    for (np, r) in &to_write {
+        let node = &r.node;
+        let mut w = written(node, &r.ports, np.nova_bm_id, np.replaces);
         match run.written.iter_mut().find(|x| x.uuid == node.uuid) {
             // resumed: the rows as planned now (the input may have been fixed), the progress kept
             Some(old) => {
@@ -195,7 +196,7 @@ pub async fn load_api(
     let shared = Arc::new(Mutex::new(run));
     let cx = Cx { api, run_id: &run_id, opts, events, cancel };
     let ids = &req.ids;
-    let futs: Vec<_> = to_write.iter().map(|np| one(&cx, np, ids)).collect();
+    let futs: Vec<_> = to_write.iter().map(|(np, r)| one(&cx, np, r, ids)).collect();
     let mut results = futures::stream::iter(futs).buffer_unordered(opts.concurrency.max(1));
     let (mut done, mut interrupted) = (0usize, 0usize);
     while let Some((np, outcome)) = results.next().await {

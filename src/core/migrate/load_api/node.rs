@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::ApiLoadOptions;
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
 use crate::core::migrate::load_sql::LoadEvent;
-use crate::core::migrate::plan::{IronicNode, NodePlan};
+use crate::core::migrate::plan::{IronicNode, NodePlan, Rows};
 
 /// Where a node ended this time.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,10 +157,10 @@ impl Cx<'_> {
         self.settle(np, uuid).await
     }
 
-    async fn ensure_ports(&self, np: &NodePlan, uuid: &str) -> Result<usize, ApiError> {
+    async fn ensure_ports(&self, rows: &Rows, uuid: &str) -> Result<usize, ApiError> {
         let existing = nodes::ports(self.api, uuid).await?;
         let mut created = 0;
-        for p in &np.ports {
+        for p in &rows.ports {
             if existing.iter().any(|e| e["address"].as_str() == Some(p.address.as_str())) {
                 continue;
             }
@@ -177,10 +177,8 @@ impl Cx<'_> {
     }
 
     /// Drives one node to its planned state.
-    pub async fn drive(&self, np: &NodePlan) -> Outcome {
-        let Some(n) = np.node.as_ref() else {
-            return Outcome::Failed { state: String::new(), error: "nothing planned for this node".into() };
-        };
+    pub async fn drive(&self, np: &NodePlan, rows: &Rows) -> Outcome {
+        let n = &rows.node;
         let fail = |state: &str, error: String| Outcome::Failed { state: state.to_string(), error };
         let uuid = n.uuid.as_str();
         let mut created = false;
@@ -206,7 +204,7 @@ impl Cx<'_> {
             },
         };
         self.emit(np, uuid, &state(&cur));
-        let ports = match self.ensure_ports(np, uuid).await {
+        let ports = match self.ensure_ports(rows, uuid).await {
             Ok(k) => k,
             Err(e) => return fail(&state(&cur), format!("ports: {}", e.message())),
         };

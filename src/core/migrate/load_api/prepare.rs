@@ -3,6 +3,7 @@
 //! of the unfinished run being resumed are left out of the target state, so the plan holds their
 //! rows again and the loader continues each one from where it stands.
 
+use std::sync::Arc;
 use crate::core::db::conf::ConnectionSettings;
 use crate::core::ironic::api::nodes::{self, StateIds};
 use crate::core::ironic::api::IronicApi;
@@ -34,7 +35,7 @@ pub async fn prepare_api(
     let source = NovaBmSource::open(src_url).await.map_err(PrepareError::from)?;
     let inventory = source.read_inventory(|_| {}).await;
     source.close().await;
-    let inventory = inventory.map_err(PrepareError::from)?;
+    let inventory = Arc::new(inventory.map_err(PrepareError::from)?);
 
     let (mut target, ids) = nodes::read_state(api).await?;
     let resume = store.resumable().await?;

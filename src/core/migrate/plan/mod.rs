@@ -3,15 +3,15 @@
 //! rules in `checks/` (docs/conflicts.md), rows in `rows.rs` (docs/mapping.md), invariants in `properties.rs`.
 
 mod checks;
+mod checksum;
 #[cfg(test)]
 mod properties;
 mod rows;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
-use serde_json::json;
-use sha2::{Digest, Sha256};
 
 use crate::core::db::conf::BaremetalConf;
 use crate::core::ironic::target::{TargetKind, TargetState};
@@ -19,8 +19,9 @@ use crate::core::migrate::conflict::{Conflict, ConflictCode, Resolutions};
 use crate::core::source::model::{BmNode, Inventory, InventoryNode};
 use crate::core::source::nova::NovaFacts;
 use checks::{Checks, Fate};
-use rows::{build_node, build_port};
-pub use rows::{DriverInfo, IronicNode, IronicPort, PowerManager};
+use checksum::Checksum;
+use rows::{build_rows, driver_of, provision_state_of, RowContext, RowSpec};
+pub use rows::{DriverInfo, IronicNode, IronicPort, PowerManager, Rows};
 
 /// Namespace of the uuids we generate (stable, so a rehearsal and the real run agree).
 const BM2IRONIC_NS: uuid::Uuid = uuid::Uuid::from_u128(0x6b6d_3269_726f_4e69_8c00_6e6f_7661_626d);
@@ -58,7 +59,7 @@ impl std::str::FromStr for FreeState {
 }
 
 impl FreeState {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             FreeState::Available => "available",
             FreeState::Manageable => "manageable",
@@ -94,6 +95,8 @@ pub enum NodeAction {
     Blocked,
 }
 
+/// One nova_bm node's fate. Its rows are not kept (at 100k nodes they were most of the plan's
+/// memory): `Plan::rows` builds them from the inventory when a loader or a screen needs them.
 #[derive(Debug, Clone, Serialize)]
 pub struct NodePlan {
     pub nova_bm_id: i64,
@@ -101,10 +104,24 @@ pub struct NodePlan {
     pub service_host: Option<String>,
     pub action: NodeAction,
     pub conflicts: Vec<ConflictCode>,
-    pub node: Option<IronicNode>,
-    pub ports: Vec<IronicPort>,
+    /// what is written for it, in short; None when nothing is
+    pub write: Option<WriteSummary>,
     /// Ironic id of the node a `replace` deletes.
     pub replaces: Option<i64>,
+    /// its place in the inventory the plan was made from
+    #[serde(skip)]
+    index: usize,
+    #[serde(skip)]
+    spec: Option<RowSpec>,
+}
+
+/// The few facts of a node's rows that tables and summaries show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WriteSummary {
+    pub driver: &'static str,
+    pub provision_state: Option<&'static str>,
+    pub maintenance: bool,
+    pub ports: usize,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -146,9 +163,30 @@ pub struct Plan {
     pub summary: PlanSummary,
     /// sha256 of what would be written (passwords excluded): the same plan, the same checksum.
     pub checksum: String,
+    /// what the rows are built from: the inventory planned, and the options
+    #[serde(skip)]
+    inventory: Arc<Inventory>,
+    #[serde(skip)]
+    ctx: RowContext,
 }
 
 impl Plan {
+    /// The rows written for this node (None when nothing is), built from the inventory the plan was
+    /// made from: the same rows each time, and the ones the checksum covers.
+    pub fn rows(&self, n: &NodePlan) -> Option<Rows> {
+        let spec = n.spec.as_ref()?;
+        let uuid = n.uuid.as_deref()?;
+        let entry = self.inventory.nodes.get(n.index)?;
+        Some(build_rows(entry, uuid, spec, &self.ctx))
+    }
+    /// The nodes written, with their rows (built as the iterator reaches them).
+    pub fn rows_to_write(&self) -> impl Iterator<Item = (&NodePlan, Rows)> {
+        self.to_write().filter_map(move |n| self.rows(n).map(|r| (n, r)))
+    }
+    /// The inventory the plan was made from.
+    pub fn inventory(&self) -> &Arc<Inventory> {
+        &self.inventory
+    }
     pub fn blocking(&self) -> usize {
         self.summary.blocking
     }
@@ -159,8 +197,10 @@ impl Plan {
 
 /// Builds the plan. Pure: the same inputs give the same plan (and checksum). The conflicts come in
 /// the order they are raised: the run's Nova check, then node by node, then the run's last checks.
+/// Each node's rows are built once here (for the checksum, the warnings and the summary) and
+/// dropped; `Plan::rows` builds them again when they are written.
 pub fn plan(
-    inv: &Inventory,
+    inv: &Arc<Inventory>,
     target: &TargetState,
     nova: Option<&NovaFacts>,
     opts: &PlanOptions,
@@ -168,16 +208,33 @@ pub fn plan(
 ) -> Plan {
     let mut cx = Checks::new(inv, target, nova, opts, resolutions);
     cx.nova_compute_running(inv);
-    let nodes: Vec<NodePlan> = inv.nodes.iter().map(|entry| plan_node(&mut cx, entry, nova, opts)).collect();
+    let ctx = RowContext { opts: opts.clone(), power: cx.power.clone(), kind: cx.kind };
+    let mut sum = Checksum::new();
+    let mut without_image = 0usize;
+    let mut nodes: Vec<NodePlan> = Vec::with_capacity(inv.nodes.len());
+    for (index, entry) in inv.nodes.iter().enumerate() {
+        let mut np = plan_node(&mut cx, index, entry, nova);
+        let rows = np.spec.as_ref().zip(np.uuid.as_deref()).map(|(spec, uuid)| build_rows(entry, uuid, spec, &ctx));
+        if let (Some(r), Some(spec)) = (&rows, &np.spec) {
+            np.write = Some(WriteSummary {
+                driver: driver_of(spec, &ctx),
+                provision_state: provision_state_of(spec, &ctx),
+                maintenance: r.node.maintenance,
+                ports: r.ports.len(),
+            });
+            without_image += usize::from(r.node.instance_uuid.is_some() && spec.image_source.is_none());
+        }
+        sum.node(&np, rows.as_ref());
+        nodes.push(np);
+    }
     cx.orphan_interfaces(inv);
     cx.missing_deploy_images(&nodes);
 
     let kind = cx.kind;
     let conflicts = cx.into_conflicts();
-    let warnings = warnings(&nodes, kind, opts);
+    let warnings = warnings(&nodes, without_image, kind, opts);
     let summary = summarise(&nodes, &conflicts);
     let s = inv.summary();
-    let checksum = checksum(&nodes);
     Plan {
         source: SourceCounts {
             nodes: s.nodes,
@@ -196,20 +253,23 @@ pub fn plan(
         conflicts,
         warnings,
         summary,
-        checksum,
+        checksum: sum.finish(),
+        inventory: Arc::clone(inv),
+        ctx,
     }
 }
 
-/// One nova_bm row: the checks in the order their conflicts are raised, then its rows.
-fn plan_node(cx: &mut Checks, entry: &InventoryNode, nova: Option<&NovaFacts>, opts: &PlanOptions) -> NodePlan {
+/// One nova_bm row: the checks in the order their conflicts are raised, then what its rows are
+/// built from.
+fn plan_node(cx: &mut Checks, index: usize, entry: &InventoryNode, nova: Option<&NovaFacts>) -> NodePlan {
     let n = &entry.node;
     let mut f = Fate::new(n);
     if cx.deleted(entry, &mut f).is_break() {
-        return finish(n, f, None, Vec::new());
+        return finish(n, index, f, None);
     }
     cx.uuid(n, &mut f);
     if cx.uuid_in_ironic(n, &mut f).is_break() {
-        return finish(n, f, None, Vec::new());
+        return finish(n, index, f, None);
     }
     cx.instance_uuid(n, &mut f);
     cx.task_state(n, &mut f);
@@ -218,57 +278,39 @@ fn plan_node(cx: &mut Checks, entry: &InventoryNode, nova: Option<&NovaFacts>, o
     cx.instance_in_ironic(n, &mut f);
     cx.power(n, &mut f);
     let arch = cx.arch(n, &mut f);
-    let cleaned = cx.sizes(n, &mut f);
+    cx.sizes(n, &mut f);
     cx.interfaces(entry, &mut f);
 
-    let n_write = cleaned.as_ref().unwrap_or(n);
-    let node = if matches!(f.action, NodeAction::Create) {
-        f.uuid.as_deref().map(|u| build_node(n_write, u, &f, arch.as_deref(), &cx.power, cx.kind, nova, opts))
-    } else {
-        None
-    };
-    let ports = match &node {
-        Some(node) => entry
-            .interfaces
-            .iter()
-            .filter(|i| !i.deleted && !f.skipped_interfaces.contains(&i.id))
-            .filter_map(|i| build_port(i, node, f.keep_instance, cx.kind))
-            .collect(),
-        None => Vec::new(),
-    };
+    let spec = (matches!(f.action, NodeAction::Create) && f.uuid.is_some()).then(|| RowSpec::new(n, &f, arch, nova));
     if f.replaces.is_some() && f.action == NodeAction::Create {
         f.action = NodeAction::Replace;
     }
-    finish(n, f, node, ports)
+    finish(n, index, f, spec)
 }
 
-fn finish(n: &BmNode, f: Fate, node: Option<IronicNode>, ports: Vec<IronicPort>) -> NodePlan {
+fn finish(n: &BmNode, index: usize, f: Fate, spec: Option<RowSpec>) -> NodePlan {
     NodePlan {
         nova_bm_id: n.id,
         uuid: f.uuid,
         service_host: n.service_host.clone(),
         action: f.action,
         conflicts: f.codes,
-        node,
-        ports,
+        write: None,
         replaces: f.replaces,
+        index,
+        spec,
     }
 }
 
 /// What the operator should know that is no conflict.
-fn warnings(nodes: &[NodePlan], kind: TargetKind, opts: &PlanOptions) -> Vec<String> {
+fn warnings(nodes: &[NodePlan], without_image: usize, kind: TargetKind, opts: &PlanOptions) -> Vec<String> {
     let mut warnings = Vec::new();
-    let without_image = nodes
-        .iter()
-        .filter_map(|n| n.node.as_ref())
-        .filter(|n| n.instance_uuid.is_some() && n.instance_info.get("image_source").is_none())
-        .count();
     if without_image > 0 {
         warnings.push(format!(
             "{without_image} node(s) with an instance get no instance_info.image_source (give --nova-db): Ironic cannot tear them down later (LP#1368984)"
         ));
     }
-    if kind == TargetKind::Modern && opts.resource_class.is_none() && nodes.iter().any(|n| n.node.is_some()) {
+    if kind == TargetKind::Modern && opts.resource_class.is_none() && nodes.iter().any(|n| n.write.is_some()) {
         warnings.push("no --resource-class: modern Nova schedules bare metal by resource class; nodes get none".into());
     }
     warnings
@@ -283,39 +325,12 @@ fn summarise(nodes: &[NodePlan], conflicts: &[Conflict]) -> PlanSummary {
             NodeAction::AlreadyMigrated => summary.already_migrated += 1,
             NodeAction::Blocked => summary.blocked += 1,
         }
-        if let Some(node) = &n.node {
-            summary.maintenance += node.maintenance as usize;
-            summary.active += (node.provision_state.as_deref() == Some("active")) as usize;
+        if let Some(w) = &n.write {
+            summary.maintenance += usize::from(w.maintenance);
+            summary.active += usize::from(w.provision_state == Some("active"));
+            summary.ports += w.ports;
         }
-        summary.ports += n.ports.len();
     }
     summary.blocking = conflicts.iter().filter(|c| c.is_unresolved_blocking()).count();
     summary
-}
-
-/// sha256 of what would be written (passwords excluded): the JSON array of `[uuid, action, node,
-/// ports]` per node, hashed one node at a time (the same bytes as the whole array serialised at once,
-/// without holding it: at 100k nodes that copy was most of the plan's memory).
-fn checksum(nodes: &[NodePlan]) -> String {
-    struct Hashing(Sha256);
-    impl std::io::Write for Hashing {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.update(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut h = Hashing(Sha256::new());
-    h.0.update(b"[");
-    for (k, n) in nodes.iter().enumerate() {
-        if k > 0 {
-            h.0.update(b",");
-        }
-        // through a Value, as before: its objects serialise with their keys sorted
-        let _ = serde_json::to_writer(&mut h, &json!([n.uuid, n.action, n.node, n.ports]));
-    }
-    h.0.update(b"]");
-    hex::encode(h.0.finalize())
 }

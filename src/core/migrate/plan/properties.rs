@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use proptest::prelude::*;
 use serde_json::json;
 
-use super::{normalize_uuid, plan, IronicNode, NodeAction, PlanOptions};
+use super::{normalize_uuid, plan, IronicNode, NodeAction, NodePlan, PlanOptions, Rows};
 use crate::core::ironic::target::{ExistingNode, ExistingPort, TargetKind, TargetSchema, TargetState};
 use crate::core::migrate::conflict::{Conflict, ConflictCode, Resolutions, Subject};
 use crate::core::migrate::states::BmState;
@@ -85,8 +85,8 @@ fn inventory() -> impl Strategy<Value = Inventory> {
         })
 }
 
-fn target(existing: bool) -> TargetState {
-    let mut t = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
+fn target(existing: bool, kind: TargetKind) -> TargetState {
+    let mut t = TargetState { schema: TargetSchema::known(kind), nodes: vec![], ports: vec![] };
     if existing {
         t.nodes.push(ExistingNode {
             id: 1,
@@ -105,6 +105,7 @@ fn target(existing: bool) -> TargetState {
 
 fn options() -> PlanOptions {
     PlanOptions {
+        // a maintenance reason from a hostile task_state, passwords, VIFs: all in the checksum's rows
         deploy_kernel: Some("k".into()),
         deploy_ramdisk: Some("r".into()),
         default_arch: Some("x86_64".into()),
@@ -133,8 +134,20 @@ proptest! {
     #[test]
     fn every_row_is_accounted_for_and_nothing_is_written_twice(
         inv in inventory(), seed in any::<u64>(), decide in any::<bool>(), existing in any::<bool>(),
+        juno in any::<bool>(), ssh in any::<bool>(),
     ) {
-        let t = target(existing);
+        let t = target(existing, if juno { TargetKind::Juno } else { TargetKind::Modern });
+        let options = || {
+            let mut o = options();
+            if ssh {
+                // Juno's pxe_ssh: driver_info with a password from nova.conf (modern: unsupported-power)
+                o.baremetal.power_manager = Some("nova.virt.baremetal.virtual_power_driver.VirtualPowerManager".into());
+                o.baremetal.virtual_power_ssh_host = Some("10.0.0.1".into());
+                o.baremetal.virtual_power_host_pass = Some(crate::core::db::secret::Secret::new("pw"));
+            }
+            o
+        };
+        let inv = std::sync::Arc::new(inv);
         let p = plan(&inv, &t, None, &options(), &resolutions(seed, decide));
 
         // every row exactly once, each with a fate; skipped and blocked ones say why
@@ -145,10 +158,10 @@ proptest! {
             match n.action {
                 NodeAction::Skip | NodeAction::AlreadyMigrated => {
                     prop_assert!(!n.conflicts.is_empty(), "node {} skipped without a code", n.nova_bm_id);
-                    prop_assert!(n.node.is_none() && n.ports.is_empty(), "node {} skipped but written", n.nova_bm_id);
+                    prop_assert!(n.write.is_none() && p.rows(n).is_none(), "node {} skipped but written", n.nova_bm_id);
                 }
                 NodeAction::Blocked => {
-                    prop_assert!(n.node.is_none() && n.ports.is_empty());
+                    prop_assert!(n.write.is_none() && p.rows(n).is_none());
                     let about_it = |c: &Conflict| match &c.subject {
                         Subject::Node { nova_bm_id } | Subject::Interface { nova_bm_id, .. } => *nova_bm_id == n.nova_bm_id,
                         Subject::Run | Subject::Host { .. } => false,
@@ -156,13 +169,23 @@ proptest! {
                     let why = p.conflicts.iter().any(|c| c.is_unresolved_blocking() && about_it(c));
                     prop_assert!(why, "node {} blocked without an unresolved conflict of its own", n.nova_bm_id);
                 }
-                NodeAction::Create | NodeAction::Replace => prop_assert!(n.node.is_some()),
+                NodeAction::Create | NodeAction::Replace => {
+                    let r = p.rows(n);
+                    prop_assert!(r.is_some());
+                    // the summary the tables show is the rows'
+                    let (r, w) = (r.unwrap(), n.write.unwrap());
+                    prop_assert_eq!(w.ports, r.ports.len());
+                    prop_assert_eq!(w.maintenance, r.node.maintenance);
+                    prop_assert_eq!(w.provision_state, r.node.provision_state.as_deref());
+                    prop_assert_eq!(w.driver, r.node.driver.as_str());
+                }
             }
         }
         prop_assert_eq!(p.summary.blocking, p.conflicts.iter().filter(|c| c.is_unresolved_blocking()).count());
 
         // nothing written twice, nor onto what Ironic already holds
-        let written: Vec<&IronicNode> = p.to_write().filter_map(|n| n.node.as_ref()).collect();
+        let rows: Vec<(&NodePlan, Rows)> = p.rows_to_write().collect();
+        let written: Vec<&IronicNode> = rows.iter().map(|(_, r)| &r.node).collect();
         let mut uuids = HashSet::new();
         let mut instances = HashSet::new();
         let mut macs = HashSet::new();
@@ -174,8 +197,8 @@ proptest! {
                 prop_assert!(normalize_uuid(i).as_deref() == Some(i.as_str()));
             }
         }
-        for n in p.to_write() {
-            for port in &n.ports {
+        for (_, r) in &rows {
+            for port in &r.ports {
                 prop_assert!(macs.insert(port.address.clone()), "MAC {} twice", port.address);
             }
         }
@@ -189,8 +212,8 @@ proptest! {
         }
 
         // active only from an `active` row with an instance, unless held in maintenance
-        for n in p.to_write() {
-            let w = n.node.as_ref().unwrap();
+        for (n, r) in &rows {
+            let w = &r.node;
             let row = &inv.nodes.iter().find(|e| e.node.id == n.nova_bm_id).unwrap().node;
             if w.provision_state.as_deref() == Some("active") && !w.maintenance {
                 prop_assert_eq!(BmState::parse(row.task_state.as_deref()), BmState::Active);
@@ -207,7 +230,11 @@ proptest! {
         let again = plan(&inv, &t, None, &options(), &resolutions(seed, decide));
         prop_assert_eq!(&p.checksum, &again.checksum);
         // hashed node by node, the checksum is the one of the whole array serialised at once
-        let rows: Vec<serde_json::Value> = p.nodes.iter().map(|n| serde_json::json!([n.uuid, n.action, n.node, n.ports])).collect();
+        let rows: Vec<serde_json::Value> = p.nodes.iter().map(|n| {
+            let r = p.rows(n);
+            let ports = r.as_ref().map(|r| r.ports.clone()).unwrap_or_default();
+            serde_json::json!([n.uuid, n.action, r.map(|r| r.node), ports])
+        }).collect();
         let whole = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(serde_json::to_string(&rows).unwrap().as_bytes()));
         prop_assert_eq!(&p.checksum, &whole);
     }

@@ -6,11 +6,11 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::checks::Fate;
+use super::checks::{without_invalid_sizes, Fate};
 use super::{normalize_uuid, PlanOptions, BM2IRONIC_NS};
 use crate::core::db::secret::Secret;
 use crate::core::ironic::target::TargetKind;
-use crate::core::source::model::{BmInterface, BmNode};
+use crate::core::source::model::{BmInterface, BmNode, InventoryNode};
 use crate::core::source::nova::NovaFacts;
 
 /// nova baremetal's power manager (global in nova.conf `[baremetal] power_manager`).
@@ -82,6 +82,21 @@ impl DriverInfo {
             m.insert(k.to_string(), Value::String(s.expose().to_string()));
         }
         Value::Object(m)
+    }
+    /// Every entry by name, sorted (a name set twice: its last value); None for a password.
+    pub(super) fn sorted_redacted(&self) -> Vec<(&'static str, Option<&Value>)> {
+        let mut all: Vec<(&'static str, Option<&Value>)> = self.0.iter().map(|(k, v)| (*k, Some(v))).collect();
+        all.extend(self.1.iter().map(|(k, _)| (*k, None)));
+        // stable: of equal names the password (pushed last) stays last, and wins, as in a map
+        all.sort_by_key(|(k, _)| *k);
+        all.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0;
+            if same {
+                *earlier = *later;
+            }
+            same
+        });
+        all
     }
     pub fn redacted_json(&self) -> Value {
         let mut m: Map<String, Value> = self.0.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
@@ -217,25 +232,123 @@ impl Serialize for IronicPort {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn build_node(
-    n: &BmNode,
-    uuid: &str,
-    f: &Fate,
-    arch: Option<&str>,
-    power: &PowerManager,
-    kind: TargetKind,
-    nova: Option<&NovaFacts>,
-    opts: &PlanOptions,
-) -> IronicNode {
-    let bm = &opts.baremetal;
-    let mut di = DriverInfo::default();
-    let driver = if f.unsupported_power {
-        match kind {
-            TargetKind::Modern => "manual-management".to_string(),
-            TargetKind::Juno => "fake".to_string(),
+/// What a node's rows are built from besides its nova_bm row: the checks' verdicts and Nova's facts
+/// about its instance, kept by the plan (a few dozen bytes a node) instead of the rows themselves.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RowSpec {
+    pub(super) arch: Option<String>,
+    pub(super) keep_instance: bool,
+    pub(super) unsupported_power: bool,
+    /// the `maintenance_reason` written (escaped), when the node goes in maintenance
+    pub(super) maintenance_reason: Option<String>,
+    /// interfaces the checks left out (sorted)
+    pub(super) skipped_interfaces: Vec<i64>,
+    /// the row had impossible sizes: they are left out
+    pub(super) cleaned: bool,
+    /// from Nova's instance, when the node keeps it: image, root and ephemeral disk sizes
+    pub(super) image_source: Option<String>,
+    pub(super) root_gb: Option<i64>,
+    pub(super) ephemeral_gb: Option<i64>,
+}
+
+impl RowSpec {
+    pub(super) fn new(n: &BmNode, f: &Fate, arch: Option<String>, nova: Option<&NovaFacts>) -> RowSpec {
+        let inst = nova
+            .filter(|_| f.keep_instance)
+            .and_then(|facts| {
+                let raw = n.instance_uuid.as_deref().unwrap_or("").trim();
+                let norm = normalize_uuid(raw).unwrap_or_default();
+                facts.instances.get(norm.as_str()).or_else(|| facts.instances.get(raw))
+            })
+            .filter(|i| !i.deleted);
+        let mut skipped: Vec<i64> = f.skipped_interfaces.iter().copied().collect();
+        skipped.sort_unstable();
+        let maintenance = !f.maintenance_reasons.is_empty();
+        // a plain column: non-ASCII and control characters (from a hostile task_state) written escaped
+        let reason = maintenance.then(|| {
+            format!("bm2ironic: {}", f.maintenance_reasons.join("; "))
+                .chars()
+                .map(|c| if c.is_ascii() && !c.is_ascii_control() { c.to_string() } else { c.escape_unicode().to_string() })
+                .collect::<String>()
+        });
+        RowSpec {
+            arch,
+            keep_instance: f.keep_instance,
+            unsupported_power: f.unsupported_power,
+            maintenance_reason: reason,
+            skipped_interfaces: skipped,
+            cleaned: f.cleaned,
+            image_source: inst.and_then(|i| i.image_ref.clone()).filter(|s| !s.is_empty()),
+            root_gb: inst.and_then(|i| i.root_gb),
+            ephemeral_gb: inst.and_then(|i| i.ephemeral_gb),
+        }
+    }
+}
+
+/// What every node's rows share: the plan's options, the power manager and the target's kind.
+#[derive(Debug, Clone)]
+pub(super) struct RowContext {
+    pub(super) opts: PlanOptions,
+    pub(super) power: PowerManager,
+    pub(super) kind: TargetKind,
+}
+
+/// The driver a node is written with.
+pub(super) fn driver_of(spec: &RowSpec, ctx: &RowContext) -> &'static str {
+    if spec.unsupported_power {
+        match ctx.kind {
+            TargetKind::Modern => "manual-management",
+            TargetKind::Juno => "fake",
         }
     } else {
+        ctx.power.driver(ctx.kind).unwrap_or("fake")
+    }
+}
+
+/// The provision state a node is written in.
+pub(super) fn provision_state_of(spec: &RowSpec, ctx: &RowContext) -> Option<&'static str> {
+    if spec.keep_instance {
+        Some("active")
+    } else {
+        match ctx.kind {
+            TargetKind::Modern => Some(ctx.opts.free_state.as_str()),
+            TargetKind::Juno => None,
+        }
+    }
+}
+
+/// A node's rows: its Ironic node and its ports.
+#[derive(Debug, Clone)]
+pub struct Rows {
+    pub node: IronicNode,
+    pub ports: Vec<IronicPort>,
+}
+
+/// Builds a node's rows from its nova_bm row (and interfaces) and what the plan kept of it.
+pub(super) fn build_rows(entry: &InventoryNode, uuid: &str, spec: &RowSpec, ctx: &RowContext) -> Rows {
+    let cleaned;
+    let n = if spec.cleaned {
+        cleaned = without_invalid_sizes(&entry.node);
+        &cleaned
+    } else {
+        &entry.node
+    };
+    let node = build_node(n, uuid, spec, ctx);
+    let mut ports: Vec<IronicPort> = entry
+        .interfaces
+        .iter()
+        .filter(|i| !i.deleted && spec.skipped_interfaces.binary_search(&i.id).is_err())
+        .filter_map(|i| build_port(i, &node, spec.keep_instance, ctx.kind))
+        .collect();
+    ports.shrink_to_fit();
+    Rows { node, ports }
+}
+
+fn build_node(n: &BmNode, uuid: &str, spec: &RowSpec, ctx: &RowContext) -> IronicNode {
+    let (opts, power, kind) = (&ctx.opts, &ctx.power, ctx.kind);
+    let bm = &opts.baremetal;
+    let mut di = DriverInfo::default();
+    if !spec.unsupported_power {
         match power {
             PowerManager::Ipmi => {
                 if let Some(a) = n.pm_address.as_deref().filter(|a| !a.is_empty()) {
@@ -287,8 +400,7 @@ pub(super) fn build_node(
             }
             PowerManager::Unsupported(_) => {}
         }
-        power.driver(kind).unwrap_or("fake").to_string()
-    };
+    }
     let (k_key, r_key) = match kind {
         TargetKind::Modern => ("deploy_kernel", "deploy_ramdisk"),
         TargetKind::Juno => ("pxe_deploy_kernel", "pxe_deploy_ramdisk"),
@@ -306,60 +418,38 @@ pub(super) fn build_node(
             props.insert(k.into(), json!(v));
         }
     }
-    if let Some(a) = arch {
+    if let Some(a) = &spec.arch {
         props.insert("cpu_arch".into(), json!(a));
     }
 
     let mut instance_info = Map::new();
-    if f.keep_instance {
-        let inst = nova
-            .and_then(|facts| {
-                let raw = n.instance_uuid.as_deref().unwrap_or("").trim();
-                let norm = normalize_uuid(raw).unwrap_or_default();
-                facts.instances.get(norm.as_str()).or_else(|| facts.instances.get(raw))
-            })
-            .filter(|i| !i.deleted);
-        if let Some(img) = inst.and_then(|i| i.image_ref.as_deref()).filter(|s| !s.is_empty()) {
+    if spec.keep_instance {
+        if let Some(img) = &spec.image_source {
             instance_info.insert("image_source".into(), json!(img));
         }
-        let root_gb = inst.and_then(|i| i.root_gb).or(n.root_mb.map(|mb| mb / 1024));
+        let root_gb = spec.root_gb.or(n.root_mb.map(|mb| mb / 1024));
         if let Some(r) = root_gb {
             instance_info.insert("root_gb".into(), json!(r));
         }
         instance_info.insert("swap_mb".into(), json!(n.swap_mb.unwrap_or(0)));
-        let eph = inst.and_then(|i| i.ephemeral_gb).or(n.ephemeral_mb.map(|mb| mb / 1024)).unwrap_or(0);
+        let eph = spec.ephemeral_gb.or(n.ephemeral_mb.map(|mb| mb / 1024)).unwrap_or(0);
         instance_info.insert("ephemeral_gb".into(), json!(eph));
         instance_info.insert("preserve_ephemeral".into(), json!(n.preserve_ephemeral.unwrap_or(false)));
     }
 
-    let maintenance = !f.maintenance_reasons.is_empty();
-    // a plain column: non-ASCII and control characters (from a hostile task_state) written escaped
-    let reason = maintenance.then(|| {
-        format!("bm2ironic: {}", f.maintenance_reasons.join("; "))
-            .chars()
-            .map(|c| if c.is_ascii() && !c.is_ascii_control() { c.to_string() } else { c.escape_unicode().to_string() })
-            .collect::<String>()
-    });
     IronicNode {
         uuid: uuid.to_string(),
-        instance_uuid: if f.keep_instance { n.instance_uuid.as_deref().and_then(normalize_uuid) } else { None },
-        instance_name: if f.keep_instance { n.instance_name.clone() } else { None },
-        driver,
+        instance_uuid: if spec.keep_instance { n.instance_uuid.as_deref().and_then(normalize_uuid) } else { None },
+        instance_name: if spec.keep_instance { n.instance_name.clone() } else { None },
+        driver: driver_of(spec, ctx).to_string(),
         driver_info: di,
         properties: Value::Object(props),
         resource_class: if kind == TargetKind::Modern { opts.resource_class.clone() } else { None },
         instance_info: Value::Object(instance_info),
-        provision_state: if f.keep_instance {
-            Some("active".into())
-        } else {
-            match kind {
-                TargetKind::Modern => Some(opts.free_state.as_str().into()),
-                TargetKind::Juno => None,
-            }
-        },
+        provision_state: provision_state_of(spec, ctx).map(str::to_string),
         power_state: None,
-        maintenance,
-        maintenance_reason: reason,
+        maintenance: spec.maintenance_reason.is_some(),
+        maintenance_reason: spec.maintenance_reason.clone(),
         created_at: n.created_at,
         updated_at: n.updated_at,
         nova_bm_id: n.id,
@@ -368,7 +458,7 @@ pub(super) fn build_node(
     }
 }
 
-pub(super) fn build_port(
+fn build_port(
     i: &BmInterface,
     node: &IronicNode,
     keep_instance: bool,

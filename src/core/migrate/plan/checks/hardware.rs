@@ -60,7 +60,8 @@ fn invalid_sizes(n: &BmNode) -> Vec<String> {
 }
 
 /// The row without the values `invalid_sizes` names (what a node in maintenance is written with).
-fn without_invalid_sizes(n: &BmNode) -> BmNode {
+/// The row without its impossible values (see `sizes`).
+pub(in crate::core::migrate::plan) fn without_invalid_sizes(n: &BmNode) -> BmNode {
     let mut c = n.clone();
     for v in [&mut c.cpus, &mut c.memory_mb, &mut c.local_gb, &mut c.root_mb, &mut c.swap_mb, &mut c.ephemeral_mb] {
         if v.is_some_and(|x| x < 0) {
@@ -140,14 +141,11 @@ impl Checks<'_> {
     }
 
     /// `invalid-size` (negative sizes, impossible terminal port: never written; in maintenance the
-    /// node goes without them), then `incomplete-properties` (sizes missing or zero). Returns the row
-    /// without the invalid values when there were any.
-    pub(crate) fn sizes(&mut self, n: &BmNode, f: &mut Fate) -> Option<BmNode> {
+    /// node goes without them: `Fate::cleaned`), then `incomplete-properties` (sizes missing or zero).
+    pub(crate) fn sizes(&mut self, n: &BmNode, f: &mut Fate) {
         let subject = Subject::Node { nova_bm_id: n.id };
         let bad_sizes = invalid_sizes(n);
-        let cleaned = if bad_sizes.is_empty() {
-            None
-        } else {
+        if !bad_sizes.is_empty() {
             let a = self.d.raise(
                 ConflictCode::InvalidSize,
                 subject.clone(),
@@ -161,8 +159,8 @@ impl Checks<'_> {
                     bad_sizes.join(", ")
                 ));
             }
-            Some(without_invalid_sizes(n))
-        };
+            f.cleaned = true;
+        }
         let missing_props = incomplete(n); // negative values are invalid-size's, not 'missing'
         if !missing_props.is_empty() {
             let a = self.d.raise(
@@ -176,6 +174,5 @@ impl Checks<'_> {
                 f.maintenance_reasons.push(format!("properties incomplete in nova_bm ({})", missing_props.join(", ")));
             }
         }
-        cleaned
     }
 }

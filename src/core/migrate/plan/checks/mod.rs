@@ -8,6 +8,8 @@ mod ports;
 mod run;
 mod state;
 
+pub(super) use hardware::without_invalid_sizes;
+
 use std::collections::{HashMap, HashSet};
 
 use super::{normalize_uuid, NodeAction, PlanOptions, PowerManager};
@@ -64,6 +66,8 @@ pub(super) struct Fate {
     pub(super) skipped_interfaces: HashSet<i64>,
     pub(super) codes: Vec<ConflictCode>,
     pub(super) replaces: Option<i64>,
+    /// impossible sizes are left out of the rows (`invalid-size`)
+    pub(super) cleaned: bool,
 }
 
 impl Fate {
@@ -78,6 +82,7 @@ impl Fate {
             skipped_interfaces: HashSet::new(),
             codes: Vec::new(),
             replaces: None,
+            cleaned: false,
         }
     }
 

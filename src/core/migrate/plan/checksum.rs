@@ -1,0 +1,174 @@
+//! The plan's checksum: sha256 of what would be written (passwords excluded), as the JSON array
+//! `[[uuid, action, node, ports], ...]` with every object's keys sorted. It is hashed node by node
+//! as the plan is made, written straight from the rows (no `serde_json::Value` tree: at 100k nodes
+//! building one per node was a large part of the plan's time). The bytes are those of the array
+//! serialised through `Value` at once: `properties.rs` holds the plan to that.
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::{IronicNode, IronicPort, NodePlan, Rows};
+use crate::core::ironic::target::TargetKind;
+
+pub(super) struct Checksum {
+    h: Sha256,
+    buf: Vec<u8>,
+    first: bool,
+}
+
+/// A value as JSON (scalars, options, dates, already-sorted `Value`s).
+fn put<T: Serialize + ?Sized>(b: &mut Vec<u8>, v: &T) {
+    // serialising these into a Vec cannot fail
+    let _ = serde_json::to_writer(&mut *b, v);
+}
+
+/// `"key":`, after a comma unless it is the object's first.
+fn key(b: &mut Vec<u8>, k: &str, first: bool) {
+    if !first {
+        b.push(b',');
+    }
+    put(b, k);
+    b.push(b':');
+}
+
+impl Checksum {
+    pub(super) fn new() -> Checksum {
+        let mut h = Sha256::new();
+        h.update(b"[");
+        Checksum { h, buf: Vec::with_capacity(4096), first: true }
+    }
+
+    pub(super) fn node(&mut self, n: &NodePlan, rows: Option<&Rows>) {
+        let b = &mut self.buf;
+        b.clear();
+        if !self.first {
+            b.push(b',');
+        }
+        self.first = false;
+        b.push(b'[');
+        put(b, &n.uuid);
+        b.push(b',');
+        put(b, &n.action);
+        b.push(b',');
+        match rows {
+            None => b.extend_from_slice(b"null,[]"),
+            Some(r) => {
+                node(b, &r.node);
+                b.push(b',');
+                b.push(b'[');
+                for (k, p) in r.ports.iter().enumerate() {
+                    if k > 0 {
+                        b.push(b',');
+                    }
+                    port(b, p);
+                }
+                b.push(b']');
+            }
+        }
+        b.push(b']');
+        self.h.update(&self.buf);
+    }
+
+    pub(super) fn finish(mut self) -> String {
+        self.h.update(b"]");
+        hex::encode(self.h.finalize())
+    }
+}
+
+/// An Ironic node row, keys in order (as `IronicNode`'s `Serialize` through a `Value`).
+fn node(b: &mut Vec<u8>, n: &IronicNode) {
+    b.push(b'{');
+    key(b, "created_at", true);
+    put(b, &n.created_at);
+    key(b, "driver", false);
+    put(b, &n.driver);
+    key(b, "driver_info", false);
+    b.push(b'{');
+    for (k, (name, v)) in n.driver_info.sorted_redacted().into_iter().enumerate() {
+        key(b, name, k == 0);
+        match v {
+            Some(v) => put(b, v),
+            None => put(b, "***"),
+        }
+    }
+    b.push(b'}');
+    key(b, "extra", false);
+    b.push(b'{');
+    key(b, "bm2ironic", true);
+    b.push(b'{');
+    let mut first = true;
+    if n.kind == TargetKind::Juno {
+        if let Some(r) = &n.maintenance_reason {
+            key(b, "maintenance_reason", true);
+            put(b, r);
+            first = false;
+        }
+    }
+    key(b, "nova_bm_id", first);
+    put(b, &n.nova_bm_id);
+    key(b, "service_host", false);
+    put(b, &n.service_host);
+    b.extend_from_slice(b"}}");
+    key(b, "instance_info", false);
+    put(b, &n.instance_info);
+    key(b, "instance_name", false);
+    put(b, &n.instance_name);
+    key(b, "instance_uuid", false);
+    put(b, &n.instance_uuid);
+    key(b, "maintenance", false);
+    put(b, &n.maintenance);
+    key(b, "maintenance_reason", false);
+    put(b, &n.maintenance_reason);
+    key(b, "power_state", false);
+    put(b, &n.power_state);
+    key(b, "properties", false);
+    put(b, &n.properties);
+    key(b, "provision_state", false);
+    put(b, &n.provision_state);
+    key(b, "resource_class", false);
+    put(b, &n.resource_class);
+    key(b, "updated_at", false);
+    put(b, &n.updated_at);
+    key(b, "uuid", false);
+    put(b, &n.uuid);
+    b.push(b'}');
+}
+
+/// An Ironic port row, keys in order (as `IronicPort`'s `Serialize` through a `Value`).
+fn port(b: &mut Vec<u8>, p: &IronicPort) {
+    b.push(b'{');
+    key(b, "address", true);
+    put(b, &p.address);
+    key(b, "created_at", false);
+    put(b, &p.created_at);
+    key(b, "extra", false);
+    b.push(b'{');
+    key(b, "bm2ironic", true);
+    b.push(b'{');
+    key(b, "nova_bm_interface_id", true);
+    put(b, &p.nova_bm_interface_id);
+    b.push(b'}');
+    if let (Some(v), TargetKind::Juno) = (&p.vif, p.kind) {
+        key(b, "vif_port_id", false);
+        put(b, v);
+    }
+    b.push(b'}');
+    key(b, "internal_info", false);
+    b.push(b'{');
+    if let (Some(v), TargetKind::Modern) = (&p.vif, p.kind) {
+        key(b, "tenant_vif_port_id", true);
+        put(b, v);
+    }
+    b.push(b'}');
+    key(b, "node_uuid", false);
+    put(b, &p.node_uuid);
+    key(b, "nova_bm_interface_id", false);
+    put(b, &p.nova_bm_interface_id);
+    key(b, "pxe_enabled", false);
+    put(b, &p.pxe_enabled);
+    key(b, "updated_at", false);
+    put(b, &p.updated_at);
+    key(b, "uuid", false);
+    put(b, &p.uuid);
+    b.push(b'}');
+}
