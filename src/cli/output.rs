@@ -8,7 +8,7 @@ use std::io::{IsTerminal, Write};
 use super::Failure;
 use crate::core::migrate::conflict::{Action, Conflict, ConflictCode, Subject};
 use crate::core::migrate::consequences::{consequence, fix, Consequence};
-use crate::core::migrate::plan::Plan;
+use crate::core::migrate::plan::{NodePlan, Plan};
 use crate::core::text::{visible, visible_line};
 
 /// Writes `text` to stdout with every control character shown visibly (a nova_bm row or a log line
@@ -89,27 +89,36 @@ impl Table {
             }
         }
         let mut out = String::new();
-        let line = |cells: &[String], out: &mut String| {
-            let mut parts = Vec::with_capacity(n);
-            for (i, c) in cells.iter().enumerate() {
-                let pad = widths[i].saturating_sub(c.chars().count());
-                if self.right[i] {
-                    parts.push(format!("{}{c}", " ".repeat(pad)));
-                } else if i + 1 == n {
-                    parts.push(c.clone());
-                } else {
-                    parts.push(format!("{c}{}", " ".repeat(pad)));
-                }
-            }
-            out.push_str(parts.join("  ").trim_end());
-            out.push('\n');
-        };
-        line(&self.headers, &mut out);
+        table_line(&self.headers, &widths, &self.right, &mut out);
         for r in &self.rows {
-            line(r, &mut out);
+            table_line(r, &widths, &self.right, &mut out);
         }
         out
     }
+}
+
+/// One line of a table: cells padded to `widths` (right-aligned where `right`), two spaces apart.
+fn table_line(cells: &[String], widths: &[usize], right: &[bool], out: &mut String) {
+    let start = out.len();
+    let n = cells.len();
+    for (i, c) in cells.iter().enumerate() {
+        if i > 0 {
+            out.push_str("  ");
+        }
+        let pad = widths[i].saturating_sub(c.chars().count());
+        if right[i] {
+            out.extend(std::iter::repeat_n(' ', pad));
+            out.push_str(c);
+        } else {
+            out.push_str(c);
+            if i + 1 < n {
+                out.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+    }
+    let kept = out[start..].trim_end().len();
+    out.truncate(start + kept);
+    out.push('\n');
 }
 
 /// Asks the operator to type `word`, or refuses without a terminal (unless `--yes`).
@@ -132,36 +141,71 @@ pub(crate) fn confirm(yes: bool, what: &str, word: &str) -> Result<(), Failure> 
     }
 }
 
+/// The plan as text (see `write_plan`).
 pub fn render_plan(p: &Plan) -> String {
-    let mut t = Table::new(&[
-        ("NOVA_BM_ID", true),
-        ("UUID", false),
-        ("HOST", false),
-        ("ACTION", false),
-        ("STATE", false),
-        ("MAINT", false),
-        ("PORTS", true),
-        ("CONFLICTS", false),
-    ]);
+    let mut out = String::new();
+    write_plan(p, &mut |t| out.push_str(t));
+    out
+}
+
+/// Prints the plan as `write_plan` makes it, a piece at a time (at 100k nodes the table alone is
+/// 13 MB of text: never held whole).
+pub fn print_plan(p: &Plan) {
+    let mut buf = String::with_capacity(64 * 1024);
+    write_plan(p, &mut |t| {
+        buf.push_str(t);
+        if buf.len() >= 60 * 1024 {
+            print(&buf);
+            buf.clear();
+        }
+    });
+    print(&buf);
+}
+
+/// The plan's table cells for one node (each made safe for one line of a terminal).
+fn plan_cells(n: &NodePlan) -> [String; 8] {
+    [
+        n.nova_bm_id.to_string(),
+        visible_line(n.uuid.as_deref().unwrap_or("-")).into_owned(),
+        visible_line(n.service_host.as_deref().unwrap_or("-")).into_owned(),
+        wire_name(&n.action),
+        n.write.map(|w| w.provision_state.unwrap_or("(none)")).unwrap_or("-").to_string(),
+        if n.write.is_some_and(|w| w.maintenance) { "yes".into() } else { "".into() },
+        n.write.map_or(0, |w| w.ports).to_string(),
+        n.conflicts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(","),
+    ]
+}
+
+/// The plan as text, handed to `out` a line or a section at a time: the node table (its widths
+/// from a first pass over the nodes), the conflicts with what each action does, warnings, summary.
+pub fn write_plan(p: &Plan, out: &mut dyn FnMut(&str)) {
+    let headers: Vec<String> = ["NOVA_BM_ID", "UUID", "HOST", "ACTION", "STATE", "MAINT", "PORTS", "CONFLICTS"]
+        .iter()
+        .map(|h| h.to_string())
+        .collect();
+    let right = [true, false, false, false, false, false, true, false];
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
     for n in &p.nodes {
-        t.row(vec![
-            n.nova_bm_id.to_string(),
-            n.uuid.clone().unwrap_or_else(|| "-".into()),
-            n.service_host.clone().unwrap_or_else(|| "-".into()),
-            wire_name(&n.action),
-            n.write.map(|w| w.provision_state.unwrap_or("(none)")).unwrap_or("-").to_string(),
-            if n.write.is_some_and(|w| w.maintenance) { "yes".into() } else { "".into() },
-            n.write.map_or(0, |w| w.ports).to_string(),
-            n.conflicts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(","),
-        ]);
+        for (w, c) in widths.iter_mut().zip(plan_cells(n).iter()) {
+            *w = (*w).max(c.chars().count());
+        }
     }
-    let mut out = format!(
+    out(&format!(
         "Target: {:?} Ironic (schema {}), {} existing nodes\n\n",
         p.target.kind, p.target.schema, p.target.existing_nodes
-    );
-    out.push_str(&t.render());
+    ));
+    let mut line = String::new();
+    table_line(&headers, &widths, &right, &mut line);
+    out(&line);
+    for n in &p.nodes {
+        line.clear();
+        table_line(&plan_cells(n), &widths, &right, &mut line);
+        out(&line);
+    }
+    let mut out_rest = String::new();
+    let out_text = &mut out_rest;
     if !p.conflicts.is_empty() {
-        out.push_str("\nConflicts:\n");
+        out_text.push_str("\nConflicts:\n");
         let mut by_code: BTreeMap<ConflictCode, Vec<&Conflict>> = BTreeMap::new();
         for c in &p.conflicts {
             by_code.entry(c.code).or_default().push(c);
@@ -169,7 +213,7 @@ pub fn render_plan(p: &Plan) -> String {
         for (code, list) in by_code {
             let open = list.iter().filter(|c| c.is_unresolved_blocking()).count();
             let actions: Vec<&str> = code.actions().iter().map(|a| a.as_str()).collect();
-            out.push_str(&format!(
+            out_text.push_str(&format!(
                 "  {code} ({}{}; actions: {})\n",
                 list.len(),
                 if open > 0 { format!(", {open} BLOCKING unresolved") } else { String::new() },
@@ -183,11 +227,11 @@ pub fn render_plan(p: &Plan) -> String {
             };
             for a in shown {
                 if let Some(k) = consequence(code, a) {
-                    out.push_str(&consequence_text(&format!("    {a}: "), &k, 100));
+                    out_text.push_str(&consequence_text(&format!("    {a}: "), &k, 100));
                 }
             }
             if let Some(fix) = fix(code) {
-                out.push_str(&wrap(&format!("    fix: {fix}"), 100, 6));
+                out_text.push_str(&wrap(&format!("    fix: {fix}"), 100, 6));
             }
             for c in list.iter().take(20) {
                 let who = c.node_uuid.clone().unwrap_or_else(|| match &c.subject {
@@ -201,24 +245,24 @@ pub fn render_plan(p: &Plan) -> String {
                     (Some(a), Some(by)) => format!("-> {a} ({by})"),
                     _ => "-> UNRESOLVED".into(),
                 };
-                out.push_str(&format!("    {who}: {} {decision}\n", c.detail));
+                out_text.push_str(&format!("    {who}: {} {decision}\n", c.detail));
             }
             if list.len() > 20 {
-                out.push_str(&format!("    ... and {} more\n", list.len() - 20));
+                out_text.push_str(&format!("    ... and {} more\n", list.len() - 20));
             }
         }
     }
     for w in &p.warnings {
-        out.push_str(&format!("\nwarning: {w}"));
+        out_text.push_str(&format!("\nwarning: {w}"));
     }
-    out.push_str(&format!(
+    out_text.push_str(&format!(
         "\n\nPlan: create {} (active {}, in maintenance {}), skip {}, already migrated {}, blocked {}; {} ports; {} blocking conflict(s) unresolved; checksum {}\n",
         p.summary.create, p.summary.active, p.summary.maintenance, p.summary.skip, p.summary.already_migrated, p.summary.blocked, p.summary.ports, p.summary.blocking, &p.checksum[..12]
     ));
     if p.summary.blocking > 0 {
-        out.push_str("Resolve the blocking conflicts (--resolve CODE=ACTION, --resolutions FILE, or the wizard) before `migrate`.\n");
+        out_text.push_str("Resolve the blocking conflicts (--resolve CODE=ACTION, --resolutions FILE, or the wizard) before `migrate`.\n");
     }
-    out
+    out(&out_rest)
 }
 
 /// `text` wrapped at `width` columns (its leading blanks kept); the lines after the first indented

@@ -11,7 +11,7 @@ use clap::Args;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::output::{confirm, print, print_json, render_plan, Table};
+use crate::cli::output::{confirm, print, print_json, print_plan, Table};
 use crate::cli::{exit, prepare_with_settings, via_api, Failure, GlobalArgs, PlanArgs, ENV_IRONIC_TOKEN};
 use crate::core::db::conf::ConnectionSettings;
 use crate::core::db::secret::Secret;
@@ -177,7 +177,7 @@ pub(super) fn print_blocking(p: &crate::core::migrate::plan::Plan, json_out: boo
         }
         print_json(&json!({"event": "summary", "committed": false, "blocking": p.blocking(), "created": 0}));
     } else {
-        print(&render_plan(p));
+        print_plan(p);
     }
 }
 

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::cli::output::{print, print_json, render_plan};
+use crate::cli::output::{print_json, print_plan};
 use crate::cli::{exit, prepare_from, Failure, GlobalArgs, PlanArgs};
 use crate::core::migrate::plan::Plan;
 
@@ -42,7 +42,7 @@ pub async fn run(global: &GlobalArgs, args: PlanArgs) -> Result<(), Failure> {
     if args.json {
         print_json(&plan_json(p));
     } else {
-        print(&render_plan(p));
+        print_plan(p);
     }
     if let Some(db) = &prepared.target_db {
         db.close().await;

@@ -99,27 +99,16 @@ pub struct Inventory {
 }
 
 impl Inventory {
-    /// Joins nodes and interfaces. Both must be sorted: nodes by id, interfaces by (bm_node_id, id).
+    /// Joins nodes and interfaces (see `InventoryBuilder`).
     pub fn join(nodes: Vec<BmNode>, interfaces: Vec<BmInterface>) -> Inventory {
-        let mut by_node: BTreeMap<i64, Vec<BmInterface>> = BTreeMap::new();
-        let mut orphans = Vec::new();
-        let ids: std::collections::HashSet<i64> = nodes.iter().map(|n| n.id).collect();
-        for i in interfaces {
-            match i.bm_node_id {
-                Some(nid) if ids.contains(&nid) => by_node.entry(nid).or_default().push(i),
-                _ => orphans.push(i),
-            }
+        let mut b = InventoryBuilder::with_capacity(nodes.len());
+        for n in nodes {
+            b.node(n);
         }
-        let nodes = nodes
-            .into_iter()
-            .map(|node| {
-                let mut interfaces = by_node.remove(&node.id).unwrap_or_default();
-                // a Vec grown by push holds room for 4: two interfaces a node, times 100k nodes
-                interfaces.shrink_to_fit();
-                InventoryNode { node, interfaces }
-            })
-            .collect();
-        Inventory { nodes, orphan_interfaces: orphans }
+        for i in interfaces {
+            b.interface(i);
+        }
+        b.finish()
     }
 
     pub fn summary(&self) -> InventorySummary {
@@ -148,6 +137,87 @@ impl Inventory {
         s.interfaces += self.orphan_interfaces.len();
         s.soft_deleted_interfaces += self.orphan_interfaces.iter().filter(|i| i.deleted).count();
         s
+    }
+}
+
+/// Builds an `Inventory` row by row as nova_bm is read: nodes first (in id order, as read), then
+/// interfaces (in `bm_node_id` order, as read; any order works, that one costs least). Each node's
+/// interfaces are stored without spare room: at 100k nodes a `Vec` grown by `push` (room for four)
+/// and the map that used to group them were most of the reading's peak memory.
+#[derive(Debug, Default)]
+pub struct InventoryBuilder {
+    nodes: Vec<InventoryNode>,
+    orphans: Vec<BmInterface>,
+    /// consecutive interfaces of one `bm_node_id`, not yet given to their node
+    run: Vec<BmInterface>,
+    sorted: Option<bool>,
+    /// node id to position, when the nodes did not come sorted
+    index: Option<std::collections::HashMap<i64, usize>>,
+    /// a node got interfaces from two separate runs (input not in node order): shrink at the end
+    regrown: bool,
+}
+
+impl InventoryBuilder {
+    pub fn with_capacity(nodes: usize) -> InventoryBuilder {
+        InventoryBuilder { nodes: Vec::with_capacity(nodes), ..Default::default() }
+    }
+
+    pub fn node(&mut self, node: BmNode) {
+        self.nodes.push(InventoryNode { node, interfaces: Vec::new() });
+    }
+
+    pub fn interface(&mut self, i: BmInterface) {
+        if self.run.last().is_some_and(|r| r.bm_node_id != i.bm_node_id) {
+            self.flush();
+        }
+        self.run.push(i);
+    }
+
+    /// Gives the pending run of interfaces to its node, or to the orphans.
+    fn flush(&mut self) {
+        let Some(first) = self.run.first() else { return };
+        match first.bm_node_id.and_then(|id| self.position(id)) {
+            Some(k) => {
+                let ifaces = &mut self.nodes[k].interfaces;
+                if ifaces.is_empty() {
+                    *ifaces = self.run.drain(..).collect();
+                } else {
+                    ifaces.append(&mut self.run);
+                    self.regrown = true;
+                }
+            }
+            None => self.orphans.append(&mut self.run),
+        }
+    }
+
+    /// Where the (first) node with this id is: a binary search, as nodes come sorted by id from the
+    /// database; a map when they do not.
+    fn position(&mut self, id: i64) -> Option<usize> {
+        let nodes = &self.nodes;
+        let sorted = *self.sorted.get_or_insert_with(|| nodes.windows(2).all(|w| w[0].node.id <= w[1].node.id));
+        if sorted {
+            let k = nodes.partition_point(|n| n.node.id < id);
+            return nodes.get(k).filter(|n| n.node.id == id).map(|_| k);
+        }
+        let index = self.index.get_or_insert_with(|| {
+            let mut m = std::collections::HashMap::with_capacity(nodes.len());
+            for (k, n) in nodes.iter().enumerate() {
+                m.entry(n.node.id).or_insert(k);
+            }
+            m
+        });
+        index.get(&id).copied()
+    }
+
+    pub fn finish(mut self) -> Inventory {
+        self.flush();
+        if self.regrown {
+            for n in &mut self.nodes {
+                n.interfaces.shrink_to_fit();
+            }
+        }
+        self.nodes.shrink_to_fit();
+        Inventory { nodes: self.nodes, orphan_interfaces: self.orphans }
     }
 }
 
@@ -216,6 +286,38 @@ mod tests {
             ("52::54:00:ab:cd", None),
         ] {
             assert_eq!(normalize_mac(i).as_deref(), o, "{i}");
+        }
+    }
+
+    #[test]
+    fn interfaces_in_any_order_reach_their_node_without_spare_room() {
+        let n = |id| BmNode { id, ..Default::default() };
+        let i = |id, node| BmInterface { id, bm_node_id: node, ..Default::default() };
+        let ifaces = |inv: &Inventory| -> Vec<(i64, Vec<i64>)> {
+            inv.nodes.iter().map(|e| (e.node.id, e.interfaces.iter().map(|i| i.id).collect())).collect()
+        };
+        // as the database sends them, then shuffled, then with the nodes out of order too
+        let sorted = Inventory::join(
+            vec![n(1), n(2), n(5)],
+            vec![i(9, None), i(1, Some(1)), i(2, Some(1)), i(3, Some(2)), i(4, Some(4)), i(5, Some(5))],
+        );
+        let shuffled = Inventory::join(
+            vec![n(1), n(2), n(5)],
+            vec![i(1, Some(1)), i(3, Some(2)), i(4, Some(4)), i(2, Some(1)), i(9, None), i(5, Some(5))],
+        );
+        let unsorted = Inventory::join(
+            vec![n(5), n(1), n(2)],
+            vec![i(1, Some(1)), i(3, Some(2)), i(2, Some(1)), i(5, Some(5)), i(4, Some(4)), i(9, None)],
+        );
+        let want = vec![(1, vec![1, 2]), (2, vec![3]), (5, vec![5])];
+        assert_eq!(ifaces(&sorted), want);
+        assert_eq!(ifaces(&shuffled), want);
+        assert_eq!(ifaces(&unsorted), vec![(5, vec![5]), (1, vec![1, 2]), (2, vec![3])], "nodes keep their order");
+        for inv in [&sorted, &shuffled, &unsorted] {
+            let mut orphans: Vec<i64> = inv.orphan_interfaces.iter().map(|i| i.id).collect();
+            orphans.sort();
+            assert_eq!(orphans, vec![4, 9]);
+            assert!(inv.nodes.iter().all(|e| e.interfaces.capacity() == e.interfaces.len()));
         }
     }
 

@@ -6,7 +6,7 @@ use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use crate::core::db::secret::Secret;
 use crate::core::db::url::{Backend, DbUrl};
 use crate::core::db::{Access, Db, DbError, Row};
-use crate::core::source::model::{BmInterface, BmNode, Inventory};
+use crate::core::source::model::{BmInterface, BmNode, Inventory, InventoryBuilder};
 
 pub const NOVA_BM_REPOSITORY: &str = "nova_bm";
 /// nova_bm's last schema version (Icehouse and Juno).
@@ -274,13 +274,17 @@ impl NovaBmSource {
             .boxed()
     }
 
-    /// Reads the whole inventory, reporting progress every 1000 rows.
+    /// Reads the whole inventory, reporting progress every 1000 rows. Rows go straight into the
+    /// inventory as they arrive (no second copy of every row while joining).
     pub async fn read_inventory(&self, mut progress: impl FnMut(ReadProgress)) -> Result<Inventory, SourceError> {
         let mut p = ReadProgress::default();
-        let mut nodes = Vec::new();
+        // room for every node at once: a Vec grown by doubling holds up to twice that while it grows
+        let count: Vec<i64> =
+            self.db.fetch_map("SELECT COUNT(*) FROM bm_nodes", vec![], |r| r.get(0)).await.unwrap_or_default();
+        let mut inv = InventoryBuilder::with_capacity(count.first().map_or(0, |c| (*c).clamp(0, 10_000_000) as usize));
         let mut stream = self.nodes();
         while let Some(n) = stream.next().await {
-            nodes.push(n?);
+            inv.node(n?);
             p.nodes += 1;
             if p.nodes % PROGRESS_EVERY == 0 {
                 tracing::debug!(rows = p.nodes, "read bm_nodes batch");
@@ -288,10 +292,9 @@ impl NovaBmSource {
             }
         }
         drop(stream);
-        let mut interfaces = Vec::new();
         let mut stream = self.interfaces();
         while let Some(i) = stream.next().await {
-            interfaces.push(i?);
+            inv.interface(i?);
             p.interfaces += 1;
             if p.interfaces % PROGRESS_EVERY == 0 {
                 tracing::debug!(rows = p.interfaces, "read bm_interfaces batch");
@@ -301,7 +304,7 @@ impl NovaBmSource {
         drop(stream);
         progress(p);
         tracing::info!(nodes = p.nodes, interfaces = p.interfaces, "read nova_bm inventory");
-        Ok(Inventory::join(nodes, interfaces))
+        Ok(inv.finish())
     }
 
     pub async fn close(&self) {
