@@ -230,32 +230,54 @@ pub fn normalize_mac(input: &str) -> Option<String> {
     if s.is_empty() || !s.is_ascii() {
         return None;
     }
-    let octets: Vec<String> = if s.contains([':', '-']) {
-        let parts: Vec<&str> = s.split([':', '-']).collect();
-        if parts.len() != 6 || parts.iter().any(|p| p.is_empty() || p.len() > 2) {
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut octets = [0u8; 6];
+    if s.contains([':', '-']) {
+        let mut k = 0;
+        for part in s.split([':', '-']) {
+            let b = part.as_bytes();
+            let v = match b {
+                [lo] => hex(*lo)?,
+                [hi, lo] => hex(*hi)? << 4 | hex(*lo)?,
+                _ => return None,
+            };
+            *octets.get_mut(k)? = v;
+            k += 1;
+        }
+        if k != 6 {
             return None;
         }
-        parts.iter().map(|p| format!("{:0>2}", p.to_ascii_lowercase())).collect()
     } else {
-        let hex: String = if s.contains('.') {
-            let parts: Vec<&str> = s.split('.').collect();
-            if parts.len() != 3 || parts.iter().any(|p| p.len() != 4) {
+        let mut digits = [0u8; 12];
+        let mut k = 0;
+        if s.contains('.') {
+            let parts = s.split('.');
+            let mut count = 0;
+            for part in parts {
+                count += 1;
+                if part.len() != 4 || count > 3 {
+                    return None;
+                }
+                for c in part.bytes() {
+                    digits[k] = c;
+                    k += 1;
+                }
+            }
+            if count != 3 {
                 return None;
             }
-            parts.concat()
         } else {
-            s.to_string()
-        };
-        if hex.len() != 12 {
-            return None;
+            if s.len() != 12 {
+                return None;
+            }
+            digits.copy_from_slice(s.as_bytes());
         }
-        (0..6).map(|i| hex[i * 2..i * 2 + 2].to_ascii_lowercase()).collect()
-    };
-    if octets.iter().all(|o| o.chars().all(|c| c.is_ascii_hexdigit())) {
-        Some(octets.join(":"))
-    } else {
-        None
+        for (o, pair) in octets.iter_mut().zip(digits.chunks(2)) {
+            *o = hex(pair[0])? << 4 | hex(pair[1])?;
+        }
     }
+    let [a, b, c, d, e, f] = octets;
+    Some(format!("{a:02x}:{b:02x}:{c:02x}:{d:02x}:{e:02x}:{f:02x}"))
 }
 
 #[cfg(test)]
@@ -267,6 +289,54 @@ mod tests {
         assert_eq!(normalize_mac("/ⴗূ𞢇="), None);
         assert_eq!(normalize_mac("ⴗⴗⴗⴗ"), None);
         assert_eq!(normalize_mac("ａａ:bb:cc:dd:ee:ff"), None);
+    }
+
+    /// The allocating version this one replaced (kept to compare with).
+    fn normalize_mac_before(input: &str) -> Option<String> {
+        let s = input.trim();
+        // a MAC is ASCII; the byte slicing below relies on it (a 12-byte non-ASCII address panicked)
+        if s.is_empty() || !s.is_ascii() {
+            return None;
+        }
+        let octets: Vec<String> = if s.contains([':', '-']) {
+            let parts: Vec<&str> = s.split([':', '-']).collect();
+            if parts.len() != 6 || parts.iter().any(|p| p.is_empty() || p.len() > 2) {
+                return None;
+            }
+            parts.iter().map(|p| format!("{:0>2}", p.to_ascii_lowercase())).collect()
+        } else {
+            let hex: String = if s.contains('.') {
+                let parts: Vec<&str> = s.split('.').collect();
+                if parts.len() != 3 || parts.iter().any(|p| p.len() != 4) {
+                    return None;
+                }
+                parts.concat()
+            } else {
+                s.to_string()
+            };
+            if hex.len() != 12 {
+                return None;
+            }
+            (0..6).map(|i| hex[i * 2..i * 2 + 2].to_ascii_lowercase()).collect()
+        };
+        if octets.iter().all(|o| o.chars().all(|c| c.is_ascii_hexdigit())) {
+            Some(octets.join(":"))
+        } else {
+            None
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn mac_normalisation_is_unchanged(s in proptest::prop_oneof![
+            "[0-9a-fA-Fg:. -]{0,20}",
+            "\\PC{0,20}",
+            " ?([0-9a-fA-F]{1,3}[:-]){4,6}[0-9a-fA-Fx]{0,3} ?",
+            "[0-9a-fA-F]{3,5}\\.[0-9a-fA-F]{4}\\.[0-9a-fA-F]{4,5}",
+            "[0-9a-fA-FG]{11,13}",
+        ]) {
+            proptest::prop_assert_eq!(normalize_mac(&s), normalize_mac_before(&s));
+        }
     }
 
     #[test]

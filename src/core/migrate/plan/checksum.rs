@@ -4,6 +4,7 @@
 //! building one per node was a large part of the plan's time). The bytes are those of the array
 //! serialised through `Value` at once: `properties.rs` holds the plan to that.
 
+use chrono::{Datelike, NaiveDateTime, Timelike};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -20,6 +21,37 @@ pub(super) struct Checksum {
 fn put<T: Serialize + ?Sized>(b: &mut Vec<u8>, v: &T) {
     // serialising these into a Vec cannot fail
     let _ = serde_json::to_writer(&mut *b, v);
+}
+
+/// A date and time as chrono serialises it (`"2014-03-01T12:00:00"`), written directly in the
+/// usual case (a year of four digits, whole seconds; chrono's `Display` was a tenth of the plan's
+/// time), else through chrono.
+fn put_time(b: &mut Vec<u8>, t: &Option<NaiveDateTime>) {
+    let Some(t) = t else {
+        b.extend_from_slice(b"null");
+        return;
+    };
+    let (y, nano) = (t.year(), t.nanosecond());
+    if !(0..=9999).contains(&y) || nano != 0 {
+        put(b, t);
+        return;
+    }
+    let two = |b: &mut Vec<u8>, v: u32| b.extend_from_slice(&[b'0' + (v / 10) as u8, b'0' + (v % 10) as u8]);
+    b.push(b'"');
+    let y = y as u32;
+    two(b, y / 100);
+    two(b, y % 100);
+    b.push(b'-');
+    two(b, t.month());
+    b.push(b'-');
+    two(b, t.day());
+    b.push(b'T');
+    two(b, t.hour());
+    b.push(b':');
+    two(b, t.minute());
+    b.push(b':');
+    two(b, t.second());
+    b.push(b'"');
 }
 
 /// `"key":`, after a comma unless it is the object's first.
@@ -79,7 +111,7 @@ impl Checksum {
 fn node(b: &mut Vec<u8>, n: &IronicNode) {
     b.push(b'{');
     key(b, "created_at", true);
-    put(b, &n.created_at);
+    put_time(b, &n.created_at);
     key(b, "driver", false);
     put(b, &n.driver);
     key(b, "driver_info", false);
@@ -128,7 +160,7 @@ fn node(b: &mut Vec<u8>, n: &IronicNode) {
     key(b, "resource_class", false);
     put(b, &n.resource_class);
     key(b, "updated_at", false);
-    put(b, &n.updated_at);
+    put_time(b, &n.updated_at);
     key(b, "uuid", false);
     put(b, &n.uuid);
     b.push(b'}');
@@ -140,7 +172,7 @@ fn port(b: &mut Vec<u8>, p: &IronicPort) {
     key(b, "address", true);
     put(b, &p.address);
     key(b, "created_at", false);
-    put(b, &p.created_at);
+    put_time(b, &p.created_at);
     key(b, "extra", false);
     b.push(b'{');
     key(b, "bm2ironic", true);
@@ -167,8 +199,37 @@ fn port(b: &mut Vec<u8>, p: &IronicPort) {
     key(b, "pxe_enabled", false);
     put(b, &p.pxe_enabled);
     key(b, "updated_at", false);
-    put(b, &p.updated_at);
+    put_time(b, &p.updated_at);
     key(b, "uuid", false);
     put(b, &p.uuid);
     b.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::NaiveDate;
+
+    #[test]
+    fn times_are_written_as_chrono_writes_them() {
+        let d = |y, mo, da, h, mi, s, nano| {
+            NaiveDate::from_ymd_opt(y, mo, da).and_then(|d| d.and_hms_nano_opt(h, mi, s, nano))
+        };
+        for t in [
+            None,
+            d(2014, 3, 1, 12, 0, 0, 0),
+            d(1, 1, 1, 0, 0, 0, 0),
+            d(0, 12, 31, 23, 59, 59, 0),
+            d(9999, 12, 31, 23, 59, 59, 0),
+            d(10000, 1, 1, 0, 0, 0, 0),
+            d(-1, 1, 1, 0, 0, 0, 0),
+            d(2014, 6, 30, 23, 59, 59, 1_500_000_000), // a leap second
+            d(2014, 1, 2, 3, 4, 5, 120_000_000),
+            d(2014, 1, 2, 3, 4, 5, 7),
+        ] {
+            let mut ours = Vec::new();
+            put_time(&mut ours, &t);
+            assert_eq!(String::from_utf8(ours).unwrap(), serde_json::to_string(&t).unwrap(), "{t:?}");
+        }
+    }
 }

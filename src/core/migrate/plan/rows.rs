@@ -458,6 +458,17 @@ fn build_node(n: &BmNode, uuid: &str, spec: &RowSpec, ctx: &RowContext) -> Ironi
     }
 }
 
+/// A port's uuid: v5 of `port:<node uuid>:<mac>` in our namespace (stable across runs).
+fn port_uuid(node_uuid: &str, mac: &str) -> String {
+    let mut name = String::with_capacity(6 + node_uuid.len() + mac.len());
+    name.push_str("port:");
+    name.push_str(node_uuid);
+    name.push(':');
+    name.push_str(mac);
+    let u = uuid::Uuid::new_v5(&BM2IRONIC_NS, name.as_bytes());
+    u.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()).to_owned()
+}
+
 fn build_port(
     i: &BmInterface,
     node: &IronicNode,
@@ -466,7 +477,7 @@ fn build_port(
 ) -> Option<IronicPort> {
     let mac = i.address_normalized.clone()?;
     Some(IronicPort {
-        uuid: uuid::Uuid::new_v5(&BM2IRONIC_NS, format!("port:{}:{mac}", node.uuid).as_bytes()).to_string(),
+        uuid: port_uuid(&node.uuid, &mac),
         address: mac,
         node_uuid: node.uuid.clone(),
         nova_bm_interface_id: i.id,

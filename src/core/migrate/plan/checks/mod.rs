@@ -10,7 +10,9 @@ mod state;
 
 pub(super) use hardware::without_invalid_sizes;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use super::{normalize_uuid, NodeAction, PlanOptions, PowerManager};
 use crate::core::ironic::target::{ExistingNode, TargetKind, TargetState};
@@ -113,7 +115,7 @@ pub(super) struct Checks<'a> {
     /// Ironic's ports by MAC, to the id of their node
     port_macs: HashMap<String, Option<i64>>,
     /// Who is first to hold each MAC among the nodes that may be migrated: (nova_bm id, interface id)
-    first_holder: HashMap<String, (i64, i64)>,
+    first_holder: HashMap<&'a str, (i64, i64)>,
     /// Who holds each node uuid among the nodes that may be migrated (lowest nova_bm id first)
     uuid_holder: HashMap<String, i64>,
     /// Which node holds each instance (the one Nova's `instances.node` names, else the lowest id)
@@ -150,16 +152,16 @@ impl<'a> Checks<'a> {
                     .decide(ConflictCode::DeletedNode, &Subject::Node { nova_bm_id: n.id })
                     .is_some_and(|(a, _)| a == Action::Migrate)
         };
-        let mut first_holder: HashMap<String, (i64, i64)> = HashMap::new();
+        let mut first_holder: HashMap<&'a str, (i64, i64)> = HashMap::default();
         for n in inv.nodes.iter().filter(|n| candidate(&n.node)) {
             for i in n.interfaces.iter().filter(|i| !i.deleted) {
                 if let Some(mac) = &i.address_normalized {
-                    first_holder.entry(mac.clone()).or_insert((n.node.id, i.id));
+                    first_holder.entry(mac.as_str()).or_insert((n.node.id, i.id));
                 }
             }
         }
-        let mut uuid_holder: HashMap<String, i64> = HashMap::new();
-        let mut instance_claims: HashMap<String, Vec<&BmNode>> = HashMap::new();
+        let mut uuid_holder: HashMap<String, i64> = HashMap::default();
+        let mut instance_claims: HashMap<String, Vec<&BmNode>> = HashMap::default();
         for n in inv.nodes.iter().map(|e| &e.node).filter(|n| candidate(n)) {
             if let Some(u) = n.uuid.as_deref().and_then(normalize_uuid) {
                 uuid_holder.entry(u).or_insert(n.id);

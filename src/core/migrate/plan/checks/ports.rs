@@ -30,7 +30,7 @@ impl Checks<'_> {
                 }
                 continue;
             };
-            let first = self.first_holder.get(mac).copied();
+            let first = self.first_holder.get(mac.as_str()).copied();
             if first.is_some_and(|(nid, iid)| (nid, iid) != (n.id, i.id)) || seen_here.contains(&mac.as_str()) {
                 let (fnode, _) = first.unwrap_or((n.id, i.id));
                 let a = self.d.raise(
