@@ -11,12 +11,6 @@ use sha2::{Digest, Sha256};
 use super::{IronicNode, IronicPort, NodePlan, Rows};
 use crate::core::ironic::target::TargetKind;
 
-pub(super) struct Checksum {
-    h: Sha256,
-    buf: Vec<u8>,
-    first: bool,
-}
-
 /// A value as JSON (scalars, options, dates, already-sorted `Value`s).
 fn put<T: Serialize + ?Sized>(b: &mut Vec<u8>, v: &T) {
     // serialising these into a Vec cannot fail
@@ -63,48 +57,59 @@ fn key(b: &mut Vec<u8>, k: &str, first: bool) {
     b.push(b':');
 }
 
+pub(super) struct Checksum {
+    h: Sha256,
+    first: bool,
+}
+
 impl Checksum {
     pub(super) fn new() -> Checksum {
         let mut h = Sha256::new();
         h.update(b"[");
-        Checksum { h, buf: Vec::with_capacity(4096), first: true }
+        Checksum { h, first: true }
     }
 
-    pub(super) fn node(&mut self, n: &NodePlan, rows: Option<&Rows>) {
-        let b = &mut self.buf;
-        b.clear();
+    /// The next nodes' elements, as `encode_node` wrote them (comma-separated), in plan order.
+    pub(super) fn chunk(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
         if !self.first {
-            b.push(b',');
+            self.h.update(b",");
         }
         self.first = false;
-        b.push(b'[');
-        put(b, &n.uuid);
-        b.push(b',');
-        put(b, &n.action);
-        b.push(b',');
-        match rows {
-            None => b.extend_from_slice(b"null,[]"),
-            Some(r) => {
-                node(b, &r.node);
-                b.push(b',');
-                b.push(b'[');
-                for (k, p) in r.ports.iter().enumerate() {
-                    if k > 0 {
-                        b.push(b',');
-                    }
-                    port(b, p);
-                }
-                b.push(b']');
-            }
-        }
-        b.push(b']');
-        self.h.update(&self.buf);
+        self.h.update(bytes);
     }
 
     pub(super) fn finish(mut self) -> String {
         self.h.update(b"]");
         hex::encode(self.h.finalize())
     }
+}
+
+/// Appends one node's element, `[uuid, action, node, ports]`.
+pub(super) fn encode_node(b: &mut Vec<u8>, n: &NodePlan, rows: Option<&Rows>) {
+    b.push(b'[');
+    put(b, &n.uuid);
+    b.push(b',');
+    put(b, &n.action);
+    b.push(b',');
+    match rows {
+        None => b.extend_from_slice(b"null,[]"),
+        Some(r) => {
+            node(b, &r.node);
+            b.push(b',');
+            b.push(b'[');
+            for (k, p) in r.ports.iter().enumerate() {
+                if k > 0 {
+                    b.push(b',');
+                }
+                port(b, p);
+            }
+            b.push(b']');
+        }
+    }
+    b.push(b']');
 }
 
 /// An Ironic node row, keys in order (as `IronicNode`'s `Serialize` through a `Value`).

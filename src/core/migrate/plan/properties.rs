@@ -230,12 +230,36 @@ proptest! {
         let again = plan(&inv, &t, None, &options(), &resolutions(seed, decide));
         prop_assert_eq!(&p.checksum, &again.checksum);
         // hashed node by node, the checksum is the one of the whole array serialised at once
-        let rows: Vec<serde_json::Value> = p.nodes.iter().map(|n| {
+        prop_assert_eq!(&p.checksum, &reference_checksum(&p));
+    }
+}
+
+/// The checksum as first defined: every node's `[uuid, action, node, ports]` through a `Value`
+/// (objects with sorted keys), the whole array serialised at once.
+fn reference_checksum(p: &super::Plan) -> String {
+    let rows: Vec<serde_json::Value> = p
+        .nodes
+        .iter()
+        .map(|n| {
             let r = p.rows(n);
             let ports = r.as_ref().map(|r| r.ports.clone()).unwrap_or_default();
-            serde_json::json!([n.uuid, n.action, r.map(|r| r.node), ports])
-        }).collect();
-        let whole = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(serde_json::to_string(&rows).unwrap().as_bytes()));
-        prop_assert_eq!(&p.checksum, &whole);
+            json!([n.uuid, n.action, r.map(|r| r.node), ports])
+        })
+        .collect();
+    hex::encode(<sha2::Sha256 as sha2::Digest>::digest(serde_json::to_string(&rows).unwrap().as_bytes()))
+}
+
+#[test]
+fn the_rows_pass_over_many_pieces_and_threads_gives_the_checksum_and_summaries_of_one() {
+    // more nodes than one wave of pieces on any machine: several threads, several waves
+    let f = crate::core::demo::fixture::Fixture::bench(super::ROWS_CHUNK * 9 + 17, 40);
+    let inv = std::sync::Arc::new(Inventory::join(f.nodes, f.interfaces));
+    let p = plan(&inv, &target(false, TargetKind::Modern), None, &options(), &Resolutions::default());
+    assert_eq!(p.checksum, reference_checksum(&p));
+    for n in &p.nodes {
+        let r = p.rows(n);
+        assert_eq!(n.write.map(|w| w.ports), r.as_ref().map(|r| r.ports.len()), "node {}", n.nova_bm_id);
+        assert_eq!(n.write.map(|w| w.maintenance), r.map(|r| r.node.maintenance));
     }
+    assert!(p.summary.create > super::ROWS_CHUNK * 8 && p.summary.ports >= p.summary.create);
 }
