@@ -5,6 +5,7 @@
 # Usage: scripts/bench.sh [SIZES...]          (default: 10000 100000; e.g. scripts/bench.sh 1000 10000)
 #        BENCH_BACKENDS="mysql postgres"      which target servers (default both)
 #        BENCH_WIZARD=0 / BENCH_WATCH=0       skip the wizard / log watcher figures
+#        BENCH_REPEAT=3                        runs of migrate and of the floor per size (medians compared)
 #
 # For each backend and size: a nova_bm inventory from `examples/bench_fixture.rs` (Fixture::bench:
 # ~70% free nodes, ~25% with an instance, ~5% soft-deleted, two interfaces each), then, release build:
@@ -14,7 +15,8 @@
 #   migrate     `bm2ironic migrate --via db --yes` into an empty Ironic (the real 39.0.0 schema)
 #   floor       the database's own client (`mariadb` / `psql -1`) loading the same rows (nodes, ports and
 #               the run record, dumped from migrate's target as multi-row INSERTs) into an empty Ironic,
-#               in one transaction
+#               in one transaction; migrate and the floor run BENCH_REPEAT times each, taking turns, and
+#               their medians are compared
 # with wall time and peak RSS from /usr/bin/time. Then the wizard (benches/wizard_render.rs: a frame at
 # 100k on a TestBackend, key-to-frame while progress floods, Enter on connections to the inventory) and
 # the log watcher (benches/watch_idle.rs: lines/s parsed and classified, idle CPU).
@@ -88,11 +90,14 @@ timed() {
 }
 secs() { cut -d' ' -f1 "$WORK/$1.time"; }
 mb() { awk '{printf "%.0f", $2/1024}' "$WORK/$1.time"; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a/b; else print "-" }'; }
 
 ARGS=(--default-arch x86_64 --deploy-kernel file:///var/lib/ironic/deploy.kernel
   --deploy-ramdisk file:///var/lib/ironic/deploy.initramfs)
 ROWS=()
+RUNS=()
+REPEAT=${BENCH_REPEAT:-3}
 declare -A MIG
 for b in $BACKENDS; do
   for n in "${SIZES[@]}"; do
@@ -101,37 +106,64 @@ for b in $BACKENDS; do
     create_db "$b" "${TAG}_src_$k"
     "$GEN" "$n" "$(url "$b" "${TAG}_src_$k")"
     ironic_db "$b" "${TAG}_plan_$k"
-    ironic_db "$b" "${TAG}_tgt_$k"
-    ironic_db "$b" "${TAG}_floor_$k"
     src=$(url "$b" "${TAG}_src_$k")
     run=("$BIN" --log-dir "$WORK/logs" --nova-bm-db "$src")
-    log "$b, $n nodes: inventory, plan, migrate"
+    log "$b, $n nodes: inventory, plan"
     timed "inv_$k" "${run[@]}" inventory --json
     timed "plan_$k" "${run[@]}" --ironic-db "$(url "$b" "${TAG}_plan_$k")" plan "${ARGS[@]}"
-    timed "mig_$k" "${run[@]}" --ironic-db "$(url "$b" "${TAG}_tgt_$k")" migrate --via db --yes "${ARGS[@]}"
-    plan_phase=$(grep -o 'plan [0-9.]* [µm]*s' "$WORK/mig_$k.out" | head -1 | sed 's/^plan //')
 
-    log "$b, $n nodes: the floor (the same rows through the database's own client)"
+    # migrate and the floor, $REPEAT times each, taking turns (a server still flushing what the last
+    # step wrote slows whichever comes next): the medians are compared
     tables=(nodes ports bm2ironic_runs bm2ironic_run_nodes)
-    if [ "$b" = mysql ]; then
-      MYSQL_PWD=$MY_P mariadb-dump --no-defaults -h "$MY_H" -P "$MY_PT" -u "$MY_U" --compact --no-data \
-        "${TAG}_tgt_$k" bm2ironic_runs bm2ironic_run_nodes | my "${TAG}_floor_$k"
-      { echo "SET autocommit=0;"
-        MYSQL_PWD=$MY_P mariadb-dump --no-defaults -h "$MY_H" -P "$MY_PT" -u "$MY_U" --compact --no-create-info \
-          --extended-insert "${TAG}_tgt_$k" "${tables[@]}"
-        echo "COMMIT;"; } > "$WORK/dump_$k.sql"
-      timed "floor_$k" bash -c "MYSQL_PWD=$MY_P mariadb --no-defaults -h $MY_H -P $MY_PT -u $MY_U ${TAG}_floor_$k < $WORK/dump_$k.sql"
-    else
-      PGPASSWORD=$PG_P pg_dump -h "$PG_H" -p "$PG_PT" -U "$PG_U" --schema-only -t bm2ironic_runs -t bm2ironic_run_nodes \
-        "${TAG}_tgt_$k" | pg -d "${TAG}_floor_$k" >/dev/null
-      PGPASSWORD=$PG_P pg_dump -h "$PG_H" -p "$PG_PT" -U "$PG_U" --data-only --inserts --rows-per-insert=1000 \
-        "${tables[@]/#/-t}" "${TAG}_tgt_$k" > "$WORK/dump_$k.sql"
-      timed "floor_$k" bash -c "PGPASSWORD=$PG_P psql -X -q -h $PG_H -p $PG_PT -U $PG_U -v ON_ERROR_STOP=1 -1 -d ${TAG}_floor_$k -f $WORK/dump_$k.sql"
-    fi
-    MIG[$k]=$(secs "mig_$k")
+    for r in $(seq 1 "$REPEAT"); do
+      ironic_db "$b" "${TAG}_tgt_${k}_$r"
+      ironic_db "$b" "${TAG}_floor_${k}_$r"
+      mig() {
+        log "$b, $n nodes: migrate ($r of $REPEAT)"
+        timed "mig_${k}_$r" "${run[@]}" --ironic-db "$(url "$b" "${TAG}_tgt_${k}_$r")" migrate --via db --yes "${ARGS[@]}"
+      }
+      floor() {
+        log "$b, $n nodes: the floor, the same rows through the database's own client ($r of $REPEAT)"
+        if [ "$b" = mysql ]; then
+          MYSQL_PWD=$MY_P mariadb-dump --no-defaults -h "$MY_H" -P "$MY_PT" -u "$MY_U" --compact --no-data \
+            "${TAG}_tgt_${k}_1" bm2ironic_runs bm2ironic_run_nodes | my "${TAG}_floor_${k}_$r"
+          timed "floor_${k}_$r" bash -c "MYSQL_PWD=$MY_P mariadb --no-defaults -h $MY_H -P $MY_PT -u $MY_U ${TAG}_floor_${k}_$r < $WORK/dump_$k.sql"
+        else
+          PGPASSWORD=$PG_P pg_dump -h "$PG_H" -p "$PG_PT" -U "$PG_U" --schema-only -t bm2ironic_runs -t bm2ironic_run_nodes \
+            "${TAG}_tgt_${k}_1" | pg -d "${TAG}_floor_${k}_$r" >/dev/null
+          timed "floor_${k}_$r" bash -c "PGPASSWORD=$PG_P psql -X -q -h $PG_H -p $PG_PT -U $PG_U -v ON_ERROR_STOP=1 -1 -d ${TAG}_floor_${k}_$r -f $WORK/dump_$k.sql"
+        fi
+      }
+      if [ "$r" = 1 ]; then
+        mig
+        # the floor's input: the rows migrate wrote (nodes, ports, the run record), as multi-row INSERTs
+        if [ "$b" = mysql ]; then
+          { echo "SET autocommit=0;"
+            MYSQL_PWD=$MY_P mariadb-dump --no-defaults -h "$MY_H" -P "$MY_PT" -u "$MY_U" --compact --no-create-info \
+              --extended-insert "${TAG}_tgt_${k}_1" "${tables[@]}"
+            echo "COMMIT;"; } > "$WORK/dump_$k.sql"
+        else
+          PGPASSWORD=$PG_P pg_dump -h "$PG_H" -p "$PG_PT" -U "$PG_U" --data-only --inserts --rows-per-insert=1000 \
+            "${tables[@]/#/-t}" "${TAG}_tgt_${k}_1" > "$WORK/dump_$k.sql"
+        fi
+        floor
+      elif [ $((r % 2)) = 0 ]; then
+        floor; mig
+      else
+        mig; floor
+      fi
+    done
+    plan_phase=$(grep -o 'plan [0-9.]* [µm]*s' "$WORK/mig_${k}_1.out" | head -1 | sed 's/^plan //')
+    mig_all=() floor_all=()
+    for r in $(seq 1 "$REPEAT"); do mig_all+=("$(secs "mig_${k}_$r")"); floor_all+=("$(secs "floor_${k}_$r")"); done
+    mig_med=$(median "${mig_all[@]}") floor_med=$(median "${floor_all[@]}")
+    # peak RSS: the largest of the runs
+    mig_mb=$(for r in $(seq 1 "$REPEAT"); do mb "mig_${k}_$r"; echo; done | sort -n | tail -1)
+    RUNS+=("$b $n: migrate ${mig_all[*]} s; floor ${floor_all[*]} s")
+    MIG[$k]=$mig_med
     ROWS+=("$(printf '| %-8s | %7s | %9s (%4s MB) | %9s (%4s MB) | %9s | %9s (%4s MB) | %7s s | **%s** |' \
       "$b" "$n" "$(secs "inv_$k") s" "$(mb "inv_$k")" "$(secs "plan_$k") s" "$(mb "plan_$k")" "$plan_phase" \
-      "$(secs "mig_$k") s" "$(mb "mig_$k")" "$(secs "floor_$k")" "$(ratio "$(secs "mig_$k")" "$(secs "floor_$k")")")")
+      "$mig_med s" "$mig_mb" "$floor_med" "$(ratio "$mig_med" "$floor_med")")")
   done
 done
 
@@ -141,6 +173,9 @@ echo
 echo "| backend  |   nodes | inventory (peak RSS)  | plan (peak RSS)       | plan phase | migrate --via db (RSS) | floor     | migrate/floor |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${ROWS[@]}"
+echo
+echo "migrate and floor: the median of $REPEAT runs each, taking turns; every run (wall seconds):"
+printf '  %s\n' "${RUNS[@]}"
 
 # linear time: the largest size against the one before it
 if [ ${#SIZES[@]} -ge 2 ]; then

@@ -130,14 +130,6 @@ pub async fn runs_table_exists(db: &Db) -> Result<bool, DbError> {
     Ok(db.table_names().await?.iter().any(|t| t.eq_ignore_ascii_case(RUNS_TABLE)))
 }
 
-/// The per-node rows of a run, as INSERT statements of bounded size.
-pub fn record_stmts(run_id: &str, record: &[WrittenNode]) -> Vec<Stmt> {
-    let mut rec = RecordRows::new(run_id, RECORD_BYTES_PER_STATEMENT);
-    let mut out: Vec<Stmt> = record.iter().filter_map(|w| rec.push(w)).collect();
-    out.extend(rec.finish());
-    out
-}
-
 /// The per-node rows of a run, built as the load goes: `push` gives a full INSERT when one is due
 /// (at most `max_bytes` of record text, or `RECORD_ROWS_PER_STATEMENT` rows), `finish` the rest; so
 /// a load holds one statement's worth of record, not one per node it wrote.

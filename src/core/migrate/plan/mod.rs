@@ -214,7 +214,12 @@ pub fn plan(
         inv.nodes.iter().enumerate().map(|(index, entry)| plan_node(&mut cx, index, entry, nova)).collect();
     // ...then each node's rows, once, for the checksum and the summaries (on every core: about half
     // of the plan's time at 100k nodes), hashed in order
-    let (checksum, without_image) = rows_pass(inv, &mut nodes, &ctx);
+    let threads = if nodes.len() >= PARALLEL_FROM {
+        std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4)
+    } else {
+        1 // a few tens of milliseconds: not worth a thread's memory (each has its own malloc arena)
+    };
+    let (checksum, without_image) = rows_pass(inv, &mut nodes, &ctx, threads);
     cx.orphan_interfaces(inv);
     cx.missing_deploy_images(&nodes);
 
@@ -249,13 +254,15 @@ pub fn plan(
 
 /// Nodes per piece of the rows pass; a piece's JSON is about 2 MB.
 const ROWS_CHUNK: usize = 2048;
+/// From how many nodes the rows pass uses every core.
+const PARALLEL_FROM: usize = 16 * ROWS_CHUNK;
 
 /// Builds every node's rows (then drops them): its `WriteSummary`, the checksum (sha256 of every
 /// node's `[uuid, action, node, ports]`, see `checksum`), and how many nodes with an instance get no
-/// image. Pieces of `ROWS_CHUNK` nodes go to as many threads as there are cores, a wave at a time,
-/// and are hashed in order: the same checksum whatever the number of threads.
-fn rows_pass(inv: &Inventory, nodes: &mut [NodePlan], ctx: &RowContext) -> (String, usize) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+/// image. Pieces of `ROWS_CHUNK` nodes go to `threads` threads, a wave at a time, and are hashed in
+/// order: the same checksum whatever the number of threads.
+fn rows_pass(inv: &Inventory, nodes: &mut [NodePlan], ctx: &RowContext, threads: usize) -> (String, usize) {
+    let threads = threads.max(1);
     let mut sum = Checksum::new();
     let mut without_image = 0usize;
     for wave in nodes.chunks_mut(ROWS_CHUNK * threads) {

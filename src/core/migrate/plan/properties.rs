@@ -251,11 +251,22 @@ fn reference_checksum(p: &super::Plan) -> String {
 
 #[test]
 fn the_rows_pass_over_many_pieces_and_threads_gives_the_checksum_and_summaries_of_one() {
-    // more nodes than one wave of pieces on any machine: several threads, several waves
+    // several pieces, and several waves of them on 3 threads
     let f = crate::core::demo::fixture::Fixture::bench(super::ROWS_CHUNK * 9 + 17, 40);
     let inv = std::sync::Arc::new(Inventory::join(f.nodes, f.interfaces));
     let p = plan(&inv, &target(false, TargetKind::Modern), None, &options(), &Resolutions::default());
     assert_eq!(p.checksum, reference_checksum(&p));
+    for threads in [2, 3] {
+        let mut nodes = p.nodes.clone();
+        for n in &mut nodes {
+            n.write = None;
+        }
+        let (checksum, _) = super::rows_pass(&inv, &mut nodes, &p.ctx, threads);
+        assert_eq!(checksum, p.checksum, "{threads} threads");
+        for (a, b) in nodes.iter().zip(&p.nodes) {
+            assert_eq!(a.write, b.write, "node {}, {threads} threads", a.nova_bm_id);
+        }
+    }
     for n in &p.nodes {
         let r = p.rows(n);
         assert_eq!(n.write.map(|w| w.ports), r.as_ref().map(|r| r.ports.len()), "node {}", n.nova_bm_id);
