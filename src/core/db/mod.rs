@@ -101,6 +101,15 @@ pub enum DbError {
     Other { what: String, message: String },
 }
 
+/// (major, minor) of a MariaDB server, from `server_version` ("MariaDB 10.11.6-MariaDB-0+deb12u1").
+fn mariadb_version(server_version: &str) -> Option<(u32, u32)> {
+    let v = server_version.strip_prefix("MariaDB ")?;
+    // a MySQL-compatible prefix some builds report first: "5.5.5-10.11.6-MariaDB"
+    let v = v.strip_prefix("5.5.5-").unwrap_or(v);
+    let mut parts = v.split(|c: char| !c.is_ascii_digit());
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
 /// User, password and database of the URL onto a server backend's options.
 fn with_login<O>(
     mut o: O,
@@ -285,6 +294,18 @@ impl Db {
         self.url.backend
     }
 
+    /// Whether `INSERT ... RETURNING` works here: PostgreSQL, SQLite, MariaDB from 10.5 (not MySQL).
+    /// `BM2IRONIC_NO_RETURNING=1` makes a MariaDB behave as MySQL (the tests of MySQL's path).
+    pub fn insert_returning(&self) -> bool {
+        if self.backend() == Backend::MySql && std::env::var_os("BM2IRONIC_NO_RETURNING").is_some_and(|v| v == "1") {
+            return false;
+        }
+        match self.backend() {
+            Backend::Postgres | Backend::Sqlite => true,
+            Backend::MySql => mariadb_version(&self.server_version).is_some_and(|v| v >= (10, 5)),
+        }
+    }
+
     /// Names of the tables in the connected database (current schema on PostgreSQL).
     pub async fn table_names(&self) -> Result<Vec<String>, DbError> {
         let sql = match self.backend() {
@@ -434,5 +455,19 @@ fn io_reason(e: &std::io::Error) -> String {
         TimedOut => "connection timed out".into(),
         NotFound => format!("not found ({e})"),
         _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mariadb_version;
+
+    #[test]
+    fn mariadb_versions() {
+        assert_eq!(mariadb_version("MariaDB 10.11.6-MariaDB-0+deb12u1"), Some((10, 11)));
+        assert_eq!(mariadb_version("MariaDB 5.5.5-10.4.32-MariaDB"), Some((10, 4)));
+        assert_eq!(mariadb_version("MariaDB 11.4.2-MariaDB"), Some((11, 4)));
+        assert_eq!(mariadb_version("MySQL 8.0.36"), None);
+        assert_eq!(mariadb_version("MariaDB garbage"), None);
     }
 }

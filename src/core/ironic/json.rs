@@ -7,7 +7,12 @@ use serde_json::Value;
 
 /// `value` serialised with every non-ASCII character escaped.
 pub fn to_db_text(value: &Value) -> String {
-    let raw = value.to_string();
+    ascii_json(value.to_string())
+}
+
+/// JSON text with every non-ASCII character escaped (as Ironic writes it): `raw` itself when it is
+/// ASCII already.
+pub fn ascii_json(raw: String) -> String {
     if raw.is_ascii() {
         return raw;
     }

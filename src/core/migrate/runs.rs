@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::core::db::sql::{multi_insert, Stmt, Val};
 use crate::core::db::url::Backend;
 use crate::core::db::{Db, DbError};
-use crate::core::ironic::json::to_db_text;
+use crate::core::ironic::json::ascii_json;
 use crate::core::migrate::plan::{IronicNode, IronicPort};
 
 pub const RUNS_TABLE: &str = "bm2ironic_runs";
@@ -155,7 +155,8 @@ impl RecordRows {
     }
 
     pub fn push(&mut self, w: &WrittenNode) -> Option<Stmt> {
-        let text = serde_json::to_value(w).map(|v| to_db_text(&v)).unwrap_or_else(|_| "{}".into());
+        // straight to text (fields in the struct's order: read back by name)
+        let text = serde_json::to_string(w).map(ascii_json).unwrap_or_else(|_| "{}".into());
         let full = !self.rows.is_empty()
             && (self.rows.len() >= RECORD_ROWS_PER_STATEMENT || self.bytes + text.len() > self.max_bytes);
         let out = if full { self.take() } else { None };
