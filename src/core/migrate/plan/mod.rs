@@ -18,7 +18,7 @@ use crate::core::ironic::target::{TargetKind, TargetState};
 use crate::core::migrate::conflict::{Conflict, ConflictCode, Resolutions};
 use crate::core::source::model::{BmNode, Inventory, InventoryNode};
 use crate::core::source::nova::NovaFacts;
-use checks::{Checks, Fate};
+use checks::{Checks, Fate, Lookups};
 use checksum::Checksum;
 use rows::{build_rows, driver_of, provision_state_of, RowContext, RowSpec};
 pub use rows::{DriverInfo, IronicNode, IronicPort, PowerManager, Rows};
@@ -206,20 +206,34 @@ pub fn plan(
     opts: &PlanOptions,
     resolutions: &Resolutions,
 ) -> Plan {
-    let mut cx = Checks::new(inv, target, nova, opts, resolutions);
-    cx.nova_compute_running(inv);
-    let ctx = RowContext { opts: opts.clone(), power: cx.power.clone(), kind: cx.kind };
-    // the checks, node by node in order (the conflicts come in that order)...
-    let mut nodes: Vec<NodePlan> =
-        inv.nodes.iter().enumerate().map(|(index, entry)| plan_node(&mut cx, index, entry, nova)).collect();
-    // ...then each node's rows, once, for the checksum and the summaries (on every core: about half
-    // of the plan's time at 100k nodes), hashed in order
-    let threads = if nodes.len() >= PARALLEL_FROM {
+    let threads = if inv.nodes.len() >= PARALLEL_FROM {
         std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4)
     } else {
         1 // a few tens of milliseconds: not worth a thread's memory (each has its own malloc arena)
     };
-    let (checksum, without_image) = rows_pass(inv, &mut nodes, &ctx, threads);
+    plan_on(inv, target, nova, opts, resolutions, threads, ROWS_CHUNK)
+}
+
+/// `plan` on `threads` threads, in pieces of `chunk` nodes: the same plan whatever they are.
+fn plan_on(
+    inv: &Arc<Inventory>,
+    target: &TargetState,
+    nova: Option<&NovaFacts>,
+    opts: &PlanOptions,
+    resolutions: &Resolutions,
+    threads: usize,
+    chunk: usize,
+) -> Plan {
+    let lookups = Lookups::new(inv, target, nova, opts, resolutions);
+    let mut cx = lookups.checks(opts, nova, resolutions);
+    cx.nova_compute_running(inv);
+    let ctx = RowContext { opts: opts.clone(), power: cx.power.clone(), kind: cx.kind };
+    // the checks and rows of every node, in pieces on every core, taken in order
+    let pass = nodes_pass(inv, &lookups, nova, opts, resolutions, &ctx, (threads, chunk));
+    let nodes = pass.nodes;
+    let without_image = pass.without_image;
+    let checksum = pass.checksum;
+    cx.extend_conflicts(pass.conflicts);
     cx.orphan_interfaces(inv);
     cx.missing_deploy_images(&nodes);
 
@@ -257,34 +271,74 @@ const ROWS_CHUNK: usize = 2048;
 /// From how many nodes the rows pass uses every core.
 const PARALLEL_FROM: usize = 16 * ROWS_CHUNK;
 
-/// Builds every node's rows (then drops them): its `WriteSummary`, the checksum (sha256 of every
-/// node's `[uuid, action, node, ports]`, see `checksum`), and how many nodes with an instance get no
-/// image. Pieces of `ROWS_CHUNK` nodes go to `threads` threads, a wave at a time, and are hashed in
-/// order: the same checksum whatever the number of threads.
-fn rows_pass(inv: &Inventory, nodes: &mut [NodePlan], ctx: &RowContext, threads: usize) -> (String, usize) {
-    let threads = threads.max(1);
-    let mut sum = Checksum::new();
-    let mut without_image = 0usize;
-    for wave in nodes.chunks_mut(ROWS_CHUNK * threads) {
-        let mut pieces = wave.chunks_mut(ROWS_CHUNK);
-        let first = pieces.next();
-        let outs: Vec<(Vec<u8>, usize)> = std::thread::scope(|s| {
-            let others: Vec<_> = pieces.map(|p| s.spawn(|| rows_piece(inv, p, ctx))).collect();
-            let mut outs: Vec<(Vec<u8>, usize)> = first.map(|p| rows_piece(inv, p, ctx)).into_iter().collect();
-            for h in others {
-                outs.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-            }
-            outs
-        });
-        for (bytes, w) in outs {
-            sum.chunk(&bytes);
-            without_image += w;
-        }
-    }
-    (sum.finish(), without_image)
+/// What the pass over the nodes gives.
+struct NodesPass {
+    nodes: Vec<NodePlan>,
+    /// raised node by node, in the nodes' order
+    conflicts: Vec<Conflict>,
+    checksum: String,
+    without_image: usize,
 }
 
-/// One piece of `rows_pass`: its nodes' elements of the checksum, comma-separated.
+/// The checks of every node, then its rows, built once (and dropped) for its `WriteSummary` and the
+/// checksum (sha256 of every node's `[uuid, action, node, ports]`, see `checksum`). Pieces of
+/// `chunk` nodes go to `threads` threads, a wave at a time, each piece with its own `Checks` over
+/// the shared lookups; their nodes, conflicts and checksum bytes are taken in order: the same plan
+/// (and conflicts in the same order) whatever the number of threads.
+fn nodes_pass(
+    inv: &Inventory,
+    lookups: &Lookups,
+    nova: Option<&NovaFacts>,
+    opts: &PlanOptions,
+    resolutions: &Resolutions,
+    ctx: &RowContext,
+    (threads, chunk): (usize, usize),
+) -> NodesPass {
+    let (threads, chunk) = (threads.max(1), chunk.max(1));
+    let piece = |range: std::ops::Range<usize>| {
+        let mut cx = lookups.checks(opts, nova, resolutions);
+        let mut nodes: Vec<NodePlan> = range.map(|k| plan_node(&mut cx, k, &inv.nodes[k], nova)).collect();
+        let (bytes, without_image) = rows_piece(inv, &mut nodes, ctx);
+        (nodes, cx.into_conflicts(), bytes, without_image)
+    };
+    let mut out = NodesPass {
+        nodes: Vec::with_capacity(inv.nodes.len()),
+        conflicts: Vec::new(),
+        checksum: String::new(),
+        without_image: 0,
+    };
+    let mut sum = Checksum::new();
+    let total = inv.nodes.len();
+    let mut start = 0;
+    while start < total {
+        let ranges: Vec<std::ops::Range<usize>> = (0..threads)
+            .map(|t| (start + t * chunk).min(total)..(start + (t + 1) * chunk).min(total))
+            .filter(|r| !r.is_empty())
+            .collect();
+        start = (start + threads * chunk).min(total);
+        let mut ranges = ranges.into_iter();
+        let first = ranges.next();
+        let results = std::thread::scope(|s| {
+            let others: Vec<_> = ranges.map(|r| s.spawn(|| piece(r))).collect();
+            let mut results: Vec<_> = first.map(&piece).into_iter().collect();
+            for h in others {
+                results.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+            results
+        });
+        for (nodes, conflicts, bytes, without_image) in results {
+            out.nodes.extend(nodes);
+            out.conflicts.extend(conflicts);
+            sum.chunk(&bytes);
+            out.without_image += without_image;
+        }
+    }
+    out.checksum = sum.finish();
+    out
+}
+
+/// The rows of one piece of `nodes_pass`: its nodes' `WriteSummary`s, and their elements of the
+/// checksum, comma-separated.
 fn rows_piece(inv: &Inventory, nodes: &mut [NodePlan], ctx: &RowContext) -> (Vec<u8>, usize) {
     let mut bytes = Vec::with_capacity(nodes.len() * 1024);
     let mut without_image = 0usize;

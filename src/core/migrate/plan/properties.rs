@@ -249,28 +249,53 @@ fn reference_checksum(p: &super::Plan) -> String {
     hex::encode(<sha2::Sha256 as sha2::Digest>::digest(serde_json::to_string(&rows).unwrap().as_bytes()))
 }
 
+/// The plan on several threads in small pieces is the plan on one: nodes, conflicts (and their
+/// order), warnings, summary, checksum.
+fn same_plan(a: &super::Plan, b: &super::Plan) -> Result<(), TestCaseError> {
+    prop_assert_eq!(&a.checksum, &b.checksum);
+    prop_assert_eq!(&a.conflicts, &b.conflicts);
+    prop_assert_eq!(&a.warnings, &b.warnings);
+    prop_assert_eq!(format!("{:?}", a.summary), format!("{:?}", b.summary));
+    prop_assert_eq!(a.nodes.len(), b.nodes.len());
+    for (x, y) in a.nodes.iter().zip(&b.nodes) {
+        prop_assert_eq!((x.nova_bm_id, &x.uuid, x.action, &x.conflicts), (y.nova_bm_id, &y.uuid, y.action, &y.conflicts));
+        prop_assert_eq!((x.write, x.replaces), (y.write, y.replaces));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn pieces_and_threads_do_not_change_the_plan(
+        inv in inventory(), seed in any::<u64>(), decide in any::<bool>(), existing in any::<bool>(),
+        chunk in 1usize..5, threads in 2usize..4,
+    ) {
+        // hostile inventories (duplicate MACs, uuids and instances across nodes: the checks that look
+        // at other nodes) cut into pieces of a few nodes on several threads
+        let t = target(existing, TargetKind::Modern);
+        let inv = std::sync::Arc::new(inv);
+        let one = super::plan_on(&inv, &t, None, &options(), &resolutions(seed, decide), 1, 4096);
+        let many = super::plan_on(&inv, &t, None, &options(), &resolutions(seed, decide), threads, chunk);
+        same_plan(&one, &many)?;
+    }
+}
+
 #[test]
-fn the_rows_pass_over_many_pieces_and_threads_gives_the_checksum_and_summaries_of_one() {
-    // several pieces, and several waves of them on 3 threads
+fn the_bench_inventory_on_threads_gives_the_checksum_of_one() {
+    // several waves of full pieces on 3 threads, and the Value-based checksum
     let f = crate::core::demo::fixture::Fixture::bench(super::ROWS_CHUNK * 9 + 17, 40);
     let inv = std::sync::Arc::new(Inventory::join(f.nodes, f.interfaces));
-    let p = plan(&inv, &target(false, TargetKind::Modern), None, &options(), &Resolutions::default());
-    assert_eq!(p.checksum, reference_checksum(&p));
-    for threads in [2, 3] {
-        let mut nodes = p.nodes.clone();
-        for n in &mut nodes {
-            n.write = None;
-        }
-        let (checksum, _) = super::rows_pass(&inv, &mut nodes, &p.ctx, threads);
-        assert_eq!(checksum, p.checksum, "{threads} threads");
-        for (a, b) in nodes.iter().zip(&p.nodes) {
-            assert_eq!(a.write, b.write, "node {}, {threads} threads", a.nova_bm_id);
-        }
-    }
-    for n in &p.nodes {
-        let r = p.rows(n);
+    let t = target(false, TargetKind::Modern);
+    let one = super::plan_on(&inv, &t, None, &options(), &Resolutions::default(), 1, super::ROWS_CHUNK);
+    assert_eq!(one.checksum, reference_checksum(&one));
+    let three = super::plan_on(&inv, &t, None, &options(), &Resolutions::default(), 3, super::ROWS_CHUNK);
+    same_plan(&one, &three).unwrap();
+    for n in &one.nodes {
+        let r = one.rows(n);
         assert_eq!(n.write.map(|w| w.ports), r.as_ref().map(|r| r.ports.len()), "node {}", n.nova_bm_id);
         assert_eq!(n.write.map(|w| w.maintenance), r.map(|r| r.node.maintenance));
     }
-    assert!(p.summary.create > super::ROWS_CHUNK * 8 && p.summary.ports >= p.summary.create);
+    assert!(one.summary.create > super::ROWS_CHUNK * 8 && one.summary.ports >= one.summary.create);
 }

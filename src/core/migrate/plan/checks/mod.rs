@@ -99,13 +99,27 @@ impl Fate {
     }
 }
 
-/// What every rule consults: the Decider, the options, Nova's facts and the lookup maps.
+/// What every rule consults: the Decider, the options, Nova's facts and the lookup maps (shared,
+/// read only: several `Checks` over one `Lookups` can check pieces of the inventory at once).
 pub(super) struct Checks<'a> {
     d: Decider<'a>,
     opts: &'a PlanOptions,
     nova: Option<&'a NovaFacts>,
     pub(super) kind: TargetKind,
     pub(super) power: PowerManager,
+    by_uuid: &'a HashMap<String, &'a ExistingNode>,
+    by_instance: &'a HashMap<String, &'a ExistingNode>,
+    node_id_to_uuid: &'a HashMap<i64, Option<String>>,
+    port_macs: &'a HashMap<String, Option<i64>>,
+    first_holder: &'a HashMap<&'a str, (i64, i64)>,
+    uuid_holder: &'a HashMap<String, i64>,
+    instance_holder: &'a HashMap<String, i64>,
+}
+
+/// The lookup maps, built once from the target and the whole inventory.
+pub(super) struct Lookups<'a> {
+    kind: TargetKind,
+    power: PowerManager,
     /// Ironic's nodes by uuid, compared the way we write ours: lower-case
     by_uuid: HashMap<String, &'a ExistingNode>,
     /// Ironic's nodes by instance uuid (lower-case)
@@ -122,14 +136,14 @@ pub(super) struct Checks<'a> {
     instance_holder: HashMap<String, i64>,
 }
 
-impl<'a> Checks<'a> {
+impl<'a> Lookups<'a> {
     pub(super) fn new(
         inv: &'a Inventory,
         target: &'a TargetState,
         nova: Option<&'a NovaFacts>,
         opts: &'a PlanOptions,
         resolutions: &'a Resolutions,
-    ) -> Checks<'a> {
+    ) -> Lookups<'a> {
         let by_uuid: HashMap<String, &ExistingNode> =
             target.nodes.iter().filter_map(|n| n.uuid.as_deref().map(|u| (u.trim().to_ascii_lowercase(), n))).collect();
         let by_instance: HashMap<String, &ExistingNode> = target
@@ -186,10 +200,7 @@ impl<'a> Checks<'a> {
             })
             .collect();
 
-        Checks {
-            d: Decider { resolutions, conflicts: Vec::new() },
-            opts,
-            nova,
+        Lookups {
             kind: target.schema.kind,
             power: PowerManager::from_class(opts.baremetal.power_manager()),
             by_uuid,
@@ -202,8 +213,37 @@ impl<'a> Checks<'a> {
         }
     }
 
+    /// Rules over these maps, raising conflicts into a Decider of their own.
+    pub(super) fn checks<'b>(
+        &'b self,
+        opts: &'b PlanOptions,
+        nova: Option<&'b NovaFacts>,
+        resolutions: &'b Resolutions,
+    ) -> Checks<'b> {
+        Checks {
+            d: Decider { resolutions, conflicts: Vec::new() },
+            opts,
+            nova,
+            kind: self.kind,
+            power: self.power.clone(),
+            by_uuid: &self.by_uuid,
+            by_instance: &self.by_instance,
+            node_id_to_uuid: &self.node_id_to_uuid,
+            port_macs: &self.port_macs,
+            first_holder: &self.first_holder,
+            uuid_holder: &self.uuid_holder,
+            instance_holder: &self.instance_holder,
+        }
+    }
+}
+
+impl Checks<'_> {
     /// The conflicts raised, in the order they were raised.
     pub(super) fn into_conflicts(self) -> Vec<Conflict> {
         self.d.conflicts
+    }
+    /// Conflicts raised by other `Checks` (pieces of the inventory), after these.
+    pub(super) fn extend_conflicts(&mut self, more: Vec<Conflict>) {
+        self.d.conflicts.extend(more);
     }
 }
