@@ -363,9 +363,9 @@ pub async fn load_db(
                 let (mut sql, vals) = multi_insert("nodes", &ncols, rows);
                 tx.execute(SAVEPOINT, vec![]).await?;
                 sent.store(true, Ordering::Relaxed); // the INSERT below goes out when it is first polled
-                // the ids the database assigned: returned by the INSERT where it can (PostgreSQL, SQLite,
-                // MariaDB 10.5+), else looked up by uuid below (MySQL has no RETURNING). On PostgreSQL the
-                // lookup went to a sequential scan as the uncommitted table grew: quadratic at 100k
+                                                     // the ids the database assigned: returned by the INSERT where it can (PostgreSQL, SQLite,
+                                                     // MariaDB 10.5+), else looked up by uuid below (MySQL has no RETURNING). On PostgreSQL the
+                                                     // lookup went to a sequential scan as the uncommitted table grew: quadratic at 100k
                 let inserted = if returning {
                     sql.push_str(" RETURNING id, uuid");
                     tx.fetch_map(&sql, vals, |r| Ok((r.string("uuid")?, r.i64("id")?))).await.map(Some)
@@ -402,7 +402,9 @@ pub async fn load_db(
                         let mut ids = HashMap::with_capacity(uuids.len());
                         for chunk in uuids.chunks(BIND_LIMIT) {
                             let sql = format!("SELECT id, uuid FROM nodes WHERE uuid IN {}", marks(chunk.len()));
-                            ids.extend(tx.fetch_map(&sql, texts(chunk), |r| Ok((r.string("uuid")?, r.i64("id")?))).await?);
+                            ids.extend(
+                                tx.fetch_map(&sql, texts(chunk), |r| Ok((r.string("uuid")?, r.i64("id")?))).await?,
+                            );
                         }
                         ids
                     }
@@ -411,7 +413,9 @@ pub async fn load_db(
                     built.iter().flat_map(|(n, r)| r.ports.iter().map(move |p| (*n, p))).collect();
                 let mut port_rows: Vec<Vec<Val>> = ports
                     .iter()
-                    .map(|(_, p)| port_values(req.schema, &pcols, p, ids.get(&p.node_uuid).copied().unwrap_or_default()))
+                    .map(|(_, p)| {
+                        port_values(req.schema, &pcols, p, ids.get(&p.node_uuid).copied().unwrap_or_default())
+                    })
                     .collect();
                 let mut first = 0usize;
                 while !port_rows.is_empty() {
@@ -466,7 +470,8 @@ pub async fn load_db(
             // CPU) overlaps the server's for this one, instead of each waiting for the other
             let next_batch = async {
                 // `join` polls this batch first: by the time this runs, the INSERT has been sent
-                std::future::poll_fn(|_| if sent.load(Ordering::Relaxed) { Poll::Ready(()) } else { Poll::Pending }).await;
+                std::future::poll_fn(|_| if sent.load(Ordering::Relaxed) { Poll::Ready(()) } else { Poll::Pending })
+                    .await;
                 (following < to_write.len())
                     .then(|| node_batch(plan, &to_write[following..], req.schema, &ncols, &req.run_id, budget))
             };

@@ -331,7 +331,11 @@ impl NovaBmSource {
             Ok(read) => read?,
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(e) => {
-                return Err(DbError::Other { what: self.what(), message: format!("reading bm_interfaces stopped: {e}") }.into())
+                return Err(DbError::Other {
+                    what: self.what(),
+                    message: format!("reading bm_interfaces stopped: {e}"),
+                }
+                .into())
             }
         };
         p.interfaces = interfaces.len();

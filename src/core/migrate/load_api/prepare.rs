@@ -3,7 +3,6 @@
 //! of the unfinished run being resumed are left out of the target state, so the plan holds their
 //! rows again and the loader continues each one from where it stands.
 
-use std::sync::Arc;
 use crate::core::db::conf::ConnectionSettings;
 use crate::core::ironic::api::nodes::{self, StateIds};
 use crate::core::ironic::api::IronicApi;
@@ -13,6 +12,7 @@ use crate::core::migrate::plan::{self, PlanOptions};
 use crate::core::migrate::prepare::{PrepareError, Prepared};
 use crate::core::source::nova;
 use crate::core::source::nova_bm::NovaBmSource;
+use std::sync::Arc;
 
 use super::record::RunStore;
 use super::ApiLoadError;

@@ -258,7 +258,10 @@ fn same_plan(a: &super::Plan, b: &super::Plan) -> Result<(), TestCaseError> {
     prop_assert_eq!(format!("{:?}", a.summary), format!("{:?}", b.summary));
     prop_assert_eq!(a.nodes.len(), b.nodes.len());
     for (x, y) in a.nodes.iter().zip(&b.nodes) {
-        prop_assert_eq!((x.nova_bm_id, &x.uuid, x.action, &x.conflicts), (y.nova_bm_id, &y.uuid, y.action, &y.conflicts));
+        prop_assert_eq!(
+            (x.nova_bm_id, &x.uuid, x.action, &x.conflicts),
+            (y.nova_bm_id, &y.uuid, y.action, &y.conflicts)
+        );
         prop_assert_eq!((x.write, x.replaces), (y.write, y.replaces));
     }
     Ok(())

@@ -265,12 +265,19 @@ impl RowSpec {
         skipped.sort_unstable();
         let maintenance = !f.maintenance_reasons.is_empty();
         // a plain column: non-ASCII and control characters (from a hostile task_state) written escaped
-        let reason = maintenance.then(|| {
-            format!("bm2ironic: {}", f.maintenance_reasons.join("; "))
-                .chars()
-                .map(|c| if c.is_ascii() && !c.is_ascii_control() { c.to_string() } else { c.escape_unicode().to_string() })
-                .collect::<String>()
-        });
+        let reason =
+            maintenance.then(|| {
+                format!("bm2ironic: {}", f.maintenance_reasons.join("; "))
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii() && !c.is_ascii_control() {
+                            c.to_string()
+                        } else {
+                            c.escape_unicode().to_string()
+                        }
+                    })
+                    .collect::<String>()
+            });
         RowSpec {
             arch,
             keep_instance: f.keep_instance,
@@ -469,12 +476,7 @@ fn port_uuid(node_uuid: &str, mac: &str) -> String {
     u.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()).to_owned()
 }
 
-fn build_port(
-    i: &BmInterface,
-    node: &IronicNode,
-    keep_instance: bool,
-    kind: TargetKind,
-) -> Option<IronicPort> {
+fn build_port(i: &BmInterface, node: &IronicNode, keep_instance: bool, kind: TargetKind) -> Option<IronicPort> {
     let mac = i.address_normalized.clone()?;
     Some(IronicPort {
         uuid: port_uuid(&node.uuid, &mac),
