@@ -183,10 +183,6 @@ impl Plan {
     pub fn rows_to_write(&self) -> impl Iterator<Item = (&NodePlan, Rows)> {
         self.to_write().filter_map(move |n| self.rows(n).map(|r| (n, r)))
     }
-    /// The inventory the plan was made from.
-    pub fn inventory(&self) -> &Arc<Inventory> {
-        &self.inventory
-    }
     pub fn blocking(&self) -> usize {
         self.summary.blocking
     }
@@ -266,9 +262,9 @@ fn plan_on(
     }
 }
 
-/// Nodes per piece of the rows pass; a piece's JSON is about 2 MB.
+/// Nodes per piece of `nodes_pass`; a piece's checksum JSON is about 2 MB.
 const ROWS_CHUNK: usize = 2048;
-/// From how many nodes the rows pass uses every core.
+/// From how many nodes `nodes_pass` uses every core.
 const PARALLEL_FROM: usize = 16 * ROWS_CHUNK;
 
 /// What the pass over the nodes gives.
