@@ -278,9 +278,9 @@ impl NovaBmSource {
     }
 
     /// Reads the whole inventory, reporting progress every 1000 rows: `bm_nodes` here while
-    /// `bm_interfaces` is read on a second connection at the same time (each table in one pass;
-    /// the two reads overlap, which at 100k nodes took a third off the reading). Nodes go straight
-    /// into the inventory; interfaces join them at the end.
+    /// `bm_interfaces` is read on a second connection at the same time (each table in one pass, the
+    /// two overlapping; on 2 cores the gain is small and noisy, see docs/performance.md). Nodes go
+    /// straight into the inventory; interfaces join them at the end.
     pub async fn read_inventory(&self, mut progress: impl FnMut(ReadProgress)) -> Result<Inventory, SourceError> {
         let mut p = ReadProgress::default();
         let counted = Arc::new(AtomicUsize::new(0));
