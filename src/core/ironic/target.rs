@@ -280,18 +280,18 @@ fn max_version(vs: Vec<String>) -> Option<String> {
 /// Reads the target's nodes and ports (what the plan checks uuids, instances and MACs against).
 pub async fn read_state(db: &Db, schema: TargetSchema) -> Result<TargetState, TargetError> {
     let node_sql = match db.backend() {
-        Backend::MySql => "SELECT CAST(id AS SIGNED) AS id, uuid, instance_uuid, provision_state, CAST(COALESCE(maintenance, 0) AS SIGNED) AS maintenance, reservation, extra, updated_at FROM nodes ORDER BY id",
-        Backend::Postgres => "SELECT id::bigint AS id, uuid::text, instance_uuid::text, provision_state::text, COALESCE(maintenance, false)::int::bigint AS maintenance, reservation::text, extra::text, updated_at::timestamp AS updated_at FROM nodes ORDER BY id",
-        Backend::Sqlite => "SELECT id, uuid, instance_uuid, provision_state, COALESCE(maintenance, 0) AS maintenance, reservation, extra, updated_at FROM nodes ORDER BY id",
+        Backend::MySql => "SELECT CAST(id AS SIGNED) AS id, uuid, instance_uuid, provision_state, CAST(COALESCE(maintenance, 0) AS SIGNED) AS maintenance, reservation, extra, updated_at FROM nodes ORDER BY nodes.id",
+        Backend::Postgres => "SELECT id::bigint AS id, uuid::text, instance_uuid::text, provision_state::text, COALESCE(maintenance, false)::int::bigint AS maintenance, reservation::text, extra::text, updated_at::timestamp AS updated_at FROM nodes ORDER BY nodes.id",
+        Backend::Sqlite => "SELECT id, uuid, instance_uuid, provision_state, COALESCE(maintenance, 0) AS maintenance, reservation, extra, updated_at FROM nodes ORDER BY nodes.id",
     };
     let port_sql = match db.backend() {
         Backend::MySql => {
-            "SELECT CAST(id AS SIGNED) AS id, uuid, address, CAST(node_id AS SIGNED) AS node_id FROM ports ORDER BY id"
+            "SELECT CAST(id AS SIGNED) AS id, uuid, address, CAST(node_id AS SIGNED) AS node_id FROM ports ORDER BY ports.id"
         }
         Backend::Postgres => {
-            "SELECT id::bigint AS id, uuid::text, address::text, node_id::bigint AS node_id FROM ports ORDER BY id"
+            "SELECT id::bigint AS id, uuid::text, address::text, node_id::bigint AS node_id FROM ports ORDER BY ports.id"
         }
-        Backend::Sqlite => "SELECT id, uuid, address, node_id FROM ports ORDER BY id",
+        Backend::Sqlite => "SELECT id, uuid, address, node_id FROM ports ORDER BY ports.id",
     };
     let nodes = db
         .fetch_map(node_sql, vec![], |r| {

@@ -88,7 +88,10 @@ const INTERFACE_COLUMNS: &[(&str, Kind)] = &[
 
 /// SELECT with casts that give every backend the same Rust types (i64, String, NaiveDateTime):
 /// booleans and integers arrive as BIGINT whatever the column type a site ended up with.
-fn select_sql(backend: Backend, table: &str, cols: &[(&str, Kind)], order: &str) -> String {
+/// The order names the table's own columns (`bm_nodes.id`): a bare `id` is the cast in the select
+/// list on MySQL/MariaDB and PostgreSQL, which no index gives, so the server read and sorted the
+/// whole table before sending its first row (0.3 s at 100k nodes, see docs/performance.md).
+fn select_sql(backend: Backend, table: &str, cols: &[(&str, Kind)], order: &[&str]) -> String {
     let exprs: Vec<String> = cols
         .iter()
         .map(|(c, k)| match (backend, k) {
@@ -100,7 +103,8 @@ fn select_sql(backend: Backend, table: &str, cols: &[(&str, Kind)], order: &str)
             _ => c.to_string(),
         })
         .collect();
-    format!("SELECT {} FROM {table} ORDER BY {order}", exprs.join(", "))
+    let order: Vec<String> = order.iter().map(|c| format!("{table}.{c}")).collect();
+    format!("SELECT {} FROM {table} ORDER BY {}", exprs.join(", "), order.join(", "))
 }
 
 fn decode_reason(e: sqlx::Error, expected: &str) -> String {
@@ -108,6 +112,34 @@ fn decode_reason(e: sqlx::Error, expected: &str) -> String {
         sqlx::Error::ColumnDecode { source, .. } => format!("expected {expected}: {source}"),
         other => format!("expected {expected}: {other}"),
     }
+}
+
+/// Where `name` is in `cols`, worked out when building (a name not in the list does not build).
+const fn at(cols: &[(&str, Kind)], name: &str) -> usize {
+    let mut i = 0;
+    while i < cols.len() {
+        let (a, b) = (cols[i].0.as_bytes(), name.as_bytes());
+        if a.len() == b.len() {
+            let mut k = 0;
+            while k < a.len() && a[k] == b[k] {
+                k += 1;
+            }
+            if k == a.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("a column that the select does not name")
+}
+
+/// A column of `$cols` by name: its position in the select (rows are decoded by position, a
+/// name lookup per value was a tenth of reading) and its name (for messages).
+macro_rules! col {
+    ($cols:ident, $name:literal) => {{
+        const AT: usize = at($cols, $name);
+        (AT, $name)
+    }};
 }
 
 /// Decodes a row, naming the first bad column.
@@ -119,53 +151,56 @@ struct RowDecoder<'a> {
     what: &'a str,
 }
 
+type Col = (usize, &'static str);
+
 impl RowDecoder<'_> {
     fn bad(&self, column: &str, reason: String) -> SourceError {
-        let id =
-            self.row.get::<Option<i64>, _>("id").ok().flatten().map(|i| i.to_string()).unwrap_or_else(|| "?".into());
+        // `id` comes first in both selects
+        let id = self.row.get::<Option<i64>, _>(0).ok().flatten().map(|i| i.to_string()).unwrap_or_else(|| "?".into());
         SourceError::BadRow { what: self.what.to_string(), table: self.table, id, column: column.into(), reason }
     }
-    fn int(&self, c: &str) -> Result<Option<i64>, SourceError> {
-        self.row.get(c).map_err(|e| self.bad(c, decode_reason(e, "an integer")))
+    fn int(&self, (at, c): Col) -> Result<Option<i64>, SourceError> {
+        self.row.get(at).map_err(|e| self.bad(c, decode_reason(e, "an integer")))
     }
-    fn text(&self, c: &str) -> Result<Option<String>, SourceError> {
-        self.row.get(c).map_err(|e| self.bad(c, decode_reason(e, "text")))
+    fn text(&self, (at, c): Col) -> Result<Option<String>, SourceError> {
+        self.row.get(at).map_err(|e| self.bad(c, decode_reason(e, "text")))
     }
-    fn time(&self, c: &str) -> Result<Option<chrono::NaiveDateTime>, SourceError> {
-        self.row.get(c).map_err(|e| self.bad(c, decode_reason(e, "a date and time")))
+    fn time(&self, (at, c): Col) -> Result<Option<chrono::NaiveDateTime>, SourceError> {
+        self.row.get(at).map_err(|e| self.bad(c, decode_reason(e, "a date and time")))
     }
     fn id(&self) -> Result<i64, SourceError> {
-        self.int("id")?.ok_or_else(|| self.bad("id", "is NULL".into()))
+        const ID: Col = (0, "id");
+        self.int(ID)?.ok_or_else(|| self.bad("id", "is NULL".into()))
     }
 }
 
 fn node_from_row(row: &Row, what: &str) -> Result<BmNode, SourceError> {
     let d = RowDecoder { row, table: "bm_nodes", what };
-    let deleted_raw = d.int("deleted")?;
+    let deleted_raw = d.int(col!(NODE_COLUMNS, "deleted"))?;
     Ok(BmNode {
         id: d.id()?,
-        uuid: d.text("uuid")?,
-        service_host: d.text("service_host")?,
-        task_state: d.text("task_state")?,
-        instance_uuid: d.text("instance_uuid")?.filter(|s| !s.is_empty()),
-        instance_name: d.text("instance_name")?,
-        cpus: d.int("cpus")?,
-        memory_mb: d.int("memory_mb")?,
-        local_gb: d.int("local_gb")?,
-        pm_address: d.text("pm_address")?,
-        pm_user: d.text("pm_user")?,
-        pm_password: d.text("pm_password")?.map(Secret::new),
-        terminal_port: d.int("terminal_port")?,
-        image_path: d.text("image_path")?,
-        pxe_config_path: d.text("pxe_config_path")?,
-        deploy_key: d.text("deploy_key")?,
-        root_mb: d.int("root_mb")?,
-        swap_mb: d.int("swap_mb")?,
-        ephemeral_mb: d.int("ephemeral_mb")?,
-        preserve_ephemeral: d.int("preserve_ephemeral")?.map(|v| v != 0),
-        created_at: d.time("created_at")?,
-        updated_at: d.time("updated_at")?,
-        deleted_at: d.time("deleted_at")?,
+        uuid: d.text(col!(NODE_COLUMNS, "uuid"))?,
+        service_host: d.text(col!(NODE_COLUMNS, "service_host"))?,
+        task_state: d.text(col!(NODE_COLUMNS, "task_state"))?,
+        instance_uuid: d.text(col!(NODE_COLUMNS, "instance_uuid"))?.filter(|s| !s.is_empty()),
+        instance_name: d.text(col!(NODE_COLUMNS, "instance_name"))?,
+        cpus: d.int(col!(NODE_COLUMNS, "cpus"))?,
+        memory_mb: d.int(col!(NODE_COLUMNS, "memory_mb"))?,
+        local_gb: d.int(col!(NODE_COLUMNS, "local_gb"))?,
+        pm_address: d.text(col!(NODE_COLUMNS, "pm_address"))?,
+        pm_user: d.text(col!(NODE_COLUMNS, "pm_user"))?,
+        pm_password: d.text(col!(NODE_COLUMNS, "pm_password"))?.map(Secret::new),
+        terminal_port: d.int(col!(NODE_COLUMNS, "terminal_port"))?,
+        image_path: d.text(col!(NODE_COLUMNS, "image_path"))?,
+        pxe_config_path: d.text(col!(NODE_COLUMNS, "pxe_config_path"))?,
+        deploy_key: d.text(col!(NODE_COLUMNS, "deploy_key"))?,
+        root_mb: d.int(col!(NODE_COLUMNS, "root_mb"))?,
+        swap_mb: d.int(col!(NODE_COLUMNS, "swap_mb"))?,
+        ephemeral_mb: d.int(col!(NODE_COLUMNS, "ephemeral_mb"))?,
+        preserve_ephemeral: d.int(col!(NODE_COLUMNS, "preserve_ephemeral"))?.map(|v| v != 0),
+        created_at: d.time(col!(NODE_COLUMNS, "created_at"))?,
+        updated_at: d.time(col!(NODE_COLUMNS, "updated_at"))?,
+        deleted_at: d.time(col!(NODE_COLUMNS, "deleted_at"))?,
         deleted: deleted_raw.is_some_and(|v| v != 0),
         deleted_raw,
     })
@@ -173,22 +208,31 @@ fn node_from_row(row: &Row, what: &str) -> Result<BmNode, SourceError> {
 
 fn interface_from_row(row: &Row, what: &str) -> Result<BmInterface, SourceError> {
     let d = RowDecoder { row, table: "bm_interfaces", what };
-    let deleted_raw = d.int("deleted")?;
+    let deleted_raw = d.int(col!(INTERFACE_COLUMNS, "deleted"))?;
     Ok(BmInterface {
         id: d.id()?,
-        bm_node_id: d.int("bm_node_id")?,
-        address: d.text("address")?,
+        bm_node_id: d.int(col!(INTERFACE_COLUMNS, "bm_node_id"))?,
+        address: d.text(col!(INTERFACE_COLUMNS, "address"))?,
         address_normalized: None,
-        datapath_id: d.text("datapath_id")?,
-        port_no: d.int("port_no")?,
-        vif_uuid: d.text("vif_uuid")?.filter(|s| !s.is_empty()),
-        created_at: d.time("created_at")?,
-        updated_at: d.time("updated_at")?,
-        deleted_at: d.time("deleted_at")?,
+        datapath_id: d.text(col!(INTERFACE_COLUMNS, "datapath_id"))?,
+        port_no: d.int(col!(INTERFACE_COLUMNS, "port_no"))?,
+        vif_uuid: d.text(col!(INTERFACE_COLUMNS, "vif_uuid"))?.filter(|s| !s.is_empty()),
+        created_at: d.time(col!(INTERFACE_COLUMNS, "created_at"))?,
+        updated_at: d.time(col!(INTERFACE_COLUMNS, "updated_at"))?,
+        deleted_at: d.time(col!(INTERFACE_COLUMNS, "deleted_at"))?,
         deleted: deleted_raw.is_some_and(|v| v != 0),
         deleted_raw,
     }
     .normalize())
+}
+
+/// A spawned task that is stopped when whoever waits for it stops waiting.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Progress while reading a large inventory.
@@ -253,12 +297,13 @@ impl NovaBmSource {
 
     /// Streams `bm_nodes` (all rows, soft-deleted ones marked), ordered by id.
     pub fn nodes(&self) -> BoxStream<'_, Result<BmNode, SourceError>> {
-        self.rows("bm_nodes", NODE_COLUMNS, "id", node_from_row)
+        self.rows("bm_nodes", NODE_COLUMNS, &["id"], node_from_row)
     }
 
-    /// Streams `bm_interfaces`, ordered by node then id, MACs normalised beside the stored form.
+    /// Streams `bm_interfaces` in id order (the primary key's: no sort on the server; the inventory
+    /// gathers each node's), MACs normalised beside the stored form.
     pub fn interfaces(&self) -> BoxStream<'_, Result<BmInterface, SourceError>> {
-        self.rows("bm_interfaces", INTERFACE_COLUMNS, "bm_node_id, id", interface_from_row)
+        self.rows("bm_interfaces", INTERFACE_COLUMNS, &["id"], interface_from_row)
     }
 
     /// Streams a table through `decode`, one row at a time.
@@ -266,7 +311,7 @@ impl NovaBmSource {
         &self,
         table: &str,
         cols: &[(&str, Kind)],
-        order: &str,
+        order: &[&str],
         decode: fn(&Row, &str) -> Result<T, SourceError>,
     ) -> BoxStream<'_, Result<T, SourceError>> {
         let what = self.what();
@@ -284,10 +329,10 @@ impl NovaBmSource {
     pub async fn read_inventory(&self, mut progress: impl FnMut(ReadProgress)) -> Result<Inventory, SourceError> {
         let mut p = ReadProgress::default();
         let counted = Arc::new(AtomicUsize::new(0));
-        let interfaces = {
+        let mut interfaces = {
             let source = NovaBmSource { db: self.db.clone(), schema_version: self.schema_version };
             let counted = Arc::clone(&counted);
-            tokio::spawn(async move {
+            AbortOnDrop(tokio::spawn(async move {
                 let mut all = Vec::with_capacity(source.count("bm_interfaces").await);
                 let mut stream = source.interfaces();
                 while let Some(i) = stream.next().await {
@@ -295,32 +340,26 @@ impl NovaBmSource {
                     counted.fetch_add(1, Ordering::Relaxed);
                 }
                 Ok::<_, SourceError>(all)
-            })
+            }))
         };
         // room for every node at once: a Vec grown by doubling holds up to twice that while it grows
         let mut inv = InventoryBuilder::with_capacity(self.count("bm_nodes").await);
         let mut stream = self.nodes();
         while let Some(n) = stream.next().await {
-            let n = match n {
-                Ok(n) => n,
-                Err(e) => {
-                    interfaces.abort();
-                    return Err(e);
-                }
-            };
+            // an error, or this read being dropped, stops the interfaces' read too (`AbortOnDrop`)
+            let n = n?;
             inv.node(n);
             p.nodes += 1;
             if p.nodes % PROGRESS_EVERY == 0 {
                 p.interfaces = counted.load(Ordering::Relaxed);
-                tracing::debug!(rows = p.nodes, "read bm_nodes batch");
+                tracing::debug!(rows = p.nodes, interfaces = p.interfaces, "read bm_nodes batch");
                 progress(p);
             }
         }
         drop(stream);
-        let mut interfaces = std::pin::pin!(interfaces);
         let interfaces = loop {
             tokio::select! {
-                done = &mut interfaces => break done,
+                done = &mut interfaces.0 => break done,
                 _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
                     p.interfaces = counted.load(Ordering::Relaxed);
                     progress(p);
@@ -365,13 +404,19 @@ mod tests {
 
     #[test]
     fn select_casts_per_backend() {
-        let my = select_sql(Backend::MySql, "bm_nodes", NODE_COLUMNS, "id");
+        let my = select_sql(Backend::MySql, "bm_nodes", NODE_COLUMNS, &["id"]);
         assert!(my.contains("CAST(deleted AS SIGNED) AS deleted"));
         assert!(my.contains("CAST(cpus AS SIGNED) AS cpus"));
-        let pg = select_sql(Backend::Postgres, "bm_nodes", NODE_COLUMNS, "id");
+        let pg = select_sql(Backend::Postgres, "bm_nodes", NODE_COLUMNS, &["id"]);
         assert!(pg.contains("deleted::int::bigint AS deleted"));
         assert!(pg.contains("created_at::timestamp AS created_at"));
-        let lite = select_sql(Backend::Sqlite, "bm_nodes", NODE_COLUMNS, "id");
+        let lite = select_sql(Backend::Sqlite, "bm_nodes", NODE_COLUMNS, &["id"]);
         assert!(lite.starts_with("SELECT id, uuid,"));
+        // rows are decoded by position: `id` first (`RowDecoder::id`, `bad`)
+        assert_eq!((NODE_COLUMNS[0].0, INTERFACE_COLUMNS[0].0), ("id", "id"));
+        // the table's column, not the cast of the select list (which no index gives)
+        for sql in [&my, &pg, &lite] {
+            assert!(sql.ends_with(" ORDER BY bm_nodes.id"), "{sql}");
+        }
     }
 }
