@@ -8,6 +8,7 @@ mod checksum;
 mod properties;
 mod rows;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -28,12 +29,25 @@ const BM2IRONIC_NS: uuid::Uuid = uuid::Uuid::from_u128(0x6b6d_3269_726f_4e69_8c0
 
 /// A uuid as Ironic stores it (lower-case, hyphenated), or None when the text is not a uuid.
 pub fn normalize_uuid(raw: &str) -> Option<String> {
+    uuid_form(raw).map(Cow::into_owned)
+}
+
+/// `normalize_uuid` without a copy when the text is already in that form (nearly always: the
+/// plan asks this of every node's uuids several times).
+pub(crate) fn uuid_form(raw: &str) -> Option<Cow<'_, str>> {
     let t = raw.trim();
     // the hyphenated form only: Nova and Ironic never store the simple or braced forms
     if t.len() != 36 {
         return None;
     }
-    uuid::Uuid::parse_str(t).ok().map(|u| u.hyphenated().to_string())
+    let canonical = t.bytes().enumerate().all(|(k, b)| match k {
+        8 | 13 | 18 | 23 => b == b'-',
+        _ => b.is_ascii_digit() || (b'a'..=b'f').contains(&b),
+    });
+    if canonical {
+        return Some(Cow::Borrowed(t));
+    }
+    uuid::Uuid::parse_str(t).ok().map(|u| Cow::Owned(u.hyphenated().to_string()))
 }
 
 /// How free nodes arrive in modern Ironic.
@@ -93,6 +107,19 @@ pub enum NodeAction {
     AlreadyMigrated,
     /// an unresolved blocking conflict
     Blocked,
+}
+
+impl NodeAction {
+    /// The name it has on the wire (its JSON string).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeAction::Create => "create",
+            NodeAction::Replace => "replace",
+            NodeAction::Skip => "skip",
+            NodeAction::AlreadyMigrated => "already-migrated",
+            NodeAction::Blocked => "blocked",
+        }
+    }
 }
 
 /// One nova_bm node's fate. Its rows are not kept (at 100k nodes they were most of the plan's
@@ -220,7 +247,7 @@ fn plan_on(
     threads: usize,
     chunk: usize,
 ) -> Plan {
-    let lookups = Lookups::new(inv, target, nova, opts, resolutions);
+    let lookups = Lookups::new(inv, target, nova, opts, resolutions, threads > 1);
     let mut cx = lookups.checks(opts, nova, resolutions);
     cx.nova_compute_running(inv);
     let ctx = RowContext { opts: opts.clone(), power: cx.power.clone(), kind: cx.kind };
@@ -237,14 +264,15 @@ fn plan_on(
     let conflicts = cx.into_conflicts();
     let warnings = warnings(&nodes, without_image, kind, opts);
     let summary = summarise(&nodes, &conflicts);
-    let s = inv.summary();
+    // the counts only (`Inventory::summary` also groups by host and state)
+    let soft_deleted = inv.nodes.iter().filter(|n| n.node.deleted).count();
     Plan {
         source: SourceCounts {
-            nodes: s.nodes,
-            live: s.live,
-            soft_deleted: s.soft_deleted,
-            interfaces: s.interfaces,
-            orphan_interfaces: s.orphan_interfaces,
+            nodes: inv.nodes.len(),
+            live: inv.nodes.len() - soft_deleted,
+            soft_deleted,
+            interfaces: inv.nodes.iter().map(|n| n.interfaces.len()).sum::<usize>() + inv.orphan_interfaces.len(),
+            orphan_interfaces: inv.orphan_interfaces.len(),
         },
         target: TargetInfo {
             kind,
@@ -278,9 +306,10 @@ struct NodesPass {
 
 /// The checks of every node, then its rows, built once (and dropped) for its `WriteSummary` and the
 /// checksum (sha256 of every node's `[uuid, action, node, ports]`, see `checksum`). Pieces of
-/// `chunk` nodes go to `threads` threads, a wave at a time, each piece with its own `Checks` over
-/// the shared lookups; their nodes, conflicts and checksum bytes are taken in order: the same plan
-/// (and conflicts in the same order) whatever the number of threads.
+/// `chunk` nodes, each with its own `Checks` over the shared lookups; on more than one thread,
+/// `threads` workers take the next piece as they finish one while this thread takes the pieces
+/// back in order and hashes them (the hash cannot be split). Nodes, conflicts and checksum bytes
+/// are taken in order: the same plan (and conflicts in the same order) whatever the threads.
 fn nodes_pass(
     inv: &Inventory,
     lookups: &Lookups,
@@ -291,46 +320,117 @@ fn nodes_pass(
     (threads, chunk): (usize, usize),
 ) -> NodesPass {
     let (threads, chunk) = (threads.max(1), chunk.max(1));
-    let piece = |range: std::ops::Range<usize>| {
+    let total = inv.nodes.len();
+    let pieces = total.div_ceil(chunk);
+    let piece = |k: usize| {
+        let range = k * chunk..((k + 1) * chunk).min(total);
         let mut cx = lookups.checks(opts, nova, resolutions);
         let mut nodes: Vec<NodePlan> = range.map(|k| plan_node(&mut cx, k, &inv.nodes[k], nova)).collect();
         let (bytes, without_image) = rows_piece(inv, &mut nodes, ctx);
-        (nodes, cx.into_conflicts(), bytes, without_image)
+        Piece { nodes, conflicts: cx.into_conflicts(), bytes, without_image }
     };
     let mut out = NodesPass {
-        nodes: Vec::with_capacity(inv.nodes.len()),
+        nodes: Vec::with_capacity(total),
         conflicts: Vec::new(),
         checksum: String::new(),
         without_image: 0,
     };
     let mut sum = Checksum::new();
-    let total = inv.nodes.len();
-    let mut start = 0;
-    while start < total {
-        let ranges: Vec<std::ops::Range<usize>> = (0..threads)
-            .map(|t| (start + t * chunk).min(total)..(start + (t + 1) * chunk).min(total))
-            .filter(|r| !r.is_empty())
-            .collect();
-        start = (start + threads * chunk).min(total);
-        let mut ranges = ranges.into_iter();
-        let first = ranges.next();
-        let results = std::thread::scope(|s| {
-            let others: Vec<_> = ranges.map(|r| s.spawn(|| piece(r))).collect();
-            let mut results: Vec<_> = first.map(&piece).into_iter().collect();
-            for h in others {
-                results.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-            }
-            results
-        });
-        for (nodes, conflicts, bytes, without_image) in results {
-            out.nodes.extend(nodes);
-            out.conflicts.extend(conflicts);
-            sum.chunk(&bytes);
-            out.without_image += without_image;
-        }
+    let mut take = |p: Piece| {
+        out.nodes.extend(p.nodes);
+        out.conflicts.extend(p.conflicts);
+        sum.chunk(&p.bytes);
+        out.without_image += p.without_image;
+    };
+    if threads == 1 || pieces < 2 {
+        (0..pieces).map(piece).for_each(&mut take);
+    } else {
+        in_order_on_threads(pieces, threads, &piece, &mut take);
     }
     out.checksum = sum.finish();
     out
+}
+
+/// One piece's share of `NodesPass`.
+struct Piece {
+    nodes: Vec<NodePlan>,
+    conflicts: Vec<Conflict>,
+    bytes: Vec<u8>,
+    without_image: usize,
+}
+
+/// `make(0..count)` on `threads` workers, each result handed to `take` on this thread in index
+/// order as soon as it and all before it are done. Workers stay at most `2 * threads` pieces
+/// ahead of `take` (what waits to be taken is memory). A worker's panic is resumed here.
+fn in_order_on_threads<T: Send>(
+    count: usize,
+    threads: usize,
+    make: &(dyn Fn(usize) -> T + Sync),
+    take: &mut dyn FnMut(T),
+) {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{mpsc, Condvar, Mutex};
+    let window = 2 * threads;
+    let next = AtomicUsize::new(0);
+    // how many results `take` has had, and a wake-up for workers waiting to get that far
+    let taken = (Mutex::new(0usize), Condvar::new());
+    // a worker panicked: the piece it held never comes, so no one waits for `taken` any more
+    let failed = AtomicBool::new(false);
+    struct OnPanic<'a>(&'a AtomicBool, &'a (Mutex<usize>, Condvar));
+    impl Drop for OnPanic<'_> {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                let _held = self.1 .0.lock().unwrap_or_else(|e| e.into_inner());
+                self.0.store(true, Ordering::SeqCst);
+                self.1 .1.notify_all();
+            }
+        }
+    }
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel::<(usize, T)>();
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let tx = tx.clone();
+                let (next, taken, failed) = (&next, &taken, &failed);
+                s.spawn(move || {
+                    let _guard = OnPanic(failed, taken);
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        if k >= count {
+                            break;
+                        }
+                        {
+                            let mut t = taken.0.lock().unwrap_or_else(|e| e.into_inner());
+                            while k >= *t + window && !failed.load(Ordering::SeqCst) {
+                                t = taken.1.wait(t).unwrap_or_else(|e| e.into_inner());
+                            }
+                        }
+                        if failed.load(Ordering::SeqCst) || tx.send((k, make(k))).is_err() {
+                            break;
+                        }
+                    }
+                })
+            })
+            .collect();
+        drop(tx);
+        let mut waiting = BTreeMap::new();
+        let mut want = 0;
+        // ends when every worker is gone: all done, or one panicked (resumed below)
+        for (k, result) in rx {
+            waiting.insert(k, result);
+            while let Some(result) = waiting.remove(&want) {
+                take(result);
+                want += 1;
+                *taken.0.lock().unwrap_or_else(|e| e.into_inner()) = want;
+                taken.1.notify_all();
+            }
+        }
+        for w in workers {
+            if let Err(e) = w.join() {
+                std::panic::resume_unwind(e);
+            }
+        }
+    });
 }
 
 /// The rows of one piece of `nodes_pass`: its nodes' `WriteSummary`s, and their elements of the

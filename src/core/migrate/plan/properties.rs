@@ -302,3 +302,72 @@ fn the_bench_inventory_on_threads_gives_the_checksum_of_one() {
     }
     assert!(one.summary.create > super::ROWS_CHUNK * 8 && one.summary.ports >= one.summary.create);
 }
+
+proptest! {
+    #[test]
+    fn uuid_form_is_the_parsed_form(s in prop_oneof![
+        "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+        " ?[0-9a-fg-]{36} ?",
+        "[0-9a-f]{8}[-_ ][0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-fA-F]{12}",
+        "\\PC{30,40}",
+    ]) {
+        // the copy-free path for text already in Ironic's form agrees with parsing every time
+        let t = s.trim();
+        let parsed = (t.len() == 36).then(|| uuid::Uuid::parse_str(t).ok()).flatten().map(|u| u.hyphenated().to_string());
+        prop_assert_eq!(super::uuid_form(&s).map(|c| c.into_owned()), parsed.clone());
+        prop_assert_eq!(normalize_uuid(&s), parsed);
+    }
+}
+
+#[test]
+fn node_action_names_are_their_json() {
+    use NodeAction::*;
+    for a in [Create, Replace, Skip, AlreadyMigrated, Blocked] {
+        assert_eq!(serde_json::to_value(a).unwrap(), json!(a.as_str()));
+    }
+}
+
+#[test]
+fn pieces_on_threads_come_back_in_order_and_stay_within_the_window() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    for threads in 2..5 {
+        // the first piece is slow: the others must wait for it, no more than the window ahead
+        let taken = AtomicUsize::new(0);
+        let ahead = AtomicUsize::new(0);
+        let mut got = Vec::new();
+        let make = |k: usize| {
+            if k == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(30));
+            }
+            ahead.fetch_max(k - taken.load(Ordering::SeqCst).min(k), Ordering::SeqCst);
+            k
+        };
+        super::in_order_on_threads(100, threads, &make, &mut |k| {
+            got.push(k);
+            taken.store(k + 1, Ordering::SeqCst);
+        });
+        assert_eq!(got, (0..100).collect::<Vec<_>>(), "{threads} threads");
+        let ahead = ahead.load(Ordering::SeqCst);
+        assert!(ahead < 2 * threads, "{threads} threads: a piece was made {ahead} ahead of the one awaited");
+        assert!(ahead > 0, "no piece was made while the first was awaited");
+    }
+}
+
+#[test]
+fn a_piece_that_panics_reaches_the_caller_and_nothing_waits_for_it() {
+    for threads in 2..4 {
+        // on a thread of its own: a worker left waiting would hang the test instead of failing it
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = std::panic::catch_unwind(|| {
+                let mut got = Vec::new();
+                let make = |k: usize| if k == 3 { panic!("piece 3") } else { k };
+                super::in_order_on_threads(64, threads, &make, &mut |k| got.push(k));
+                got
+            });
+            let _ = tx.send(r.map_err(|e| e.downcast_ref::<&str>().map(|s| s.to_string())));
+        });
+        let r = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the pool still waits for piece 3");
+        assert_eq!(r.expect_err("the panic of piece 3").as_deref(), Some("piece 3"));
+    }
+}

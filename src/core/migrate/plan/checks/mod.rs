@@ -10,11 +10,13 @@ mod state;
 
 pub(super) use hardware::without_invalid_sizes;
 
+use std::borrow::Cow;
+use std::collections::hash_map::Entry;
 use std::collections::HashSet;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{normalize_uuid, NodeAction, PlanOptions, PowerManager};
+use super::{normalize_uuid, uuid_form, NodeAction, PlanOptions, PowerManager};
 use crate::core::ironic::target::{ExistingNode, TargetKind, TargetState};
 use crate::core::migrate::conflict::{Action, Conflict, ConflictCode, Resolutions, Subject};
 use crate::core::source::model::{BmNode, Inventory};
@@ -112,8 +114,8 @@ pub(super) struct Checks<'a> {
     node_id_to_uuid: &'a HashMap<i64, Option<String>>,
     port_macs: &'a HashMap<String, Option<i64>>,
     first_holder: &'a HashMap<&'a str, (i64, i64)>,
-    uuid_holder: &'a HashMap<String, i64>,
-    instance_holder: &'a HashMap<String, i64>,
+    uuid_holder: &'a HashMap<Cow<'a, str>, i64>,
+    instance_holder: &'a HashMap<Cow<'a, str>, i64>,
 }
 
 /// The lookup maps, built once from the target and the whole inventory.
@@ -131,9 +133,9 @@ pub(super) struct Lookups<'a> {
     /// Who is first to hold each MAC among the nodes that may be migrated: (nova_bm id, interface id)
     first_holder: HashMap<&'a str, (i64, i64)>,
     /// Who holds each node uuid among the nodes that may be migrated (lowest nova_bm id first)
-    uuid_holder: HashMap<String, i64>,
+    uuid_holder: HashMap<Cow<'a, str>, i64>,
     /// Which node holds each instance (the one Nova's `instances.node` names, else the lowest id)
-    instance_holder: HashMap<String, i64>,
+    instance_holder: HashMap<Cow<'a, str>, i64>,
 }
 
 impl<'a> Lookups<'a> {
@@ -143,6 +145,7 @@ impl<'a> Lookups<'a> {
         nova: Option<&'a NovaFacts>,
         opts: &'a PlanOptions,
         resolutions: &'a Resolutions,
+        parallel: bool,
     ) -> Lookups<'a> {
         let by_uuid: HashMap<String, &ExistingNode> =
             target.nodes.iter().filter_map(|n| n.uuid.as_deref().map(|u| (u.trim().to_ascii_lowercase(), n))).collect();
@@ -166,39 +169,69 @@ impl<'a> Lookups<'a> {
                     .decide(ConflictCode::DeletedNode, &Subject::Node { nova_bm_id: n.id })
                     .is_some_and(|(a, _)| a == Action::Migrate)
         };
-        let mut first_holder: HashMap<&'a str, (i64, i64)> = HashMap::default();
-        for n in inv.nodes.iter().filter(|n| candidate(&n.node)) {
-            for i in n.interfaces.iter().filter(|i| !i.deleted) {
-                if let Some(mac) = &i.address_normalized {
-                    first_holder.entry(mac.as_str()).or_insert((n.node.id, i.id));
+        let macs = || {
+            let mut first_holder: HashMap<&'a str, (i64, i64)> = HashMap::default();
+            first_holder.reserve(inv.nodes.iter().map(|n| n.interfaces.len()).sum());
+            for n in inv.nodes.iter().filter(|n| candidate(&n.node)) {
+                for i in n.interfaces.iter().filter(|i| !i.deleted) {
+                    if let Some(mac) = &i.address_normalized {
+                        first_holder.entry(mac.as_str()).or_insert((n.node.id, i.id));
+                    }
                 }
             }
-        }
-        let mut uuid_holder: HashMap<String, i64> = HashMap::default();
-        let mut instance_claims: HashMap<String, Vec<&BmNode>> = HashMap::default();
-        for n in inv.nodes.iter().map(|e| &e.node).filter(|n| candidate(n)) {
-            if let Some(u) = n.uuid.as_deref().and_then(normalize_uuid) {
-                uuid_holder.entry(u).or_insert(n.id);
-            }
-            if has_instance(n) && !n.deleted {
-                if let Some(i) = n.instance_uuid.as_deref().and_then(normalize_uuid) {
-                    instance_claims.entry(i).or_default().push(n);
+            first_holder
+        };
+        // keys borrowed from the inventory (uuids nearly always come in Ironic's form already)
+        let ids = || {
+            let live = inv.nodes.iter().map(|e| &e.node).filter(|n| candidate(n));
+            let mut uuid_holder: HashMap<Cow<'a, str>, i64> = HashMap::default();
+            uuid_holder.reserve(inv.nodes.len());
+            // each instance's first claimant, and the others (rare) by instance
+            let mut instance_first: HashMap<Cow<'a, str>, &'a BmNode> = HashMap::default();
+            let mut instance_more: HashMap<Cow<'a, str>, Vec<&'a BmNode>> = HashMap::default();
+            for n in live {
+                if let Some(u) = n.uuid.as_deref().and_then(uuid_form) {
+                    uuid_holder.entry(u).or_insert(n.id);
+                }
+                if has_instance(n) && !n.deleted {
+                    if let Some(i) = n.instance_uuid.as_deref().and_then(uuid_form) {
+                        match instance_first.entry(i) {
+                            Entry::Vacant(v) => {
+                                v.insert(n);
+                            }
+                            Entry::Occupied(o) => instance_more.entry(o.key().clone()).or_default().push(n),
+                        }
+                    }
                 }
             }
-        }
-        let instance_holder: HashMap<String, i64> = instance_claims
-            .iter()
-            .map(|(inst, claimants)| {
-                let nova_node = nova
-                    .and_then(|f| f.instances.get(inst.as_str()))
-                    .and_then(|i| i.node.as_deref())
-                    .and_then(normalize_uuid);
-                let by_nova = claimants
-                    .iter()
-                    .find(|n| nova_node.is_some() && n.uuid.as_deref().and_then(normalize_uuid) == nova_node);
-                (inst.clone(), by_nova.unwrap_or(&claimants[0]).id)
+            let instance_holder: HashMap<Cow<'a, str>, i64> = instance_first
+                .into_iter()
+                .map(|(inst, first)| {
+                    let Some(more) = instance_more.get(inst.as_ref()) else { return (inst, first.id) };
+                    // several claim it: the one Nova's `instances.node` names, else the first
+                    let nova_node = nova
+                        .and_then(|f| f.instances.get(inst.as_ref()))
+                        .and_then(|i| i.node.as_deref())
+                        .and_then(uuid_form);
+                    let by_nova = std::iter::once(&first)
+                        .chain(more)
+                        .find(|n| nova_node.is_some() && n.uuid.as_deref().and_then(uuid_form) == nova_node);
+                    let id = by_nova.unwrap_or(&first).id;
+                    (inst, id)
+                })
+                .collect();
+            (uuid_holder, instance_holder)
+        };
+        // two passes over the inventory, on two threads for a large one
+        let (first_holder, (uuid_holder, instance_holder)) = if parallel {
+            std::thread::scope(|s| {
+                let macs = s.spawn(macs);
+                let ids = ids();
+                (macs.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), ids)
             })
-            .collect();
+        } else {
+            (macs(), ids())
+        };
 
         Lookups {
             kind: target.schema.kind,

@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 
 use super::{Checks, Fate};
 use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
-use crate::core::migrate::plan::{normalize_uuid, NodeAction};
+use crate::core::migrate::plan::{uuid_form, NodeAction};
 use crate::core::migrate::states::{BmState, StateFate};
 use crate::core::source::model::{BmNode, InventoryNode};
 
@@ -46,7 +46,7 @@ impl Checks<'_> {
 
     /// `inconsistent-state`: the row holds an instance_uuid that is not a uuid.
     pub(crate) fn instance_uuid(&mut self, n: &BmNode, f: &mut Fate) {
-        let inst_norm = n.instance_uuid.as_deref().and_then(normalize_uuid);
+        let inst_norm = n.instance_uuid.as_deref().and_then(uuid_form);
         if f.keep_instance && inst_norm.is_none() {
             let raw = n.instance_uuid.as_deref().unwrap_or("");
             let a = self.d.raise(
@@ -120,8 +120,8 @@ impl Checks<'_> {
         if !f.keep_instance {
             return;
         }
-        let inst_norm = n.instance_uuid.as_deref().and_then(normalize_uuid).unwrap_or_default();
-        let inst = inst_norm.as_str();
+        let inst_norm = n.instance_uuid.as_deref().and_then(uuid_form).unwrap_or_default();
+        let inst: &str = &inst_norm;
         if let Some(holder) = self.instance_holder.get(inst).filter(|id| **id != n.id) {
             let a = self.d.raise(
                 ConflictCode::DuplicateInstance,
@@ -140,8 +140,8 @@ impl Checks<'_> {
     /// table, or is deleted there.
     pub(crate) fn instance_missing_in_nova(&mut self, n: &BmNode, f: &mut Fate) {
         let Some(facts) = self.nova.filter(|_| f.keep_instance) else { return };
-        let inst_norm = n.instance_uuid.as_deref().and_then(normalize_uuid).unwrap_or_default();
-        let inst = inst_norm.as_str();
+        let inst_norm = n.instance_uuid.as_deref().and_then(uuid_form).unwrap_or_default();
+        let inst: &str = &inst_norm;
         let raw_inst = n.instance_uuid.as_deref().unwrap_or("").trim();
         let gone = match facts.instances.get(inst).or_else(|| facts.instances.get(raw_inst)) {
             None => Some("is not in Nova's instances table"),
@@ -169,8 +169,8 @@ impl Checks<'_> {
         if !f.keep_instance {
             return;
         }
-        let inst_norm = n.instance_uuid.as_deref().and_then(normalize_uuid).unwrap_or_default();
-        let inst = inst_norm.as_str();
+        let inst_norm = n.instance_uuid.as_deref().and_then(uuid_form).unwrap_or_default();
+        let inst: &str = &inst_norm;
         if let Some(other) = self.by_instance.get(inst) {
             let other_uuid = other.uuid.as_deref().map(|u| u.trim().to_ascii_lowercase());
             if other_uuid.as_deref() != f.uuid.as_deref() && f.replaces != Some(other.id) {
