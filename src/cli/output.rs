@@ -2,6 +2,7 @@
 //! logs as much as eyes), writing to stdout (a closed pipe is not an error), JSON lines, the
 //! confirmation prompt, and the plan as text (`plan`, and `migrate` when it stops on conflicts).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 
@@ -98,10 +99,11 @@ impl Table {
 }
 
 /// One line of a table: cells padded to `widths` (right-aligned where `right`), two spaces apart.
-fn table_line(cells: &[String], widths: &[usize], right: &[bool], out: &mut String) {
+fn table_line<S: AsRef<str>>(cells: &[S], widths: &[usize], right: &[bool], out: &mut String) {
     let start = out.len();
     let n = cells.len();
     for (i, c) in cells.iter().enumerate() {
+        let c = c.as_ref();
         if i > 0 {
             out.push_str("  ");
         }
@@ -162,17 +164,22 @@ pub fn print_plan(p: &Plan) {
     print(&buf);
 }
 
-/// The plan's table cells for one node (each made safe for one line of a terminal).
-fn plan_cells(n: &NodePlan) -> [String; 8] {
+/// The plan's table cells for one node (each made safe for one line of a terminal; borrowed where
+/// they can be: at 100k nodes the table was a fifth of `plan`'s time).
+fn plan_cells(n: &NodePlan) -> [Cow<'_, str>; 8] {
     [
-        n.nova_bm_id.to_string(),
-        visible_line(n.uuid.as_deref().unwrap_or("-")).into_owned(),
-        visible_line(n.service_host.as_deref().unwrap_or("-")).into_owned(),
-        wire_name(&n.action),
-        n.write.map(|w| w.provision_state.unwrap_or("(none)")).unwrap_or("-").to_string(),
-        if n.write.is_some_and(|w| w.maintenance) { "yes".into() } else { "".into() },
-        n.write.map_or(0, |w| w.ports).to_string(),
-        n.conflicts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(","),
+        Cow::Owned(n.nova_bm_id.to_string()),
+        visible_line(n.uuid.as_deref().unwrap_or("-")),
+        visible_line(n.service_host.as_deref().unwrap_or("-")),
+        Cow::Borrowed(n.action.as_str()),
+        Cow::Borrowed(n.write.map(|w| w.provision_state.unwrap_or("(none)")).unwrap_or("-")),
+        Cow::Borrowed(if n.write.is_some_and(|w| w.maintenance) { "yes" } else { "" }),
+        Cow::Owned(n.write.map_or(0, |w| w.ports).to_string()),
+        match n.conflicts.as_slice() {
+            [] => Cow::Borrowed(""),
+            [one] => Cow::Borrowed(one.as_str()),
+            many => Cow::Owned(many.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(",")),
+        },
     ]
 }
 

@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::cli::output::{print_json, print_plan};
-use crate::cli::{exit, prepare_from, Failure, GlobalArgs, PlanArgs};
+use crate::cli::{exit, free_in_background, prepare_from, Failure, GlobalArgs, PlanArgs};
 use crate::core::migrate::plan::Plan;
 
 fn plan_json(p: &Plan) -> serde_json::Value {
@@ -47,10 +47,12 @@ pub async fn run(global: &GlobalArgs, args: PlanArgs) -> Result<(), Failure> {
     if let Some(db) = &prepared.target_db {
         db.close().await;
     }
-    if p.blocking() > 0 {
+    let blocking = p.blocking();
+    free_in_background((prepared.plan, prepared.inventory));
+    if blocking > 0 {
         return Err(Failure {
             code: exit::CONFLICTS,
-            message: format!("{} blocking conflict(s) unresolved: nothing would be written", p.blocking()),
+            message: format!("{blocking} blocking conflict(s) unresolved: nothing would be written"),
         });
     }
     Ok(())

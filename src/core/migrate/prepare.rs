@@ -98,14 +98,20 @@ pub async fn prepare(
     let src_url = &settings.nova_bm_db.as_ref().ok_or(PrepareError::NoSource)?.value;
     let tgt_url = &settings.ironic_db.as_ref().ok_or(PrepareError::NoTarget)?.value;
     let started = Instant::now();
-    let source = NovaBmSource::open(src_url).await?;
-    let inventory = source.read_inventory(|_| {}).await;
-    source.close().await;
-    let inventory = Arc::new(inventory?);
-
-    let target_db = target::connect(tgt_url).await?;
-    let schema = target::detect(&target_db, object_version).await?;
-    let target = target::read_state(&target_db, schema).await?;
+    // nova_bm read while the target is opened and read (the first error of either stops both)
+    let source = async {
+        let source = NovaBmSource::open(src_url).await?;
+        let inventory = source.read_inventory(|_| {}).await;
+        source.close().await;
+        Ok::<_, PrepareError>(Arc::new(inventory?))
+    };
+    let target = async {
+        let target_db = target::connect(tgt_url).await?;
+        let schema = target::detect(&target_db, object_version).await?;
+        let target = target::read_state(&target_db, schema).await?;
+        Ok::<_, PrepareError>((target_db, target))
+    };
+    let (inventory, (target_db, target)) = tokio::try_join!(source, target)?;
 
     let nova = match &settings.nova_db {
         Some(u) => {
