@@ -5,12 +5,13 @@
 # Usage: scripts/bench.sh [SIZES...]          (default: 10000 100000; e.g. scripts/bench.sh 1000 10000)
 #        BENCH_BACKENDS="mysql postgres"      which target servers (default both)
 #        BENCH_WIZARD=0 / BENCH_WATCH=0       skip the wizard / log watcher figures
-#        BENCH_REPEAT=3                        runs of migrate and of the floor per size (medians compared)
+#        BENCH_REPEAT=3                        runs of plan, migrate and the floor per size (medians)
 #
 # For each backend and size: a nova_bm inventory from `examples/bench_fixture.rs` (Fixture::bench:
 # ~70% free nodes, ~25% with an instance, ~5% soft-deleted, two interfaces each), then, release build:
 #   inventory   `bm2ironic inventory --json`
-#   plan        `bm2ironic plan` against an empty Ironic (end to end: read, detect, plan, print); the
+#   plan        `bm2ironic plan` against an empty Ironic (end to end: read, detect, plan, print; the median of
+#               BENCH_REPEAT runs); the
 #               plan phase alone is the `plan` figure of migrate's "time:" line
 #   migrate     `bm2ironic migrate --via db --yes` into an empty Ironic (the real 39.0.0 schema)
 #   floor       the database's own client (`mariadb` / `psql -1`) loading the same rows (nodes, ports and
@@ -110,7 +111,10 @@ for b in $BACKENDS; do
     run=("$BIN" --log-dir "$WORK/logs" --nova-bm-db "$src")
     log "$b, $n nodes: inventory, plan"
     timed "inv_$k" "${run[@]}" inventory --json
-    timed "plan_$k" "${run[@]}" --ironic-db "$(url "$b" "${TAG}_plan_$k")" plan "${ARGS[@]}"
+    # plan $REPEAT times too (the first comes right after the inventory was written): the median
+    for r in $(seq 1 "$REPEAT"); do
+      timed "plan_${k}_$r" "${run[@]}" --ironic-db "$(url "$b" "${TAG}_plan_$k")" plan "${ARGS[@]}"
+    done
 
     # migrate and the floor, $REPEAT times each, taking turns (a server still flushing what the last
     # step wrote slows whichever comes next): the medians are compared
@@ -157,12 +161,16 @@ for b in $BACKENDS; do
     mig_all=() floor_all=()
     for r in $(seq 1 "$REPEAT"); do mig_all+=("$(secs "mig_${k}_$r")"); floor_all+=("$(secs "floor_${k}_$r")"); done
     mig_med=$(median "${mig_all[@]}") floor_med=$(median "${floor_all[@]}")
+    plan_all=()
+    for r in $(seq 1 "$REPEAT"); do plan_all+=("$(secs "plan_${k}_$r")"); done
+    plan_med=$(median "${plan_all[@]}")
+    plan_mb=$(for r in $(seq 1 "$REPEAT"); do mb "plan_${k}_$r"; echo; done | sort -n | tail -1)
     # peak RSS: the largest of the runs
     mig_mb=$(for r in $(seq 1 "$REPEAT"); do mb "mig_${k}_$r"; echo; done | sort -n | tail -1)
-    RUNS+=("$b $n: migrate ${mig_all[*]} s; floor ${floor_all[*]} s")
+    RUNS+=("$b $n: plan ${plan_all[*]} s; migrate ${mig_all[*]} s; floor ${floor_all[*]} s")
     MIG[$k]=$mig_med
     ROWS+=("$(printf '| %-8s | %7s | %9s (%4s MB) | %9s (%4s MB) | %9s | %9s (%4s MB) | %7s s | **%s** |' \
-      "$b" "$n" "$(secs "inv_$k") s" "$(mb "inv_$k")" "$(secs "plan_$k") s" "$(mb "plan_$k")" "$plan_phase" \
+      "$b" "$n" "$(secs "inv_$k") s" "$(mb "inv_$k")" "$plan_med s" "$plan_mb" "$plan_phase" \
       "$mig_med s" "$mig_mb" "$floor_med" "$(ratio "$mig_med" "$floor_med")")")
   done
 done
@@ -174,7 +182,7 @@ echo "| backend  |   nodes | inventory (peak RSS)  | plan (peak RSS)       | pla
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${ROWS[@]}"
 echo
-echo "migrate and floor: the median of $REPEAT runs each, taking turns; every run (wall seconds):"
+echo "plan, migrate and floor: the median of $REPEAT runs each (migrate and floor taking turns); every run (wall seconds):"
 printf '  %s\n' "${RUNS[@]}"
 
 # linear time: the largest size against the one before it

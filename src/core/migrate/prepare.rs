@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::core::db::conf::ConnectionSettings;
-use crate::core::db::Db;
+use crate::core::db::{Db, DbError};
 use crate::core::ironic::target::{self, TargetError, TargetState};
 use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::plan::{self, Plan, PlanOptions};
@@ -14,6 +14,7 @@ use crate::core::migrate::timing::{ms, Phases};
 use crate::core::source::model::Inventory;
 use crate::core::source::nova::{self, NovaError, NovaFacts};
 use crate::core::source::nova_bm::{NovaBmSource, SourceError};
+use crate::core::AbortOnDrop;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PrepareError {
@@ -105,11 +106,24 @@ pub async fn prepare(
         source.close().await;
         Ok::<_, PrepareError>(Arc::new(inventory?))
     };
+    // a task of its own: polled beside the source read, it waited until the nodes stream paused
+    let mut opening = AbortOnDrop(tokio::spawn({
+        let (url, object_version) = (tgt_url.clone(), object_version.cloned());
+        async move {
+            let target_db = target::connect(&url).await?;
+            let schema = target::detect(&target_db, object_version.as_ref()).await?;
+            let target = target::read_state(&target_db, schema).await?;
+            Ok::<_, TargetError>((target_db, target))
+        }
+    }));
     let target = async {
-        let target_db = target::connect(tgt_url).await?;
-        let schema = target::detect(&target_db, object_version).await?;
-        let target = target::read_state(&target_db, schema).await?;
-        Ok::<_, PrepareError>((target_db, target))
+        match opening.join().await {
+            Ok(opened) => Ok(opened?),
+            Err(e) => Err(PrepareError::Target(TargetError::Db(DbError::Other {
+                what: tgt_url.describe(),
+                message: format!("opening the Ironic database stopped: {e}"),
+            }))),
+        }
     };
     let (inventory, (target_db, target)) = tokio::try_join!(source, target)?;
 

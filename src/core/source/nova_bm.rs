@@ -9,7 +9,8 @@ use crate::core::db::{Access, Db, DbError, Row};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::core::source::model::{BmInterface, BmNode, Inventory, InventoryBuilder};
+use crate::core::source::model::{BmInterface, BmNode, InterfaceRuns, Inventory, InventoryBuilder};
+use crate::core::AbortOnDrop;
 
 pub const NOVA_BM_REPOSITORY: &str = "nova_bm";
 /// nova_bm's last schema version (Icehouse and Juno).
@@ -226,15 +227,6 @@ fn interface_from_row(row: &Row, what: &str) -> Result<BmInterface, SourceError>
     .normalize())
 }
 
-/// A spawned task that is stopped when whoever waits for it stops waiting.
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 /// Progress while reading a large inventory.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadProgress {
@@ -323,9 +315,9 @@ impl NovaBmSource {
     }
 
     /// Reads the whole inventory, reporting progress every 1000 rows: `bm_nodes` here while
-    /// `bm_interfaces` is read on a second connection at the same time (each table in one pass, the
-    /// two overlapping; on 2 cores the gain is small and noisy, see docs/performance.md). Nodes go
-    /// straight into the inventory; interfaces join them at the end.
+    /// `bm_interfaces` is read on a second connection at the same time (each table in one pass in
+    /// primary-key order, which the server streams without sorting; see docs/performance.md). Nodes
+    /// go straight into the inventory; interfaces join them at the end.
     pub async fn read_inventory(&self, mut progress: impl FnMut(ReadProgress)) -> Result<Inventory, SourceError> {
         let mut p = ReadProgress::default();
         let counted = Arc::new(AtomicUsize::new(0));
@@ -333,13 +325,13 @@ impl NovaBmSource {
             let source = NovaBmSource { db: self.db.clone(), schema_version: self.schema_version };
             let counted = Arc::clone(&counted);
             AbortOnDrop(tokio::spawn(async move {
-                let mut all = Vec::with_capacity(source.count("bm_interfaces").await);
+                let mut runs = InterfaceRuns::default();
                 let mut stream = source.interfaces();
                 while let Some(i) = stream.next().await {
-                    all.push(i?);
+                    runs.push(i?);
                     counted.fetch_add(1, Ordering::Relaxed);
                 }
-                Ok::<_, SourceError>(all)
+                Ok::<_, SourceError>(runs)
             }))
         };
         // room for every node at once: a Vec grown by doubling holds up to twice that while it grows
@@ -359,7 +351,7 @@ impl NovaBmSource {
         drop(stream);
         let interfaces = loop {
             tokio::select! {
-                done = &mut interfaces.0 => break done,
+                done = interfaces.join() => break done,
                 _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
                     p.interfaces = counted.load(Ordering::Relaxed);
                     progress(p);
@@ -368,7 +360,6 @@ impl NovaBmSource {
         };
         let interfaces = match interfaces {
             Ok(read) => read?,
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(e) => {
                 return Err(DbError::Other {
                     what: self.what(),
@@ -378,9 +369,7 @@ impl NovaBmSource {
             }
         };
         p.interfaces = interfaces.len();
-        for i in interfaces {
-            inv.interface(i);
-        }
+        inv.interface_runs(interfaces);
         progress(p);
         tracing::info!(nodes = p.nodes, interfaces = p.interfaces, "read nova_bm inventory");
         Ok(inv.finish())
