@@ -17,7 +17,9 @@ fn is_unsafe(c: char, keep_layout: bool) -> bool {
 }
 
 fn escape(s: &str, keep_layout: bool) -> Cow<'_, str> {
-    if !s.chars().any(|c| is_unsafe(c, keep_layout)) {
+    // printable ASCII (nearly all text) is checked a byte at a time, without decoding characters
+    let safe_byte = |b: u8| (0x20..0x7f).contains(&b) || (keep_layout && (b == b'\n' || b == b'\t'));
+    if s.bytes().all(safe_byte) || !s.chars().any(|c| is_unsafe(c, keep_layout)) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
@@ -57,5 +59,16 @@ mod tests {
         assert_eq!(visible("\u{9b}31m"), "\\x9b31m", "C1 CSI");
         assert_eq!(visible("abc\u{202e}def"), "abc\\u{202e}def");
         assert!(matches!(visible("plain ünïcode ✓"), Cow::Borrowed(_)));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_ascii_shortcut_agrees_with_every_character(s in "[ -~\t\n\r\x00-\x1f\x7f\u{80}-\u{a0}\u{202a}-\u{202e}é]{0,24}") {
+            for keep in [false, true] {
+                let unsafe_chars = s.chars().any(|c| is_unsafe(c, keep));
+                proptest::prop_assert_eq!(matches!(escape(&s, keep), Cow::Borrowed(_)), !unsafe_chars);
+                proptest::prop_assert!(!escape(&s, keep).chars().any(|c| is_unsafe(c, keep)));
+            }
+        }
     }
 }
