@@ -106,6 +106,15 @@ for b in $BACKENDS; do
     log "$b, $n nodes: generating the inventory"
     create_db "$b" "${TAG}_src_$k"
     "$GEN" "$n" "$(url "$b" "${TAG}_src_$k")"
+    # settle the source as a nova_bm that has sat for years is: statistics taken, and on PostgreSQL
+    # the rows' visibility recorded (the first read of freshly written rows otherwise rewrites every
+    # page, and autovacuum starts on them mid-measurement: the first `plan` after writing took 1.14 s
+    # where the next two took 0.95 s)
+    if [ "$b" = mysql ]; then
+      my "${TAG}_src_$k" -e "ANALYZE TABLE bm_nodes, bm_interfaces" >/dev/null
+    else
+      pg -d "${TAG}_src_$k" -c "VACUUM ANALYZE bm_nodes" -c "VACUUM ANALYZE bm_interfaces"
+    fi
     ironic_db "$b" "${TAG}_plan_$k"
     src=$(url "$b" "${TAG}_src_$k")
     run=("$BIN" --log-dir "$WORK/logs" --nova-bm-db "$src")
