@@ -374,7 +374,7 @@ fn in_order_on_threads<T: Send>(
     let next = AtomicUsize::new(0);
     // how many results `take` has had, and a wake-up for workers waiting to get that far
     let taken = (Mutex::new(0usize), Condvar::new());
-    // a worker panicked: the piece it held never comes, so no one waits for `taken` any more
+    // a worker (or `take`) panicked: what was awaited never comes, so no one waits for `taken` any more
     let failed = AtomicBool::new(false);
     struct OnPanic<'a>(&'a AtomicBool, &'a (Mutex<usize>, Condvar));
     impl Drop for OnPanic<'_> {
@@ -413,6 +413,8 @@ fn in_order_on_threads<T: Send>(
             })
             .collect();
         drop(tx);
+        // `take` panicking here would leave workers waiting for it: they are woken the same way
+        let _guard = OnPanic(&failed, &taken);
         let mut waiting = BTreeMap::new();
         let mut want = 0;
         // ends when every worker is gone: all done, or one panicked (resumed below)

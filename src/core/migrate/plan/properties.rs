@@ -370,4 +370,14 @@ fn a_piece_that_panics_reaches_the_caller_and_nothing_waits_for_it() {
         let r = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the pool still waits for piece 3");
         assert_eq!(r.expect_err("the panic of piece 3").as_deref(), Some("piece 3"));
     }
+    // the taking side panicking: the workers waiting for it stop too
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let r = std::panic::catch_unwind(|| {
+            super::in_order_on_threads(64, 2, &|k: usize| k, &mut |k| assert!(k != 1, "taking 1"));
+        });
+        let _ = tx.send(r.map_err(|e| e.downcast_ref::<&str>().map(|s| s.to_string())));
+    });
+    let r = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("workers still wait for the taker");
+    assert_eq!(r.expect_err("the panic of the taker").as_deref(), Some("taking 1"));
 }
