@@ -10,21 +10,19 @@ use clap::Args;
 use super::Failure;
 use crate::audit;
 use crate::core::auth;
-use crate::core::db::conf::{ConnectionFlags, ConnectionSettings};
-use crate::core::db::secret::Secret;
-use crate::core::ironic::api::nodes;
-use crate::core::ironic::api::{self as ironic_api, ApiTarget, IronicApi};
+use crate::core::ironic::api::ApiTarget;
 use crate::core::ironic::target;
-use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::conflict::Resolutions;
-use crate::core::migrate::load_api::{self, prepare::PreparedApi, record::RunStore};
+use crate::core::migrate::load_api::prepare::PreparedApi;
 use crate::core::migrate::plan::{FreeState, PlanOptions};
 use crate::core::migrate::prepare::{self, Prepared};
+use crate::core::migrate::steps::{ApiLoadTarget, StepError};
+use crate::core::settings::{self, ConnectionFlags, ConnectionSettings};
 
-/// The Keystone token for the Ironic API (`verify`).
-pub const ENV_IRONIC_TOKEN: &str = "BM2IRONIC_IRONIC_TOKEN";
-/// Where API runs are recorded without an Ironic database.
-pub const ENV_STATE_DIR: &str = "BM2IRONIC_STATE_DIR";
+/// The process environment, as the core's resolvers take it.
+fn env(k: &str) -> Option<String> {
+    std::env::var(k).ok()
+}
 
 pub const DEFAULT_CONDUCTOR_LOG: &str = "/var/log/ironic/ironic-conductor.log";
 pub const DEFAULT_COMPUTE_LOG: &str = "/var/log/nova/nova-compute.log";
@@ -80,18 +78,19 @@ impl GlobalArgs {
         }
     }
 
-    /// How to reach the Ironic API: `--ironic-url`, the Keystone credentials (`--os-cloud`,
-    /// `OS_CLOUD`, `OS_*`), and `BM2IRONIC_IRONIC_TOKEN` when there are no Keystone credentials.
+    /// How to reach the Ironic API (resolved in the core: [`ConnectionSettings::api_target`]).
     pub fn api_target(&self, settings: &ConnectionSettings) -> Result<ApiTarget, Failure> {
-        let env = |k: &str| std::env::var(k).ok();
-        let auth = auth::resolve(self.os_cloud.as_deref(), &env)?;
-        let token = std::env::var(ENV_IRONIC_TOKEN).ok().filter(|t| !t.is_empty()).map(Secret::new);
-        Ok(ApiTarget { url: settings.ironic_url.as_ref().map(|s| s.value.clone()), auth, token })
+        Ok(settings.api_target(self.os_cloud.as_deref(), &env)?)
+    }
+
+    /// Where API runs are kept without an Ironic database ([`settings::state_dir`]).
+    pub fn state_dir(&self) -> PathBuf {
+        settings::state_dir(self.state_dir.clone(), &env)
     }
 
     /// Resolves every connection (flag > environment > config file) and prints the `ps` warnings.
     pub fn settings(&self) -> Result<ConnectionSettings, Failure> {
-        let s = ConnectionSettings::resolve(&self.connection_flags(), &|k| std::env::var(k).ok())?;
+        let s = ConnectionSettings::resolve(&self.connection_flags(), &env)?;
         for w in s.warnings() {
             eprintln!("{}", crate::core::text::visible(&w));
             tracing::warn!("{w}");
@@ -135,6 +134,28 @@ pub struct PlanArgs {
     /// Machine-readable output
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug, Default)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Do everything, then roll the transaction back: nothing stays
+    #[arg(long)]
+    pub rehearse: bool,
+    /// Do not ask for confirmation (required without a terminal)
+    #[arg(long)]
+    pub yes: bool,
+    /// Write the run report to FILE (Markdown; JSON when FILE ends in .json); a committed load is
+    /// verified for it
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// --via api: nodes in flight at once
+    #[arg(long, value_name = "N", default_value_t = crate::core::migrate::load_api::DEFAULT_CONCURRENCY)]
+    pub concurrency: usize,
+    /// --via api: how long one step of a node (manage, adopt, provide) may take
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub step_timeout: String,
 }
 
 /// Plan options, the operator's decisions, and `--object-version`.
@@ -201,8 +222,8 @@ pub fn via_api(args: &PlanArgs) -> Result<bool, Failure> {
 /// The plan, against the Ironic database (`--via db`) or the Ironic API (`--via api`).
 pub async fn prepare_from(global: &GlobalArgs, args: &PlanArgs) -> Result<Prepared, Failure> {
     if via_api(args)? {
-        let (p, ctx) = prepare_api_from(global, args).await?;
-        ctx.close().await;
+        let (p, t) = prepare_api_from(global, args).await?;
+        t.close().await;
         return Ok(p.prepared);
     }
     Ok(prepare_with_settings(global, args).await?.0)
@@ -217,81 +238,54 @@ pub async fn prepare_with_settings(
     let settings = global.settings()?;
     let (opts, resolutions, ov) = options(args, &settings)?;
     let prepared = prepare::prepare(&settings, &opts, &resolutions, ov.as_ref()).await?;
-    // a decision about a node that does not exist, or does not have that conflict, decides nothing
-    let unmatched = resolutions.unmatched(&prepared.plan.conflicts);
-    if !unmatched.is_empty() {
-        let file = args.resolutions.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-        return Err(Failure::usage(format!(
-            "resolutions file {file}: {} decision(s) match no conflict of this plan (a wrong node id, or the \
-             node no longer has that conflict): {}",
-            unmatched.len(),
-            unmatched.iter().take(10).cloned().collect::<Vec<_>>().join("; ")
-        )));
+    if let Err(e) = refuse_unmatched(args, &resolutions, &prepared) {
+        if let Some(db) = &prepared.target_db {
+            db.close().await;
+        }
+        return Err(e);
     }
     Ok((prepared, settings))
 }
 
-/// The API, the run store and what the plan against the API needs.
-pub struct ApiContext {
-    pub api: IronicApi,
-    pub store: RunStore,
-    pub settings: ConnectionSettings,
+/// A decision about a node that does not exist, or does not have that conflict, decides nothing:
+/// the operator's file is wrong (a usage error), on either load path.
+fn refuse_unmatched(args: &PlanArgs, resolutions: &Resolutions, prepared: &Prepared) -> Result<(), Failure> {
+    let unmatched = resolutions.unmatched(&prepared.plan.conflicts);
+    if unmatched.is_empty() {
+        return Ok(());
+    }
+    let file = args.resolutions.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    Err(Failure::usage(format!(
+        "resolutions file {file}: {} decision(s) match no conflict of this plan (a wrong node id, or the \
+         node no longer has that conflict): {}",
+        unmatched.len(),
+        unmatched.iter().take(10).cloned().collect::<Vec<_>>().join("; ")
+    )))
 }
 
-impl ApiContext {
-    pub async fn close(self) {
-        if let RunStore::Db(db) = self.store {
-            db.close().await;
-        }
-    }
-}
-
-/// The run files' directory: --state-dir > BM2IRONIC_STATE_DIR > ~/.local/state/bm2ironic/runs.
-pub fn state_dir(global: &GlobalArgs) -> PathBuf {
-    global
-        .state_dir
-        .clone()
-        .or_else(|| std::env::var_os(ENV_STATE_DIR).filter(|v| !v.is_empty()).map(PathBuf::from))
-        .or_else(|| audit::default_dir().map(|d| d.join("runs")))
-        .unwrap_or_else(|| PathBuf::from("bm2ironic-runs"))
-}
-
-/// Opens the Ironic API (Keystone when configured; the adopt flow needs API 1.17) and the run
-/// store (the Ironic database when given, else the state directory), and says what a
-/// project-scoped token cannot see.
-pub async fn open_api(global: &GlobalArgs, settings: ConnectionSettings) -> Result<ApiContext, Failure> {
-    let target = global.api_target(&settings)?;
-    if !target.given() {
-        return Err(Failure::usage(
-            "--via api needs the Ironic API: give --ironic-url, BM2IRONIC_IRONIC_URL or Keystone credentials (--os-cloud, OS_CLOUD, OS_AUTH_URL ...)",
-        ));
-    }
-    let api = ironic_api::open(&target, TargetKind::Modern).await?.ok_or_else(|| Failure::runtime("no Ironic API"))?;
-    if api.version().is_none_or(|v| v < nodes::ADOPT_VERSION) {
-        api.negotiate(Some((nodes::ADOPT_VERSION, "the adopt flow (--via api)"))).await?;
-    }
-    if let Some(scope) = api.scope().await {
-        if let Some(w) = ironic_api::scope_warning(&scope, &[]) {
-            eprintln!("warning: {w}");
-            tracing::warn!("{w}");
-        }
-    }
-    let store = match &settings.ironic_db {
-        Some(u) => RunStore::Db(target::connect(&u.value).await?),
-        None => RunStore::Dir(state_dir(global)),
-    };
-    Ok(ApiContext { api, store, settings })
-}
-
-/// `--via api`: the plan against the API's view of Ironic.
-pub async fn prepare_api_from(global: &GlobalArgs, args: &PlanArgs) -> Result<(PreparedApi, ApiContext), Failure> {
+/// `--via api`: the Ironic API opened for the load and the plan against its view of Ironic (a
+/// resumed run's nodes left out, so the load continues them); the scope warning said once.
+pub async fn prepare_api_from(global: &GlobalArgs, args: &PlanArgs) -> Result<(PreparedApi, ApiLoadTarget), Failure> {
     let settings = global.settings()?;
     let (opts, resolutions, _) = options(args, &settings)?;
-    let ctx = open_api(global, settings).await?;
-    match load_api::prepare::prepare_api(&ctx.settings, &opts, &resolutions, &ctx.api, &ctx.store).await {
-        Ok(p) => Ok((p, ctx)),
+    let target = global.api_target(&settings)?;
+    if !target.given() {
+        return Err(StepError::NoApi { what: "--via api" }.into());
+    }
+    let t = ApiLoadTarget::open(&target, &settings, global.state_dir()).await?;
+    if let Some(w) = &t.scope_warning {
+        eprintln!("warning: {}", crate::core::text::visible(w));
+    }
+    match t.prepare(&settings, &opts, &resolutions).await {
+        Ok(p) => match refuse_unmatched(args, &resolutions, &p.prepared) {
+            Ok(()) => Ok((p, t)),
+            Err(e) => {
+                t.close().await;
+                Err(e)
+            }
+        },
         Err(e) => {
-            ctx.close().await;
+            t.close().await;
             Err(e.into())
         }
     }
@@ -332,7 +326,7 @@ pub fn prefill(settings: &ConnectionSettings, plan: &PlanArgs) -> crate::tui::Pr
         deploy_ramdisk: plan.deploy_ramdisk.clone(),
         default_arch: plan.default_arch.clone(),
         resource_class: plan.resource_class.clone(),
-        clouds: auth::config::cloud_names(&|k| std::env::var(k).ok()),
+        clouds: auth::config::cloud_names(&env),
     }
 }
 

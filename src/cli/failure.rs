@@ -3,7 +3,6 @@
 //! edge); the message is the error's own text, written once, when it is shown.
 
 use crate::core::auth::AuthError;
-use crate::core::db::conf::SettingsError;
 use crate::core::db::DbError;
 use crate::core::demo::sandbox::SandboxError;
 use crate::core::ironic::api::ApiError;
@@ -18,6 +17,7 @@ use crate::core::migrate::load_sql::LoadError;
 use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::rollback::RollbackError;
 use crate::core::migrate::steps::StepError;
+use crate::core::settings::SettingsError;
 use crate::core::source::nova_bm::SourceError;
 use crate::tui::error::WizardError;
 
@@ -133,6 +133,10 @@ impl From<StepError> for Failure {
             StepError::Run(e) => e.into(),
             StepError::Api(e) => e.into(),
             StepError::Logs(e) => e.into(),
+            StepError::Auth(e) => e.into(),
+            StepError::Record(e) => e.into(),
+            StepError::ApiLoad(e) => e.into(),
+            e @ (StepError::NoApi { .. } | StepError::NoRunHere { .. }) => Failure::usage(e.to_string()),
         }
     }
 }

@@ -19,10 +19,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub(crate) use args::{
-    audit_dir, options, parse_duration, prefill, prepare_api_from, prepare_from, prepare_with_settings, state_dir,
-    via_api, ApiContext,
+    audit_dir, options, parse_duration, prefill, prepare_api_from, prepare_from, prepare_with_settings, via_api,
 };
-pub use args::{GlobalArgs, PlanArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG, ENV_IRONIC_TOKEN};
+pub use args::{GlobalArgs, MigrateArgs, PlanArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG};
 pub use failure::{exit, Failure};
 
 use crate::audit;
@@ -53,7 +52,7 @@ pub enum Command {
     /// Compute what would be written and every conflict; writes nothing (exit 3: blocking conflicts)
     Plan(PlanArgs),
     /// Perform the migration (one transaction on the Ironic database; --rehearse rolls it back)
-    Migrate(cmd::migrate::MigrateArgs),
+    Migrate(MigrateArgs),
     /// Compare what a run wrote with the Ironic database, nova_bm and (--ironic-url) the API (exit 4: differences)
     Verify(cmd::verify::VerifyArgs),
     /// Remove from Ironic what a migration run wrote

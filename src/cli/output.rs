@@ -9,8 +9,10 @@ use std::io::{IsTerminal, Write};
 use super::Failure;
 use crate::core::migrate::conflict::{Action, Conflict, ConflictCode, Subject};
 use crate::core::migrate::consequences::{consequence, fix, Consequence};
+use crate::core::migrate::load::LoadSummary;
 use crate::core::migrate::plan::{NodePlan, Plan};
 use crate::core::text::{visible, visible_line};
+use serde_json::json;
 
 /// Writes `text` to stdout with every control character shown visibly (a nova_bm row or a log line
 /// may hold terminal escapes); a closed pipe (`| head`) is not an error worth a message.
@@ -305,6 +307,43 @@ pub fn consequence_text(head: &str, k: &Consequence, width: usize) -> String {
     out.push_str(&wrap(&format!("{pad}Machine: {}", k.machine), width, indent));
     out.push_str(&wrap(&format!("{pad}Afterwards: {}", k.afterwards), width, indent));
     out
+}
+
+/// The counts of a load, one table for both loaders (`created`/`errors` named as each loader means them).
+pub fn print_counts(s: &LoadSummary, created: &str, errors: &str, time: String) {
+    let mut t = Table::new(&[
+        ("read", true),
+        (created, true),
+        ("skipped", true),
+        ("already", true),
+        ("maintenance", true),
+        ("ports", true),
+        (errors, true),
+        ("time", true),
+    ]);
+    t.row(vec![
+        s.read.to_string(),
+        s.created.to_string(),
+        s.skipped.to_string(),
+        s.already_migrated.to_string(),
+        s.maintenance.to_string(),
+        s.ports.to_string(),
+        s.errors.to_string(),
+        time,
+    ]);
+    print(&t.render());
+}
+
+/// A plan with unresolved blocking conflicts: the conflicts as events (`--json`) or the plan's text.
+pub fn print_blocking(p: &Plan, json_out: bool) {
+    if json_out {
+        for c in p.conflicts.iter().filter(|c| c.is_unresolved_blocking()) {
+            print_json(&json!({"event": "conflict", "code": c.code, "node_uuid": c.node_uuid, "detail": c.detail}));
+        }
+        print_json(&json!({"event": "summary", "committed": false, "blocking": p.blocking(), "created": 0}));
+    } else {
+        print_plan(p);
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ pub mod demo;
 pub mod ironic;
 pub mod logs;
 pub mod migrate;
+pub mod settings;
 pub mod source;
 pub mod text;
 

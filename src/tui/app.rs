@@ -207,6 +207,7 @@ impl App {
                 }
             }
             Msg::FlavorsApplied(Err(e)) => self.status.toast = Some(format!("flavors not changed: {e}")),
+            Msg::Warning(w) => self.status.toast = Some(format!("warning: {}", crate::core::text::visible_line(&w))),
         }
         vec![]
     }

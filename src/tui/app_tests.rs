@@ -2,7 +2,7 @@
 use super::*;
 use std::time::Duration;
 
-use crate::core::ironic::takeover::{Counts, Ending, TakeoverEvent, TakeoverOutcome};
+use crate::core::ironic::verdict::{Counts, Ending, TakeoverEvent, TakeoverOutcome};
 
 fn app(api: Option<&str>) -> App {
     let prefill = Prefill { ironic_url: api.map(String::from), ..Default::default() };

@@ -11,21 +11,19 @@ use tokio_util::sync::CancellationToken;
 
 use super::app::{Field, FieldKind, FlavorView, Msg};
 use super::error::JobError;
-use crate::core::auth;
-use crate::core::db::conf::{ConnectionSettings, Origin, Setting};
-use crate::core::db::secret::Secret;
 use crate::core::db::url::DbUrl;
 use crate::core::db::{Access, Db};
-use crate::core::ironic::api::nodes::{self, StateIds};
 use crate::core::ironic::api::{self as ironic_api, ApiError, ApiTarget};
 use crate::core::ironic::target::TargetKind;
 use crate::core::logs::watch::WatchedLog;
 use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::flavors::{FlavorTarget, SpecChange};
-use crate::core::migrate::load_api::{self, record::RunStore, ApiLoadError, ApiLoadOptions, ApiLoadRequest};
+use crate::core::migrate::load_api::ApiLoadOptions;
 use crate::core::migrate::plan::{Plan, PlanOptions};
 use crate::core::migrate::prepare::{self, Prepared};
-use crate::core::migrate::steps;
+use crate::core::migrate::steps::{self, ApiLoadTarget};
+use crate::core::settings::{self, ConnectionSettings, Origin, Setting};
+use crate::core::source::model::Inventory;
 
 /// The connection values of the form, as typed (empty: not given).
 #[derive(Debug, Clone, Default)]
@@ -65,15 +63,20 @@ pub async fn test_connection(field: Field, generation: u64, kind: FieldKind, val
     Msg::Tested { field, generation, result }
 }
 
-/// The Ironic API field: a URL (noauth, or `BM2IRONIC_IRONIC_TOKEN`), or a cloud of clouds.yaml
-/// (Keystone; the endpoint from the catalog).
-pub fn api_target(value: &str) -> Result<ApiTarget, JobError> {
-    let env = |k: &str| std::env::var(k).ok();
-    if value.contains("://") {
-        let token = env(crate::cli::ENV_IRONIC_TOKEN).filter(|t| !t.is_empty()).map(Secret::new);
-        return Ok(ApiTarget { url: Some(value.to_string()), auth: None, token });
-    }
-    Ok(ApiTarget { url: None, auth: Some(auth::config::from_cloud(value, &env)?), token: None })
+/// The process environment, as the core's resolvers take it.
+fn env(k: &str) -> Option<String> {
+    std::env::var(k).ok()
+}
+
+/// The Ironic API field, resolved by the core as for every face: a URL (noauth, or
+/// `BM2IRONIC_IRONIC_TOKEN`), or a cloud of clouds.yaml (Keystone; the endpoint from the catalog).
+fn api_target(value: &str) -> Result<ApiTarget, JobError> {
+    Ok(settings::api_target_of_field(value, &env)?)
+}
+
+/// Where API runs are kept when the wizard has no Ironic database (as the CLI's default).
+fn state_dir() -> PathBuf {
+    settings::state_dir(None, &env)
 }
 
 async fn test_api(value: &str) -> Result<String, JobError> {
@@ -141,41 +144,48 @@ pub async fn load(
     Msg::LoadDone(r.map_err(JobError::from))
 }
 
-/// The load through Ironic's API (the confirm screen's load path): the same plan, node by node;
-/// the run recorded in the Ironic database. Per-node states go to `tx` as `Msg::Load`.
+/// The load through Ironic's API (the confirm screen's load path), orchestrated by the core as
+/// `migrate --via api` is: the API opened (the adopt flow's version; a project-scoped token's
+/// warning goes to `tx` as a toast), the run kept in the Ironic database (else the state
+/// directory), the plan made again against the API's view with the operator's options and
+/// decisions (an unfinished run's nodes left out, so they are continued), then loaded node by
+/// node. Per-node states go to `tx` as `Msg::Load`.
 pub async fn load_api(
-    prepared: Arc<Prepared>,
-    plan: Plan,
-    api_value: String,
+    connections: Connections,
+    opts: PlanOptions,
+    resolutions: Resolutions,
     cancel: CancellationToken,
     tx: UnboundedSender<Msg>,
 ) -> Msg {
     let r = async {
-        let db = prepared.target_db.clone().ok_or(prepare::PrepareError::NoTarget)?;
-        let api = ironic_api::open(&api_target(&api_value)?, TargetKind::Modern)
-            .await?
-            .ok_or_else(|| ApiError::Unreachable { url: api_value.clone(), reason: "no Ironic API given".into() })?;
-        api.negotiate(Some((nodes::ADOPT_VERSION, "the adopt flow"))).await?;
-        let store = RunStore::Db(db);
-        let ids = StateIds(prepared.target.nodes.iter().filter_map(|n| n.uuid.clone().map(|u| (n.id, u))).collect());
-        let resume = store.resumable().await.map_err(ApiLoadError::from)?;
-        let req = ApiLoadRequest { plan: &plan, source: prepared.source.clone(), resume, ids };
-        let (etx, mut erx) = unbounded_channel();
-        let fwd = tokio::spawn(async move {
-            while let Some(ev) = erx.recv().await {
-                if tx.send(Msg::Load(ev)).is_err() {
-                    return;
-                }
-            }
-        });
-        let r = load_api::load_api(&api, &store, req, &ApiLoadOptions::default(), &etx, &cancel).await;
-        drop(etx);
-        let _ = fwd.await;
-        let s = r?;
-        if s.errors > 0 {
-            return Err(JobError::NodesFailed { count: s.errors, run: s.run_id });
+        let settings = connections.settings()?;
+        let target = api_target(&connections.ironic_api)?;
+        let t = ApiLoadTarget::open(&target, &settings, state_dir()).await?;
+        if let Some(w) = &t.scope_warning {
+            let _ = tx.send(Msg::Warning(w.clone()));
         }
-        Ok(s)
+        let r = async {
+            let prepared = t.prepare(&settings, &opts, &resolutions).await?;
+            let (etx, mut erx) = unbounded_channel();
+            let fwd = tokio::spawn(async move {
+                while let Some(ev) = erx.recv().await {
+                    if tx.send(Msg::Load(ev)).is_err() {
+                        return;
+                    }
+                }
+            });
+            let r = t.load(&prepared, &ApiLoadOptions::default(), &etx, &cancel).await;
+            drop(etx);
+            let _ = fwd.await;
+            let s = r?;
+            if s.errors > 0 {
+                return Err(JobError::NodesFailed { count: s.errors, run: s.run_id });
+            }
+            Ok(s)
+        }
+        .await;
+        t.close().await;
+        r
     }
     .await;
     Msg::LoadDone(r)
@@ -221,18 +231,15 @@ pub async fn apply_flavors(flavors_db: String, changes: Vec<SpecChange>) -> Msg 
     Msg::FlavorsApplied(r)
 }
 
-/// After a committed load: what the target holds compared with nova_bm (and the API when given).
-pub async fn verify(prepared: Arc<Prepared>, run_id: String, api_url: String) -> Msg {
+/// After a committed load: run `run_id` (of either path) verified by the core as `bm2ironic verify`
+/// does: against the database, nova_bm (the `inventory` the wizard read) and the API when given,
+/// or, for an API run, against the API.
+pub async fn verify(connections: Connections, inventory: Arc<Inventory>, run_id: String) -> Msg {
     let started = Instant::now();
     let r = async {
-        let Some(db) = prepared.target_db.as_ref() else {
-            return Err(JobError::Prepare(prepare::PrepareError::NoTarget));
-        };
-        let api = match api_url.is_empty() {
-            true => None,
-            false => ironic_api::client(&api_target(&api_url)?, prepared.target.schema.kind).await?,
-        };
-        let v = steps::verify_run(db, Some(&run_id), &prepared.inventory, api.as_ref()).await?;
+        let settings = connections.settings()?;
+        let target = api_target(&connections.ironic_api)?;
+        let v = steps::verify(&settings, Some(&run_id), &target, state_dir(), Some(inventory)).await?;
         if v.report.differences.is_empty() {
             Ok(format!("{} nodes, {} ports: no differences", v.report.nodes_checked, v.report.ports_checked))
         } else {
@@ -246,24 +253,19 @@ pub async fn verify(prepared: Arc<Prepared>, run_id: String, api_url: String) ->
 /// How long the wizard's takeover check waits at most.
 pub const TAKEOVER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
-/// After a clean verify: follows Ironic's takeover of run `run_id` (and the followed `logs`); its
-/// events go to `tx` as `Msg::Takeover`, the returned message is the end. Stops on `cancel`.
+/// After a clean verify: follows Ironic's takeover of run `run_id` (of either path; the followed
+/// `logs` too); its events go to `tx` as `Msg::Takeover`, the returned message is the end. Stops
+/// on `cancel`.
 pub async fn takeover(
-    prepared: Arc<Prepared>,
+    connections: Connections,
     run_id: String,
-    api_url: String,
     logs: Vec<WatchedLog>,
     tx: UnboundedSender<Msg>,
     cancel: CancellationToken,
 ) -> Msg {
     let r = async {
-        let Some(db) = prepared.target_db.as_ref() else {
-            return Err(JobError::Prepare(prepare::PrepareError::NoTarget));
-        };
-        let run = steps::pick_run(db, Some(&run_id)).await?;
-        let api = ironic_api::client(&api_target(&api_url)?, prepared.target.schema.kind)
-            .await?
-            .ok_or_else(|| ApiError::Unreachable { url: api_url.clone(), reason: "no Ironic API given".into() })?;
+        let settings = connections.settings()?;
+        let target = api_target(&connections.ironic_api)?;
         let (etx, mut erx) = unbounded_channel();
         let fwd = tokio::spawn(async move {
             while let Some(ev) = erx.recv().await {
@@ -272,7 +274,9 @@ pub async fn takeover(
                 }
             }
         });
-        let r = steps::check_takeover(&api, &run, TAKEOVER_TIMEOUT, false, &logs, &etx, &cancel).await;
+        let r =
+            steps::check_takeover_of(&settings, state_dir(), &run_id, &target, TAKEOVER_TIMEOUT, &logs, &etx, &cancel)
+                .await;
         drop(etx);
         let _ = fwd.await;
         Ok(r?)

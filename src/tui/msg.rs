@@ -10,8 +10,8 @@ use super::error::JobError;
 use super::screens::connections::Field;
 use super::screens::flavors::FlavorView;
 use super::screens::logs::LogLine;
-use crate::core::ironic::takeover::{TakeoverEvent, TakeoverOutcome};
-use crate::core::migrate::load_sql::{LoadEvent, LoadSummary};
+use crate::core::ironic::verdict::{TakeoverEvent, TakeoverOutcome};
+use crate::core::migrate::load::{LoadEvent, LoadSummary};
 use crate::core::migrate::prepare::Prepared;
 
 /// What the runtime must do for `update`.
@@ -60,6 +60,8 @@ pub enum Msg {
     TakeoverDone(Result<TakeoverOutcome, JobError>),
     Flavors(Result<FlavorView, JobError>),
     FlavorsApplied(Result<String, JobError>),
+    /// Something the operator should know while work goes on (a project-scoped token's limits).
+    Warning(String),
 }
 
 /// The line under the screen, the overlays, and whether the wizard ends.

@@ -263,8 +263,15 @@ impl<B: Backend> Runner<B> {
                 self.cancel_load = Some(cancel.clone());
                 self.load_started = Some(Instant::now());
                 if self.app.confirm.via_api && !rehearse {
-                    let api = self.app.connections.value(Field::IronicApi).to_string();
-                    self.spawn(jobs::load_api(prepared, plan, api, cancel, self.tx.clone()));
+                    let opts = self.app.connections.plan_options(&self.app.session.plan_options);
+                    let job = jobs::load_api(
+                        self.app.connections.connections(),
+                        opts,
+                        self.app.session.resolutions.clone(),
+                        cancel,
+                        self.tx.clone(),
+                    );
+                    self.spawn(job);
                     return;
                 }
                 let simulate = self.ctx.simulate_takeover.then(|| self.ctx.logs.clone());
@@ -309,23 +316,17 @@ impl<B: Backend> Runner<B> {
                 else {
                     return;
                 };
-                if prepared.target_db.is_none() {
-                    return;
-                }
                 let run_id = summary.run_id.clone();
-                self.spawn(jobs::verify(prepared, run_id, self.app.connections.value(Field::IronicApi).to_string()));
+                self.spawn(jobs::verify(self.app.connections.connections(), prepared.inventory.clone(), run_id));
             }
             Effect::CheckTakeover => {
-                let (Some(prepared), Some(Ok(summary))) =
-                    (self.app.session.prepared.clone(), &self.app.progress.finished)
-                else {
+                let Some(Ok(summary)) = &self.app.progress.finished else {
                     return;
                 };
                 let logs = self.ctx.logs.iter().map(|(n, p)| WatchedLog { name: n.clone(), path: p.clone() }).collect();
                 let job = jobs::takeover(
-                    prepared,
+                    self.app.connections.connections(),
                     summary.run_id.clone(),
-                    self.app.connections.value(Field::IronicApi).to_string(),
                     logs,
                     self.tx.clone(),
                     self.stop.clone(),

@@ -4,10 +4,10 @@
 //! survives redaction. 1,000 cases per parser per CI run; `PROPTEST_CASES=100000 cargo test --test it
 //! fuzz::` runs longer.
 
-use bm2ironic::core::db::conf::{IniFile, NovaConf};
 use bm2ironic::core::db::url::{redact_url, DbUrl};
 use bm2ironic::core::logs::{collapse, oslo};
 use bm2ironic::core::migrate::conflict::Resolutions;
+use bm2ironic::core::settings::conf_file::{IniFile, NovaConf};
 use bm2ironic::core::source::model::normalize_mac;
 use bm2ironic::core::text::{visible, visible_line};
 use proptest::prelude::*;

@@ -4,12 +4,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bm2ironic::core::db::conf::BaremetalConf;
 use bm2ironic::core::db::secret::Secret;
 use bm2ironic::core::demo::fixture::Fixture;
 use bm2ironic::core::ironic::target::{ExistingNode, ExistingPort, TargetKind, TargetSchema, TargetState};
 use bm2ironic::core::migrate::conflict::{ConflictCode, Resolutions};
 use bm2ironic::core::migrate::plan::{plan, IronicNode, IronicPort, NodeAction, Plan, PlanOptions, Rows};
+use bm2ironic::core::settings::baremetal::BaremetalConf;
 use bm2ironic::core::source::model::Inventory;
 use bm2ironic::core::source::nova::{NovaFacts, NovaInstance};
 

@@ -4,46 +4,19 @@
 //! committed load is verified for it first).
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::time::Instant;
 
-use clap::Args;
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::output::{confirm, print, print_json, print_plan, Table};
-use crate::cli::{exit, prepare_with_settings, via_api, Failure, GlobalArgs, PlanArgs, ENV_IRONIC_TOKEN};
-use crate::core::db::conf::ConnectionSettings;
-use crate::core::db::secret::Secret;
-use crate::core::ironic::api::IronicApi;
-use crate::core::migrate::load_sql::{LoadEvent, LoadSummary, NodeStatus};
+use crate::cli::output::{confirm, print, print_blocking, print_counts};
+use crate::cli::{exit, prepare_with_settings, via_api, Failure, GlobalArgs, MigrateArgs};
+use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::prepare::Prepared;
 use crate::core::migrate::report::{self, Outcome, Report, ReportInput, Who};
 use crate::core::migrate::steps;
 use crate::core::migrate::timing::{human_ms, human_rate, ms, Phases, Throughput};
+use crate::core::settings::ConnectionSettings;
 use crate::core::text::visible_line;
-
-#[derive(Args, Debug, Default)]
-pub struct MigrateArgs {
-    #[command(flatten)]
-    pub plan: PlanArgs,
-    /// Do everything, then roll the transaction back: nothing stays
-    #[arg(long)]
-    pub rehearse: bool,
-    /// Do not ask for confirmation (required without a terminal)
-    #[arg(long)]
-    pub yes: bool,
-    /// Write the run report to FILE (Markdown; JSON when FILE ends in .json); a committed load is
-    /// verified for it
-    #[arg(long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
-    /// --via api: nodes in flight at once
-    #[arg(long, value_name = "N", default_value_t = crate::core::migrate::load_api::DEFAULT_CONCURRENCY)]
-    pub concurrency: usize,
-    /// --via api: how long one step of a node (manage, adopt, provide) may take
-    #[arg(long, value_name = "DURATION", default_value = "10m")]
-    pub step_timeout: String,
-}
 
 pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> {
     if via_api(&args.plan)? {
@@ -130,7 +103,7 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     let verify = match (&args.report, s.committed) {
         (Some(_), true) => {
             let started = Instant::now();
-            let v = verify_for_report(&settings, &prepared, &s).await;
+            let v = verify_for_report(global, &settings, &prepared, &s).await;
             phases.verify_ms = Some(ms(started.elapsed()));
             Some(v)
         }
@@ -142,43 +115,6 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     }
     write_report(&args, &settings, &prepared, Outcome::Loaded(&s), phases, verify)?;
     Ok(())
-}
-
-/// The counts of a load, one table for both loaders (`created`/`errors` named as each loader means them).
-pub(super) fn print_counts(s: &LoadSummary, created: &str, errors: &str, time: String) {
-    let mut t = Table::new(&[
-        ("read", true),
-        (created, true),
-        ("skipped", true),
-        ("already", true),
-        ("maintenance", true),
-        ("ports", true),
-        (errors, true),
-        ("time", true),
-    ]);
-    t.row(vec![
-        s.read.to_string(),
-        s.created.to_string(),
-        s.skipped.to_string(),
-        s.already_migrated.to_string(),
-        s.maintenance.to_string(),
-        s.ports.to_string(),
-        s.errors.to_string(),
-        time,
-    ]);
-    print(&t.render());
-}
-
-/// A plan with unresolved blocking conflicts: the conflicts as events (`--json`) or the plan's text.
-pub(super) fn print_blocking(p: &crate::core::migrate::plan::Plan, json_out: bool) {
-    if json_out {
-        for c in p.conflicts.iter().filter(|c| c.is_unresolved_blocking()) {
-            print_json(&json!({"event": "conflict", "code": c.code, "node_uuid": c.node_uuid, "detail": c.detail}));
-        }
-        print_json(&json!({"event": "summary", "committed": false, "blocking": p.blocking(), "created": 0}));
-    } else {
-        print_plan(p);
-    }
 }
 
 fn print_summary(s: &LoadSummary, phases: &Phases) {
@@ -195,18 +131,16 @@ fn print_summary(s: &LoadSummary, phases: &Phases) {
 
 /// The verification of a committed run, for the report: what it found, or why it did not pass.
 async fn verify_for_report(
+    global: &GlobalArgs,
     settings: &ConnectionSettings,
     prepared: &Prepared,
     s: &LoadSummary,
 ) -> Result<String, String> {
-    let db = prepared.target_db.as_ref().ok_or("no Ironic database open")?;
-    let token = std::env::var(ENV_IRONIC_TOKEN).ok().filter(|t| !t.is_empty()).map(Secret::new);
-    let api = match &settings.ironic_url {
-        Some(u) => Some(IronicApi::new(&u.value, token, prepared.target.schema.kind).map_err(|e| e.to_string())?),
-        None => None,
-    };
-    let v =
-        steps::verify_run(db, Some(&s.run_id), &prepared.inventory, api.as_ref()).await.map_err(|e| e.to_string())?;
+    let target = global.api_target(settings).map_err(|e| e.message)?;
+    let inventory = Some(prepared.inventory.clone());
+    let v = steps::verify(settings, Some(&s.run_id), &target, global.state_dir(), inventory)
+        .await
+        .map_err(|e| e.to_string())?;
     report::verify_text(&v.report)
 }
 
@@ -220,7 +154,7 @@ fn write_report(
     verify: Option<Result<String, String>>,
 ) -> Result<(), Failure> {
     let Some(path) = &args.report else { return Ok(()) };
-    let url = |s: &Option<crate::core::db::conf::Setting<crate::core::db::url::DbUrl>>| {
+    let url = |s: &Option<crate::core::settings::Setting<crate::core::db::url::DbUrl>>| {
         s.as_ref().map(|s| s.value.redacted().to_string())
     };
     let input = ReportInput {

@@ -6,11 +6,12 @@ use std::io::IsTerminal;
 
 use tokio_util::sync::CancellationToken;
 
-use super::migrate::MigrateArgs;
-use crate::cli::output::{confirm, print};
-use crate::cli::{exit, parse_duration, prepare_api_from, Failure, GlobalArgs};
-use crate::core::migrate::load_api::{self, ApiLoadOptions, ApiLoadRequest};
-use crate::core::migrate::load_sql::{LoadEvent, NodeStatus};
+use crate::cli::output::{confirm, print, print_blocking, print_counts};
+use crate::cli::{exit, parse_duration, prepare_api_from, Failure, GlobalArgs, MigrateArgs};
+use crate::core::migrate::load::{LoadEvent, NodeStatus};
+use crate::core::migrate::load_api::prepare::PreparedApi;
+use crate::core::migrate::load_api::ApiLoadOptions;
+use crate::core::migrate::steps::ApiLoadTarget;
 
 pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> {
     if args.rehearse {
@@ -23,23 +24,23 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
         step_timeout: parse_duration(&args.step_timeout).map_err(|e| Failure::usage(format!("--step-timeout: {e}")))?,
         ..Default::default()
     };
-    let (prepared, ctx) = prepare_api_from(global, &args.plan).await?;
-    let result = load(global, &args, prepared, &ctx, &opts).await;
-    ctx.close().await;
+    let (prepared, target) = prepare_api_from(global, &args.plan).await?;
+    let result = load(global, &args, &prepared, &target, &opts).await;
+    target.close().await;
     result
 }
 
 async fn load(
     global: &GlobalArgs,
     args: &MigrateArgs,
-    prepared: load_api::prepare::PreparedApi,
-    ctx: &crate::cli::ApiContext,
+    prepared: &PreparedApi,
+    target: &ApiLoadTarget,
     opts: &ApiLoadOptions,
 ) -> Result<(), Failure> {
     let p = &prepared.prepared.plan;
     let json_out = args.plan.json;
     if p.blocking() > 0 {
-        super::migrate::print_blocking(p, json_out);
+        print_blocking(p, json_out);
         return Err(Failure {
             code: exit::CONFLICTS,
             message: format!("{} blocking conflict(s) unresolved: nothing created", p.blocking()),
@@ -55,7 +56,7 @@ async fn load(
                 "This creates {} nodes and {} ports through the Ironic API at {} (enroll, manage, then adopt or provide), {} at a time",
                 p.summary.create,
                 p.summary.ports,
-                ctx.api.base(),
+                target.api.base(),
                 opts.concurrency
             ),
             "migrate",
@@ -69,14 +70,8 @@ async fn load(
             cancel_on_ctrl_c.cancel();
         }
     });
-    let req = ApiLoadRequest {
-        plan: p,
-        source: prepared.prepared.source.clone(),
-        resume: prepared.resume.clone(),
-        ids: prepared.ids.clone(),
-    };
     let load = async {
-        let r = load_api::load_api(&ctx.api, &ctx.store, req, opts, &tx, &cancel).await;
+        let r = target.load(prepared, opts, &tx, &cancel).await;
         drop(tx);
         r
     };
@@ -112,15 +107,17 @@ async fn load(
         eprintln!();
     }
     let s = result?;
+    // nothing to write: no run is recorded and nothing committed, which is not a failure
+    let nothing_to_write = p.to_write().next().is_none();
     if !json_out {
-        super::migrate::print_counts(&s, "changed", "failed", format!("{:.2}s", s.elapsed_ms / 1000.0));
+        print_counts(&s, "changed", "failed", format!("{:.2}s", s.elapsed_ms / 1000.0));
         if s.committed && p.summary.create > 0 {
             print(&format!("Run {} done through the API. Next: `bm2ironic verify --run {}`; undo with `bm2ironic rollback --run {}`.\n", s.run_id, s.run_id, s.run_id));
-        } else if p.summary.create == 0 {
+        } else if nothing_to_write {
             print("Nothing to create.\n");
         }
     }
-    if s.errors > 0 || !s.committed {
+    if s.errors > 0 || (!s.committed && !nothing_to_write) {
         let cancelled = if cancel.is_cancelled() { " (interrupted)" } else { "" };
         return Err(Failure::runtime(format!(
             "run {}{cancelled}: {} node(s) failed and were left where they are (Ironic's errors above); fix the input and rerun `bm2ironic migrate --via api` to resume, or `bm2ironic rollback --run {}`",

@@ -6,10 +6,9 @@ use std::net::SocketAddr;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{parse_duration, Failure, GlobalArgs, ENV_IRONIC_TOKEN};
-use crate::core::auth::{self, Scope};
-use crate::core::db::secret::Secret;
-use crate::core::ironic::api::{self as ironic_api, ApiTarget};
+use crate::cli::{parse_duration, Failure, GlobalArgs};
+use crate::core::auth::Scope;
+use crate::core::ironic::api as ironic_api;
 use crate::core::ironic::target::TargetKind;
 use crate::proxy::{self, AuthMode, ProxyConfig, TokenMode};
 
@@ -67,23 +66,21 @@ pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
         header_timeout: duration("--header-timeout", &args.header_timeout)?,
         ..ProxyConfig::default()
     };
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    let url = global.ironic_url.clone().or_else(|| env("BM2IRONIC_IRONIC_URL"));
-    let creds = auth::resolve(global.os_cloud.as_deref(), &env)?;
-    if cfg.auth == AuthMode::Keystone && creds.is_none() {
+    let settings = global.settings()?;
+    let target = global.api_target(&settings)?;
+    if cfg.auth == AuthMode::Keystone && target.auth.is_none() {
         return Err(Failure::usage(
             "--auth keystone needs the proxy's own Keystone credentials (to validate the callers' tokens): give --os-cloud NAME or the OS_* variables, or use --auth noauth",
         ));
     }
-    if cfg.auth == AuthMode::Noauth && cfg.token_mode == TokenMode::Forward && creds.is_some() {
+    if cfg.auth == AuthMode::Noauth && cfg.token_mode == TokenMode::Forward && target.auth.is_some() {
         tracing::info!(
             "--auth noauth: there is no caller token to forward; Ironic is called with the proxy's own credentials"
         );
     }
-    if creds.is_none() && url.is_none() {
+    if !target.given() {
         return Err(Failure::usage("the proxy needs Ironic: give --ironic-url (or BM2IRONIC_IRONIC_URL), or Keystone credentials whose catalog has a baremetal endpoint"));
     }
-    let target = ApiTarget { url, auth: creds, token: env(ENV_IRONIC_TOKEN).map(Secret::new) };
     let api = ironic_api::client(&target, TargetKind::Modern)
         .await?
         .ok_or_else(|| Failure::usage("no Ironic API given"))?

@@ -6,19 +6,17 @@ use clap::Args;
 use serde_json::json;
 
 use crate::cli::output::{confirm, print, print_json, Table};
-use crate::cli::{state_dir, Failure, GlobalArgs};
-use crate::core::db::conf::ConnectionSettings;
+use crate::cli::{Failure, GlobalArgs};
 use crate::core::db::{Access, Db};
 use crate::core::ironic::api as ironic_api;
 use crate::core::ironic::target;
 use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::flavors::FlavorError;
-use crate::core::migrate::load_api::record::RunStore;
 use crate::core::migrate::load_api::rollback::rollback_api;
-use crate::core::migrate::load_sql;
 use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::rollback;
 use crate::core::migrate::steps;
+use crate::core::settings::ConnectionSettings;
 
 #[derive(Args, Debug, Default)]
 pub struct RollbackArgs {
@@ -46,7 +44,7 @@ pub async fn run(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure>
     let tgt = settings.ironic_db.as_ref().ok_or(PrepareError::NoTarget)?;
     let db = target::connect(&tgt.value).await?;
     if args.list {
-        let runs = load_sql::runs(&db).await?;
+        let runs = crate::core::migrate::runs::runs(&db).await?;
         let mut t =
             Table::new(&[("RUN", false), ("STARTED", false), ("STATUS", false), ("NODES", true), ("CHECKSUM", false)]);
         for r in &runs {
@@ -115,10 +113,7 @@ async fn api_rollback(
     settings: &ConnectionSettings,
     args: &RollbackArgs,
 ) -> Result<bool, Failure> {
-    let store = match &settings.ironic_db {
-        Some(u) => RunStore::Db(target::connect(&u.value).await?),
-        None => RunStore::Dir(state_dir(global)),
-    };
+    let store = steps::run_store(settings, global.state_dir()).await?;
     let result = async {
         if args.list {
             if settings.ironic_db.is_some() {
@@ -171,8 +166,6 @@ async fn api_rollback(
         Ok(true)
     }
     .await;
-    if let RunStore::Db(db) = store {
-        db.close().await;
-    }
+    store.close().await;
     result
 }

@@ -12,15 +12,10 @@ use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::output::{print, print_json, wire_name, Table};
-use crate::cli::{exit, parse_duration, state_dir, Failure, GlobalArgs};
-use crate::core::db::conf::ConnectionSettings;
-use crate::core::ironic::api::ApiTarget;
+use crate::cli::{exit, parse_duration, Failure, GlobalArgs};
 use crate::core::ironic::api::IronicApi;
-use crate::core::ironic::takeover::{Counts, Ending, TakeoverEvent, TakeoverOutcome, TakeoverState};
-use crate::core::ironic::target;
-use crate::core::migrate::load_api::{self, record::RunStore};
-use crate::core::migrate::load_sql::RunRecord;
-use crate::core::migrate::prepare::PrepareError;
+use crate::core::ironic::verdict::{Counts, Ending, TakeoverEvent, TakeoverOutcome, TakeoverState};
+use crate::core::migrate::runs::RunRecord;
 use crate::core::migrate::steps::{self, VerifiedRun};
 
 #[derive(Args, Debug, Default)]
@@ -51,10 +46,8 @@ pub struct VerifyArgs {
 pub async fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
     let settings = global.settings()?;
     let target = global.api_target(&settings)?;
-    let VerifiedRun { run, report, api } = match api_run(global, &settings, args.run.as_deref(), &target).await? {
-        Some(v) => v,
-        None => steps::verify_with_api(&settings, args.run.as_deref(), &target).await?,
-    };
+    let VerifiedRun { run, report, api } =
+        steps::verify(&settings, args.run.as_deref(), &target, global.state_dir(), None).await?;
     if let Some(w) = match &api {
         Some(api) => steps::scope_warning(api, &run).await,
         None => None,
@@ -133,35 +126,6 @@ pub async fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
         });
     }
     Ok(())
-}
-
-/// A run made through the API (recorded in the Ironic database, or without one in the state
-/// directory) is verified against the API; None: a SQL run.
-async fn api_run(
-    global: &GlobalArgs,
-    settings: &ConnectionSettings,
-    run: Option<&str>,
-    target: &ApiTarget,
-) -> Result<Option<VerifiedRun>, Failure> {
-    let store = match &settings.ironic_db {
-        Some(u) => RunStore::Db(target::connect(&u.value).await?),
-        None => RunStore::Dir(state_dir(global)),
-    };
-    let picked = store.pick(run).await;
-    if let RunStore::Db(db) = &store {
-        db.close().await;
-    }
-    match picked? {
-        Some(r) => Ok(Some(load_api::verify::verify_api_from_settings(settings, r, target).await?)),
-        // no database and no API run here: the usage error of old, with where API runs are looked for
-        None if settings.ironic_db.is_none() => Err(Failure::usage(format!(
-            "{} (no API run{} in {} either: for a run made with --via api give --state-dir)",
-            PrepareError::NoTarget,
-            run.map(|r| format!(" {r}")).unwrap_or_default(),
-            state_dir(global).display()
-        ))),
-        None => Ok(None),
-    }
 }
 
 /// `verify --takeover`: follows Ironic's takeover of the run's nodes, shows it while it waits (a
@@ -350,7 +314,8 @@ fn render_takeover(o: &TakeoverOutcome, timeout: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::ironic::takeover::{judge, Tracker};
+    use crate::core::ironic::tracker::Tracker;
+    use crate::core::ironic::verdict::judge;
     use crate::core::logs::watch::{finish, Patterns, RecordBuilder};
 
     const NODES: [&str; 3] = [

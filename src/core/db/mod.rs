@@ -4,7 +4,6 @@
 //! Queries run through `Db` and `Tx` (exec.rs) and come back as `Row`s (row.rs): no module outside
 //! `db/` matches on the backend's pool.
 
-pub mod conf;
 mod exec;
 pub mod galera;
 pub mod row;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use chrono::NaiveDateTime;
 
-use super::takeover::{Counts, Ending, NodeTakeover, TakeoverState};
+use super::verdict::{Counts, Ending, NodeTakeover, TakeoverState};
 use crate::core::logs::collapse::{self, Collapsed};
 use crate::core::logs::oslo::LogLevel;
 use crate::core::logs::watch::Record;
@@ -215,7 +215,7 @@ impl Tracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::ironic::takeover::judge;
+    use crate::core::ironic::verdict::judge;
     use chrono::{DateTime, Local};
     use serde_json::json;
 

@@ -8,8 +8,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Poll;
 use std::time::Instant;
 
-use chrono::NaiveDateTime;
-use serde::Serialize;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
@@ -21,13 +19,10 @@ use crate::core::db::{Db, DbError, Tx};
 use crate::core::ironic::json::to_db_text;
 use crate::core::ironic::target::{TargetKind, TargetSchema};
 use crate::core::migrate::counters::{read_counters, restore_counters};
-use crate::core::migrate::plan::{IronicNode, IronicPort, NodeAction, NodePlan, Plan, Rows};
-pub(crate) use crate::core::migrate::runs::{runs_ddl, written};
-use crate::core::migrate::runs::{RecordRows, RUN_NODES_TABLE};
-// the run record lives in `runs`; these names stay reachable from here for existing callers
-pub use crate::core::migrate::runs::{
-    runs, runs_table_exists, set_status_stmt, ApiProgress, RunRecord, WrittenNode, WrittenPort, RUNS_TABLE,
-};
+use crate::core::migrate::load::send_skipped;
+use crate::core::migrate::load::{now, LoadEvent, LoadSummary, NodeStatus};
+use crate::core::migrate::plan::{IronicNode, IronicPort, NodePlan, Plan, Rows};
+use crate::core::migrate::runs::{runs_ddl, written, RecordRows, RUNS_TABLE, RUN_NODES_TABLE};
 use crate::core::migrate::timing::ms;
 
 /// Nodes per multi-row INSERT (and per progress step) at most: fewer when their rows would pass
@@ -38,73 +33,6 @@ pub const BATCH: usize = 1000;
 const STATEMENT_BYTES: usize = 2 * 1024 * 1024;
 /// Values one statement may bind (PostgreSQL's protocol counts them in 16 bits).
 const BIND_LIMIT: usize = 65_535;
-
-/// Progress of a load, for the CLI (a line or NDJSON) and the TUI.
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum LoadEvent {
-    Started {
-        run_id: String,
-        nodes: usize,
-        ports: usize,
-        rehearse: bool,
-    },
-    Node {
-        nova_bm_id: i64,
-        uuid: String,
-        status: NodeStatus,
-    },
-    /// `--via api`: a node reached a provision state on its way (enroll, manageable, active, ...)
-    NodeState {
-        nova_bm_id: i64,
-        uuid: String,
-        state: String,
-    },
-    /// after each batch; `elapsed_ms` since the load started
-    Progress {
-        done: usize,
-        total: usize,
-        elapsed_ms: f64,
-    },
-    Summary(LoadSummary),
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NodeStatus {
-    Written,
-    Skipped {
-        reason: String,
-    },
-    /// `--via api`: a step failed (Ironic's last_error); the node stays where it is, a rerun resumes
-    Failed {
-        error: String,
-    },
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct LoadSummary {
-    pub run_id: String,
-    pub rehearse: bool,
-    pub committed: bool,
-    pub read: usize,
-    pub created: usize,
-    pub skipped: usize,
-    pub already_migrated: usize,
-    pub maintenance: usize,
-    pub ports: usize,
-    pub errors: usize,
-    /// wall time from the start of the load to the end of its commit (or rollback)
-    pub elapsed_ms: f64,
-    /// of which writing (every batch and the run record)
-    pub load_ms: f64,
-    /// of which the commit (a rehearsal: the rollback, and putting the id counters back)
-    pub commit_ms: f64,
-    pub plan_checksum: String,
-    /// when the load started and ended (UTC)
-    pub started_at: NaiveDateTime,
-    pub finished_at: NaiveDateTime,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -228,10 +156,6 @@ pub struct LoadRequest<'a> {
     pub run_id: String,
 }
 
-fn now() -> NaiveDateTime {
-    chrono::Utc::now().naive_utc()
-}
-
 /// Loads the plan. Events go to `events` (a closed receiver is fine); `cancel` stops between batches.
 pub async fn load_db(
     db: &Db,
@@ -252,43 +176,11 @@ pub async fn load_db(
         ports: total_ports,
         rehearse: req.rehearse,
     });
-    for n in &plan.nodes {
-        if !matches!(n.action, NodeAction::Create | NodeAction::Replace) {
-            let reason = match n.action {
-                NodeAction::AlreadyMigrated => "already migrated".to_string(),
-                _ => n.conflicts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),
-            };
-            let _ = events.send(LoadEvent::Node {
-                nova_bm_id: n.nova_bm_id,
-                uuid: n.uuid.clone().unwrap_or_default(),
-                status: NodeStatus::Skipped { reason },
-            });
-        }
-    }
-    let mut summary = LoadSummary {
-        run_id: req.run_id.clone(),
-        rehearse: req.rehearse,
-        committed: false,
-        read: plan.nodes.len(),
-        created: 0,
-        skipped: plan.summary.skip + plan.summary.blocked,
-        already_migrated: plan.summary.already_migrated,
-        maintenance: plan.summary.maintenance,
-        ports: 0,
-        errors: 0,
-        elapsed_ms: 0.0,
-        load_ms: 0.0,
-        commit_ms: 0.0,
-        plan_checksum: plan.checksum.clone(),
-        started_at: now(),
-        finished_at: now(),
-    };
+    send_skipped(plan, events);
+    let mut summary = LoadSummary::begin(plan, &req.run_id, req.rehearse);
     if to_write.is_empty() {
         tracing::info!(run = %req.run_id, "nothing to write");
-        summary.elapsed_ms = ms(started.elapsed());
-        summary.finished_at = now();
-        let _ = events.send(LoadEvent::Summary(summary.clone()));
-        return Ok(summary);
+        return Ok(summary.nothing_to_write(started, events));
     }
     let backend = db.backend();
     let names = db.table_names().await?;

@@ -5,12 +5,13 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::core::db::conf::ConnectionSettings;
+use crate::core::db::url::DbUrl;
 use crate::core::db::{Db, DbError};
 use crate::core::ironic::target::{self, TargetError, TargetState};
 use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::plan::{self, Plan, PlanOptions};
 use crate::core::migrate::timing::{ms, Phases};
+use crate::core::settings::ConnectionSettings;
 use crate::core::source::model::Inventory;
 use crate::core::source::nova::{self, NovaError, NovaFacts};
 use crate::core::source::nova_bm::{NovaBmSource, SourceError};
@@ -64,10 +65,7 @@ pub async fn browse(
 ) -> Result<Prepared, PrepareError> {
     let src_url = &settings.nova_bm_db.as_ref().ok_or(PrepareError::NoSource)?.value;
     let started = Instant::now();
-    let source = NovaBmSource::open(src_url).await?;
-    let inventory = source.read_inventory(|_| {}).await;
-    source.close().await;
-    let inventory = Arc::new(inventory?);
+    let inventory = read_inventory(src_url).await?;
     let read = ms(started.elapsed());
     let target =
         TargetState { schema: target::TargetSchema::known(target::TargetKind::Modern), nodes: vec![], ports: vec![] };
@@ -100,12 +98,7 @@ pub async fn prepare(
     let tgt_url = &settings.ironic_db.as_ref().ok_or(PrepareError::NoTarget)?.value;
     let started = Instant::now();
     // nova_bm read while the target is opened and read (the first error of either stops both)
-    let source = async {
-        let source = NovaBmSource::open(src_url).await?;
-        let inventory = source.read_inventory(|_| {}).await;
-        source.close().await;
-        Ok::<_, PrepareError>(Arc::new(inventory?))
-    };
+    let source = read_inventory(src_url);
     // a task of its own: polled beside the source read, it waited until the nodes stream paused
     let mut opening = AbortOnDrop(tokio::spawn({
         let (url, object_version) = (tgt_url.clone(), object_version.cloned());
@@ -127,13 +120,42 @@ pub async fn prepare(
     };
     let (inventory, (target_db, target)) = tokio::try_join!(source, target)?;
 
-    let nova = match &settings.nova_db {
-        Some(u) => {
-            let uuids: Vec<String> = inventory.nodes.iter().filter_map(|n| n.node.instance_uuid.clone()).collect();
-            Some(nova::read_facts(&u.value, &uuids).await?)
-        }
-        None => None,
-    };
+    let nova = read_nova(settings, &inventory).await?;
+    Ok(finish(inventory, Some(target_db), target, nova, options, resolutions, src_url, started, "the Ironic database"))
+}
+
+/// nova_bm's inventory, read read-only in one pass.
+pub(crate) async fn read_inventory(src_url: &DbUrl) -> Result<Arc<Inventory>, PrepareError> {
+    let source = NovaBmSource::open(src_url).await?;
+    let inventory = source.read_inventory(|_| {}).await;
+    source.close().await;
+    Ok(Arc::new(inventory?))
+}
+
+/// Nova's facts about the inventory's instances, when the Nova database is given.
+pub(crate) async fn read_nova(
+    settings: &ConnectionSettings,
+    inventory: &Inventory,
+) -> Result<Option<NovaFacts>, PrepareError> {
+    let Some(u) = &settings.nova_db else { return Ok(None) };
+    let uuids: Vec<String> = inventory.nodes.iter().filter_map(|n| n.node.instance_uuid.clone()).collect();
+    Ok(Some(nova::read_facts(&u.value, &uuids).await?))
+}
+
+/// The end of every prepare, either target: the plan, its conflicts in the audit log, and how
+/// long reading (since `started`) and planning took. `against` names the target's view in the log.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn finish(
+    inventory: Arc<Inventory>,
+    target_db: Option<Db>,
+    target: TargetState,
+    nova: Option<NovaFacts>,
+    options: &PlanOptions,
+    resolutions: &Resolutions,
+    src_url: &DbUrl,
+    started: Instant,
+    against: &str,
+) -> Prepared {
     let read = ms(started.elapsed());
     let planning = Instant::now();
     let plan = plan::plan(&inventory, &target, nova.as_ref(), options, resolutions);
@@ -143,18 +165,11 @@ pub async fn prepare(
         skip = plan.summary.skip,
         blocking = plan.summary.blocking,
         checksum = %plan.checksum,
+        against,
         "plan computed"
     );
     for c in &plan.conflicts {
         tracing::info!(code = %c.code, subject = ?c.subject, action = ?c.action, decided_by = ?c.decided_by, "conflict: {}", c.detail);
     }
-    Ok(Prepared {
-        inventory,
-        target_db: Some(target_db),
-        target,
-        nova,
-        plan,
-        source: src_url.redacted().to_string(),
-        timings,
-    })
+    Prepared { inventory, target_db, target, nova, plan, source: src_url.redacted().to_string(), timings }
 }

@@ -13,7 +13,8 @@ use ratatui::Frame;
 
 use super::logs::Logs;
 use super::{Ctx, Out, Page, Screen};
-use crate::core::migrate::load_sql::{LoadEvent, LoadSummary, NodeStatus, BATCH};
+use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
+use crate::core::migrate::load_sql::BATCH;
 use crate::core::migrate::plan::Plan;
 use crate::core::migrate::timing::{human_ms, human_rate, Throughput};
 use crate::tui::app::Effect;

@@ -10,7 +10,7 @@ use ratatui::Frame;
 use super::logs::Logs;
 use super::progress::Progress;
 use super::{Ctx, Out, Page, Screen};
-use crate::core::ironic::takeover::{Counts, Ending, TakeoverEvent, TakeoverState};
+use crate::core::ironic::verdict::{Counts, Ending, TakeoverEvent, TakeoverState};
 use crate::core::migrate::timing::{human_ms, Phases};
 use crate::tui::app::Effect;
 use crate::tui::chrome::{clip, short_uuid};
@@ -265,7 +265,7 @@ impl Page for Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::migrate::load_sql::LoadSummary;
+    use crate::core::migrate::load::LoadSummary;
     use crate::tui::screens::fixture;
     use crate::tui::session::Mode;
 

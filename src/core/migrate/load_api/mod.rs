@@ -19,8 +19,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::ironic::api::nodes::StateIds;
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
-use crate::core::migrate::load_sql::{written, ApiProgress, LoadEvent, LoadSummary, NodeStatus, RunRecord};
-use crate::core::migrate::plan::{NodeAction, NodePlan, Plan, Rows};
+use crate::core::migrate::load::{now, send_skipped, LoadEvent, LoadSummary, NodeStatus};
+use crate::core::migrate::plan::{NodePlan, Plan, Rows};
+use crate::core::migrate::runs::{written, ApiProgress, RunRecord};
 use node::{Cx, Outcome};
 use record::{RecordError, RunStore};
 
@@ -71,7 +72,7 @@ pub struct ApiLoadRequest<'a> {
 fn new_run(req: &ApiLoadRequest<'_>) -> RunRecord {
     RunRecord {
         id: uuid::Uuid::new_v4().to_string(),
-        started_at: record::now(),
+        started_at: now(),
         finished_at: None,
         status: record::RUNNING.into(),
         plan_checksum: req.plan.checksum.clone(),
@@ -134,42 +135,10 @@ pub async fn load_api(
         ports: total_ports,
         rehearse: false,
     });
-    for n in plan.nodes.iter().filter(|n| !matches!(n.action, NodeAction::Create | NodeAction::Replace)) {
-        let reason = match n.action {
-            NodeAction::AlreadyMigrated => "already migrated".to_string(),
-            _ => n.conflicts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),
-        };
-        let _ = events.send(LoadEvent::Node {
-            nova_bm_id: n.nova_bm_id,
-            uuid: n.uuid.clone().unwrap_or_default(),
-            status: NodeStatus::Skipped { reason },
-        });
-    }
-    let mut summary = LoadSummary {
-        run_id: run.id.clone(),
-        rehearse: false,
-        committed: false,
-        read: plan.nodes.len(),
-        created: 0,
-        skipped: plan.summary.skip + plan.summary.blocked,
-        already_migrated: plan.summary.already_migrated,
-        maintenance: plan.summary.maintenance,
-        ports: 0,
-        errors: 0,
-        elapsed_ms: 0.0,
-        load_ms: 0.0,
-        commit_ms: 0.0,
-        plan_checksum: plan.checksum.clone(),
-        started_at: record::now(),
-        finished_at: record::now(),
-    };
+    send_skipped(plan, events);
+    let mut summary = LoadSummary::begin(plan, &run.id, false);
     if to_write.is_empty() {
-        summary.committed = true;
-        summary.elapsed_ms = crate::core::migrate::timing::ms(started.elapsed());
-        summary.load_ms = summary.elapsed_ms;
-        summary.finished_at = record::now();
-        let _ = events.send(LoadEvent::Summary(summary.clone()));
-        return Ok(summary);
+        return Ok(summary.nothing_to_write(started, events));
     }
     // the record lists every node before the first is created: a killed run is found again
     for (np, r) in &to_write {
@@ -240,13 +209,13 @@ pub async fn load_api(
     }
     drop(results);
     let mut run = shared.lock().await;
-    run.finished_at = Some(record::now());
+    run.finished_at = Some(now());
     run.status = if summary.errors == 0 && interrupted == 0 { record::DONE } else { record::PARTIAL }.into();
     store.save(&run).await?;
     summary.committed = run.status == record::DONE;
     summary.elapsed_ms = crate::core::migrate::timing::ms(started.elapsed());
     summary.load_ms = summary.elapsed_ms;
-    summary.finished_at = record::now();
+    summary.finished_at = now();
     tracing::info!(run = %run_id, status = %run.status, created = summary.created, errors = summary.errors, interrupted, elapsed_ms = summary.elapsed_ms, "API load finished");
     let _ = events.send(LoadEvent::Summary(summary.clone()));
     Ok(summary)

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ApiLoadOptions;
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
-use crate::core::migrate::load_sql::LoadEvent;
+use crate::core::migrate::load::LoadEvent;
 use crate::core::migrate::plan::{IronicNode, NodePlan, Rows};
 
 /// Where a node ended this time.

@@ -4,11 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use chrono::NaiveDateTime;
-
 use crate::core::db::sql::Val;
 use crate::core::db::{Db, DbError};
-use crate::core::migrate::load_sql::{self, RunRecord, RUNS_TABLE};
+use crate::core::migrate::runs::{self, RunRecord, RUNS_TABLE};
 
 /// Statuses of an API run (the `api-` prefix keeps them apart from SQL runs).
 pub const RUNNING: &str = "api-running";
@@ -72,6 +70,13 @@ fn write_private(path: &Path, text: &str) -> Result<(), RecordError> {
 }
 
 impl RunStore {
+    /// Closes the Ironic database's connections, when the runs are kept there.
+    pub async fn close(self) {
+        if let RunStore::Db(db) = self {
+            db.close().await;
+        }
+    }
+
     /// Creates or replaces `run`'s record.
     pub async fn save(&self, run: &RunRecord) -> Result<(), RecordError> {
         let written = serde_json::to_string(&run.written).unwrap_or_else(|_| "[]".into());
@@ -83,8 +88,8 @@ impl RunStore {
                 write_private(&dir.join(format!("{}.json", run.id)), &text)
             }
             RunStore::Db(db) => {
-                if !load_sql::runs_table_exists(db).await? {
-                    db.execute_all(load_sql::runs_ddl(db.backend())).await?;
+                if !runs::runs_table_exists(db).await? {
+                    db.execute_all(runs::runs_ddl(db.backend())).await?;
                 }
                 let n = db
                     .execute(
@@ -122,7 +127,7 @@ impl RunStore {
     /// Every run (SQL and API alike in the database), newest first.
     pub async fn list(&self) -> Result<Vec<RunRecord>, RecordError> {
         match self {
-            RunStore::Db(db) => Ok(load_sql::runs(db).await?),
+            RunStore::Db(db) => Ok(runs::runs(db).await?),
             RunStore::Dir(dir) => {
                 let mut out: Vec<RunRecord> = Vec::new();
                 let Ok(rd) = std::fs::read_dir(dir) else { return Ok(out) };
@@ -153,10 +158,6 @@ impl RunStore {
     pub async fn resumable(&self) -> Result<Option<RunRecord>, RecordError> {
         Ok(self.list().await?.into_iter().find(is_api).filter(is_resumable))
     }
-}
-
-pub fn now() -> NaiveDateTime {
-    chrono::Utc::now().naive_utc()
 }
 
 #[cfg(test)]

@@ -6,14 +6,10 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
-use crate::core::db::conf::ConnectionSettings;
-use crate::core::ironic::api::{self, nodes, ApiError, ApiTarget, IronicApi};
-use crate::core::ironic::target::TargetKind;
-use crate::core::migrate::load_sql::RunRecord;
-use crate::core::migrate::steps::{StepError, VerifiedRun};
+use crate::core::ironic::api::{nodes, ApiError, IronicApi};
+use crate::core::migrate::runs::RunRecord;
 use crate::core::migrate::verify::{check_source, driver_info_matches, Diffs, VerifyReport};
 use crate::core::source::model::{Inventory, InventoryNode};
-use crate::core::source::nova_bm::NovaBmSource;
 
 /// The keys of `want` as `found` has them (Ironic adds keys of its own).
 fn subset(want: &Value, found: &Value) -> Value {
@@ -77,31 +73,4 @@ pub async fn verify_api(
         api_checked: true,
         differences: out,
     })
-}
-
-/// The `verify` command for an API run `run`: reads nova_bm when it is given, opens the API as
-/// `target` says, and compares.
-pub async fn verify_api_from_settings(
-    settings: &ConnectionSettings,
-    run: RunRecord,
-    target: &ApiTarget,
-) -> Result<VerifiedRun, StepError> {
-    let inventory = match &settings.nova_bm_db {
-        Some(src) => {
-            let source = NovaBmSource::open(&src.value).await?;
-            let inv = source.read_inventory(|_| {}).await;
-            source.close().await;
-            Some(inv?)
-        }
-        None => None,
-    };
-    let api = api::open(target, TargetKind::Modern).await?.ok_or(ApiError::Unreachable {
-        url: "(none)".into(),
-        reason: format!(
-            "run {} went through the Ironic API: give --ironic-url or Keystone credentials (--os-cloud, OS_*)",
-            run.id
-        ),
-    })?;
-    let report = verify_api(&api, &run, inventory.as_ref()).await?;
-    Ok(VerifiedRun { run, report, api: Some(api) })
 }

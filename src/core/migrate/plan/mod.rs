@@ -14,9 +14,9 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::core::db::conf::BaremetalConf;
 use crate::core::ironic::target::{TargetKind, TargetState};
 use crate::core::migrate::conflict::{Conflict, ConflictCode, Resolutions};
+use crate::core::settings::baremetal::BaremetalConf;
 use crate::core::source::model::{BmNode, Inventory, InventoryNode};
 use crate::core::source::nova::NovaFacts;
 use checks::{Checks, Fate, Lookups};

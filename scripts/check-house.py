@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""The house rules that a script can check (docs/architecture.md, "House rules"):
+
+- no import cycle between source files: every `crate::...`, `super::...` and `self::...` path in
+  src/ is resolved to the file that defines the module it names; the graph of file -> file must
+  have no cycle (a file's own `mod tests` is the file itself);
+- no file under src/ over 600 lines;
+- the core and the wizard never reach up into the CLI (`crate::cli` in src/core or src/tui);
+- only src/core/db/ names a backend (`Backend::` elsewhere in src/core);
+- every file or folder that docs/architecture.md names in backquotes as a path under src/ exists.
+
+Prints what it finds and exits 1 on any finding. Run by scripts/test.sh (and so by CI).
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(ROOT, "src")
+MAX_LINES = 600
+
+
+def module_of(path):
+    rel = os.path.relpath(path, SRC)[:-3].split(os.sep)
+    if rel[-1] == "mod":
+        rel = rel[:-1]
+    if rel in (["lib"], ["main"]):
+        return []
+    return rel
+
+
+def file_of(mod):
+    """The file that defines module path `mod` (a list), or None."""
+    base = os.path.join(SRC, *mod) if mod else os.path.join(SRC, "lib")
+    for cand in (base + ".rs", os.path.join(base, "mod.rs")):
+        if os.path.isfile(cand):
+            return cand
+    return None
+
+
+REEXPORTS = {}  # file -> {item name: the file it is re-exported from}
+
+
+def resolve(mod, segs):
+    """The file that defines what `mod + segs` names: the deepest existing module file along the
+    path, and through a `pub use` re-export of the item that follows it to where it is defined."""
+    best = None
+    cur = list(mod)
+    f = file_of(cur)
+    if f:
+        best = f
+    rest = list(segs)
+    while rest:
+        s = rest.pop(0)
+        cur.append(s)
+        f = file_of(cur)
+        if not f:
+            seen = set()
+            while best in REEXPORTS and s in REEXPORTS[best] and best not in seen:
+                seen.add(best)
+                best = REEXPORTS[best][s]
+            break
+        best = f
+    return best
+
+
+def reexports(path):
+    """`pub use child::{A, B};` / `pub use crate::x::A;` of a file: item -> defining file."""
+    text = STRIP.sub("", open(path, encoding="utf-8").read())
+    mod = module_of(path)
+    out = {}
+    for m in re.finditer(r"\bpub(?:\([a-z]+\))?\s+use\s+([^;]+);", text):
+        body = m.group(1).strip()
+        if "{" in body:
+            head, items = body.split("{", 1)
+            items = [i.strip() for i in items.rstrip("}").split(",")]
+        else:
+            head, items = (body.rsplit("::", 1)[0] + "::", [body.rsplit("::", 1)[1]]) if "::" in body else ("", [body])
+        segs = [x for x in head.strip().rstrip(":").split("::") if x]
+        if not segs:
+            continue
+        if segs[0] == "crate":
+            base, segs = [], segs[1:]
+        elif segs[0] == "super":
+            base, segs = list(mod)[:-1], segs[1:]
+        elif segs[0] == "self":
+            base, segs = list(mod), segs[1:]
+        else:
+            base = list(mod)
+        target = None
+        cur = list(base)
+        for x in segs:
+            cur.append(x)
+            f = file_of(cur)
+            if f:
+                target = f
+        if not target:
+            continue
+        for i in items:
+            name = i.split(" as ")[-1].strip()
+            if name and name not in ("self", "*"):
+                out[name] = os.path.abspath(target)
+    return out
+
+
+STRIP = re.compile(r'//[^\n]*|"(?:\\.|[^"\\])*"', re.S)
+PATH = re.compile(r"\b(crate|super|self)((?:::(?:super|[A-Za-z_][A-Za-z0-9_]*))+)")
+GROUP = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)*)::\{([^;]*?)\};", re.S)
+
+
+def deps(path):
+    text = STRIP.sub("", open(path, encoding="utf-8").read())
+    mod = module_of(path)
+    # a file's own inline `mod tests { use super::* }` sees the file's module as `super`
+    out = set()
+
+    def add(kind, segs):
+        segs = [s for s in segs if s]
+        if kind == "crate":
+            base = []
+        else:
+            base = list(mod)
+            if kind == "super":
+                base = base[:-1]
+        while segs and segs[0] == "super":
+            base = base[:-1]
+            segs = segs[1:]
+        f = resolve(base, segs)
+        if f and os.path.abspath(f) != os.path.abspath(path):
+            out.add(os.path.abspath(f))
+
+    for m in GROUP.finditer(text):
+        kind, head = m.group(1), m.group(2).split("::")[1:]
+        for item in re.split(r",(?![^{]*\})", m.group(3)):
+            item = item.strip().split(" as ")[0].strip()
+            if not item or item == "self":
+                add(kind, head)
+                continue
+            add(kind, head + [s for s in re.split(r"::|\{|\}|,", item) if s.strip()][:3])
+    for m in PATH.finditer(text):
+        add(m.group(1), m.group(2).split("::")[1:])
+    # a path that starts with a child module's name (`use node::Cx;`, `conf_file::NovaConf`)
+    children = set(re.findall(r"^\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+([a-z_][a-z0-9_]*)\s*;", text, re.M))
+    for name in children:
+        for m in re.finditer(r"(?<![A-Za-z0-9_:])" + name + r"((?:::[A-Za-z_][A-Za-z0-9_]*)+|(?=::\{))(?:::\{([^;]*?)\})?", text, re.S):
+            head = [name] + m.group(1).split("::")[1:]
+            add("self", head)
+            if m.group(2):
+                for item in re.split(r",(?![^{]*\})", m.group(2)):
+                    item = item.strip().split(" as ")[0].strip()
+                    if item and item != "self":
+                        add("self", head + [s for s in re.split(r"::|\{|\}|,", item) if s.strip()][:3])
+    return out
+
+
+def files():
+    for d, _, fs in os.walk(SRC):
+        for f in fs:
+            if f.endswith(".rs"):
+                yield os.path.abspath(os.path.join(d, f))
+
+
+def cycles(graph):
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def strong(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in graph:
+        if v not in index:
+            strong(v)
+    return out
+
+
+def main():
+    findings = []
+    rel = lambda p: os.path.relpath(p, ROOT)
+    for f in files():
+        REEXPORTS[f] = reexports(f)
+    graph = {f: deps(f) for f in files()}
+    for comp in cycles(graph):
+        edges = [f"{rel(a)} -> {rel(b)}" for a in comp for b in sorted(graph[a]) if b in comp]
+        findings.append("import cycle: " + "; ".join(edges))
+    for f in sorted(graph):
+        n = sum(1 for _ in open(f, encoding="utf-8"))
+        if n > MAX_LINES:
+            findings.append(f"{rel(f)}: {n} lines (at most {MAX_LINES})")
+        text = open(f, encoding="utf-8").read()
+        r = rel(f)
+        if (r.startswith("src/core/") or r.startswith("src/tui/")) and "crate::cli" in text:
+            findings.append(f"{r}: names crate::cli (the core and the wizard never reach up into the CLI)")
+        if r.startswith("src/core/") and not r.startswith("src/core/db/") and "Backend::" in text:
+            findings.append(f"{r}: names Backend:: (only src/core/db/ knows the backends)")
+    arch = open(os.path.join(ROOT, "docs", "architecture.md"), encoding="utf-8").read()
+    for m in sorted(set(re.findall(r"`((?:src|tests|scripts|docs|assets)/[A-Za-z0-9_./-]+?)/?`", arch))):
+        if "*" in m or "<" in m:
+            continue
+        if not os.path.exists(os.path.join(ROOT, m)):
+            findings.append(f"docs/architecture.md names {m}, which does not exist")
+    for f in findings:
+        print(f)
+    print(f"check-house: {len(graph)} files, {sum(len(v) for v in graph.values())} imports, {len(findings)} finding(s)")
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,288 @@
+//! Operator config files (oslo.config INI: nova.conf, ironic.conf): the parser, and what bm2ironic
+//! reads of each (nova.conf's connections, host and `[baremetal]` section; ironic.conf's database).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::core::db::secret::Secret;
+use crate::core::db::url::{DbUrl, UrlError};
+use crate::core::settings::baremetal::BaremetalConf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path} line {line}: {reason}")]
+    Syntax { path: PathBuf, line: usize, reason: String },
+    #[error("{path} has no [baremetal] section: it is not the nova.conf of a nova-compute that runs the baremetal driver (give that host's nova.conf, or --nova-bm-db)")]
+    NoBaremetalSection { path: PathBuf },
+    #[error("{path}: [{section}] {key}: {source}")]
+    BadUrl { path: PathBuf, section: String, key: String, source: UrlError },
+    /// `setting` is `[section] key = value`
+    #[error("{path}: {setting}: {reason}")]
+    BadValue { path: PathBuf, setting: String, reason: String },
+    #[error("{path}: [{section}] {key} is empty: give a value or remove the line")]
+    Blank { path: PathBuf, section: String, key: String },
+}
+
+/// An oslo.config style INI file: `[section]`, `key = value`, `#`/`;` comment lines, indented
+/// continuation lines. Later duplicates win (as in oslo.config for single-valued options).
+#[derive(Debug, Default, Clone)]
+pub struct IniFile {
+    pub path: PathBuf,
+    sections: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl IniFile {
+    pub fn load(path: &Path) -> Result<IniFile, ConfError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ConfError::Read { path: path.to_path_buf(), source })?;
+        IniFile::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<IniFile, ConfError> {
+        let mut ini = IniFile { path: path.to_path_buf(), sections: BTreeMap::new() };
+        let mut section: Option<String> = None;
+        let mut last_key: Option<String> = None;
+        for (n, raw) in text.lines().enumerate() {
+            let line_no = n + 1;
+            let trimmed = raw.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
+                continue;
+            }
+            if raw.starts_with([' ', '\t']) {
+                // continuation of the previous value
+                if let (Some(s), Some(k)) = (&section, &last_key) {
+                    let v = ini.sections.get_mut(s).and_then(|m| m.get_mut(k));
+                    if let Some(v) = v {
+                        v.push('\n');
+                        v.push_str(trimmed);
+                        continue;
+                    }
+                }
+                return Err(ConfError::Syntax {
+                    path: path.into(),
+                    line: line_no,
+                    reason: "indented line with nothing to continue".into(),
+                });
+            }
+            if let Some(name) = trimmed.strip_prefix('[') {
+                let Some(name) = name.strip_suffix(']') else {
+                    return Err(ConfError::Syntax {
+                        path: path.into(),
+                        line: line_no,
+                        reason: "section header without ']'".into(),
+                    });
+                };
+                section = Some(name.trim().to_string());
+                ini.sections.entry(name.trim().to_string()).or_default();
+                last_key = None;
+                continue;
+            }
+            let Some((k, v)) = trimmed.split_once(['=', ':']) else {
+                return Err(ConfError::Syntax {
+                    path: path.into(),
+                    line: line_no,
+                    reason: "expected 'key = value'".into(),
+                });
+            };
+            let Some(s) = &section else {
+                return Err(ConfError::Syntax {
+                    path: path.into(),
+                    line: line_no,
+                    reason: "option outside any [section]".into(),
+                });
+            };
+            let key = k.trim().to_string();
+            ini.sections.get_mut(s).expect("section exists").insert(key.clone(), v.trim().to_string());
+            last_key = Some(key);
+        }
+        Ok(ini)
+    }
+
+    pub fn has_section(&self, section: &str) -> bool {
+        self.sections.contains_key(section)
+    }
+
+    /// A value, looked up in `section` and then `[DEFAULT]` (oslo semantics). Empty values count as unset.
+    pub fn get(&self, section: &str, key: &str) -> Option<&str> {
+        let v = self.sections.get(section).and_then(|m| m.get(key)).map(String::as_str);
+        v.or_else(|| self.sections.get("DEFAULT").and_then(|m| m.get(key)).map(String::as_str))
+            .filter(|v| !v.is_empty())
+    }
+
+    fn url(&self, section: &str, key: &str) -> Result<Option<DbUrl>, ConfError> {
+        match self.sections.get(section).and_then(|m| m.get(key)) {
+            None => Ok(None),
+            Some(v) if v.trim().is_empty() => {
+                Err(ConfError::Blank { path: self.path.clone(), section: section.into(), key: key.into() })
+            }
+            Some(v) => {
+                let mut u = DbUrl::parse(v).map_err(|source| ConfError::BadUrl {
+                    path: self.path.clone(),
+                    section: section.into(),
+                    key: key.into(),
+                    source,
+                })?;
+                u.written_in = Some(format!("{} [{section}] {key}", self.path.display()));
+                Ok(Some(u))
+            }
+        }
+    }
+}
+
+/// A parsed nova.conf of a baremetal nova-compute host.
+#[derive(Debug, Clone)]
+pub struct NovaConf {
+    pub path: PathBuf,
+    pub nova_bm_db: Option<DbUrl>,
+    /// `[database] connection` (instances, services; Juno/Kilo flavors)
+    pub nova_db: Option<DbUrl>,
+    /// `[api_database] connection` (modern Nova's flavors)
+    pub nova_api_db: Option<DbUrl>,
+    pub host: Option<String>,
+    pub baremetal: BaremetalConf,
+}
+
+impl NovaConf {
+    pub fn load(path: &Path) -> Result<NovaConf, ConfError> {
+        NovaConf::from_ini(IniFile::load(path)?)
+    }
+
+    pub fn from_ini(ini: IniFile) -> Result<NovaConf, ConfError> {
+        if !ini.has_section("baremetal") {
+            return Err(ConfError::NoBaremetalSection { path: ini.path.clone() });
+        }
+        let g = |k: &str| ini.sections.get("baremetal").and_then(|m| m.get(k)).filter(|v| !v.is_empty()).cloned();
+        let flavor_extra_specs = g("flavor_extra_specs")
+            .map(|v| {
+                v.split([',', '\n'])
+                    .filter_map(|kv| {
+                        kv.trim().split_once(':').map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let baremetal = BaremetalConf {
+            power_manager: g("power_manager"),
+            virtual_power_ssh_host: g("virtual_power_ssh_host"),
+            virtual_power_ssh_port: match g("virtual_power_ssh_port") {
+                None => None,
+                Some(p) => {
+                    Some(p.trim().parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| ConfError::BadValue {
+                        path: ini.path.clone(),
+                        setting: format!("[baremetal] virtual_power_ssh_port = {p}"),
+                        reason: "not a TCP port (1-65535)".into(),
+                    })?)
+                }
+            },
+            virtual_power_type: g("virtual_power_type"),
+            virtual_power_host_user: g("virtual_power_host_user"),
+            virtual_power_host_pass: g("virtual_power_host_pass").map(Secret::new),
+            virtual_power_host_key: g("virtual_power_host_key"),
+            deploy_kernel: g("deploy_kernel"),
+            deploy_ramdisk: g("deploy_ramdisk"),
+            flavor_extra_specs,
+        };
+        let nova_db = match ini.url("database", "connection")? {
+            Some(u) => Some(u),
+            None => ini.url("DEFAULT", "sql_connection")?,
+        };
+        Ok(NovaConf {
+            nova_bm_db: ini.url("baremetal", "sql_connection")?,
+            nova_db,
+            nova_api_db: ini.url("api_database", "connection")?,
+            host: ini.get("DEFAULT", "host").map(str::to_string),
+            path: ini.path.clone(),
+            baremetal,
+        })
+    }
+}
+
+/// A parsed ironic.conf (only what we need: the database).
+#[derive(Debug, Clone)]
+pub struct IronicConf {
+    pub path: PathBuf,
+    pub ironic_db: Option<DbUrl>,
+}
+
+impl IronicConf {
+    pub fn load(path: &Path) -> Result<IronicConf, ConfError> {
+        let ini = IniFile::load(path)?;
+        Ok(IronicConf { ironic_db: ini.url("database", "connection")?, path: ini.path })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) const NOVA_CONF: &str = "\
+[DEFAULT]
+host = bm-compute-1
+sql_connection = mysql://nova:novapw@db/nova
+
+[database]
+# newer form wins over [DEFAULT] sql_connection
+connection = mysql+pymysql://nova:novapw@db/nova?charset=utf8
+
+[api_database]
+connection = mysql+pymysql://nova:apipw@db/nova_api?charset=utf8
+
+[baremetal]
+sql_connection = mysql+pymysql://nova:bmpw@db/nova_bm?charset=utf8
+power_manager = nova.virt.baremetal.virtual_power_driver.VirtualPowerManager
+virtual_power_ssh_host = 10.0.0.1
+virtual_power_ssh_port = 2222
+virtual_power_type = virsh
+virtual_power_host_user = stack
+virtual_power_host_pass = sshpw
+deploy_kernel = 1111-kernel
+deploy_ramdisk = 2222-ramdisk
+flavor_extra_specs = cpu_arch:x86_64, hw:foo:bar
+";
+
+    pub(crate) fn nova_conf() -> NovaConf {
+        NovaConf::from_ini(IniFile::parse(Path::new("nova.conf"), NOVA_CONF).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn nova_conf_baremetal_section() {
+        let c = nova_conf();
+        assert_eq!(c.nova_bm_db.as_ref().unwrap().database.as_deref(), Some("nova_bm"));
+        assert_eq!(c.nova_db.as_ref().unwrap().param("charset"), Some("utf8"));
+        assert_eq!(c.nova_api_db.as_ref().unwrap().database.as_deref(), Some("nova_api"));
+        let bm = &c.baremetal;
+        assert!(bm.power_manager().ends_with("VirtualPowerManager"));
+        assert_eq!(bm.virtual_power_ssh_port, Some(2222));
+        assert_eq!(bm.virtual_power_host_pass.as_ref().unwrap().expose(), "sshpw");
+        assert_eq!(bm.cpu_arch(), Some("x86_64"));
+        assert_eq!(bm.flavor_extra_specs.get("hw"), Some(&"foo:bar".to_string()));
+        assert_eq!(bm.deploy_kernel.as_deref(), Some("1111-kernel"));
+        assert!(!format!("{c:?}").contains("sshpw"));
+        assert!(!format!("{c:?}").contains("bmpw"));
+        assert!(!format!("{c:?}").contains("apipw"));
+    }
+
+    #[test]
+    fn default_power_manager_is_ipmi() {
+        let ini = IniFile::parse(Path::new("n"), "[baremetal]\nsql_connection = sqlite:////x.db\n").unwrap();
+        assert_eq!(NovaConf::from_ini(ini).unwrap().baremetal.power_manager(), BaremetalConf::DEFAULT_POWER_MANAGER);
+    }
+
+    #[test]
+    fn nova_conf_without_baremetal_is_refused() {
+        let ini = IniFile::parse(Path::new("/etc/nova/nova.conf"), "[DEFAULT]\nhost=x\n").unwrap();
+        let e = NovaConf::from_ini(ini).unwrap_err();
+        assert!(e.to_string().contains("no [baremetal] section"), "{e}");
+    }
+
+    #[test]
+    fn ini_continuation_and_syntax_errors() {
+        let ini = IniFile::parse(Path::new("x"), "[a]\nk = one\n  two\n").unwrap();
+        assert_eq!(ini.get("a", "k"), Some("one\ntwo"));
+        let e = IniFile::parse(Path::new("x"), "k = v\n").unwrap_err();
+        assert!(e.to_string().contains("line 1"), "{e}");
+        assert!(IniFile::parse(Path::new("x"), "[a\n").is_err());
+    }
+}
