@@ -410,3 +410,134 @@ async fn sigkill_at_several_points_then_rerun_ends_like_an_uninterrupted_run() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(env.bmc.power_actions().is_empty(), "{:?}", env.bmc.power_actions());
 }
+
+/// The wizard's API path, its jobs run as the wizard runs them (each ends in the message it
+/// reports), against the real Ironic: the load through the API (one node's adopt fails: the job
+/// says which run to resume), fixed input and the same job again resumes that run and finishes
+/// only that node, then the wizard's verify of the API run and its takeover check of it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
+    use bm2ironic::core::ironic::verdict::{TakeoverEvent, TakeoverState};
+    use bm2ironic::core::migrate::conflict::Resolutions;
+    use bm2ironic::core::migrate::load::{LoadEvent, NodeStatus};
+    use bm2ironic::core::migrate::plan::PlanOptions;
+    use bm2ironic::tui::app::Msg;
+    use bm2ironic::tui::jobs;
+    use tokio::sync::mpsc::unbounded_channel;
+    use tokio_util::sync::CancellationToken;
+
+    let Some(venv) = server_env(IRONIC_VENV) else { return };
+    let env = Env::start(&PathBuf::from(venv), 6, "127.0.0.13", 6413, Some(6)).await;
+    let bad = uuid("bbbbbbbb", 6);
+    // the form as the operator filled it: the run is kept in Ironic's own database
+    let connections = jobs::Connections {
+        nova_bm_db: env.src.reader_url.clone(),
+        ironic_db: env.ironic_db.clone(),
+        nova_db: env.nova.reader_url.clone(),
+        nova_api_db: String::new(),
+        ironic_api: env.ironic.base.clone(),
+    };
+    let file = |f: &str| format!("file://{}", env.files.join(f).display());
+    let opts = PlanOptions {
+        default_arch: Some("x86_64".into()),
+        resource_class: Some("baremetal-gold".into()),
+        deploy_kernel: Some(file("deploy.kernel")),
+        deploy_ramdisk: Some(file("deploy.initramfs")),
+        ..Default::default()
+    };
+    let mut decisions = Resolutions::default();
+    decisions.add_flag("mid-deploy=maintenance").unwrap();
+
+    // one load job: its messages, and the message it ends with
+    let load = |connections: jobs::Connections| {
+        let (opts, decisions) = (opts.clone(), decisions.clone());
+        async move {
+            let (tx, mut rx) = unbounded_channel();
+            let done = jobs::load_api(connections, opts, decisions, CancellationToken::new(), tx).await;
+            let mut seen = Vec::new();
+            while let Ok(m) = rx.try_recv() {
+                seen.push(m);
+            }
+            (seen, done)
+        }
+    };
+    let started = |seen: &[Msg]| {
+        seen.iter()
+            .find_map(|m| match m {
+                Msg::Load(LoadEvent::Started { run_id, nodes, .. }) => Some((run_id.clone(), *nodes)),
+                _ => None,
+            })
+            .expect("a Started event")
+    };
+
+    let (seen, done) = load(connections.clone()).await;
+    let (run, nodes) = started(&seen);
+    assert_eq!(nodes, 6);
+    match &done {
+        Msg::LoadDone(Err(e)) => {
+            let e = e.to_string();
+            assert!(e.contains("1 node(s) failed") && e.contains(&run), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        seen.iter().any(|m| matches!(m, Msg::Load(LoadEvent::Node { uuid, status: NodeStatus::Failed { error }, .. }) if *uuid == bad && error.contains("no-such-image"))),
+        "node 6's failure named with Ironic's error"
+    );
+
+    // the input fixed, the same job again: the same run, resumed, only node 6 changes
+    let good = file("image.qcow2");
+    env.nova.exec(&format!("UPDATE instances SET image_ref = '{good}' WHERE image_ref = 'no-such-image'")).await;
+    let (seen, done) = load(connections.clone()).await;
+    assert_eq!(started(&seen).0, run, "the unfinished run is resumed, not a new one started");
+    let summary = match done {
+        Msg::LoadDone(Ok(s)) => s,
+        other => panic!("{other:?}"),
+    };
+    assert!(summary.committed && summary.errors == 0, "{summary:?}");
+    assert_eq!(summary.created, 1, "only the failed node changes: {summary:?}");
+    let states = final_state(&env).await;
+    let brief: Vec<_> = states.iter().map(|(u, s, i, _, _)| (u.clone(), s.clone(), i.clone())).collect();
+    assert_eq!(brief, expected_state(6));
+
+    // the wizard's verify step on that run: an API run, checked through the API against nova_bm
+    let src = bm2ironic::core::source::nova_bm::NovaBmSource::open(
+        &bm2ironic::core::db::url::DbUrl::parse(&env.src.reader_url).unwrap(),
+    )
+    .await
+    .unwrap();
+    let inventory = std::sync::Arc::new(src.read_inventory(|_| {}).await.unwrap());
+    match jobs::verify(connections.clone(), inventory, run.clone()).await {
+        Msg::Verified(Ok(text), _) => assert_eq!(text, "6 nodes, 12 ports: no differences"),
+        other => panic!("{other:?}"),
+    }
+
+    // its takeover check of the same run: the nodes' power read from the fake BMC through Ironic
+    // (node 6, adopted again after its failure, waits for the conductor's next power sync: the check
+    // is stopped once the five others are decided)
+    let (tx, mut rx) = unbounded_channel();
+    let cancel = CancellationToken::new();
+    let check = tokio::spawn(jobs::takeover(connections.clone(), run.clone(), vec![], tx, cancel.clone()));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let mut last = None;
+    while let Ok(Some(m)) = tokio::time::timeout_at(deadline, rx.recv()).await {
+        if let Msg::Takeover(TakeoverEvent::Progress(c)) = m {
+            if c.taken_over + c.held >= 5 {
+                cancel.cancel();
+            }
+            last = Some(c);
+        }
+    }
+    cancel.cancel();
+    let last = last.expect("the takeover's counts reach the wizard");
+    assert!(last.taken_over >= 4 && last.held == 1 && last.failing == 0, "{last:?}");
+    match check.await.unwrap() {
+        Msg::TakeoverDone(Ok(o)) => {
+            assert_eq!(o.nodes.len(), 6);
+            assert!(o.nodes.iter().all(|n| n.state != TakeoverState::Failed), "{o:?}");
+            let held = o.nodes.iter().find(|n| n.uuid == uuid("bbbbbbbb", 3)).unwrap();
+            assert_eq!(held.state, TakeoverState::HeldInMaintenance, "node 3 is held, as decided");
+        }
+        other => panic!("{other:?}"),
+    }
+}
