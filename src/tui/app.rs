@@ -46,7 +46,7 @@ pub struct App {
 impl App {
     pub fn new(mode: Mode, prefill: impl Into<Prefill>, plan_options: PlanOptions, resolutions: Resolutions) -> App {
         App {
-            screen: Screen::Credentials,
+            screen: Screen::Connections,
             connections: Connections::new(mode, prefill.into(), &plan_options),
             session: Session::new(mode, plan_options, resolutions),
             inventory: Inventory::default(),
@@ -80,14 +80,14 @@ impl App {
     }
 
     fn typing(&self) -> bool {
-        matches!(self.screen, Screen::Credentials | Screen::Confirm)
+        matches!(self.screen, Screen::Connections | Screen::Confirm)
             || (self.screen == Screen::Inventory && self.inventory.filtering)
     }
 
     /// The keys that work everywhere, for this screen: (listed with the screen's, the help's last line).
     fn globals(&self) -> (Vec<&'static Binding<Global>>, &'static Binding<Global>) {
         match self.screen {
-            Screen::Credentials => (vec![&HELP_F1], &CTRL_QUIT_SHOWN),
+            Screen::Connections => (vec![&HELP_F1], &CTRL_QUIT_SHOWN),
             _ if self.typing() => (vec![&HELP_F1], &CTRL_QUIT),
             Screen::Progress if self.progress.cancel_asked => (vec![&QUIT_UNSHOWN, &HELP], &CTRL_QUIT),
             _ => (vec![&QUIT, &HELP], &CTRL_QUIT),
@@ -111,7 +111,7 @@ impl App {
     pub fn key_rows(&self) -> (Vec<Row>, Row) {
         let cx = self.ctx();
         let mut rows = match self.screen {
-            Screen::Credentials => self.connections.rows(&cx),
+            Screen::Connections => self.connections.rows(&cx),
             Screen::Inventory => self.inventory.rows(&cx),
             Screen::Conflicts => self.conflicts.rows(&cx),
             Screen::Flavors => self.flavors.rows(&cx),
@@ -140,7 +140,7 @@ impl App {
                 if self.work_running() {
                     self.progress.elapsed = elapsed;
                 }
-                if self.screen == Screen::Credentials {
+                if self.screen == Screen::Connections {
                     let due = self.connections.due(self.status.spinner);
                     return due.into_iter().map(|field| Effect::TestConnection { field }).collect();
                 }
@@ -267,7 +267,7 @@ impl App {
             (c.nova_given, c.api_given, c.flavors_known, c.running, c.logs_back, c.busy);
         let cx = Ctx { session: &self.session, nova_given, api_given, flavors_known, running, logs_back, busy };
         let outs = match self.screen {
-            Screen::Credentials => self.connections.on_key(key, &cx),
+            Screen::Connections => self.connections.on_key(key, &cx),
             Screen::Inventory => self.inventory.on_key(key, &cx),
             Screen::Conflicts => self.conflicts.on_key(key, &cx),
             Screen::Flavors => self.flavors.on_key(key, &cx),

@@ -29,7 +29,7 @@ pub fn view(app: &App, f: &mut Frame, theme: Theme) {
     let target = app.connections.value(Field::IronicDb);
     chrome::header(f, header, theme, mode, app.screen, app.connections.value(Field::NovaBmDb), target);
     match app.screen {
-        Screen::Credentials => app.connections.render(f, body, theme, mode, tick, busy),
+        Screen::Connections => app.connections.render(f, body, theme, mode, tick, busy),
         Screen::Inventory => app.inventory.render(f, body, theme, &app.session),
         Screen::Conflicts => app.conflicts.render(f, body, theme, &app.session),
         Screen::Flavors => app.flavors.render(f, body, theme, mode, tick),

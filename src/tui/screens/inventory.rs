@@ -490,7 +490,7 @@ impl Page for Inventory {
                 self.refresh(cx.session);
             }
             Act::Conflicts => return vec![Out::Go(Screen::Conflicts)],
-            Act::Back => return vec![Out::Go(Screen::Credentials)],
+            Act::Back => return vec![Out::Go(Screen::Connections)],
             Act::KeepFilter => self.filtering = false,
             Act::ClearFilter => {
                 self.filtering = false;

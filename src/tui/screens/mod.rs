@@ -24,7 +24,7 @@ use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
-    Credentials,
+    Connections,
     Inventory,
     Conflicts,
     Flavors,
@@ -36,7 +36,7 @@ pub enum Screen {
 
 impl Screen {
     pub const STEPS: [Screen; 7] = [
-        Screen::Credentials,
+        Screen::Connections,
         Screen::Inventory,
         Screen::Conflicts,
         Screen::Flavors,
@@ -46,7 +46,7 @@ impl Screen {
     ];
     pub fn title(self) -> &'static str {
         match self {
-            Screen::Credentials => "Connections",
+            Screen::Connections => "Connections",
             Screen::Inventory => "Inventory",
             Screen::Conflicts => "Conflicts",
             Screen::Flavors => "Flavors",
