@@ -20,7 +20,7 @@ use crate::core::migrate::timing::Phases;
 
 use super::globals::{Global, CTRL_QUIT, CTRL_QUIT_SHOWN, HELP, HELP_F1, QUIT, QUIT_UNSHOWN};
 pub use super::msg::{Effect, Msg, Status};
-pub use super::screens::connections::{Connections, Field, FieldKind, FieldStatus, Prefill};
+pub use super::screens::connections::{ConnectionsForm, Field, FieldKind, FieldStatus, Prefill};
 pub use super::screens::flavors::FlavorView;
 pub use super::screens::logs::{Level, LogLine};
 pub use super::screens::Screen;
@@ -30,7 +30,7 @@ pub use super::session::{Mode, Session};
 pub struct App {
     pub screen: Screen,
     pub session: Session,
-    pub connections: Connections,
+    pub connections: ConnectionsForm,
     pub inventory: Inventory,
     pub conflicts: Conflicts,
     pub flavors: Flavors,
@@ -47,7 +47,7 @@ impl App {
     pub fn new(mode: Mode, prefill: impl Into<Prefill>, plan_options: PlanOptions, resolutions: Resolutions) -> App {
         App {
             screen: Screen::Connections,
-            connections: Connections::new(mode, prefill.into(), &plan_options),
+            connections: ConnectionsForm::new(mode, prefill.into(), &plan_options),
             session: Session::new(mode, plan_options, resolutions),
             inventory: Inventory::default(),
             conflicts: Conflicts::default(),

@@ -90,22 +90,24 @@ impl Field {
     }
 }
 
+/// The connections screen's state: the form's fields and which has focus (the connection values
+/// it hands to the jobs are `jobs::Connections`, see [`ConnectionsForm::connections`]).
 #[derive(Debug, Clone)]
-pub struct Connections {
+pub struct ConnectionsForm {
     entries: Vec<Entry>,
     pub focus: Field,
     /// the clouds of clouds.yaml, for ^O
     pub clouds: Vec<String>,
 }
 
-impl std::ops::Index<Field> for Connections {
+impl std::ops::Index<Field> for ConnectionsForm {
     type Output = Entry;
     fn index(&self, f: Field) -> &Entry {
         &self.entries[f.index()]
     }
 }
 
-impl std::ops::IndexMut<Field> for Connections {
+impl std::ops::IndexMut<Field> for ConnectionsForm {
     fn index_mut(&mut self, f: Field) -> &mut Entry {
         &mut self.entries[f.index()]
     }
@@ -151,8 +153,8 @@ static TABLE: [&Binding<Act>; 6] = [&FIELD, &CONTINUE, &TEST, &REVEAL, &CLOUD, &
 /// An edited connection is tested again after this many quiet ticks (about half a second).
 pub const RETEST_AFTER_TICKS: usize = 4;
 
-impl Connections {
-    pub fn new(mode: Mode, prefill: Prefill, opts: &PlanOptions) -> Connections {
+impl ConnectionsForm {
+    pub fn new(mode: Mode, prefill: Prefill, opts: &PlanOptions) -> ConnectionsForm {
         let write = mode != Mode::ReadOnly;
         let entries = vec![
             Entry::new("nova_bm database", FieldKind::Database, true, prefill.nova_bm_db),
@@ -175,7 +177,7 @@ impl Connections {
                 prefill.resource_class.or(opts.resource_class.clone()),
             ),
         ];
-        Connections { entries, focus: Field::NovaBmDb, clouds: prefill.clouds }
+        ConnectionsForm { entries, focus: Field::NovaBmDb, clouds: prefill.clouds }
     }
 
     pub fn value(&self, f: Field) -> &str {
@@ -339,7 +341,7 @@ impl Connections {
     }
 }
 
-impl Page for Connections {
+impl Page for ConnectionsForm {
     type Act = Act;
 
     fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
@@ -439,7 +441,7 @@ mod tests {
     use crate::tui::keys::ch;
     use crate::tui::screens::fixture;
 
-    fn screen() -> Connections {
+    fn screen() -> ConnectionsForm {
         let prefill = Prefill {
             nova_bm_db: Some("mysql://nova:secret@db1/nova_bm".into()),
             ironic_db: Some("postgresql://ironic@db2/ironic".into()),
@@ -447,14 +449,14 @@ mod tests {
             deploy_kernel: Some("file:///k".into()),
             ..Default::default()
         };
-        Connections::new(Mode::Live, prefill, &PlanOptions::default())
+        ConnectionsForm::new(Mode::Live, prefill, &PlanOptions::default())
     }
 
     #[test]
     fn the_ironic_api_takes_a_cloud_of_clouds_yaml() {
         let s = fixture::session(Mode::Live);
         let cx = fixture::ctx(&s);
-        let mut c = Connections::new(
+        let mut c = ConnectionsForm::new(
             Mode::Live,
             Prefill { clouds: vec!["prod".into(), "lab-system".into()], ..Default::default() },
             &PlanOptions::default(),
@@ -468,7 +470,7 @@ mod tests {
         assert_eq!(c.value(Field::IronicApi), "prod");
         assert_eq!(c.connections().ironic_api, "prod");
         assert!(c.connections().settings().unwrap().ironic_url.is_none(), "a cloud is no URL");
-        let mut none = Connections::new(Mode::Live, Prefill::default(), &PlanOptions::default());
+        let mut none = ConnectionsForm::new(Mode::Live, Prefill::default(), &PlanOptions::default());
         assert!(
             matches!(&none.on_key(Key::Ctrl('o').event(), &cx)[..], [Out::Toast(t)] if t.contains("no clouds.yaml"))
         );
@@ -563,7 +565,7 @@ mod tests {
 
     #[test]
     fn blanks_are_invalid_not_a_value() {
-        let mut c = Connections::new(Mode::Rehearsal, Prefill::default(), &PlanOptions::default());
+        let mut c = ConnectionsForm::new(Mode::Rehearsal, Prefill::default(), &PlanOptions::default());
         c.focus = Field::DeployKernel;
         c[Field::DeployKernel].input = "   ".into();
         c[Field::DeployKernel].validate();
