@@ -11,7 +11,7 @@ use ratatui::Frame;
 use tui_input::backend::crossterm::EventHandler;
 
 pub use super::field::{Entry, FieldKind, FieldStatus};
-use super::{Ctx, Out, Page};
+use super::{Ctx, DrawCtx, Out, Page};
 use tui_input::Input;
 
 use crate::core::ironic::target::TargetKind;
@@ -23,7 +23,6 @@ use crate::tui::chrome::spinner;
 use crate::tui::jobs;
 use crate::tui::keys::{code, Bar, Binding, Key};
 use crate::tui::session::Mode;
-use crate::tui::theme::Theme;
 
 /// Prefilled values (from flags, environment, config files, or the demo).
 #[derive(Debug, Clone, Default)]
@@ -271,8 +270,13 @@ impl ConnectionsForm {
         }
         out
     }
+}
 
-    pub fn render(&self, f: &mut Frame, area: Rect, theme: Theme, mode: Mode, tick: usize, busy: bool) {
+impl Page for ConnectionsForm {
+    type Act = Act;
+
+    fn draw(&self, f: &mut Frame, area: Rect, cx: &DrawCtx) {
+        let (theme, mode, tick) = (cx.theme, cx.session.mode, cx.tick);
         let block = Block::bordered().title(" Connections and options ");
         let inner = block.inner(area);
         f.render_widget(block, area);
@@ -301,13 +305,13 @@ impl ConnectionsForm {
                 Paragraph::new(format!("{visible:<w$}", w = value_w as usize)).style(style),
                 Rect::new(inner.x + label_w, y, value_w, 1),
             );
-            if focused && !busy {
-                let cx = if entry.reveal || !entry.has_secret() {
+            if focused && !cx.busy {
+                let col = if entry.reveal || !entry.has_secret() {
                     entry.input.visual_cursor().saturating_sub(scroll)
                 } else {
                     visible.chars().count()
                 };
-                f.set_cursor_position((inner.x + label_w + (cx as u16).min(value_w.saturating_sub(1)), y));
+                f.set_cursor_position((inner.x + label_w + (col as u16).min(value_w.saturating_sub(1)), y));
             }
             let (status, st) = match &entry.status {
                 FieldStatus::Empty if entry.required => ("required".to_string(), theme.warn()),
@@ -339,10 +343,6 @@ impl ConnectionsForm {
             );
         }
     }
-}
-
-impl Page for ConnectionsForm {
-    type Act = Act;
 
     fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
         TABLE.to_vec()
@@ -559,7 +559,8 @@ mod tests {
         c.focus = Field::IronicApi;
         c.test_all();
         c.tested(Field::IronicDb, 0, Err("cannot reach db2".into()));
-        let text = fixture::render(80, 20, |f| c.render(f, f.area(), Theme { color: false }, Mode::Live, 0, false));
+        let s = fixture::session(Mode::Live);
+        let text = fixture::draw(80, 20, &c, &fixture::draw_ctx(&s));
         insta::assert_snapshot!(text);
     }
 
