@@ -1,8 +1,11 @@
 //! The wizard's state and its pure `update`: a message in, state changed, effects out (the runtime
 //! runs them as jobs). No I/O here. This file keeps the routing between the screens (each in
-//! `screens/`), the keys that work everywhere (quit, help), and what a job's message changes.
+//! `screens/`; `focused!` is the one place a screen is matched to its state, for its keys and its
+//! drawing), the keys that work everywhere (quit, help), and what a job's message changes.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
+use ratatui::Frame;
 
 use super::error::JobError;
 use super::keys::{Binding, Row};
@@ -13,24 +16,49 @@ use super::screens::inventory::Inventory;
 use super::screens::logs::Logs;
 use super::screens::progress::Progress;
 use super::screens::summary::{Summary, TakeoverView};
-use super::screens::{Ctx, Out, Page};
+use super::screens::{Ctx, DrawCtx, Out, Page};
+use super::theme::Theme;
 use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::plan::PlanOptions;
 use crate::core::migrate::timing::Phases;
 
 use super::globals::{Global, CTRL_QUIT, CTRL_QUIT_SHOWN, HELP, HELP_F1, QUIT, QUIT_UNSHOWN};
 pub use super::msg::{Effect, Msg, Status};
-pub use super::screens::connections::{Connections, Field, FieldKind, FieldStatus, Prefill};
+pub use super::screens::connections::{ConnectionsForm, Field, FieldKind, FieldStatus, Prefill};
 pub use super::screens::flavors::FlavorView;
 pub use super::screens::logs::{Level, LogLine};
 pub use super::screens::Screen;
 pub use super::session::{Mode, Session};
 
+/// `$page` bound to the focused screen's state (`mut`: mutably) in `$body`: the one place a `Screen`
+/// is matched to its field. A macro rather than a `&dyn Page`: `Page::Act` differs per screen, and
+/// `on_key` borrows the screen mutably while its `Ctx` borrows the session.
+macro_rules! focused {
+    ($app:ident, mut $page:ident => $body:expr) => {
+        focused!(@ $app, [mut], $page => $body)
+    };
+    ($app:ident, $page:ident => $body:expr) => {
+        focused!(@ $app, [], $page => $body)
+    };
+    (@ $app:ident, [$($m:tt)?], $page:ident => $body:expr) => {
+        match $app.screen {
+            Screen::Connections => { let $page = &$($m)? $app.connections; $body }
+            Screen::Inventory => { let $page = &$($m)? $app.inventory; $body }
+            Screen::Conflicts => { let $page = &$($m)? $app.conflicts; $body }
+            Screen::Flavors => { let $page = &$($m)? $app.flavors; $body }
+            Screen::Confirm => { let $page = &$($m)? $app.confirm; $body }
+            Screen::Progress => { let $page = &$($m)? $app.progress; $body }
+            Screen::Logs => { let $page = &$($m)? $app.logs; $body }
+            Screen::Summary => { let $page = &$($m)? $app.summary; $body }
+        }
+    };
+}
+
 #[derive(Debug, Clone)]
 pub struct App {
     pub screen: Screen,
     pub session: Session,
-    pub connections: Connections,
+    pub connections: ConnectionsForm,
     pub inventory: Inventory,
     pub conflicts: Conflicts,
     pub flavors: Flavors,
@@ -46,8 +74,8 @@ pub struct App {
 impl App {
     pub fn new(mode: Mode, prefill: impl Into<Prefill>, plan_options: PlanOptions, resolutions: Resolutions) -> App {
         App {
-            screen: Screen::Credentials,
-            connections: Connections::new(mode, prefill.into(), &plan_options),
+            screen: Screen::Connections,
+            connections: ConnectionsForm::new(mode, prefill.into(), &plan_options),
             session: Session::new(mode, plan_options, resolutions),
             inventory: Inventory::default(),
             conflicts: Conflicts::default(),
@@ -80,14 +108,14 @@ impl App {
     }
 
     fn typing(&self) -> bool {
-        matches!(self.screen, Screen::Credentials | Screen::Confirm)
+        matches!(self.screen, Screen::Connections | Screen::Confirm)
             || (self.screen == Screen::Inventory && self.inventory.filtering)
     }
 
     /// The keys that work everywhere, for this screen: (listed with the screen's, the help's last line).
     fn globals(&self) -> (Vec<&'static Binding<Global>>, &'static Binding<Global>) {
         match self.screen {
-            Screen::Credentials => (vec![&HELP_F1], &CTRL_QUIT_SHOWN),
+            Screen::Connections => (vec![&HELP_F1], &CTRL_QUIT_SHOWN),
             _ if self.typing() => (vec![&HELP_F1], &CTRL_QUIT),
             Screen::Progress if self.progress.cancel_asked => (vec![&QUIT_UNSHOWN, &HELP], &CTRL_QUIT),
             _ => (vec![&QUIT, &HELP], &CTRL_QUIT),
@@ -110,19 +138,32 @@ impl App {
     /// bar and the help popup are drawn from these, and they are the tables keys are matched in.
     pub fn key_rows(&self) -> (Vec<Row>, Row) {
         let cx = self.ctx();
-        let mut rows = match self.screen {
-            Screen::Credentials => self.connections.rows(&cx),
-            Screen::Inventory => self.inventory.rows(&cx),
-            Screen::Conflicts => self.conflicts.rows(&cx),
-            Screen::Flavors => self.flavors.rows(&cx),
-            Screen::Confirm => self.confirm.rows(&cx),
-            Screen::Progress => self.progress.rows(&cx),
-            Screen::Logs => self.logs.rows(&cx),
-            Screen::Summary => self.summary.rows(&cx),
-        };
+        let mut rows = focused!(self, page => page.rows(&cx));
         let (listed, last) = self.globals();
         rows.extend(listed.iter().map(|b| b.row()));
         (rows, last.row())
+    }
+
+    /// What the screens read when they draw.
+    fn draw_ctx(&self, theme: Theme) -> DrawCtx<'_> {
+        DrawCtx {
+            theme,
+            session: &self.session,
+            tick: self.status.spinner,
+            busy: self.status.busy.is_some(),
+            target: self.connections.value(Field::IronicDb),
+            api_given: !self.connections.value(Field::IronicApi).is_empty(),
+            progress: &self.progress,
+            logs: &self.logs,
+            phases: self.phases(),
+            audit_log: self.audit_log.as_deref(),
+        }
+    }
+
+    /// Draws the focused screen into `area` (the body between the header and the status line).
+    pub fn draw_screen(&self, f: &mut Frame, area: Rect, theme: Theme) {
+        let cx = self.draw_ctx(theme);
+        focused!(self, page => page.draw(f, area, &cx))
     }
 
     /// Every key row of the focused screen (as the help lists them).
@@ -140,7 +181,7 @@ impl App {
                 if self.work_running() {
                     self.progress.elapsed = elapsed;
                 }
-                if self.screen == Screen::Credentials {
+                if self.screen == Screen::Connections {
                     let due = self.connections.due(self.status.spinner);
                     return due.into_iter().map(|field| Effect::TestConnection { field }).collect();
                 }
@@ -267,16 +308,7 @@ impl App {
         let (nova_given, api_given, flavors_known, running, logs_back, busy) =
             (c.nova_given, c.api_given, c.flavors_known, c.running, c.logs_back, c.busy);
         let cx = Ctx { session: &self.session, nova_given, api_given, flavors_known, running, logs_back, busy };
-        let outs = match self.screen {
-            Screen::Credentials => self.connections.on_key(key, &cx),
-            Screen::Inventory => self.inventory.on_key(key, &cx),
-            Screen::Conflicts => self.conflicts.on_key(key, &cx),
-            Screen::Flavors => self.flavors.on_key(key, &cx),
-            Screen::Confirm => self.confirm.on_key(key, &cx),
-            Screen::Progress => self.progress.on_key(key, &cx),
-            Screen::Logs => self.logs.on_key(key, &cx),
-            Screen::Summary => self.summary.on_key(key, &cx),
-        };
+        let outs = focused!(self, mut page => page.on_key(key, &cx));
         self.apply(outs)
     }
 

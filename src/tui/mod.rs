@@ -1,6 +1,6 @@
 //! The wizard (full-screen TUI). It renders the core's inventory, plan and progress events; it adds
 //! no migration logic of its own. `app` routes between the `screens` (one file each: state, keys,
-//! render, tests) and holds the `session` they share; `keys` is the binding tables' machinery,
+//! draw, tests) and holds the `session` they share; `keys` is the binding tables' machinery,
 //! `chrome` and `theme` what every screen shares, `view` composes a frame; `jobs` is the background
 //! work and `run` the runtime that spawns it; this module owns the terminal: raw mode, alternate screen, and restoring it on every exit
 //! path (Drop guard, panic hook, SIGTERM/SIGHUP).

@@ -1,13 +1,14 @@
-//! Drawing: `view(&App, &mut Frame)` only reads the state. The header, the focused screen (each
-//! draws itself, see `screens/`), the toast or spinner line, the key bar, and the overlays (help,
-//! quit, cancel), all from `chrome`.
+//! Drawing: `view(&App, &mut Frame)` only reads the state. The header, the focused screen
+//! (`App::draw_screen`: each screen draws itself through `Page::draw`, see `screens/`), the toast
+//! or spinner line, the key bar, and the overlays (help, quit, cancel); the header, the key bar and
+//! the overlays come from `chrome`.
 
 use ratatui::layout::{Constraint, Layout};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::app::{App, Field, Screen};
+use super::app::{App, Field};
 use super::chrome::{self, spinner, MIN_HEIGHT, MIN_WIDTH};
 pub use super::theme::Theme;
 
@@ -25,25 +26,10 @@ pub fn view(app: &App, f: &mut Frame, theme: Theme) {
     let [header, body, toast, keybar] =
         Layout::vertical([Constraint::Length(2), Constraint::Min(10), Constraint::Length(1), Constraint::Length(1)])
             .areas(area);
-    let (mode, tick, busy) = (app.session.mode, app.status.spinner, app.status.busy.is_some());
-    let target = app.connections.value(Field::IronicDb);
-    chrome::header(f, header, theme, mode, app.screen, app.connections.value(Field::NovaBmDb), target);
-    match app.screen {
-        Screen::Credentials => app.connections.render(f, body, theme, mode, tick, busy),
-        Screen::Inventory => app.inventory.render(f, body, theme, &app.session),
-        Screen::Conflicts => app.conflicts.render(f, body, theme, &app.session),
-        Screen::Flavors => app.flavors.render(f, body, theme, mode, tick),
-        Screen::Confirm => {
-            let api = !app.connections.value(crate::tui::app::Field::IronicApi).is_empty();
-            app.confirm.render_with(f, body, theme, &app.session, target, api)
-        }
-        Screen::Progress => app.progress.render(f, body, theme, tick, &app.logs),
-        Screen::Logs => app.logs.render(f, body, theme, &app.logs.title()),
-        Screen::Summary => {
-            let phases = app.phases();
-            app.summary.render(f, body, theme, &app.progress, &app.logs, &phases, app.audit_log.as_deref())
-        }
-    }
+    let (mode, tick) = (app.session.mode, app.status.spinner);
+    let (source, target) = (app.connections.value(Field::NovaBmDb), app.connections.value(Field::IronicDb));
+    chrome::header(f, header, theme, mode, app.screen, source, target);
+    app.draw_screen(f, body, theme);
     if let Some(t) = &app.status.toast {
         f.render_widget(Paragraph::new(Line::from(Span::styled(format!(" {t}"), theme.warn()))), toast);
     } else if let Some(b) = &app.status.busy {

@@ -61,7 +61,7 @@ fn states() -> Vec<(&'static str, Maker)> {
         }
     };
     vec![
-        ("connections", Box::new(|| app(Mode::Live, Screen::Credentials))),
+        ("connections", Box::new(|| app(Mode::Live, Screen::Connections))),
         (
             "inventory",
             Box::new(|| {

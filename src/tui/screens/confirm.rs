@@ -11,11 +11,10 @@ use ratatui::Frame;
 use tui_input::backend::crossterm::EventHandler;
 use tui_input::Input;
 
-use super::{Ctx, Out, Page, Screen};
+use super::{Ctx, DrawCtx, Out, Page, Screen};
 use crate::core::db::url::redact_url;
 use crate::tui::keys::{code, Bar, Binding};
-use crate::tui::session::{Mode, Session};
-use crate::tui::theme::Theme;
+use crate::tui::session::Mode;
 
 #[derive(Debug, Clone, Default)]
 pub struct Confirm {
@@ -72,12 +71,13 @@ impl Confirm {
             ]
         }
     }
+}
 
-    pub fn render(&self, f: &mut Frame, area: Rect, theme: Theme, session: &Session, target: &str) {
-        self.render_with(f, area, theme, session, target, false)
-    }
+impl Page for Confirm {
+    type Act = Act;
 
-    pub fn render_with(&self, f: &mut Frame, area: Rect, theme: Theme, session: &Session, target: &str, api: bool) {
+    fn draw(&self, f: &mut Frame, area: Rect, cx: &DrawCtx) {
+        let (theme, session, target, api) = (cx.theme, cx.session, cx.target, cx.api_given);
         let [path, needs] = self.path_lines(api);
         let (create, skip, maint, ports) = session.plan_counts();
         let kind = session
@@ -139,10 +139,6 @@ impl Confirm {
             area,
         );
     }
-}
-
-impl Page for Confirm {
-    type Act = Act;
 
     fn table(&self, cx: &Ctx) -> Vec<&'static Binding<Act>> {
         if cx.session.mode == Mode::Live && cx.api_given {
@@ -202,15 +198,13 @@ mod tests {
     #[test]
     fn live_outside_tmux_or_screen_warns_about_a_dropped_session() {
         let s = fixture::session(Mode::Live);
-        let render = |c: &Confirm| {
-            fixture::render(110, 24, |f| c.render(f, f.area(), Theme { color: false }, &s, "sqlite:///srv/ironic"))
-        };
+        let cx = DrawCtx { target: "sqlite:///srv/ironic", ..fixture::draw_ctx(&s) };
+        let render = |c: &Confirm| fixture::draw(110, 24, c, &cx);
         let warning = "if this SSH session drops, the load is cancelled and rolled back";
         assert!(render(&Confirm::default()).contains(warning));
         assert!(!render(&Confirm { multiplexer: true, ..Default::default() }).contains(warning));
         let r = fixture::session(Mode::Rehearsal);
-        let text =
-            fixture::render(110, 24, |f| Confirm::default().render(f, f.area(), Theme { color: false }, &r, "x"));
+        let text = fixture::draw(110, 24, &Confirm::default(), &DrawCtx { target: "x", ..fixture::draw_ctx(&r) });
         assert!(!text.contains(warning), "a rehearsal leaves nothing either way");
         assert!(!crate::tui::in_multiplexer_of(&|_| None));
         assert!(crate::tui::in_multiplexer_of(&|k| (k == "STY").then(|| "1234.pts-0.host".to_string())));
@@ -228,9 +222,12 @@ mod tests {
         assert!(c.table(&cx).iter().any(|b| b.label == "Tab"));
         c.on_key(code(KeyCode::Tab).event(), &cx);
         assert!(c.via_api);
-        let text = fixture::render(120, 22, |f| {
-            c.render_with(f, f.area(), Theme { color: false }, &s, "mysql://db/ironic", true)
-        });
+        let text = fixture::draw(
+            120,
+            22,
+            &c,
+            &DrawCtx { target: "mysql://db/ironic", api_given: true, ..fixture::draw_ctx(&s) },
+        );
         assert!(text.contains("Ironic's REST API: enroll, ports, manage, then adopt / provide"), "{text}");
         assert!(text.contains("LIVE: this creates the nodes through the Ironic API"), "{text}");
         c.on_key(code(KeyCode::Tab).event(), &cx);
@@ -241,8 +238,7 @@ mod tests {
     fn snapshot() {
         let s = fixture::session(Mode::Live);
         let c = Confirm { word: Input::new("migr".into()), multiplexer: false, via_api: false };
-        let text =
-            fixture::render(100, 22, |f| c.render(f, f.area(), Theme { color: false }, &s, "mysql://u:pw@db/ironic"));
+        let text = fixture::draw(100, 22, &c, &DrawCtx { target: "mysql://u:pw@db/ironic", ..fixture::draw_ctx(&s) });
         insta::assert_snapshot!(text);
     }
 }

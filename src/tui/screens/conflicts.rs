@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::{Ctx, Out, Page, Screen};
+use super::{Ctx, DrawCtx, Out, Page, Screen};
 use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
 use crate::core::migrate::consequences::{consequence, fix};
 use crate::tui::app::Effect;
@@ -117,8 +117,43 @@ impl Conflicts {
             self.group = groups.saturating_sub(1);
         }
     }
+}
 
-    pub fn render(&self, f: &mut Frame, area: Rect, theme: Theme, session: &Session) {
+/// What each action of `code` does, wrapped to `width`; `decided` is marked.
+pub fn explain_lines(code: ConflictCode, decided: Option<Action>, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(""), Line::from(Span::styled("What each action does", theme.key()))];
+    let part = |lines: &mut Vec<Line<'static>>, label: &'static str, text: &str| {
+        for (i, w) in wrap_words(text, width.saturating_sub(4 + label.len())).into_iter().enumerate() {
+            let lead = if i == 0 {
+                Span::styled(format!("  {label} "), theme.dim())
+            } else {
+                Span::raw(" ".repeat(3 + label.len()))
+            };
+            lines.push(Line::from(vec![lead, Span::raw(w)]));
+        }
+    };
+    for (i, a) in code.actions().iter().enumerate() {
+        let Some(k) = consequence(code, *a) else { continue };
+        let mut head = vec![Span::styled(format!("{} {a}", i + 1), theme.key())];
+        if decided == Some(*a) {
+            head.push(Span::styled("  ◀ decided", theme.good()));
+        }
+        lines.push(Line::from(head));
+        part(&mut lines, "Ironic:", k.ironic);
+        part(&mut lines, "Machine:", k.machine);
+        part(&mut lines, "Afterwards:", k.afterwards);
+    }
+    if let Some(f) = fix(code) {
+        part(&mut lines, "Fix:", f);
+    }
+    lines
+}
+
+impl Page for Conflicts {
+    type Act = Act;
+
+    fn draw(&self, f: &mut Frame, area: Rect, cx: &DrawCtx) {
+        let (theme, session) = (cx.theme, cx.session);
         let Some(plan) = &session.plan else { return };
         let groups = session.conflict_groups();
         let [left, right] = Layout::horizontal([Constraint::Length(34), Constraint::Min(40)]).areas(area);
@@ -223,40 +258,6 @@ impl Conflicts {
         }
         f.render_widget(Paragraph::new(shown), explain_area);
     }
-}
-
-/// What each action of `code` does, wrapped to `width`; `decided` is marked.
-pub fn explain_lines(code: ConflictCode, decided: Option<Action>, width: usize, theme: Theme) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::from(""), Line::from(Span::styled("What each action does", theme.key()))];
-    let part = |lines: &mut Vec<Line<'static>>, label: &'static str, text: &str| {
-        for (i, w) in wrap_words(text, width.saturating_sub(4 + label.len())).into_iter().enumerate() {
-            let lead = if i == 0 {
-                Span::styled(format!("  {label} "), theme.dim())
-            } else {
-                Span::raw(" ".repeat(3 + label.len()))
-            };
-            lines.push(Line::from(vec![lead, Span::raw(w)]));
-        }
-    };
-    for (i, a) in code.actions().iter().enumerate() {
-        let Some(k) = consequence(code, *a) else { continue };
-        let mut head = vec![Span::styled(format!("{} {a}", i + 1), theme.key())];
-        if decided == Some(*a) {
-            head.push(Span::styled("  ◀ decided", theme.good()));
-        }
-        lines.push(Line::from(head));
-        part(&mut lines, "Ironic:", k.ironic);
-        part(&mut lines, "Machine:", k.machine);
-        part(&mut lines, "Afterwards:", k.afterwards);
-    }
-    if let Some(f) = fix(code) {
-        part(&mut lines, "Fix:", f);
-    }
-    lines
-}
-
-impl Page for Conflicts {
-    type Act = Act;
 
     fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
         TABLE.to_vec()
@@ -374,7 +375,7 @@ mod tests {
         let mut all = String::new();
         for (g, (code, _)) in groups.iter().enumerate() {
             let c = Conflicts { group: g, focus_items: true, ..Default::default() };
-            let text = fixture::render(110, 40, |f| c.render(f, f.area(), Theme { color: false }, &s));
+            let text = fixture::draw(110, 40, &c, &fixture::draw_ctx(&s));
             // the right pane only (the groups on the left would interleave)
             let right: String = text.lines().map(|l| l.chars().skip(34).collect::<String>() + "\n").collect();
             let flat: String = right.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ");
@@ -399,11 +400,11 @@ mod tests {
         let s = fixture::session(Mode::Rehearsal);
         let cx = fixture::ctx(&s);
         let mut c = Conflicts::default();
-        let narrow = fixture::render(80, 20, |f| c.render(f, f.area(), Theme { color: false }, &s));
+        let narrow = fixture::draw(80, 20, &c, &fixture::draw_ctx(&s));
         assert!(narrow.contains("… x: read all of it"), "{narrow}");
         c.on_key(ch('x').event(), &cx);
         assert!(c.explain);
-        let full = fixture::render(80, 20, |f| c.render(f, f.area(), Theme { color: false }, &s));
+        let full = fixture::draw(80, 20, &c, &fixture::draw_ctx(&s));
         assert!(!full.contains("UNDECIDED") && full.contains("Afterwards:"), "{full}");
     }
 
@@ -411,7 +412,7 @@ mod tests {
     fn snapshot() {
         let s = fixture::session(Mode::Rehearsal);
         let c = Conflicts { focus_items: true, ..Default::default() };
-        let text = fixture::render(100, 20, |f| c.render(f, f.area(), Theme { color: false }, &s));
+        let text = fixture::draw(100, 20, &c, &fixture::draw_ctx(&s));
         insta::assert_snapshot!(text);
     }
 }

@@ -11,7 +11,7 @@ use ratatui::Frame;
 use tui_input::backend::crossterm::EventHandler;
 
 pub use super::field::{Entry, FieldKind, FieldStatus};
-use super::{Ctx, Out, Page};
+use super::{Ctx, DrawCtx, Out, Page};
 use tui_input::Input;
 
 use crate::core::ironic::target::TargetKind;
@@ -23,7 +23,6 @@ use crate::tui::chrome::spinner;
 use crate::tui::jobs;
 use crate::tui::keys::{code, Bar, Binding, Key};
 use crate::tui::session::Mode;
-use crate::tui::theme::Theme;
 
 /// Prefilled values (from flags, environment, config files, or the demo).
 #[derive(Debug, Clone, Default)]
@@ -90,22 +89,24 @@ impl Field {
     }
 }
 
+/// The connections screen's state: the form's fields and which has focus (the connection values
+/// it hands to the jobs are `jobs::Connections`, see [`ConnectionsForm::connections`]).
 #[derive(Debug, Clone)]
-pub struct Connections {
+pub struct ConnectionsForm {
     entries: Vec<Entry>,
     pub focus: Field,
     /// the clouds of clouds.yaml, for ^O
     pub clouds: Vec<String>,
 }
 
-impl std::ops::Index<Field> for Connections {
+impl std::ops::Index<Field> for ConnectionsForm {
     type Output = Entry;
     fn index(&self, f: Field) -> &Entry {
         &self.entries[f.index()]
     }
 }
 
-impl std::ops::IndexMut<Field> for Connections {
+impl std::ops::IndexMut<Field> for ConnectionsForm {
     fn index_mut(&mut self, f: Field) -> &mut Entry {
         &mut self.entries[f.index()]
     }
@@ -151,8 +152,8 @@ static TABLE: [&Binding<Act>; 6] = [&FIELD, &CONTINUE, &TEST, &REVEAL, &CLOUD, &
 /// An edited connection is tested again after this many quiet ticks (about half a second).
 pub const RETEST_AFTER_TICKS: usize = 4;
 
-impl Connections {
-    pub fn new(mode: Mode, prefill: Prefill, opts: &PlanOptions) -> Connections {
+impl ConnectionsForm {
+    pub fn new(mode: Mode, prefill: Prefill, opts: &PlanOptions) -> ConnectionsForm {
         let write = mode != Mode::ReadOnly;
         let entries = vec![
             Entry::new("nova_bm database", FieldKind::Database, true, prefill.nova_bm_db),
@@ -175,7 +176,7 @@ impl Connections {
                 prefill.resource_class.or(opts.resource_class.clone()),
             ),
         ];
-        Connections { entries, focus: Field::NovaBmDb, clouds: prefill.clouds }
+        ConnectionsForm { entries, focus: Field::NovaBmDb, clouds: prefill.clouds }
     }
 
     pub fn value(&self, f: Field) -> &str {
@@ -269,8 +270,13 @@ impl Connections {
         }
         out
     }
+}
 
-    pub fn render(&self, f: &mut Frame, area: Rect, theme: Theme, mode: Mode, tick: usize, busy: bool) {
+impl Page for ConnectionsForm {
+    type Act = Act;
+
+    fn draw(&self, f: &mut Frame, area: Rect, cx: &DrawCtx) {
+        let (theme, mode, tick) = (cx.theme, cx.session.mode, cx.tick);
         let block = Block::bordered().title(" Connections and options ");
         let inner = block.inner(area);
         f.render_widget(block, area);
@@ -299,13 +305,13 @@ impl Connections {
                 Paragraph::new(format!("{visible:<w$}", w = value_w as usize)).style(style),
                 Rect::new(inner.x + label_w, y, value_w, 1),
             );
-            if focused && !busy {
-                let cx = if entry.reveal || !entry.has_secret() {
+            if focused && !cx.busy {
+                let col = if entry.reveal || !entry.has_secret() {
                     entry.input.visual_cursor().saturating_sub(scroll)
                 } else {
                     visible.chars().count()
                 };
-                f.set_cursor_position((inner.x + label_w + (cx as u16).min(value_w.saturating_sub(1)), y));
+                f.set_cursor_position((inner.x + label_w + (col as u16).min(value_w.saturating_sub(1)), y));
             }
             let (status, st) = match &entry.status {
                 FieldStatus::Empty if entry.required => ("required".to_string(), theme.warn()),
@@ -337,10 +343,6 @@ impl Connections {
             );
         }
     }
-}
-
-impl Page for Connections {
-    type Act = Act;
 
     fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
         TABLE.to_vec()
@@ -439,7 +441,7 @@ mod tests {
     use crate::tui::keys::ch;
     use crate::tui::screens::fixture;
 
-    fn screen() -> Connections {
+    fn screen() -> ConnectionsForm {
         let prefill = Prefill {
             nova_bm_db: Some("mysql://nova:secret@db1/nova_bm".into()),
             ironic_db: Some("postgresql://ironic@db2/ironic".into()),
@@ -447,14 +449,14 @@ mod tests {
             deploy_kernel: Some("file:///k".into()),
             ..Default::default()
         };
-        Connections::new(Mode::Live, prefill, &PlanOptions::default())
+        ConnectionsForm::new(Mode::Live, prefill, &PlanOptions::default())
     }
 
     #[test]
     fn the_ironic_api_takes_a_cloud_of_clouds_yaml() {
         let s = fixture::session(Mode::Live);
         let cx = fixture::ctx(&s);
-        let mut c = Connections::new(
+        let mut c = ConnectionsForm::new(
             Mode::Live,
             Prefill { clouds: vec!["prod".into(), "lab-system".into()], ..Default::default() },
             &PlanOptions::default(),
@@ -468,7 +470,7 @@ mod tests {
         assert_eq!(c.value(Field::IronicApi), "prod");
         assert_eq!(c.connections().ironic_api, "prod");
         assert!(c.connections().settings().unwrap().ironic_url.is_none(), "a cloud is no URL");
-        let mut none = Connections::new(Mode::Live, Prefill::default(), &PlanOptions::default());
+        let mut none = ConnectionsForm::new(Mode::Live, Prefill::default(), &PlanOptions::default());
         assert!(
             matches!(&none.on_key(Key::Ctrl('o').event(), &cx)[..], [Out::Toast(t)] if t.contains("no clouds.yaml"))
         );
@@ -557,13 +559,14 @@ mod tests {
         c.focus = Field::IronicApi;
         c.test_all();
         c.tested(Field::IronicDb, 0, Err("cannot reach db2".into()));
-        let text = fixture::render(80, 20, |f| c.render(f, f.area(), Theme { color: false }, Mode::Live, 0, false));
+        let s = fixture::session(Mode::Live);
+        let text = fixture::draw(80, 20, &c, &fixture::draw_ctx(&s));
         insta::assert_snapshot!(text);
     }
 
     #[test]
     fn blanks_are_invalid_not_a_value() {
-        let mut c = Connections::new(Mode::Rehearsal, Prefill::default(), &PlanOptions::default());
+        let mut c = ConnectionsForm::new(Mode::Rehearsal, Prefill::default(), &PlanOptions::default());
         c.focus = Field::DeployKernel;
         c[Field::DeployKernel].input = "   ".into();
         c[Field::DeployKernel].validate();

@@ -1,18 +1,21 @@
 //! Plain data for the screens' tests: the demo inventory planned against an empty modern Ironic,
-//! in memory (no database), and a renderer to text.
+//! in memory (no database), what a screen reads when it draws, and a renderer to text.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use ratatui::backend::TestBackend;
 use ratatui::{Frame, Terminal};
 
-use super::{Ctx, Screen};
+use super::logs::Logs;
+use super::progress::Progress;
+use super::{Ctx, DrawCtx, Page, Screen};
 use crate::core::demo::fixture::Fixture;
 use crate::core::ironic::target::{TargetKind, TargetSchema, TargetState};
 use crate::core::migrate::plan::{self, PlanOptions};
 use crate::core::migrate::prepare::Prepared;
 use crate::core::source::model::Inventory;
 use crate::tui::session::{Mode, Session};
+use crate::tui::theme::Theme;
 
 pub fn options() -> PlanOptions {
     PlanOptions {
@@ -48,6 +51,30 @@ pub fn ctx(session: &Session) -> Ctx<'_> {
         logs_back: Screen::Inventory,
         busy: false,
     }
+}
+
+/// Drawing with `session`, without colour, at spinner frame 0: nothing busy, no target, no API, no
+/// load, no logs, no phase timed, no audit log (a test sets what it shows).
+pub fn draw_ctx(session: &Session) -> DrawCtx<'_> {
+    static NONE: OnceLock<(Progress, Logs)> = OnceLock::new();
+    let (progress, logs) = NONE.get_or_init(Default::default);
+    DrawCtx {
+        theme: Theme { color: false },
+        session,
+        tick: 0,
+        busy: false,
+        target: "",
+        api_given: false,
+        progress,
+        logs,
+        phases: Default::default(),
+        audit_log: None,
+    }
+}
+
+/// `page` drawn with `cx` on a `w`x`h` test terminal; the screen as lines of text.
+pub fn draw(w: u16, h: u16, page: &impl Page, cx: &DrawCtx) -> String {
+    render(w, h, |f| page.draw(f, f.area(), cx))
 }
 
 /// Draws with `draw` on a `w`x`h` test terminal; the screen as lines of text.

@@ -8,13 +8,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::{Ctx, Out, Page, Screen};
+use super::{Ctx, DrawCtx, Out, Page, Screen};
 use crate::core::migrate::flavors::SpecChange;
 use crate::tui::app::Effect;
 use crate::tui::chrome::{clip, spinner};
 use crate::tui::keys::{ch, code, Bar, Binding};
 use crate::tui::session::Mode;
-use crate::tui::theme::Theme;
 
 /// The diff the Nova DB needs, and whether it was applied.
 #[derive(Debug, Clone, Default)]
@@ -64,8 +63,13 @@ impl Flavors {
             _ => false,
         }
     }
+}
 
-    pub fn render(&self, f: &mut Frame, area: Rect, theme: Theme, mode: Mode, tick: usize) {
+impl Page for Flavors {
+    type Act = Act;
+
+    fn draw(&self, f: &mut Frame, area: Rect, cx: &DrawCtx) {
+        let (theme, mode, tick) = (cx.theme, cx.session.mode, cx.tick);
         let mut lines = vec![Line::from("")];
         match &self.result {
             None => lines.push(Line::from(format!("  {} reading the Nova flavors…", spinner(tick)))),
@@ -118,10 +122,6 @@ impl Flavors {
             area,
         );
     }
-}
-
-impl Page for Flavors {
-    type Act = Act;
 
     fn table(&self, cx: &Ctx) -> Vec<&'static Binding<Act>> {
         if cx.session.mode == Mode::Live {
@@ -179,7 +179,8 @@ mod tests {
     #[test]
     fn snapshot() {
         let f = Flavors { result: Some(Ok(view())) };
-        let text = fixture::render(100, 10, |fr| f.render(fr, fr.area(), Theme { color: false }, Mode::Live, 0));
+        let s = fixture::session(Mode::Live);
+        let text = fixture::draw(100, 10, &f, &fixture::draw_ctx(&s));
         insta::assert_snapshot!(text);
     }
 }

@@ -10,7 +10,7 @@ use ratatui::Frame;
 use tui_input::backend::crossterm::EventHandler;
 use tui_input::Input;
 
-use super::{Ctx, Out, Page, Screen};
+use super::{Ctx, DrawCtx, Out, Page, Screen};
 use crate::core::source::model::InventorySummary;
 use crate::tui::chrome::{clip, dash, short_uuid};
 use crate::tui::keys::{ch, code, Bar, Binding};
@@ -176,123 +176,6 @@ impl Inventory {
         }
     }
 
-    pub fn render(&self, f: &mut Frame, area: Rect, theme: Theme, session: &Session) {
-        let Some(p) = &session.prepared else {
-            f.render_widget(Paragraph::new("no inventory loaded").block(Block::bordered()), area);
-            return;
-        };
-        let wide = area.width >= 110;
-        let (table_area, detail_area) = if wide {
-            let [a, b] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(area);
-            (a, b)
-        } else {
-            let [a, b] = Layout::vertical([Constraint::Min(6), Constraint::Length(9)]).areas(area);
-            (a, b)
-        };
-        let s = &session.inv_summary;
-        let states: Vec<String> = s.by_state.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        let sort = match self.sort {
-            SortKey::Id => "id",
-            SortKey::Host => "host",
-            SortKey::State => "state",
-            SortKey::Conflicts => "conflicts",
-        };
-        let filter = if self.filtering || !self.filter.value().is_empty() {
-            format!(" filter: {}{} ", self.filter.value(), if self.filtering { "▏" } else { "" })
-        } else {
-            String::new()
-        };
-        let title = format!(
-            " nova_bm: {} nodes ({} live, {} deleted) | sort {sort}{} {filter}",
-            s.nodes,
-            s.live,
-            s.soft_deleted,
-            if self.sort_desc { " desc" } else { "" }
-        );
-        let bottom = format!(" {} ", states.join(", "));
-        let block = Block::bordered()
-            .title(clip(&title, table_area.width as usize - 2))
-            .title_bottom(clip(&bottom, table_area.width as usize - 2));
-        let inner_h = block.inner(table_area).height.saturating_sub(1) as usize;
-        // only the visible rows are built (smooth with 100,000 nodes)
-        let sel = self.selected;
-        let offset = if sel >= inner_h { sel + 1 - inner_h } else { 0 };
-        let with_size = !wide || table_area.width > 100;
-        let rows: Vec<Row> = self
-            .rows
-            .iter()
-            .enumerate()
-            .skip(offset)
-            .take(inner_h)
-            .map(|(i, &ni)| {
-                let n = &p.inventory.nodes[ni];
-                let b = &n.node;
-                let (count, blocking) = session.node_marker(b.id);
-                let marker = if blocking {
-                    Span::styled("!", theme.bad())
-                } else if count > 0 {
-                    Span::styled("~", theme.warn())
-                } else {
-                    Span::raw(" ")
-                };
-                let state = if b.deleted { "(deleted)".to_string() } else { dash(b.task_state.as_deref()) };
-                let style = if i == sel {
-                    theme.selected()
-                } else if b.deleted {
-                    theme.dim()
-                } else {
-                    Style::new()
-                };
-                let mut cells = vec![
-                    Cell::from(marker),
-                    Cell::from(b.id.to_string()),
-                    Cell::from(short_uuid(b.uuid.as_deref())),
-                    Cell::from(dash(b.service_host.as_deref())),
-                    Cell::from(state),
-                    Cell::from(short_uuid(b.instance_uuid.as_deref())),
-                ];
-                if with_size {
-                    cells.push(Cell::from(format!(
-                        "{}/{}/{}",
-                        b.cpus.map(|v| v.to_string()).unwrap_or("-".into()),
-                        b.memory_mb.map(|v| (v / 1024).to_string()).unwrap_or("-".into()),
-                        b.local_gb.map(|v| v.to_string()).unwrap_or("-".into())
-                    )));
-                }
-                cells.push(Cell::from(dash(b.pm_address.as_deref())));
-                cells.push(Cell::from(n.interfaces.len().to_string()));
-                Row::new(cells).style(style)
-            })
-            .collect();
-        let mut widths = vec![
-            Constraint::Length(1),
-            Constraint::Length(5),
-            Constraint::Length(8),
-            Constraint::Length(13),
-            Constraint::Length(13),
-            Constraint::Length(8),
-        ];
-        let mut header = vec!["", "ID", "UUID", "HOST", "STATE", "INSTANCE"];
-        if with_size {
-            widths.push(Constraint::Length(11));
-            header.push("CPU/GB/DISK");
-        }
-        widths.extend([Constraint::Min(9), Constraint::Length(4)]);
-        header.extend(["BMC", "MACS"]);
-        let table = Table::new(rows, widths).header(Row::new(header).style(theme.key())).block(block).column_spacing(1);
-        f.render_widget(table, table_area);
-        // the chart when it fits whole under the detail
-        let chart_h = chart_height(s);
-        if wide && chart_h <= detail_area.height.saturating_sub(14) {
-            let [detail, chart] =
-                Layout::vertical([Constraint::Min(14), Constraint::Length(chart_h)]).areas(detail_area);
-            self.render_detail(f, detail, theme, session);
-            render_chart(f, chart, theme, s);
-        } else {
-            self.render_detail(f, detail_area, theme, session);
-        }
-    }
-
     fn render_detail(&self, f: &mut Frame, area: Rect, theme: Theme, session: &Session) {
         let Some(p) = &session.prepared else { return };
         let Some(&ni) = self.rows.get(self.selected) else {
@@ -454,6 +337,124 @@ fn render_chart(f: &mut Frame, area: Rect, theme: Theme, s: &InventorySummary) {
 impl Page for Inventory {
     type Act = Act;
 
+    fn draw(&self, f: &mut Frame, area: Rect, cx: &DrawCtx) {
+        let (theme, session) = (cx.theme, cx.session);
+        let Some(p) = &session.prepared else {
+            f.render_widget(Paragraph::new("no inventory loaded").block(Block::bordered()), area);
+            return;
+        };
+        let wide = area.width >= 110;
+        let (table_area, detail_area) = if wide {
+            let [a, b] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(area);
+            (a, b)
+        } else {
+            let [a, b] = Layout::vertical([Constraint::Min(6), Constraint::Length(9)]).areas(area);
+            (a, b)
+        };
+        let s = &session.inv_summary;
+        let states: Vec<String> = s.by_state.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let sort = match self.sort {
+            SortKey::Id => "id",
+            SortKey::Host => "host",
+            SortKey::State => "state",
+            SortKey::Conflicts => "conflicts",
+        };
+        let filter = if self.filtering || !self.filter.value().is_empty() {
+            format!(" filter: {}{} ", self.filter.value(), if self.filtering { "▏" } else { "" })
+        } else {
+            String::new()
+        };
+        let title = format!(
+            " nova_bm: {} nodes ({} live, {} deleted) | sort {sort}{} {filter}",
+            s.nodes,
+            s.live,
+            s.soft_deleted,
+            if self.sort_desc { " desc" } else { "" }
+        );
+        let bottom = format!(" {} ", states.join(", "));
+        let block = Block::bordered()
+            .title(clip(&title, table_area.width as usize - 2))
+            .title_bottom(clip(&bottom, table_area.width as usize - 2));
+        let inner_h = block.inner(table_area).height.saturating_sub(1) as usize;
+        // only the visible rows are built (smooth with 100,000 nodes)
+        let sel = self.selected;
+        let offset = if sel >= inner_h { sel + 1 - inner_h } else { 0 };
+        let with_size = !wide || table_area.width > 100;
+        let rows: Vec<Row> = self
+            .rows
+            .iter()
+            .enumerate()
+            .skip(offset)
+            .take(inner_h)
+            .map(|(i, &ni)| {
+                let n = &p.inventory.nodes[ni];
+                let b = &n.node;
+                let (count, blocking) = session.node_marker(b.id);
+                let marker = if blocking {
+                    Span::styled("!", theme.bad())
+                } else if count > 0 {
+                    Span::styled("~", theme.warn())
+                } else {
+                    Span::raw(" ")
+                };
+                let state = if b.deleted { "(deleted)".to_string() } else { dash(b.task_state.as_deref()) };
+                let style = if i == sel {
+                    theme.selected()
+                } else if b.deleted {
+                    theme.dim()
+                } else {
+                    Style::new()
+                };
+                let mut cells = vec![
+                    Cell::from(marker),
+                    Cell::from(b.id.to_string()),
+                    Cell::from(short_uuid(b.uuid.as_deref())),
+                    Cell::from(dash(b.service_host.as_deref())),
+                    Cell::from(state),
+                    Cell::from(short_uuid(b.instance_uuid.as_deref())),
+                ];
+                if with_size {
+                    cells.push(Cell::from(format!(
+                        "{}/{}/{}",
+                        b.cpus.map(|v| v.to_string()).unwrap_or("-".into()),
+                        b.memory_mb.map(|v| (v / 1024).to_string()).unwrap_or("-".into()),
+                        b.local_gb.map(|v| v.to_string()).unwrap_or("-".into())
+                    )));
+                }
+                cells.push(Cell::from(dash(b.pm_address.as_deref())));
+                cells.push(Cell::from(n.interfaces.len().to_string()));
+                Row::new(cells).style(style)
+            })
+            .collect();
+        let mut widths = vec![
+            Constraint::Length(1),
+            Constraint::Length(5),
+            Constraint::Length(8),
+            Constraint::Length(13),
+            Constraint::Length(13),
+            Constraint::Length(8),
+        ];
+        let mut header = vec!["", "ID", "UUID", "HOST", "STATE", "INSTANCE"];
+        if with_size {
+            widths.push(Constraint::Length(11));
+            header.push("CPU/GB/DISK");
+        }
+        widths.extend([Constraint::Min(9), Constraint::Length(4)]);
+        header.extend(["BMC", "MACS"]);
+        let table = Table::new(rows, widths).header(Row::new(header).style(theme.key())).block(block).column_spacing(1);
+        f.render_widget(table, table_area);
+        // the chart when it fits whole under the detail
+        let chart_h = chart_height(s);
+        if wide && chart_h <= detail_area.height.saturating_sub(14) {
+            let [detail, chart] =
+                Layout::vertical([Constraint::Min(14), Constraint::Length(chart_h)]).areas(detail_area);
+            self.render_detail(f, detail, theme, session);
+            render_chart(f, chart, theme, s);
+        } else {
+            self.render_detail(f, detail_area, theme, session);
+        }
+    }
+
     fn table(&self, cx: &Ctx) -> Vec<&'static Binding<Act>> {
         if self.filtering {
             return FILTERING.to_vec();
@@ -490,7 +491,7 @@ impl Page for Inventory {
                 self.refresh(cx.session);
             }
             Act::Conflicts => return vec![Out::Go(Screen::Conflicts)],
-            Act::Back => return vec![Out::Go(Screen::Credentials)],
+            Act::Back => return vec![Out::Go(Screen::Connections)],
             Act::KeepFilter => self.filtering = false,
             Act::ClearFilter => {
                 self.filtering = false;
@@ -563,7 +564,7 @@ mod tests {
         let s = fixture::session(Mode::Rehearsal);
         let mut inv = screen(&s);
         inv.selected = 3;
-        let text = fixture::render(120, 20, |f| inv.render(f, f.area(), Theme { color: false }, &s));
+        let text = fixture::draw(120, 20, &inv, &fixture::draw_ctx(&s));
         insta::assert_snapshot!(text);
     }
 
@@ -572,7 +573,7 @@ mod tests {
     fn states_per_host_as_a_bar_chart() {
         let s = fixture::session(Mode::Rehearsal);
         let inv = screen(&s);
-        let text = fixture::render(120, 40, |f| inv.render(f, f.area(), Theme { color: false }, &s));
+        let text = fixture::draw(120, 40, &inv, &fixture::draw_ctx(&s));
         assert!(text.contains("States per host"), "{text}");
         let by_host = &s.inv_summary.by_host;
         assert_eq!(by_host.values().map(|st| st.values().sum::<usize>()).sum::<usize>(), 36);
@@ -581,7 +582,7 @@ mod tests {
             assert!(text.contains(&format!("{host} {first}")), "{host} {first}:\n{text}");
         }
         insta::assert_snapshot!(text);
-        let small = fixture::render(120, 24, |f| inv.render(f, f.area(), Theme { color: false }, &s));
+        let small = fixture::draw(120, 24, &inv, &fixture::draw_ctx(&s));
         assert!(!small.contains("States per host"), "no room: no chart");
     }
 }

@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::{Ctx, Out, Page};
+use super::{Ctx, DrawCtx, Out, Page};
 pub use crate::core::logs::follow::{LogLevel as Level, LogLine};
 use crate::core::logs::watch::node_uuids;
 use crate::tui::chrome::clip;
@@ -130,7 +130,8 @@ impl Logs {
         format!("Logs ({})", self.files.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "))
     }
 
-    pub fn render(&self, f: &mut Frame, area: Rect, theme: Theme, title: &str) {
+    /// The lines in a bordered pane titled `title`: the logs screen, or the pane beside the progress.
+    pub fn draw_pane(&self, f: &mut Frame, area: Rect, theme: Theme, title: &str) {
         let h = area.height.saturating_sub(2) as usize;
         let w = (area.width as usize).saturating_sub(2).max(10);
         let n = self.lines.len();
@@ -195,6 +196,10 @@ impl Logs {
 
 impl Page for Logs {
     type Act = Act;
+
+    fn draw(&self, f: &mut Frame, area: Rect, cx: &DrawCtx) {
+        self.draw_pane(f, area, cx.theme, &self.title())
+    }
 
     fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
         TABLE.to_vec()
@@ -284,7 +289,8 @@ mod tests {
     #[test]
     fn snapshot() {
         let l = sample();
-        let text = fixture::render(80, 8, |f| l.render(f, f.area(), Theme { color: false }, &l.title()));
+        let s = fixture::session(Mode::Rehearsal);
+        let text = fixture::draw(80, 8, &l, &fixture::draw_ctx(&s));
         insta::assert_snapshot!(text);
     }
 }

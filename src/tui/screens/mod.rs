@@ -1,6 +1,7 @@
 //! The wizard's screens, one file each. A screen owns its state, its binding table (the only place
 //! its keys are matched, and what the key bar and the help show), its `on_key` (pure: it changes
-//! its own state and returns what else must happen as [`Out`]), its `render`, and its tests.
+//! its own state and returns what else must happen as [`Out`]), its `draw` (from its state and a
+//! read-only [`DrawCtx`], the same signature on every screen), and its tests.
 
 pub mod confirm;
 pub mod conflicts;
@@ -16,15 +17,21 @@ pub mod summary;
 pub(crate) mod fixture;
 
 use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
+use ratatui::Frame;
 
 use super::app::Effect;
 use super::keys::{self, Binding, Row};
 use super::session::Session;
+use super::theme::Theme;
 use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
+use crate::core::migrate::timing::Phases;
+use logs::Logs;
+use progress::Progress;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
-    Credentials,
+    Connections,
     Inventory,
     Conflicts,
     Flavors,
@@ -36,7 +43,7 @@ pub enum Screen {
 
 impl Screen {
     pub const STEPS: [Screen; 7] = [
-        Screen::Credentials,
+        Screen::Connections,
         Screen::Inventory,
         Screen::Conflicts,
         Screen::Flavors,
@@ -46,7 +53,7 @@ impl Screen {
     ];
     pub fn title(self) -> &'static str {
         match self {
-            Screen::Credentials => "Connections",
+            Screen::Connections => "Connections",
             Screen::Inventory => "Inventory",
             Screen::Conflicts => "Conflicts",
             Screen::Flavors => "Flavors",
@@ -99,9 +106,35 @@ pub struct Ctx<'a> {
     pub busy: bool,
 }
 
-/// A screen's keys: its table (for the current state) and what each action does.
+/// What a screen may read when it draws (read only; `App::draw_ctx` builds it every frame).
+pub struct DrawCtx<'a> {
+    pub theme: Theme,
+    /// The mode is `session.mode`.
+    pub session: &'a Session,
+    /// The spinner's frame.
+    pub tick: usize,
+    /// Work the operator waits for runs (the connections screen shows no cursor then).
+    pub busy: bool,
+    /// The Ironic database as typed on the connections screen.
+    pub target: &'a str,
+    /// The connections screen has an Ironic API (a URL or a cloud).
+    pub api_given: bool,
+    /// The load (the summary shows how it ended).
+    pub progress: &'a Progress,
+    /// The followed logs (a pane beside the progress; the summary counts their errors).
+    pub logs: &'a Logs,
+    /// The wall time of each phase so far.
+    pub phases: Phases,
+    /// Where the audit log is written.
+    pub audit_log: Option<&'a str>,
+}
+
+/// A screen: its keys (its table for the current state and what each action does) and its drawing.
 pub trait Page {
     type Act: Copy + 'static;
+
+    /// Draws the screen into `area` (the body between the header and the status line).
+    fn draw(&self, f: &mut Frame, area: Rect, cx: &DrawCtx);
 
     fn table(&self, cx: &Ctx) -> Vec<&'static Binding<Self::Act>>;
 

@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Sparkline};
 use ratatui::Frame;
 
 use super::logs::Logs;
-use super::{Ctx, Out, Page, Screen};
+use super::{Ctx, DrawCtx, Out, Page, Screen};
 use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::load_sql::BATCH;
 use crate::core::migrate::plan::Plan;
@@ -221,8 +221,50 @@ impl Progress {
             (None, None) => "-".into(),
         }
     }
+}
 
-    pub fn render(&self, f: &mut Frame, area: Rect, theme: Theme, tick: usize, logs: &Logs) {
+/// The takeover logs beside the progress: the error records pinned on top (the newest that fit),
+/// the followed lines below them.
+fn render_logs(f: &mut Frame, area: Rect, theme: Theme, logs: &Logs) {
+    let n = logs.pinned.len();
+    if n == 0 {
+        logs.draw_pane(f, area, theme, "Takeover watch");
+        return;
+    }
+    let width = area.width.saturating_sub(2) as usize;
+    let rows: Vec<Line> = logs
+        .pinned
+        .iter()
+        .rev()
+        .take(4)
+        .rev()
+        .flat_map(|e| {
+            let mut w = wrap_words(&e.text, width.saturating_sub(3));
+            if w.len() > 2 {
+                w.truncate(2);
+                w[1].push('…');
+            }
+            w.into_iter()
+                .enumerate()
+                .map(|(i, w)| Line::from(Span::styled(format!("{}{w}", if i == 0 { "" } else { "  " }), theme.bad())))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let pinned_h = (rows.len() as u16 + 2).min(area.height / 2);
+    let [top, rest] = Layout::vertical([Constraint::Length(pinned_h), Constraint::Min(3)]).areas(area);
+    let title = format!(" Takeover errors: {n}{} (e: in the logs) ", if n > 4 { ", the last 4" } else { "" });
+    f.render_widget(
+        Paragraph::new(rows).block(Block::bordered().border_style(theme.bad()).title(Span::styled(title, theme.bad()))),
+        top,
+    );
+    logs.draw_pane(f, rest, theme, "Takeover watch");
+}
+
+impl Page for Progress {
+    type Act = Act;
+
+    fn draw(&self, f: &mut Frame, area: Rect, cx: &DrawCtx) {
+        let (theme, tick, logs) = (cx.theme, cx.tick, cx.logs);
         let (main, logs_area) = if area.width >= 110 {
             let [a, b] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
             (a, Some(b))
@@ -331,47 +373,6 @@ impl Progress {
             render_logs(f, l, theme, logs);
         }
     }
-}
-
-/// The takeover logs beside the progress: the error records pinned on top (the newest that fit),
-/// the followed lines below them.
-fn render_logs(f: &mut Frame, area: Rect, theme: Theme, logs: &Logs) {
-    let n = logs.pinned.len();
-    if n == 0 {
-        logs.render(f, area, theme, "Takeover watch");
-        return;
-    }
-    let width = area.width.saturating_sub(2) as usize;
-    let rows: Vec<Line> = logs
-        .pinned
-        .iter()
-        .rev()
-        .take(4)
-        .rev()
-        .flat_map(|e| {
-            let mut w = wrap_words(&e.text, width.saturating_sub(3));
-            if w.len() > 2 {
-                w.truncate(2);
-                w[1].push('…');
-            }
-            w.into_iter()
-                .enumerate()
-                .map(|(i, w)| Line::from(Span::styled(format!("{}{w}", if i == 0 { "" } else { "  " }), theme.bad())))
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let pinned_h = (rows.len() as u16 + 2).min(area.height / 2);
-    let [top, rest] = Layout::vertical([Constraint::Length(pinned_h), Constraint::Min(3)]).areas(area);
-    let title = format!(" Takeover errors: {n}{} (e: in the logs) ", if n > 4 { ", the last 4" } else { "" });
-    f.render_widget(
-        Paragraph::new(rows).block(Block::bordered().border_style(theme.bad()).title(Span::styled(title, theme.bad()))),
-        top,
-    );
-    logs.render(f, rest, theme, "Takeover watch");
-}
-
-impl Page for Progress {
-    type Act = Act;
 
     fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
         if self.cancel_asked {
@@ -475,7 +476,7 @@ mod tests {
             p.on_event(LoadEvent::Node { nova_bm_id: n.nova_bm_id, uuid: n.uuid, status: NodeStatus::Written });
         }
         p.on_event(LoadEvent::Progress { done: 5, total: p.total, elapsed_ms: 400.0 });
-        let text = fixture::render(100, 16, |f| p.render(f, f.area(), Theme { color: false }, 1, &Logs::default()));
+        let text = fixture::draw(100, 16, &p, &DrawCtx { tick: 1, ..fixture::draw_ctx(&s) });
         assert!(
             text.contains("13 nodes/s") && text.contains("elapsed 500 ms") && text.contains("ETA 2.00 s"),
             "{text}"
@@ -513,7 +514,8 @@ mod tests {
                 ),
             )]);
         }
-        let text = fixture::render(120, 28, |f| p.render(f, f.area(), Theme { color: false }, 1, &logs));
+        let draw_cx = DrawCtx { tick: 1, logs: &logs, ..fixture::draw_ctx(&s) };
+        let text = fixture::draw(120, 28, &p, &draw_cx);
         assert!(text.contains("Takeover errors: 1") && text.contains("Failed to take over node"), "{text}");
         assert!(text.contains("took over node 39"), "the later lines arrive below: {text}");
         assert!(!text.contains("took over node 5 "), "the pane has followed them: {text}");
@@ -523,7 +525,7 @@ mod tests {
         assert!(text.contains("⚠ 1 takeover error(s): e shows them (pinned on the right)"), "{text}");
         insta::assert_snapshot!(text);
         // narrow: no log pane, the count stays
-        let narrow = fixture::render(100, 20, |f| p.render(f, f.area(), Theme { color: false }, 1, &logs));
+        let narrow = fixture::draw(100, 20, &p, &draw_cx);
         assert!(
             narrow.contains("⚠ 1 takeover error(s): e shows them\n")
                 || narrow.contains("⚠ 1 takeover error(s): e shows them "),

@@ -9,9 +9,9 @@ use ratatui::Frame;
 
 use super::logs::Logs;
 use super::progress::Progress;
-use super::{Ctx, Out, Page, Screen};
+use super::{Ctx, DrawCtx, Out, Page, Screen};
 use crate::core::ironic::verdict::{Counts, Ending, TakeoverEvent, TakeoverState};
-use crate::core::migrate::timing::{human_ms, Phases};
+use crate::core::migrate::timing::human_ms;
 use crate::tui::app::Effect;
 use crate::tui::chrome::{clip, short_uuid};
 use crate::tui::keys::{ch, Bar, Binding};
@@ -108,18 +108,38 @@ const NEXT_STEPS: [&str; 5] = [
     "5. bm2ironic verify --ironic-url URL; undo: bm2ironic rollback.",
 ];
 
-impl Summary {
-    #[allow(clippy::too_many_arguments)]
-    pub fn render(
-        &self,
-        f: &mut Frame,
-        area: Rect,
-        theme: Theme,
-        progress: &Progress,
-        logs: &Logs,
-        phases: &Phases,
-        audit_log: Option<&str>,
-    ) {
+/// Nodes listed with their takeover errors (the logs screen has them all).
+const MAX_NODES: usize = 6;
+
+/// The takeover's error records grouped by the node they name, in order of first sight: (the node
+/// as "uuid8 (nova_bm N)", its first error, how many more); records naming no node come last.
+pub fn errors_by_node(logs: &Logs, progress: &Progress) -> Vec<(String, String, usize)> {
+    let mut out: Vec<(String, String, usize)> = Vec::new();
+    let mut add = |who: String, text: &str| match out.iter_mut().find(|(w, _, _)| *w == who) {
+        Some(e) => e.2 += 1,
+        None => out.push((who, text.to_string(), 0)),
+    };
+    for e in &logs.pinned {
+        for uuid in &e.nodes {
+            let id = progress.nodes.iter().find(|n| &n.uuid == uuid).map(|n| n.nova_bm_id);
+            let who = match id {
+                Some(id) => format!("{} (nova_bm {id})", short_uuid(Some(uuid))),
+                None => short_uuid(Some(uuid)),
+            };
+            add(who, &e.text);
+        }
+    }
+    for e in logs.pinned.iter().filter(|e| e.nodes.is_empty()) {
+        add("(no node named)".into(), &e.text);
+    }
+    out
+}
+
+impl Page for Summary {
+    type Act = Act;
+
+    fn draw(&self, f: &mut Frame, area: Rect, cx: &DrawCtx) {
+        let (theme, progress, logs, phases, audit_log) = (cx.theme, cx.progress, cx.logs, &cx.phases, cx.audit_log);
         let mut lines = vec![Line::from("")];
         match &progress.finished {
             Some(Ok(s)) => {
@@ -217,37 +237,6 @@ impl Summary {
             area,
         );
     }
-}
-
-/// Nodes listed with their takeover errors (the logs screen has them all).
-const MAX_NODES: usize = 6;
-
-/// The takeover's error records grouped by the node they name, in order of first sight: (the node
-/// as "uuid8 (nova_bm N)", its first error, how many more); records naming no node come last.
-pub fn errors_by_node(logs: &Logs, progress: &Progress) -> Vec<(String, String, usize)> {
-    let mut out: Vec<(String, String, usize)> = Vec::new();
-    let mut add = |who: String, text: &str| match out.iter_mut().find(|(w, _, _)| *w == who) {
-        Some(e) => e.2 += 1,
-        None => out.push((who, text.to_string(), 0)),
-    };
-    for e in &logs.pinned {
-        for uuid in &e.nodes {
-            let id = progress.nodes.iter().find(|n| &n.uuid == uuid).map(|n| n.nova_bm_id);
-            let who = match id {
-                Some(id) => format!("{} (nova_bm {id})", short_uuid(Some(uuid))),
-                None => short_uuid(Some(uuid)),
-            };
-            add(who, &e.text);
-        }
-    }
-    for e in logs.pinned.iter().filter(|e| e.nodes.is_empty()) {
-        add("(no node named)".into(), &e.text);
-    }
-    out
-}
-
-impl Page for Summary {
-    type Act = Act;
 
     fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
         TABLE.to_vec()
@@ -266,6 +255,7 @@ impl Page for Summary {
 mod tests {
     use super::*;
     use crate::core::migrate::load::LoadSummary;
+    use crate::core::migrate::timing::Phases;
     use crate::tui::screens::fixture;
     use crate::tui::session::Mode;
 
@@ -332,9 +322,15 @@ mod tests {
             commit_ms: Some(40.6),
             verify_ms: Some(230.0),
         };
-        let text = fixture::render(100, 26, |f| {
-            sum.render(f, f.area(), Theme { color: false }, &p, &logs, &phases, Some("/var/log/bm2ironic"))
-        });
+        let s = fixture::session(Mode::Live);
+        let cx = DrawCtx {
+            progress: &p,
+            logs: &logs,
+            phases,
+            audit_log: Some("/var/log/bm2ironic"),
+            ..fixture::draw_ctx(&s)
+        };
+        let text = fixture::draw(100, 26, &sum, &cx);
         assert!(text.contains("read 12 ms · plan 3.1 ms · load 1.48 s · commit 41 ms · verify 230 ms"), "{text}");
         assert!(text.contains("aaaaaaaa (nova_bm 7)") && text.contains("(+1 more)"), "{text}");
         insta::assert_snapshot!(text);
@@ -390,12 +386,9 @@ mod tests {
             saved_to: None,
             report: None,
         };
-        let phases = Phases::default();
-        let draw = |sum: &Summary| {
-            fixture::render(100, 20, |f| {
-                sum.render(f, f.area(), Theme { color: false }, &p, &Logs::default(), &phases, None)
-            })
-        };
+        let s = fixture::session(Mode::Live);
+        let cx = DrawCtx { progress: &p, ..fixture::draw_ctx(&s) };
+        let draw = |sum: &Summary| fixture::draw(100, 20, sum, &cx);
         let running = draw(&sum);
         assert!(
             running.contains("Takeover       1 taken over, 0 waiting, 1 failing - 0:04 elapsed, deadline 5:00"),
