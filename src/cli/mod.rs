@@ -116,7 +116,7 @@ pub fn main() -> ExitCode {
         return ExitCode::from(exit::RUNTIME);
     }
 
-    let outcome = run(cli);
+    let outcome = run_command(cli);
     let code = match outcome {
         Ok(()) => exit::OK,
         Err(f) => {
@@ -147,7 +147,7 @@ fn redact_words(text: &str) -> String {
     text.split_inclusive(char::is_whitespace).map(redact_url).collect()
 }
 
-fn run(cli: Cli) -> Result<(), Failure> {
+fn run_command(cli: Cli) -> Result<(), Failure> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -14,7 +14,7 @@ pub mod jobs;
 pub mod keys;
 pub mod msg;
 pub mod report;
-pub mod run;
+pub mod runtime;
 pub mod screens;
 pub mod session;
 pub mod theme;
@@ -31,7 +31,7 @@ use ratatui::Terminal;
 
 pub use app::{App, Mode, Prefill};
 pub use error::{JobError, WizardError};
-pub use run::{Context, Runner};
+pub use runtime::{Context, Runner};
 
 /// True when both stdin and stdout are terminals (a TUI needs both: keys in, screen out).
 pub fn have_terminal() -> bool {

@@ -44,7 +44,7 @@ pub async fn run(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure>
     let tgt = settings.ironic_db.as_ref().ok_or(PrepareError::NoTarget)?;
     let db = target::connect(&tgt.value).await?;
     if args.list {
-        let runs = crate::core::migrate::runs::runs(&db).await?;
+        let runs = crate::core::migrate::run_record::runs(&db).await?;
         let mut t =
             Table::new(&[("RUN", false), ("STARTED", false), ("STATUS", false), ("NODES", true), ("CHECKSUM", false)]);
         for r in &runs {

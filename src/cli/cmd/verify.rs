@@ -15,7 +15,7 @@ use crate::cli::output::{print, print_json, wire_name, Table};
 use crate::cli::{exit, parse_duration, Failure, GlobalArgs};
 use crate::core::ironic::api::IronicApi;
 use crate::core::ironic::verdict::{Counts, Ending, TakeoverEvent, TakeoverOutcome, TakeoverState};
-use crate::core::migrate::runs::RunRecord;
+use crate::core::migrate::run_record::RunRecord;
 use crate::core::migrate::steps::{self, VerifiedRun};
 
 #[derive(Args, Debug, Default)]

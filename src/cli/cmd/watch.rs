@@ -97,7 +97,7 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
     let settings = global.settings()?;
     if let Some(t) = &settings.ironic_db {
         let db = crate::core::ironic::target::connect(&t.value).await?;
-        let runs = crate::core::migrate::runs::runs(&db).await?;
+        let runs = crate::core::migrate::run_record::runs(&db).await?;
         db.close().await;
         match crate::core::migrate::rollback::pick_run(runs, args.run.as_deref()) {
             Ok(run) => migrated = run.written.iter().map(|w| w.uuid.to_ascii_lowercase()).collect(),

@@ -12,7 +12,7 @@ pub mod plan;
 pub mod prepare;
 pub mod report;
 pub mod rollback;
-pub mod runs;
+pub mod run_record;
 pub mod states;
 pub mod steps;
 pub mod timing;

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::core::db::sql::{marks, Val};
 use crate::core::db::url::Backend;
 use crate::core::db::{Db, DbError};
-use crate::core::migrate::runs::{self, RunRecord};
+use crate::core::migrate::run_record::{self, RunRecord};
 
 /// Tables whose rows hang off a node and go with it (Ironic writes node_history on its own).
 const NODE_CHILD_TABLES: &[&str] =
@@ -55,7 +55,7 @@ struct Current {
 }
 
 pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<RollbackReport, RollbackError> {
-    let run = pick_run(runs::runs(db).await?, run_id)?;
+    let run = pick_run(run_record::runs(db).await?, run_id)?;
     if run.status != "committed" {
         return Err(RollbackError::NotCommitted { run: run.id, status: run.status });
     }
@@ -143,7 +143,7 @@ pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<Roll
         removed_ports += tx.execute(&format!("DELETE FROM ports WHERE node_id IN {m}"), vals()).await?;
         removed_nodes += tx.execute(&format!("DELETE FROM nodes WHERE id IN {m}"), vals()).await?;
     }
-    let (sql, vals) = runs::set_status_stmt(&run.id, "rolled-back");
+    let (sql, vals) = run_record::set_status_stmt(&run.id, "rolled-back");
     tx.execute(&sql, vals).await?;
     tx.commit().await?;
     let not_restored: Vec<String> = run

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::core::db::url::Backend;
 use crate::core::db::{Db, DbError};
 use crate::core::ironic::api::IronicApi;
-use crate::core::migrate::runs::{RunRecord, WrittenNode};
+use crate::core::migrate::run_record::{RunRecord, WrittenNode};
 use crate::core::source::model::{Inventory, InventoryNode};
 
 #[derive(Debug, Clone, Serialize)]

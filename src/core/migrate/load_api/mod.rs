@@ -21,7 +21,7 @@ use crate::core::ironic::api::nodes::StateIds;
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
 use crate::core::migrate::load::{now, send_skipped, LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::plan::{NodePlan, Plan, Rows};
-use crate::core::migrate::runs::{written, ApiProgress, RunRecord};
+use crate::core::migrate::run_record::{written, ApiProgress, RunRecord};
 use node::{Cx, Outcome};
 use record::{RecordError, RunStore};
 

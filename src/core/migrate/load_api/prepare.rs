@@ -8,7 +8,7 @@ use crate::core::ironic::api::IronicApi;
 use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::plan::PlanOptions;
 use crate::core::migrate::prepare::{self, PrepareError, Prepared};
-use crate::core::migrate::runs::RunRecord;
+use crate::core::migrate::run_record::RunRecord;
 use crate::core::settings::ConnectionSettings;
 use std::time::Instant;
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::core::db::sql::Val;
 use crate::core::db::{Db, DbError};
-use crate::core::migrate::runs::{self, RunRecord, RUNS_TABLE};
+use crate::core::migrate::run_record::{self, RunRecord, RUNS_TABLE};
 
 /// Statuses of an API run (the `api-` prefix keeps them apart from SQL runs).
 pub const RUNNING: &str = "api-running";
@@ -88,8 +88,8 @@ impl RunStore {
                 write_private(&dir.join(format!("{}.json", run.id)), &text)
             }
             RunStore::Db(db) => {
-                if !runs::runs_table_exists(db).await? {
-                    db.execute_all(runs::runs_ddl(db.backend())).await?;
+                if !run_record::runs_table_exists(db).await? {
+                    db.execute_all(run_record::runs_ddl(db.backend())).await?;
                 }
                 let n = db
                     .execute(
@@ -127,7 +127,7 @@ impl RunStore {
     /// Every run (SQL and API alike in the database), newest first.
     pub async fn list(&self) -> Result<Vec<RunRecord>, RecordError> {
         match self {
-            RunStore::Db(db) => Ok(runs::runs(db).await?),
+            RunStore::Db(db) => Ok(run_record::runs(db).await?),
             RunStore::Dir(dir) => {
                 let mut out: Vec<RunRecord> = Vec::new();
                 let Ok(rd) = std::fs::read_dir(dir) else { return Ok(out) };

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::record::{self, RecordError, RunStore};
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
-use crate::core::migrate::runs::RunRecord;
+use crate::core::migrate::run_record::RunRecord;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ApiRollbackReport {

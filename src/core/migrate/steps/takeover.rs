@@ -16,7 +16,7 @@ use crate::core::ironic::takeover;
 use crate::core::ironic::target::TargetKind;
 use crate::core::ironic::verdict::{CheckOptions, TakeoverEvent, TakeoverOutcome};
 use crate::core::logs::watch::{Patterns, Start, WatchedLog, Watcher};
-use crate::core::migrate::runs::RunRecord;
+use crate::core::migrate::run_record::RunRecord;
 use crate::core::settings::ConnectionSettings;
 
 /// How often the takeover check asks the API about every node.

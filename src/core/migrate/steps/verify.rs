@@ -14,7 +14,7 @@ use crate::core::migrate::load_api::record::RunStore;
 use crate::core::migrate::load_api::verify::verify_api;
 use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::rollback;
-use crate::core::migrate::runs::{self, RunRecord};
+use crate::core::migrate::run_record::{self, RunRecord};
 use crate::core::migrate::verify::{self, VerifyReport};
 use crate::core::settings::ConnectionSettings;
 use crate::core::source::model::Inventory;
@@ -22,7 +22,7 @@ use crate::core::source::nova_bm::NovaBmSource;
 
 /// The SQL run `run_id` (None: the newest committed one) recorded in the Ironic database `db`.
 pub async fn pick_run(db: &Db, run_id: Option<&str>) -> Result<RunRecord, StepError> {
-    let runs = runs::runs(db).await?;
+    let runs = run_record::runs(db).await?;
     Ok(rollback::pick_run(runs, run_id)?)
 }
 

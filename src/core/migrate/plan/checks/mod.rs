@@ -5,7 +5,7 @@
 mod hardware;
 mod identity;
 mod ports;
-mod run;
+mod run_wide;
 mod state;
 
 pub(super) use hardware::without_invalid_sizes;
