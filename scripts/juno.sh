@@ -37,8 +37,10 @@
 #
 # RPC: Juno's API sends actions (power, provision, validate) to the conductor over oslo.messaging;
 # its `fake` transport lives inside one process, so a separate api and conductor never hear each
-# other (calls time out after 60 s). `allinone` runs both in one process. Reading nodes and ports
-# (what the tests do) needs no conductor: the API reads the database itself.
+# other (calls time out after 60 s). `allinone` runs both in one process, and makes the fake driver
+# deliver to the `<topic>.<host>` name Juno's API calls a conductor by (a broker's queue name, which
+# the fake driver does not know). Reading nodes and ports (what the tests do) needs no conductor:
+# the API reads the database itself.
 # The conductor writes to the database (registers itself, heartbeats) and every 60 s asks each
 # pxe_ipmitool node's BMC for its power state: point it only at databases whose BMC addresses are
 # loopback ones.
@@ -180,6 +182,7 @@ state_path = $dir/state
 lock_path = $dir/state/lock
 policy_file = $dir/policy.json
 log_file = $dir/ironic.log
+verbose = true
 debug = false
 
 [api]
@@ -239,10 +242,25 @@ allinone_py() {
   cat > "$BASE/allinone.py" <<'PY'
 # API and conductor of Juno's Ironic in one process, so that the in-process `fake` RPC transport
 # carries the API's calls to the conductor (scripts/juno.sh allinone).
-import ironic.cmd  # noqa: eventlet's monkey patching, as ironic-api and ironic-conductor do it
+import ironic  # noqa: eventlet's monkey patching (os=False), as ironic-api and ironic-conductor get it
 import sys
 import eventlet
 from oslo.config import cfg
+from oslo import messaging
+from oslo.messaging._drivers import impl_fake
+
+# Juno's API calls a conductor on the topic `<topic>.<host>`, with no server: the queue name a real
+# broker gives a server's own queue. The fake driver keeps (topic, server) apart, so a conductor
+# listening as server <host> of <topic> never hears it: listen on `<topic>.<host>` too.
+_listen = impl_fake.FakeDriver.listen
+def _listen_as_brokers_do(self, target):
+    listener = _listen(self, target)
+    if target.server:
+        t = messaging.Target(topic='%s.%s' % (target.topic, target.server), exchange=listener._targets[0].exchange)
+        self._exchange_manager.get_exchange(t.exchange).ensure_queue(t)
+        listener._targets.append(t)
+    return listener
+impl_fake.FakeDriver.listen = _listen_as_brokers_do
 from wsgiref import simple_server
 from six.moves import socketserver
 from ironic.api import app
