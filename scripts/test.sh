@@ -29,6 +29,10 @@ echo "== the real clients, each in a cached venv, installed meanwhile: the opens
 { scripts/clients.sh osc && scripts/novaclient.sh install >/tmp/bm2ironic-novaclient.out; } >/tmp/bm2ironic-clients.log 2>&1 &
 CLIENTS=$!
 
+echo "== the real Juno Ironic (2014.2 from its sources, scripts/juno.sh; docs/juno.md): its Python 2.7 venv, installed meanwhile =="
+scripts/juno.sh env >/tmp/bm2ironic-juno.env 2>/tmp/bm2ironic-juno.log &
+JUNO=$!
+
 echo "== real Ironic (PyPI ironic==39.0.0): venv, and its schema from ironic-dbsync upgrade on both servers =="
 eval "$(scripts/ironic-schemas.sh)"
 
@@ -41,6 +45,8 @@ BM2IRONIC_TEST_NOVACLIENT_VENV=$(tail -1 /tmp/bm2ironic-novaclient.out)
 export BM2IRONIC_TEST_NOVACLIENT_VENV
 wait "$GALERA" || { cat /tmp/bm2ironic-galera.log >&2; echo "starting the Galera cluster failed" >&2; exit 1; }
 eval "$(cat /tmp/bm2ironic-galera.env)"   # sets BM2IRONIC_TEST_GALERA: the galera:: tests run
+wait "$JUNO" || { cat /tmp/bm2ironic-juno.log >&2; echo "installing the Juno Ironic failed (scripts/juno.sh; where its sources come from: docs/juno.md)" >&2; exit 1; }
+eval "$(cat /tmp/bm2ironic-juno.env)"   # sets BM2IRONIC_TEST_JUNO_VENV: the juno:: tests run
 
 echo "== cargo fmt --check, cargo clippy (warnings are errors) =="
 cargo fmt --check
