@@ -1,5 +1,6 @@
--- Ironic Juno (2014.2) schema at alembic head 487deb87cc9d, written from DOMAIN.md section 3 and
--- openstack-facts.md 2.1 (ironic/db/sqlalchemy/models.py @2014.2). A test fixture, not upstream code.
+-- Ironic Juno (2014.2) schema at alembic head 487deb87cc9d on MariaDB, as Juno's own `ironic-dbsync
+-- upgrade` makes it (scripts/juno.sh): tests/it/juno.rs checks that it still is (columns, indexes,
+-- keys, checks, engine and charset). A test fixture, not upstream code.
 CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL);
 INSERT INTO alembic_version (version_num) VALUES ('487deb87cc9d');
 CREATE TABLE chassis (
@@ -18,7 +19,8 @@ CREATE TABLE conductors (
   online TINYINT(1) NULL,
   created_at DATETIME NULL,
   updated_at DATETIME NULL,
-  CONSTRAINT uniq_conductors0hostname UNIQUE (hostname)
+  CONSTRAINT uniq_conductors0hostname UNIQUE (hostname),
+  CHECK (online IN (0,1))
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8;
 CREATE TABLE nodes (
   id INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY,
@@ -36,14 +38,17 @@ CREATE TABLE nodes (
   driver VARCHAR(15) NULL,
   driver_info TEXT NULL,
   reservation VARCHAR(255) NULL,
-  conductor_affinity INTEGER NULL REFERENCES conductors (id),
+  conductor_affinity INTEGER NULL,
   maintenance TINYINT(1) NULL,
   console_enabled TINYINT(1) NULL,
   extra TEXT NULL,
   created_at DATETIME NULL,
   updated_at DATETIME NULL,
   CONSTRAINT uniq_nodes0uuid UNIQUE (uuid),
-  CONSTRAINT uniq_nodes0instance_uuid UNIQUE (instance_uuid)
+  CONSTRAINT uniq_nodes0instance_uuid UNIQUE (instance_uuid),
+  CONSTRAINT nodes_conductor_affinity_fk FOREIGN KEY (conductor_affinity) REFERENCES conductors (id),
+  CHECK (maintenance IN (0,1)),
+  CHECK (console_enabled IN (0,1))
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8;
 CREATE TABLE ports (
   id INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY,

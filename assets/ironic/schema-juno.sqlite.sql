@@ -1,5 +1,6 @@
--- Ironic Juno (2014.2) schema at alembic head 487deb87cc9d, written from DOMAIN.md section 3 and
--- openstack-facts.md 2.1 (ironic/db/sqlalchemy/models.py @2014.2). A test fixture, not upstream code.
+-- Ironic Juno (2014.2) schema at alembic head 487deb87cc9d on SQLite, as Juno's own `ironic-dbsync
+-- upgrade` makes it (scripts/juno.sh; two migrations given a SQLite branch): tests/it/juno.rs checks
+-- that it still is (columns, indexes, keys, checks). A test fixture, not upstream code.
 CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL);
 INSERT INTO alembic_version (version_num) VALUES ('487deb87cc9d');
 CREATE TABLE chassis (
@@ -36,15 +37,17 @@ CREATE TABLE nodes (
   driver VARCHAR(15) NULL,
   driver_info TEXT NULL,
   reservation VARCHAR(255) NULL,
-  conductor_affinity INTEGER NULL REFERENCES conductors (id),
+  conductor_affinity INTEGER NULL CONSTRAINT nodes_conductor_affinity_fk REFERENCES conductors (id),
   maintenance BOOLEAN NULL,
   console_enabled BOOLEAN NULL,
   extra TEXT NULL,
   created_at DATETIME NULL,
   updated_at DATETIME NULL,
   CONSTRAINT uniq_nodes0uuid UNIQUE (uuid),
-  CONSTRAINT uniq_nodes0instance_uuid UNIQUE (instance_uuid)
+  CHECK (maintenance IN (0, 1))
 );
+-- migration 3bea56f25597 on SQLite: a unique index under the constraint's name
+CREATE UNIQUE INDEX uniq_nodes0instance_uuid ON nodes (instance_uuid);
 CREATE TABLE ports (
   id INTEGER NOT NULL PRIMARY KEY,
   uuid VARCHAR(36) NULL,

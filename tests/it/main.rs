@@ -16,6 +16,7 @@ mod galera;
 mod hostile_rows;
 mod hostile_text;
 mod inventory;
+mod juno;
 mod keystone;
 mod migrate;
 mod plan_then_load;
