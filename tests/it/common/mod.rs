@@ -146,13 +146,38 @@ pub fn read_logs(dir: &Path) -> String {
     out
 }
 
-/// Declares one test per backend: `sqlite::name`, `mysql::name`, `postgres::name`.
+/// Declares each test once per backend it runs on, in a module named after the backend:
+/// `sqlite::name`, `mysql::name`, `postgres::name`. A test that applies to some backends only is
+/// declared only there, never as a copy that returns at once and counts as passed:
+///
+/// ```ignore
+/// per_backend! {
+///     runs_everywhere => super::runs_everywhere;              // sqlite::, mysql::, postgres::
+///     [sqlite] needs_no_server => super::needs_no_server;      // sqlite:: only
+///     [servers] needs_a_login => super::needs_a_login;         // mysql::, postgres::
+/// }
+/// ```
 #[macro_export]
 macro_rules! per_backend {
-    ($($name:ident => $body:path;)*) => {
-        mod sqlite { $( #[tokio::test(flavor = "multi_thread")] async fn $name() { $body($crate::common::Backend::Sqlite).await } )* }
-        mod mysql { $( #[tokio::test(flavor = "multi_thread")] async fn $name() { $body($crate::common::Backend::MySql).await } )* }
-        mod postgres { $( #[tokio::test(flavor = "multi_thread")] async fn $name() { $body($crate::common::Backend::Postgres).await } )* }
+    ($($([$only:ident])? $name:ident => $body:path;)*) => {
+        mod sqlite { $( $crate::per_backend!(@on Sqlite [$($only)?] $name => $body); )* }
+        mod mysql { $( $crate::per_backend!(@on MySql [$($only)?] $name => $body); )* }
+        mod postgres { $( $crate::per_backend!(@on Postgres [$($only)?] $name => $body); )* }
+    };
+    // which backends a tag runs on
+    (@on $b:ident [] $name:ident => $body:path) => { $crate::per_backend!(@test $b $name => $body); };
+    (@on Sqlite [sqlite] $name:ident => $body:path) => { $crate::per_backend!(@test Sqlite $name => $body); };
+    (@on $b:ident [sqlite] $name:ident => $body:path) => {};
+    (@on Sqlite [servers] $name:ident => $body:path) => {};
+    (@on $b:ident [servers] $name:ident => $body:path) => { $crate::per_backend!(@test $b $name => $body); };
+    (@on $b:ident [$other:ident] $name:ident => $body:path) => {
+        compile_error!(concat!("per_backend!: [", stringify!($other), "] is not a tag; [sqlite] or [servers]"));
+    };
+    (@test $b:ident $name:ident => $body:path) => {
+        #[tokio::test(flavor = "multi_thread")]
+        async fn $name() {
+            $body($crate::common::Backend::$b).await
+        }
     };
 }
 
