@@ -181,6 +181,22 @@ macro_rules! per_backend {
     };
 }
 
+/// Where a property test of this crate keeps its failures: `proptest-regressions/tests/it/<file>.txt`
+/// at the top of the repository, beside the library's (proptest's default would put them in
+/// `tests/proptest-regressions/`, as tests/it has a main.rs). Saved seeds are replayed before any new
+/// case. `$file` is the test file's name without `.rs`.
+#[macro_export]
+macro_rules! regressions {
+    ($file:literal) => {
+        Some(Box::new(::proptest::test_runner::FileFailurePersistence::Direct(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/proptest-regressions/tests/it/",
+            $file,
+            ".txt"
+        ))))
+    };
+}
+
 pub const IRONIC_VENV: &str = "BM2IRONIC_TEST_IRONIC_VENV";
 pub const IRONIC_MYSQL_SCHEMA: &str = "BM2IRONIC_TEST_IRONIC_MYSQL_SCHEMA";
 pub const IRONIC_PG_SCHEMA: &str = "BM2IRONIC_TEST_IRONIC_PG_SCHEMA";
