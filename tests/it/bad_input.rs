@@ -155,7 +155,7 @@ fn wizard_without_a_terminal_exits_2() {
 #[test]
 fn servers_are_configured_when_ci_says_so() {
     // In CI the server tests must never skip: this fails loudly when scripts/test.sh was bypassed.
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
+    if crate::common::in_ci() {
         assert!(server_env(MYSQL_READER).is_some() && server_env(PG_READER).is_some());
     }
 }

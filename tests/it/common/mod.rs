@@ -24,19 +24,50 @@ pub const PG_READER: &str = "BM2IRONIC_TEST_PG_READER";
 /// The SELECT-only user's password (scripts/test-services.sh), searched for in outputs and logs.
 pub const READER_PASSWORD: &str = "readerpass";
 
-/// The URL of a test server, or None with a loud message (written past libtest's capture) when the
-/// server is not configured. In CI a missing server is a failure, never a skip.
+/// Names the file where each skip is noted, one line a test, for scripts/test.sh to list after the
+/// run: libtest shows nothing a passing test prints with `eprintln!`, and a note written past its
+/// capture is lost among hundreds of lines.
+pub const SKIPS_FILE: &str = "BM2IRONIC_TEST_SKIPS";
+
+/// A CI run (CI=true or CI=1): there every server is started, and no test may skip.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// A test that cannot run here (`why`: what is missing, and what provides it) says so, then
+/// returns: a note on stderr, written past libtest's capture, and a line `<test>: <why>` appended to
+/// the file named by BM2IRONIC_TEST_SKIPS (scripts/test.sh sets it). In CI it fails instead.
+pub fn skip(why: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().filter(|n| *n != "main").unwrap_or("(a test off its own thread)");
+    if let Some(file) = std::env::var_os(SKIPS_FILE).filter(|f| !f.is_empty()) {
+        let line = format!("{test}: {why}\n");
+        // one write of one short line to a file opened for appending: lines of parallel tests do not mix
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&file)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = written {
+            panic!("cannot note the skip in {} ({SKIPS_FILE}): {e}", Path::new(&file).display());
+        }
+    }
+    if in_ci() {
+        panic!("{why}; in CI no test may skip");
+    }
+    let _ = writeln!(std::io::stderr(), "\n*** SKIPPED: {why} ***");
+}
+
+/// The URL of a test server, or None with a loud message (written past libtest's capture, and noted
+/// for scripts/test.sh) when the server is not configured. In CI a missing server is a failure,
+/// never a skip.
 pub fn server_env(var: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(v) if !v.is_empty() => Some(v),
         _ => {
-            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-                panic!("{var} is not set: CI must run the tests through scripts/test.sh, which starts MariaDB and PostgreSQL");
-            }
-            let _ = writeln!(
-                std::io::stderr(),
-                "\n*** SKIPPED: {var} is not set, so this test cannot reach its server. Run scripts/test.sh (it starts MariaDB and PostgreSQL). ***"
-            );
+            skip(&format!(
+                "{var} is not set, so this test cannot reach its server: scripts/test.sh starts the servers and sets it"
+            ));
             None
         }
     }
