@@ -129,7 +129,9 @@ fn resolutions(seed: u64, decide: bool) -> Resolutions {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+    // a failure is kept in proptest-regressions/core/migrate/plan/properties.txt (proptest's default
+    // place) and replayed before any new case
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn every_row_is_accounted_for_and_nothing_is_written_twice(
@@ -268,7 +270,7 @@ fn same_plan(a: &super::Plan, b: &super::Plan) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     #[test]
     fn pieces_and_threads_do_not_change_the_plan(
