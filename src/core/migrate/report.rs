@@ -284,9 +284,7 @@ impl Report {
                 ran: false,
                 ok: false,
                 text: match loaded {
-                    Some(s) if s.committed => {
-                        "`bm2ironic verify --run RUN` compares every field and port".into()
-                    }
+                    Some(s) if s.committed => "`bm2ironic verify --run RUN` compares every field and port".into(),
                     _ => "nothing was committed".into(),
                 },
             },
