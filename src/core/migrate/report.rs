@@ -577,34 +577,9 @@ mod tests {
         assert!(md.contains("not started: 7 blocking conflict(s) unresolved"), "{md}");
         assert!(md.contains("**UNDECIDED**") && md.contains("Nothing to roll back"), "{md}");
         assert!(md.contains("Not run: nothing was committed"), "{md}");
-        assert_eq!(doubled_words(&md), Vec::<String>::new(), "{md}");
+        assert_eq!(crate::core::text::doubled_words(&md), Vec::<String>::new(), "{md}");
         assert_eq!(r.nodes.len(), p.nodes.len());
         let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(doc["plan"]["checksum"], p.checksum);
-    }
-
-    /// Words said twice in a row ("not run: not run", "the the"), case and punctuation aside.
-    fn doubled_words(text: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        for line in text.lines() {
-            let words: Vec<String> = line
-                .split_whitespace()
-                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase())
-                .filter(|w| !w.is_empty())
-                .collect();
-            for pair in words.windows(2) {
-                if pair[0] == pair[1] && pair[0].chars().any(char::is_alphabetic) {
-                    out.push(format!("'{} {}' in: {line}", pair[0], pair[1]));
-                }
-            }
-            for pair in words.windows(4) {
-                // ("interface 13: interface 13 (MAC) ..." names its subject, then describes it)
-                let numbered = pair.iter().any(|w| w.chars().any(|c| c.is_ascii_digit()));
-                if pair[0] == pair[2] && pair[1] == pair[3] && !numbered {
-                    out.push(format!("'{} {}' twice in: {line}", pair[0], pair[1]));
-                }
-            }
-        }
-        out
     }
 }
