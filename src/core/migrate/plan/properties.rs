@@ -316,7 +316,7 @@ proptest! {
         // the copy-free path for text already in Ironic's form agrees with parsing every time
         let t = s.trim();
         let parsed = (t.len() == 36).then(|| uuid::Uuid::parse_str(t).ok()).flatten().map(|u| u.hyphenated().to_string());
-        prop_assert_eq!(super::uuid_form(&s).map(|c| c.into_owned()), parsed.clone());
+        prop_assert_eq!(super::uuids::uuid_form(&s).map(|c| c.into_owned()), parsed.clone());
         prop_assert_eq!(normalize_uuid(&s), parsed);
     }
 }
