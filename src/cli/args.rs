@@ -222,7 +222,7 @@ pub fn via_api(args: &PlanArgs) -> Result<bool, Failure> {
 /// The plan, against the Ironic database (`--via db`) or the Ironic API (`--via api`).
 pub async fn prepare_from(global: &GlobalArgs, args: &PlanArgs) -> Result<Prepared, Failure> {
     if via_api(args)? {
-        let (p, t) = prepare_api_from(global, args).await?;
+        let (p, t, _) = prepare_api_from(global, args).await?;
         t.close().await;
         return Ok(p.prepared);
     }
@@ -265,7 +265,10 @@ fn refuse_unmatched(args: &PlanArgs, resolutions: &Resolutions, prepared: &Prepa
 
 /// `--via api`: the Ironic API opened for the load and the plan against its view of Ironic (a
 /// resumed run's nodes left out, so the load continues them); the scope warning said once.
-pub async fn prepare_api_from(global: &GlobalArgs, args: &PlanArgs) -> Result<(PreparedApi, ApiLoadTarget), Failure> {
+pub async fn prepare_api_from(
+    global: &GlobalArgs,
+    args: &PlanArgs,
+) -> Result<(PreparedApi, ApiLoadTarget, ConnectionSettings), Failure> {
     let settings = global.settings()?;
     let (opts, resolutions, _) = options(args, &settings)?;
     let target = global.api_target(&settings)?;
@@ -278,7 +281,7 @@ pub async fn prepare_api_from(global: &GlobalArgs, args: &PlanArgs) -> Result<(P
     }
     match t.prepare(&settings, &opts, &resolutions).await {
         Ok(p) => match refuse_unmatched(args, &resolutions, &p.prepared) {
-            Ok(()) => Ok((p, t)),
+            Ok(()) => Ok((p, t, settings)),
             Err(e) => {
                 t.close().await;
                 Err(e)

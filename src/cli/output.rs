@@ -6,11 +6,17 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 
-use super::Failure;
+use super::{Failure, GlobalArgs, MigrateArgs};
+use crate::core::db::url::DbUrl;
 use crate::core::migrate::conflict::{Action, Conflict, ConflictCode, Subject};
 use crate::core::migrate::consequences::{consequence, fix, Consequence};
 use crate::core::migrate::load::LoadSummary;
 use crate::core::migrate::plan::{NodePlan, Plan};
+use crate::core::migrate::prepare::Prepared;
+use crate::core::migrate::report::{self, Outcome, Report, ReportInput, Who};
+use crate::core::migrate::steps;
+use crate::core::migrate::timing::Phases;
+use crate::core::settings::{ConnectionSettings, Setting};
 use crate::core::text::{visible, visible_line};
 use serde_json::json;
 
@@ -344,6 +350,56 @@ pub fn print_blocking(p: &Plan, json_out: bool) {
     } else {
         print_plan(p);
     }
+}
+
+/// The verification of a committed run, for the report: what it found, or why it did not pass.
+pub async fn verify_for_report(
+    global: &GlobalArgs,
+    settings: &ConnectionSettings,
+    prepared: &Prepared,
+    s: &LoadSummary,
+) -> Result<String, String> {
+    // a run is verified after it is committed (or, through the API, done) only
+    let target = global.api_target(settings).map_err(|e| e.message)?;
+    let inventory = Some(prepared.inventory.clone());
+    let v = steps::verify(settings, Some(&s.run_id), &target, global.state_dir(), inventory)
+        .await
+        .map_err(|e| e.to_string())?;
+    report::verify_text(&v.report)
+}
+
+/// Writes the run report when `--report` asks for one.
+pub fn write_report(
+    args: &MigrateArgs,
+    settings: &ConnectionSettings,
+    prepared: &Prepared,
+    outcome: Outcome,
+    phases: Phases,
+    verify: Option<Result<String, String>>,
+) -> Result<(), Failure> {
+    let Some(path) = &args.report else { return Ok(()) };
+    let url = |s: &Option<Setting<DbUrl>>| s.as_ref().map(|s| s.value.redacted().to_string());
+    let input = ReportInput {
+        who: Who::current(),
+        plan: &prepared.plan,
+        source: prepared.source.clone(),
+        target: url(&settings.ironic_db)
+            .or_else(|| settings.ironic_url.as_ref().map(|u| format!("the Ironic API at {}", u.value)))
+            .unwrap_or_default(),
+        nova: url(&settings.nova_db),
+        nova_api: url(&settings.nova_api_db),
+        ironic_api: settings.ironic_url.as_ref().map(|u| u.value.clone()),
+        outcome,
+        phases,
+        verify,
+        takeover: None,
+        flavors_change_set: None,
+        resolutions_file: args.plan.resolutions.as_ref().map(|p| p.display().to_string()),
+    };
+    report::write(&Report::new(&input), path)
+        .map_err(|e| Failure::runtime(format!("cannot write the report {}: {e}", path.display())))?;
+    eprintln!("run report written to {}", path.display());
+    Ok(())
 }
 
 #[cfg(test)]

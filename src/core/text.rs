@@ -45,6 +45,32 @@ pub fn visible_line(s: &str) -> Cow<'_, str> {
     escape(s, false)
 }
 
+/// Words said twice in a row ("not run: not run", "the the"), case and punctuation aside.
+#[cfg(test)]
+pub(crate) fn doubled_words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let words: Vec<String> = line
+            .split_whitespace()
+            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase())
+            .filter(|w| !w.is_empty())
+            .collect();
+        for pair in words.windows(2) {
+            if pair[0] == pair[1] && pair[0].chars().any(char::is_alphabetic) {
+                out.push(format!("'{} {}' in: {line}", pair[0], pair[1]));
+            }
+        }
+        for pair in words.windows(4) {
+            // ("interface 13: interface 13 (MAC) ..." names its subject, then describes it)
+            let numbered = pair.iter().any(|w| w.chars().any(|c| c.is_ascii_digit()));
+            if pair[0] == pair[2] && pair[1] == pair[3] && !numbered {
+                out.push(format!("'{} {}' twice in: {line}", pair[0], pair[1]));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -224,11 +224,17 @@ async fn api_adopt_flow_failure_fix_rerun_verify_rollback_without_power_actions(
     let bad = uuid("bbbbbbbb", 6);
 
     // node 6's image_ref does not validate: its adopt fails with Ironic's error, the five others finish
-    let out = env.migrate();
+    let report = env.files.join("report.md");
+    let out = env.migrate_cmd().arg("--report").arg(&report).output().unwrap();
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains(&format!("FAILED {bad} (nova_bm 6)")) && t.contains("adopt failed"), "{t}");
     assert!(t.contains("Validation of image href no-such-image failed"), "Ironic's own words: {t}");
+    // the run report says what happened through the API: which node failed and how to go on
+    let md = std::fs::read_to_string(&report).unwrap();
+    assert!(md.contains("partly done through the Ironic API: 5 nodes changed, 1 failed"), "{md}");
+    assert!(md.contains("failed through the API, left where it is") && md.contains("no-such-image"), "{md}");
+    assert!(!md.contains(BMC_PASSWORD), "{md}");
     let nodes = env.nodes().await;
     assert_eq!(nodes.len(), 6);
     let by = |u: &str| nodes.iter().find(|n| n["uuid"] == u).cloned().unwrap();
@@ -266,9 +272,12 @@ async fn api_adopt_flow_failure_fix_rerun_verify_rollback_without_power_actions(
     env.nova.exec(&format!("UPDATE instances SET image_ref = '{good}' WHERE image_ref = 'no-such-image'")).await;
     let before: Vec<(String, String)> =
         nodes.iter().map(|n| (n["uuid"].as_str().unwrap().into(), n["updated_at"].to_string())).collect();
-    let out = env.migrate();
+    let out = env.migrate_cmd().arg("--report").arg(&report).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).contains("Resuming run"), "{}", text(&out));
+    let md = std::fs::read_to_string(&report).unwrap();
+    assert!(md.contains("done through the Ironic API: 1 nodes changed"), "{md}");
+    assert!(md.contains("OK: ") && md.contains("puts the nodes this run created in maintenance"), "{md}");
     let after = env.nodes().await;
     for (u, upd) in &before {
         if *u != bad {

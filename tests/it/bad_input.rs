@@ -32,10 +32,8 @@ fn assert_one_line(o: &Outcome, code: i32, must_contain: &[&str]) {
     }
 }
 
+/// Servers only: SQLite has no login.
 async fn wrong_password_names_host_and_user(backend: Backend) {
-    if backend == Backend::Sqlite {
-        return; // SQLite has no login
-    }
     let Some(db) = TestDb::with_fixture(backend, "pw", &Fixture::standard()).await else { return };
     let o = inventory_with_env_url(&db.reader_url_with_password("Wr0ng-pass-77"), &[]);
     let endpoint = if backend == Backend::MySql { "127.0.0.1:13306" } else { "127.0.0.1:15432" };
@@ -43,9 +41,10 @@ async fn wrong_password_names_host_and_user(backend: Backend) {
     assert!(!o.stderr.contains("Wr0ng-pass-77"));
 }
 
+/// Servers only: SQLite has no host to reach.
 async fn unreachable_host(backend: Backend) {
     let url = match backend {
-        Backend::Sqlite => return,
+        Backend::Sqlite => unreachable!("declared for the servers only"),
         Backend::MySql => "mysql+pymysql://nova:pw@127.0.0.1:1/nova_bm?charset=utf8",
         Backend::Postgres => "postgresql+psycopg2://nova:pw@127.0.0.1:1/nova_bm",
     };
@@ -78,10 +77,8 @@ async fn nova_bm_at_version_9(backend: Backend) {
     assert_one_line(&o, 1, &["version 9", "version 10", "upgrade it first", "nova-baremetal-manage db sync"]);
 }
 
+/// SQLite only: typed servers refuse such a row at INSERT; SQLite stores it.
 async fn malformed_row_names_row_and_column(backend: Backend) {
-    if backend != Backend::Sqlite {
-        return; // typed servers refuse such a row at INSERT; SQLite stores it
-    }
     let Some(db) = TestDb::with_fixture(backend, "badrow", &Fixture::standard()).await else { return };
     db.exec("UPDATE bm_nodes SET cpus = 'eight' WHERE id = 4").await;
     let o = inventory_with_env_url(&db.reader_url, &[]);
@@ -89,12 +86,12 @@ async fn malformed_row_names_row_and_column(backend: Backend) {
 }
 
 per_backend! {
-    wrong_password_names_host_and_user => super::wrong_password_names_host_and_user;
-    unreachable_host => super::unreachable_host;
+    [servers] wrong_password_names_host_and_user => super::wrong_password_names_host_and_user;
+    [servers] unreachable_host => super::unreachable_host;
     database_that_is_not_nova_bm => super::database_that_is_not_nova_bm;
     nova_main_database_is_refused => super::nova_main_database_is_refused;
     nova_bm_at_version_9 => super::nova_bm_at_version_9;
-    malformed_row_names_row_and_column => super::malformed_row_names_row_and_column;
+    [sqlite] malformed_row_names_row_and_column => super::malformed_row_names_row_and_column;
 }
 
 #[test]
@@ -158,7 +155,7 @@ fn wizard_without_a_terminal_exits_2() {
 #[test]
 fn servers_are_configured_when_ci_says_so() {
     // In CI the server tests must never skip: this fails loudly when scripts/test.sh was bypassed.
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
+    if crate::common::in_ci() {
         assert!(server_env(MYSQL_READER).is_some() && server_env(PG_READER).is_some());
     }
 }

@@ -16,11 +16,7 @@ fn have_tmux() -> bool {
     if Command::new("tmux").arg("-V").output().is_ok() {
         return true;
     }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("tmux is missing: scripts/test.sh installs it");
-    }
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "\n*** SKIPPED: tmux is not installed (scripts/test.sh installs it) ***");
+    crate::common::skip("tmux is not installed (scripts/test.sh installs it)");
     false
 }
 

@@ -47,7 +47,7 @@ fn hostile() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: regressions!("fuzz"), ..ProptestConfig::default() })]
 
     #[test]
     fn urls_parse_or_fail_and_never_show_a_password(s in hostile(), secret in "[A-Za-z0-9]{12}") {

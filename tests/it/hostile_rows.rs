@@ -373,6 +373,10 @@ per_backend! {
     negative_sizes_are_their_own_conflict => super::negative_sizes_are_their_own_conflict;
     four_byte_utf8_reaches_a_utf8mb3_target_escaped => super::four_byte_utf8_reaches_a_utf8mb3_target_escaped;
     a_failed_load_leaves_nothing_behind_and_names_the_row => super::a_failed_load_leaves_nothing_behind_and_names_the_row;
+    // these need no server: one run each
+    [sqlite] a_missing_sqlite_target_is_never_created => super::a_missing_sqlite_target_is_never_created;
+    [sqlite] blank_options_are_usage_errors => super::blank_options_are_usage_errors;
+    [sqlite] a_decision_that_matches_nothing_is_a_usage_error => super::a_decision_that_matches_nothing_is_a_usage_error;
 }
 
 async fn a_decision_that_matches_nothing_is_a_usage_error(_backend: Backend) {
@@ -388,21 +392,5 @@ async fn a_decision_that_matches_nothing_is_a_usage_error(_backend: Backend) {
         assert_eq!(r.code, 2, "{cmd:?}: {}{}", r.stdout, r.stderr);
         assert!(r.stderr.contains("#1 (code = mid-deploy, node = 99, action = maintenance)"), "{}", r.stderr);
         assert!(tgt.dump() == before);
-    }
-}
-
-// these need no server: one run each (the sqlite:: copy)
-mod sqlite_only {
-    #[tokio::test(flavor = "multi_thread")]
-    async fn a_decision_that_matches_nothing_is_a_usage_error() {
-        super::a_decision_that_matches_nothing_is_a_usage_error(super::Backend::Sqlite).await
-    }
-    #[tokio::test(flavor = "multi_thread")]
-    async fn a_missing_sqlite_target_is_never_created() {
-        super::a_missing_sqlite_target_is_never_created(super::Backend::Sqlite).await
-    }
-    #[tokio::test(flavor = "multi_thread")]
-    async fn blank_options_are_usage_errors() {
-        super::blank_options_are_usage_errors(super::Backend::Sqlite).await
     }
 }

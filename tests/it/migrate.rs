@@ -243,10 +243,9 @@ async fn rehearse_leaves_the_target_byte_for_byte_unchanged(backend: Backend) {
     assert!(before == after, "dump changed:\n{}", String::from_utf8_lossy(&after));
 }
 
+/// SQLite only, one run: the confirmation is asked for after the plan, before any write, the same
+/// way whatever the backend.
 async fn migrate_without_a_terminal_needs_yes(backend: Backend) {
-    if backend != Backend::Sqlite {
-        return;
-    }
     let Some(src) = TestDb::with_fixture(backend, "src", &Fixture::standard()).await else { return };
     let Some(tgt) = TestDb::ironic(backend, "tgt").await else { return };
     let r = run(&args(&with(&["migrate"], &[STANDARD_RESOLUTIONS])), &src, &tgt, None);
@@ -331,7 +330,7 @@ async fn not_an_ironic_database_is_refused(backend: Backend) {
 per_backend! {
     every_conflict_code_then_verify_rerun_and_rollback => super::every_conflict_code_then_verify_rerun_and_rollback;
     rehearse_leaves_the_target_byte_for_byte_unchanged => super::rehearse_leaves_the_target_byte_for_byte_unchanged;
-    migrate_without_a_terminal_needs_yes => super::migrate_without_a_terminal_needs_yes;
+    [sqlite] migrate_without_a_terminal_needs_yes => super::migrate_without_a_terminal_needs_yes;
     juno_target_gets_juno_rows => super::juno_target_gets_juno_rows;
     not_an_ironic_database_is_refused => super::not_an_ironic_database_is_refused;
     unsupported_power_manager_from_nova_conf => super::unsupported_power_manager_from_nova_conf;

@@ -101,7 +101,7 @@ fn decisions(seed: u64) -> Vec<String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: regressions!("plan_then_load"), ..ProptestConfig::default() })]
 
     #[test]
     fn what_plan_lets_through_loads_without_a_database_error(f in inventory(), seed in any::<u64>()) {

@@ -22,7 +22,6 @@ fn assert_nothing_leaks(what: &str, stdout: &[u8], stderr: &[u8], logs: &std::pa
 
 async fn no_password_in_outputs_or_audit_log(backend: Backend) {
     let Some(db) = TestDb::with_fixture(backend, "leak", &Fixture::standard()).await else { return };
-    let wrong = "Wr0ng-Secret-pw";
 
     // working connection, password on the command line, everything mirrored to stderr
     let logs = tempfile::tempdir().unwrap();
@@ -45,10 +44,13 @@ async fn no_password_in_outputs_or_audit_log(backend: Backend) {
         bm2ironic(logs.path()).env("BM2IRONIC_NOVA_BM_DB", &db.reader_url).args(["-v", "inventory"]).output().unwrap();
     assert!(out.status.success());
     assert_nothing_leaks("working, env, table", &out.stdout, &out.stderr, logs.path(), &secrets);
+}
 
-    if backend == Backend::Sqlite {
-        return;
-    }
+/// Servers only (SQLite has no login).
+async fn no_password_in_outputs_or_audit_log_when_the_login_fails(backend: Backend) {
+    let Some(db) = TestDb::with_fixture(backend, "leakpw", &Fixture::standard()).await else { return };
+    let wrong = "Wr0ng-Secret-pw";
+
     // failing connection: wrong password, by flag and by environment
     let bad = db.reader_url_with_password(wrong);
     let logs = tempfile::tempdir().unwrap();
@@ -132,6 +134,7 @@ async fn the_run_report_names_no_password(backend: Backend) {
 
 per_backend! {
     no_password_in_outputs_or_audit_log => super::no_password_in_outputs_or_audit_log;
+    [servers] no_password_in_outputs_or_audit_log_when_the_login_fails => super::no_password_in_outputs_or_audit_log_when_the_login_fails;
     nova_conf_passwords_stay_hidden => super::nova_conf_passwords_stay_hidden;
     the_run_report_names_no_password => super::the_run_report_names_no_password;
 }

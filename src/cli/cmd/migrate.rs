@@ -8,21 +8,16 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::output::{confirm, print, print_blocking, print_counts};
+use crate::cli::output::{confirm, print, print_blocking, print_counts, verify_for_report, write_report};
 use crate::cli::{exit, prepare_with_settings, via_api, Failure, GlobalArgs, MigrateArgs};
 use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
-use crate::core::migrate::prepare::Prepared;
-use crate::core::migrate::report::{self, Outcome, Report, ReportInput, Who};
+use crate::core::migrate::report::Outcome;
 use crate::core::migrate::steps;
 use crate::core::migrate::timing::{human_ms, human_rate, ms, Phases, Throughput};
-use crate::core::settings::ConnectionSettings;
 use crate::core::text::visible_line;
 
 pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> {
     if via_api(&args.plan)? {
-        if args.report.is_some() {
-            return Err(Failure::usage("--report is written for --via db loads only (for now)"));
-        }
         return super::migrate_api::run(global, args).await;
     }
     let (prepared, settings) = prepare_with_settings(global, &args.plan).await?;
@@ -127,53 +122,4 @@ fn print_summary(s: &LoadSummary, phases: &Phases) {
     } else {
         print("Nothing to write.\n");
     }
-}
-
-/// The verification of a committed run, for the report: what it found, or why it did not pass.
-async fn verify_for_report(
-    global: &GlobalArgs,
-    settings: &ConnectionSettings,
-    prepared: &Prepared,
-    s: &LoadSummary,
-) -> Result<String, String> {
-    let target = global.api_target(settings).map_err(|e| e.message)?;
-    let inventory = Some(prepared.inventory.clone());
-    let v = steps::verify(settings, Some(&s.run_id), &target, global.state_dir(), inventory)
-        .await
-        .map_err(|e| e.to_string())?;
-    report::verify_text(&v.report)
-}
-
-/// Writes the run report when `--report` asks for one.
-fn write_report(
-    args: &MigrateArgs,
-    settings: &ConnectionSettings,
-    prepared: &Prepared,
-    outcome: Outcome,
-    phases: Phases,
-    verify: Option<Result<String, String>>,
-) -> Result<(), Failure> {
-    let Some(path) = &args.report else { return Ok(()) };
-    let url = |s: &Option<crate::core::settings::Setting<crate::core::db::url::DbUrl>>| {
-        s.as_ref().map(|s| s.value.redacted().to_string())
-    };
-    let input = ReportInput {
-        who: Who::current(),
-        plan: &prepared.plan,
-        source: prepared.source.clone(),
-        target: url(&settings.ironic_db).unwrap_or_default(),
-        nova: url(&settings.nova_db),
-        nova_api: url(&settings.nova_api_db),
-        ironic_api: settings.ironic_url.as_ref().map(|u| u.value.clone()),
-        outcome,
-        phases,
-        verify,
-        takeover: None,
-        flavors_change_set: None,
-        resolutions_file: args.plan.resolutions.as_ref().map(|p| p.display().to_string()),
-    };
-    report::write(&Report::new(&input), path)
-        .map_err(|e| Failure::runtime(format!("cannot write the report {}: {e}", path.display())))?;
-    eprintln!("run report written to {}", path.display());
-    Ok(())
 }

@@ -3,15 +3,18 @@
 //! go on, and a rerun resumes the run.
 
 use std::io::IsTerminal;
+use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::output::{confirm, print, print_blocking, print_counts};
+use crate::cli::output::{confirm, print, print_blocking, print_counts, verify_for_report, write_report};
 use crate::cli::{exit, parse_duration, prepare_api_from, Failure, GlobalArgs, MigrateArgs};
-use crate::core::migrate::load::{LoadEvent, NodeStatus};
+use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::load_api::prepare::PreparedApi;
 use crate::core::migrate::load_api::ApiLoadOptions;
+use crate::core::migrate::report::Outcome;
 use crate::core::migrate::steps::ApiLoadTarget;
+use crate::core::migrate::timing::{ms, Phases};
 
 pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> {
     if args.rehearse {
@@ -24,11 +27,41 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
         step_timeout: parse_duration(&args.step_timeout).map_err(|e| Failure::usage(format!("--step-timeout: {e}")))?,
         ..Default::default()
     };
-    let (prepared, target) = prepare_api_from(global, &args.plan).await?;
+    let (prepared, target, settings) = prepare_api_from(global, &args.plan).await?;
     let result = load(global, &args, &prepared, &target, &opts).await;
     target.close().await;
-    result
+    let p = &prepared.prepared;
+    let (failure, loaded) = match result {
+        Ok(done) => done,
+        Err(e) => {
+            // nothing was loaded: blocking conflicts, not confirmed, or the load could not start
+            let why = e.message.clone();
+            let outcome = if e.code == exit::CONFLICTS { Outcome::NotStarted(why) } else { Outcome::Failed(why) };
+            write_report(&args, &settings, p, outcome, p.timings, None)?;
+            return Err(e);
+        }
+    };
+    let (s, failed) = loaded;
+    let mut phases = Phases { load_ms: Some(s.load_ms), ..p.timings };
+    let verify = match (&args.report, s.committed) {
+        (Some(_), true) => {
+            let started = Instant::now();
+            let v = verify_for_report(global, &settings, p, &s).await;
+            phases.verify_ms = Some(ms(started.elapsed()));
+            Some(v)
+        }
+        _ => None,
+    };
+    write_report(&args, &settings, p, Outcome::ThroughApi { summary: &s, failed: &failed }, phases, verify)?;
+    match failure {
+        Some(f) => Err(f),
+        None => Ok(()),
+    }
 }
+
+/// What a load through the API ended with: the failure to report (nodes failed, or interrupted)
+/// beside the summary and the failed nodes (uuid, Ironic's error) that the report names.
+type Loaded = (Option<Failure>, (LoadSummary, Vec<(String, String)>));
 
 async fn load(
     global: &GlobalArgs,
@@ -36,7 +69,7 @@ async fn load(
     prepared: &PreparedApi,
     target: &ApiLoadTarget,
     opts: &ApiLoadOptions,
-) -> Result<(), Failure> {
+) -> Result<Loaded, Failure> {
     let p = &prepared.prepared.plan;
     let json_out = args.plan.json;
     if p.blocking() > 0 {
@@ -76,7 +109,7 @@ async fn load(
         r
     };
     let tty = std::io::stderr().is_terminal();
-    let mut failed: Vec<(i64, String, String)> = Vec::new();
+    let mut failed: Vec<(String, String)> = Vec::new();
     let show = async {
         while let Some(ev) = rx.recv().await {
             if json_out {
@@ -96,7 +129,7 @@ async fn load(
                     if !json_out {
                         eprintln!("{}  FAILED {uuid} (nova_bm {nova_bm_id}): {error}", if tty { "\r" } else { "" });
                     }
-                    failed.push((nova_bm_id, uuid, error));
+                    failed.push((uuid, error));
                 }
                 _ => {}
             }
@@ -117,14 +150,14 @@ async fn load(
             print("Nothing to create.\n");
         }
     }
-    if s.errors > 0 || (!s.committed && !nothing_to_write) {
+    let failure = (s.errors > 0 || (!s.committed && !nothing_to_write)).then(|| {
         let cancelled = if cancel.is_cancelled() { " (interrupted)" } else { "" };
-        return Err(Failure::runtime(format!(
+        Failure::runtime(format!(
             "run {}{cancelled}: {} node(s) failed and were left where they are (Ironic's errors above); fix the input and rerun `bm2ironic migrate --via api` to resume, or `bm2ironic rollback --run {}`",
             s.run_id,
             failed.len(),
             s.run_id
-        )));
-    }
-    Ok(())
+        ))
+    });
+    Ok((failure, (s, failed)))
 }

@@ -115,17 +115,21 @@ pub async fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
             ),
         });
     }
-    if takeover_counts.failing + takeover_counts.waiting > 0 {
-        let undecided = match takeover_counts.waiting {
-            0 => String::new(),
-            n => format!(", {n} undecided"),
-        };
-        return Err(Failure {
-            code: exit::DIFFERENCES,
-            message: format!("{} node(s) failing the takeover by Ironic{undecided}", takeover_counts.failing),
-        });
+    match takeover_failure(&takeover_counts) {
+        Some(message) => Err(Failure { code: exit::DIFFERENCES, message }),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// Why the takeover check fails the command (exit 4): a node failing, or one still undecided when
+/// the check ended. None when every node is taken over or held.
+fn takeover_failure(c: &Counts) -> Option<String> {
+    match (c.failing, c.waiting) {
+        (0, 0) => None,
+        (0, w) => Some(format!("{w} node(s) not taken over by Ironic when the check ended (undecided; none failing)")),
+        (f, 0) => Some(format!("{f} node(s) failing the takeover by Ironic")),
+        (f, w) => Some(format!("{f} node(s) failing the takeover by Ironic, {w} undecided")),
+    }
 }
 
 /// `verify --takeover`: follows Ironic's takeover of the run's nodes, shows it while it waits (a
@@ -300,12 +304,17 @@ fn render_takeover(o: &TakeoverOutcome, timeout: Duration) -> String {
         Ending::Cancelled => "stopped".to_string(),
     };
     let held = if c.held > 0 { format!(", {} held in maintenance", c.held) } else { String::new() };
-    let waiting = if c.waiting > 0 { format!(", {} undecided", c.waiting) } else { String::new() };
+    // the verdict first, in the exit code's words: "0 failed" alone read as a pass while exiting 4
+    let verdict = match takeover_failure(&c) {
+        None => "every node taken over".to_string(),
+        Some(why) => format!("NOT every node taken over: {why}"),
+    };
     out.push_str(&format!(
-        "\ntakeover: {} of {} node(s) failed ({} taken over{held}{waiting}); {ending} after {}\n",
-        c.failing,
-        o.nodes.len(),
+        "\ntakeover: {verdict}\n  {} of {} node(s) taken over{held}, {} failing, {} undecided; {ending} after {}\n",
         c.taken_over,
+        o.nodes.len(),
+        c.failing,
+        c.waiting,
         clock(o.elapsed)
     ));
     out
@@ -389,5 +398,32 @@ mod tests {
         };
         assert_eq!(status_line(&c), "takeover: 3 taken over, 1 waiting, 1 failing - 1:14 elapsed, deadline 5:00");
         assert!(status_line(&Counts { held: 2, ..c }).contains("3 taken over, 2 held in maintenance, 1 waiting"));
+    }
+
+    #[test]
+    fn the_takeover_line_and_the_exit_agree() {
+        use crate::core::ironic::verdict::{NodeTakeover, TakeoverState};
+        let node = |u: &str, state| {
+            let mut n = NodeTakeover::waiting(u);
+            n.state = state;
+            n
+        };
+        // five taken over, two never decided, none failing: exit 4, and the text says why first
+        let mut nodes: Vec<_> = (0..5).map(|k| node(&format!("u{k}"), TakeoverState::Ok)).collect();
+        nodes.extend((5..7).map(|k| node(&format!("u{k}"), TakeoverState::Pending)));
+        let o = TakeoverOutcome { nodes, ending: Ending::Deadline, elapsed: Duration::from_secs(300) };
+        let text = render_takeover(&o, Duration::from_secs(300));
+        let why = takeover_failure(&counts(&o)).expect("undecided nodes fail the check");
+        assert!(why.starts_with("2 node(s) not taken over"), "{why}");
+        assert!(text.contains(&format!("takeover: NOT every node taken over: {why}")), "{text}");
+        assert!(!text.contains("0 of 7"), "{text}");
+        // every node decided and none failing: a pass, said as one
+        let o = TakeoverOutcome {
+            nodes: (0..3).map(|k| node(&format!("u{k}"), TakeoverState::Ok)).collect(),
+            ending: Ending::AllDecided,
+            elapsed: Duration::from_secs(4),
+        };
+        assert_eq!(takeover_failure(&counts(&o)), None);
+        assert!(render_takeover(&o, Duration::from_secs(300)).contains("takeover: every node taken over\n"));
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_norway::Value as Yaml;
 
-use super::AuthError;
+use super::error::AuthError;
 use crate::core::db::secret::Secret;
 
 /// How to prove who we are.

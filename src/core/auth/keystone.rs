@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use tokio::sync::Mutex;
 
 use super::config::{AuthConfig, Domain, Method, ScopeWanted};
-use super::AuthError;
+use super::error::AuthError;
 use crate::core::db::secret::Secret;
 
 /// A token this close to its expiry is renewed before it is used.

@@ -61,6 +61,9 @@ pub enum Outcome<'a> {
     Failed(String),
     /// the load did not start: why (blocking conflicts, not confirmed)
     NotStarted(String),
+    /// the load went through Ironic's API (`--via api`): there is no transaction, a failed node stays
+    /// where it is (`failed`: its uuid and Ironic's error) while the others go on
+    ThroughApi { summary: &'a LoadSummary, failed: &'a [(String, String)] },
 }
 
 /// A takeover error record, and the node it names (None: it names none).
@@ -222,6 +225,13 @@ fn node_outcome(n: &NodePlan, outcome: &Outcome) -> String {
         (_, Outcome::Loaded(_)) => "not written".into(),
         (_, Outcome::Failed(_)) => "not written: the load failed and was rolled back".into(),
         (_, Outcome::NotStarted(_)) => "not written: the load did not start".into(),
+        (_, Outcome::ThroughApi { failed, .. }) if writes => {
+            match failed.iter().find(|(u, _)| n.uuid.as_deref() == Some(u.as_str())) {
+                Some((_, e)) => format!("failed through the API, left where it is: {e}"),
+                None => "written through the API".into(),
+            }
+        }
+        (_, Outcome::ThroughApi { .. }) => "not written".into(),
     }
 }
 
@@ -229,9 +239,10 @@ impl Report {
     pub fn new(input: &ReportInput) -> Report {
         let plan = input.plan;
         let loaded = match &input.outcome {
-            Outcome::Loaded(s) => Some(*s),
+            Outcome::Loaded(s) | Outcome::ThroughApi { summary: s, .. } => Some(*s),
             _ => None,
         };
+        let via_api = matches!(input.outcome, Outcome::ThroughApi { .. });
         let mode = match loaded {
             Some(s) if s.rehearse => "REHEARSAL",
             Some(_) => "LIVE",
@@ -248,6 +259,22 @@ impl Report {
             Outcome::Loaded(_) => "nothing to write".into(),
             Outcome::Failed(e) => format!("failed and rolled back, the target is as it was: {e}"),
             Outcome::NotStarted(why) => format!("not started: {why}"),
+            Outcome::ThroughApi { summary: s, .. } if s.committed => {
+                format!("done through the Ironic API: {} nodes changed, {} ports", s.created, s.ports)
+            }
+            Outcome::ThroughApi { summary: s, failed } if s.errors > 0 => format!(
+                "partly done through the Ironic API: {} nodes changed, {} failed and were left where they are (fix the input and rerun `bm2ironic migrate --via api` to resume run {})",
+                s.created,
+                failed.len(),
+                s.run_id
+            ),
+            Outcome::ThroughApi { summary: s, .. } if s.created + s.errors == 0 && !s.committed => {
+                "nothing to write".into()
+            }
+            Outcome::ThroughApi { summary: s, .. } => format!(
+                "interrupted: {} nodes changed through the Ironic API, the others not started or between steps (rerun `bm2ironic migrate --via api` to resume run {})",
+                s.created, s.run_id
+            ),
         };
         let redact = |v: &Option<String>| v.as_deref().map(redact_url);
         let decisions = plan
@@ -284,10 +311,8 @@ impl Report {
                 ran: false,
                 ok: false,
                 text: match loaded {
-                    Some(s) if s.committed => {
-                        "not run: `bm2ironic verify --run RUN` compares every field and port".into()
-                    }
-                    _ => "not run: nothing was committed".into(),
+                    Some(s) if s.committed => "`bm2ironic verify --run RUN` compares every field and port".into(),
+                    _ => "nothing was committed".into(),
                 },
             },
             Some(Ok(t)) => Section { ran: true, ok: true, text: t.clone() },
@@ -296,6 +321,9 @@ impl Report {
         let run_id = loaded.map(|s| s.run_id.clone());
         let mut rollback = Vec::new();
         match (loaded, &run_id) {
+            (Some(s), Some(id)) if via_api && s.created + s.errors > 0 => rollback.push(format!(
+                "`bm2ironic rollback --run {id}` puts the nodes this run created in maintenance and deletes them through the Ironic API (no power action, no teardown); it leaves alone a node Ironic had before."
+            )),
             (Some(s), Some(id)) if s.committed => {
                 rollback.push(format!(
                     "`bm2ironic rollback --run {id}` removes the {} nodes and {} ports this run wrote, in one transaction; it refuses if Ironic has changed them since (`--force` overrides).",
@@ -578,6 +606,8 @@ mod tests {
         }
         assert!(md.contains("not started: 7 blocking conflict(s) unresolved"), "{md}");
         assert!(md.contains("**UNDECIDED**") && md.contains("Nothing to roll back"), "{md}");
+        assert!(md.contains("Not run: nothing was committed"), "{md}");
+        assert_eq!(crate::core::text::doubled_words(&md), Vec::<String>::new(), "{md}");
         assert_eq!(r.nodes.len(), p.nodes.len());
         let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(doc["plan"]["checksum"], p.checksum);

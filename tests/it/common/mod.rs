@@ -24,19 +24,50 @@ pub const PG_READER: &str = "BM2IRONIC_TEST_PG_READER";
 /// The SELECT-only user's password (scripts/test-services.sh), searched for in outputs and logs.
 pub const READER_PASSWORD: &str = "readerpass";
 
-/// The URL of a test server, or None with a loud message (written past libtest's capture) when the
-/// server is not configured. In CI a missing server is a failure, never a skip.
+/// Names the file where each skip is noted, one line a test, for scripts/test.sh to list after the
+/// run: libtest shows nothing a passing test prints with `eprintln!`, and a note written past its
+/// capture is lost among hundreds of lines.
+pub const SKIPS_FILE: &str = "BM2IRONIC_TEST_SKIPS";
+
+/// A CI run (CI=true or CI=1): there every server is started, and no test may skip.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// A test that cannot run here (`why`: what is missing, and what provides it) says so, then
+/// returns: a note on stderr, written past libtest's capture, and a line `<test>: <why>` appended to
+/// the file named by BM2IRONIC_TEST_SKIPS (scripts/test.sh sets it). In CI it fails instead.
+pub fn skip(why: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().filter(|n| *n != "main").unwrap_or("(a test off its own thread)");
+    if let Some(file) = std::env::var_os(SKIPS_FILE).filter(|f| !f.is_empty()) {
+        let line = format!("{test}: {why}\n");
+        // one write of one short line to a file opened for appending: lines of parallel tests do not mix
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&file)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = written {
+            panic!("cannot note the skip in {} ({SKIPS_FILE}): {e}", Path::new(&file).display());
+        }
+    }
+    if in_ci() {
+        panic!("{why}; in CI no test may skip");
+    }
+    let _ = writeln!(std::io::stderr(), "\n*** SKIPPED: {why} ***");
+}
+
+/// The URL of a test server, or None with a loud message (written past libtest's capture, and noted
+/// for scripts/test.sh) when the server is not configured. In CI a missing server is a failure,
+/// never a skip.
 pub fn server_env(var: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(v) if !v.is_empty() => Some(v),
         _ => {
-            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-                panic!("{var} is not set: CI must run the tests through scripts/test.sh, which starts MariaDB and PostgreSQL");
-            }
-            let _ = writeln!(
-                std::io::stderr(),
-                "\n*** SKIPPED: {var} is not set, so this test cannot reach its server. Run scripts/test.sh (it starts MariaDB and PostgreSQL). ***"
-            );
+            skip(&format!(
+                "{var} is not set, so this test cannot reach its server: scripts/test.sh starts the servers and sets it"
+            ));
             None
         }
     }
@@ -146,13 +177,54 @@ pub fn read_logs(dir: &Path) -> String {
     out
 }
 
-/// Declares one test per backend: `sqlite::name`, `mysql::name`, `postgres::name`.
+/// Declares each test once per backend it runs on, in a module named after the backend:
+/// `sqlite::name`, `mysql::name`, `postgres::name`. A test that applies to some backends only is
+/// declared only there, never as a copy that returns at once and counts as passed:
+///
+/// ```ignore
+/// per_backend! {
+///     runs_everywhere => super::runs_everywhere;              // sqlite::, mysql::, postgres::
+///     [sqlite] needs_no_server => super::needs_no_server;      // sqlite:: only
+///     [servers] needs_a_login => super::needs_a_login;         // mysql::, postgres::
+/// }
+/// ```
 #[macro_export]
 macro_rules! per_backend {
-    ($($name:ident => $body:path;)*) => {
-        mod sqlite { $( #[tokio::test(flavor = "multi_thread")] async fn $name() { $body($crate::common::Backend::Sqlite).await } )* }
-        mod mysql { $( #[tokio::test(flavor = "multi_thread")] async fn $name() { $body($crate::common::Backend::MySql).await } )* }
-        mod postgres { $( #[tokio::test(flavor = "multi_thread")] async fn $name() { $body($crate::common::Backend::Postgres).await } )* }
+    ($($([$only:ident])? $name:ident => $body:path;)*) => {
+        mod sqlite { $( $crate::per_backend!(@on Sqlite [$($only)?] $name => $body); )* }
+        mod mysql { $( $crate::per_backend!(@on MySql [$($only)?] $name => $body); )* }
+        mod postgres { $( $crate::per_backend!(@on Postgres [$($only)?] $name => $body); )* }
+    };
+    // which backends a tag runs on
+    (@on $b:ident [] $name:ident => $body:path) => { $crate::per_backend!(@test $b $name => $body); };
+    (@on Sqlite [sqlite] $name:ident => $body:path) => { $crate::per_backend!(@test Sqlite $name => $body); };
+    (@on $b:ident [sqlite] $name:ident => $body:path) => {};
+    (@on Sqlite [servers] $name:ident => $body:path) => {};
+    (@on $b:ident [servers] $name:ident => $body:path) => { $crate::per_backend!(@test $b $name => $body); };
+    (@on $b:ident [$other:ident] $name:ident => $body:path) => {
+        compile_error!(concat!("per_backend!: [", stringify!($other), "] is not a tag; [sqlite] or [servers]"));
+    };
+    (@test $b:ident $name:ident => $body:path) => {
+        #[tokio::test(flavor = "multi_thread")]
+        async fn $name() {
+            $body($crate::common::Backend::$b).await
+        }
+    };
+}
+
+/// Where a property test of this crate keeps its failures: `proptest-regressions/tests/it/<file>.txt`
+/// at the top of the repository, beside the library's (proptest's default would put them in
+/// `tests/proptest-regressions/`, as tests/it has a main.rs). Saved seeds are replayed before any new
+/// case. `$file` is the test file's name without `.rs`.
+#[macro_export]
+macro_rules! regressions {
+    ($file:literal) => {
+        Some(Box::new(::proptest::test_runner::FileFailurePersistence::Direct(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/proptest-regressions/tests/it/",
+            $file,
+            ".txt"
+        ))))
     };
 }
 

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use super::{ApiError, IronicApi};
+use super::error::ApiError;
+use super::http::IronicApi;
 use crate::core::ironic::target::{ExistingNode, ExistingPort, TargetKind, TargetSchema, TargetState};
 
 /// `adopt` came with API 1.17.

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use super::{ApiAuth, ApiError, IronicApi};
+use super::error::ApiError;
+use super::http::{ApiAuth, IronicApi};
 use crate::core::auth::{AuthConfig, Session};
 use crate::core::db::secret::Secret;
 use crate::core::ironic::target::TargetKind;

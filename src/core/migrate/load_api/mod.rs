@@ -1,16 +1,19 @@
 //! `migrate --via api`: the same plan as the SQL path, loaded through Ironic's REST API with the
 //! adopt flow (`node.rs`), `--concurrency` nodes in flight. A node whose step fails is reported
 //! with Ironic's error and the others go on; the run is recorded (`record.rs`) and a rerun resumes
-//! it. `rollback` puts adopted nodes in maintenance and deletes them, never a power action.
+//! it. `rollback` puts adopted nodes in maintenance and deletes them, never a power action. Here:
+//! the driver (`load_api`); the load's options in `options.rs`, what it fails with in `error.rs`.
 
+mod error;
 pub mod node;
+mod options;
 pub mod prepare;
 pub mod record;
 pub mod rollback;
 pub mod verify;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures::StreamExt;
 use tokio::sync::mpsc::UnboundedSender;
@@ -18,46 +21,15 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::ironic::api::nodes::StateIds;
-use crate::core::ironic::api::{nodes, ApiError, IronicApi};
+use crate::core::ironic::api::{nodes, IronicApi};
 use crate::core::migrate::load::{now, send_skipped, LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::plan::{NodePlan, Plan, Rows};
 use crate::core::migrate::run_record::{written, ApiProgress, RunRecord};
 use node::{Cx, Outcome};
-use record::{RecordError, RunStore};
+use record::RunStore;
 
-/// Nodes in flight unless `--concurrency` says otherwise.
-pub const DEFAULT_CONCURRENCY: usize = 4;
-
-#[derive(Debug, Clone)]
-pub struct ApiLoadOptions {
-    pub concurrency: usize,
-    /// the longest wait between two polls of a node
-    pub poll: Duration,
-    /// how long one step (manage, adopt, provide) may take
-    pub step_timeout: Duration,
-}
-
-impl Default for ApiLoadOptions {
-    fn default() -> Self {
-        ApiLoadOptions {
-            concurrency: DEFAULT_CONCURRENCY,
-            poll: Duration::from_secs(2),
-            step_timeout: Duration::from_secs(600),
-        }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ApiLoadError {
-    #[error("{0} blocking conflict(s) unresolved: nothing created (see `bm2ironic plan`)")]
-    Blocked(usize),
-    #[error(transparent)]
-    Api(#[from] ApiError),
-    #[error("recording the run: {0}")]
-    Record(#[from] RecordError),
-    #[error(transparent)]
-    Prepare(#[from] crate::core::migrate::prepare::PrepareError),
-}
+pub use error::ApiLoadError;
+pub use options::{ApiLoadOptions, DEFAULT_CONCURRENCY};
 
 pub struct ApiLoadRequest<'a> {
     pub plan: &'a Plan,

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::ApiLoadOptions;
+use super::options::ApiLoadOptions;
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
 use crate::core::migrate::load::LoadEvent;
 use crate::core::migrate::plan::{IronicNode, NodePlan, Rows};

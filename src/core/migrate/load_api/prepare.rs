@@ -12,8 +12,8 @@ use crate::core::migrate::run_record::RunRecord;
 use crate::core::settings::ConnectionSettings;
 use std::time::Instant;
 
+use super::error::ApiLoadError;
 use super::record::RunStore;
-use super::ApiLoadError;
 
 /// The prepared plan, the stand-in ids of the API's nodes, and the run a load would resume.
 pub struct PreparedApi {

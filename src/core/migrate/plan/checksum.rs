@@ -8,7 +8,8 @@ use chrono::{Datelike, NaiveDateTime, Timelike};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::{IronicNode, IronicPort, NodePlan, Rows};
+use super::model::NodePlan;
+use super::rows::{IronicNode, IronicPort, Rows};
 use crate::core::ironic::target::TargetKind;
 
 /// A value as JSON (scalars, options, dates, already-sorted `Value`s).

@@ -1,222 +1,36 @@
 //! The plan: a pure function from (nova_bm inventory, target state, Nova facts, options, resolutions)
-//! to every node's fate, every conflict and every row to write. No I/O. Here: the types and the driver;
-//! rules in `checks/` (docs/conflicts.md), rows in `rows.rs` (docs/mapping.md), invariants in `properties.rs`.
+//! to every node's fate, every conflict and every row to write. No I/O. Here: the driver; what the
+//! plan is made of in `model.rs`, the operator's options in `options.rs`, a node's fate in
+//! `fate.rs`, uuids in `uuids.rs`, rules in `checks/` (docs/conflicts.md), rows in `rows.rs`
+//! (docs/mapping.md), the checksum in `checksum.rs`, invariants in `properties.rs`.
 
 mod checks;
 mod checksum;
+mod fate;
+mod model;
+mod options;
 #[cfg(test)]
 mod properties;
 mod rows;
+mod uuids;
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::Serialize;
-
 use crate::core::ironic::target::{TargetKind, TargetState};
-use crate::core::migrate::conflict::{Conflict, ConflictCode, Resolutions};
-use crate::core::settings::baremetal::BaremetalConf;
+use crate::core::migrate::conflict::{Conflict, Resolutions};
 use crate::core::source::model::{BmNode, Inventory, InventoryNode};
 use crate::core::source::nova::NovaFacts;
-use checks::{Checks, Fate, Lookups};
+use checks::{Checks, Lookups};
 use checksum::Checksum;
+use fate::Fate;
 use rows::{build_rows, driver_of, provision_state_of, RowContext, RowSpec};
+
+pub use fate::NodeAction;
+pub use model::{NodePlan, Plan, PlanSummary, SourceCounts, TargetInfo, WriteSummary};
+pub use options::{FreeState, PlanOptions};
 pub use rows::{DriverInfo, IronicNode, IronicPort, PowerManager, Rows};
-
-/// Namespace of the uuids we generate (stable, so a rehearsal and the real run agree).
-const BM2IRONIC_NS: uuid::Uuid = uuid::Uuid::from_u128(0x6b6d_3269_726f_4e69_8c00_6e6f_7661_626d);
-
-/// A uuid as Ironic stores it (lower-case, hyphenated), or None when the text is not a uuid.
-pub fn normalize_uuid(raw: &str) -> Option<String> {
-    uuid_form(raw).map(Cow::into_owned)
-}
-
-/// `normalize_uuid` without a copy when the text is already in that form (nearly always: the
-/// plan asks this of every node's uuids several times).
-pub(crate) fn uuid_form(raw: &str) -> Option<Cow<'_, str>> {
-    let t = raw.trim();
-    // the hyphenated form only: Nova and Ironic never store the simple or braced forms
-    if t.len() != 36 {
-        return None;
-    }
-    let canonical = t.bytes().enumerate().all(|(k, b)| match k {
-        8 | 13 | 18 | 23 => b == b'-',
-        _ => b.is_ascii_digit() || (b'a'..=b'f').contains(&b),
-    });
-    if canonical {
-        return Some(Cow::Borrowed(t));
-    }
-    uuid::Uuid::parse_str(t).ok().map(|u| Cow::Owned(u.hyphenated().to_string()))
-}
-
-/// How free nodes arrive in modern Ironic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FreeState {
-    #[default]
-    Available,
-    Manageable,
-    Enroll,
-}
-
-impl std::str::FromStr for FreeState {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "available" => Ok(FreeState::Available),
-            "manageable" => Ok(FreeState::Manageable),
-            "enroll" => Ok(FreeState::Enroll),
-            _ => Err(format!("'{s}' is not a free state (available, manageable, enroll)")),
-        }
-    }
-}
-
-impl FreeState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FreeState::Available => "available",
-            FreeState::Manageable => "manageable",
-            FreeState::Enroll => "enroll",
-        }
-    }
-}
-
-/// Everything the operator tells the plan besides resolutions.
-#[derive(Debug, Clone, Default)]
-pub struct PlanOptions {
-    pub deploy_kernel: Option<String>,
-    pub deploy_ramdisk: Option<String>,
-    pub default_arch: Option<String>,
-    pub arch_by_host: BTreeMap<String, String>,
-    pub resource_class: Option<String>,
-    pub free_state: FreeState,
-    /// nova.conf `[baremetal]` (power manager and its settings; cpu_arch of `conf_host`)
-    pub baremetal: BaremetalConf,
-    /// nova.conf `[DEFAULT] host`: the host whose `flavor_extra_specs` cpu_arch the conf gives
-    pub conf_host: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum NodeAction {
-    Create,
-    /// delete the Ironic node holding this uuid, then create ours
-    Replace,
-    Skip,
-    AlreadyMigrated,
-    /// an unresolved blocking conflict
-    Blocked,
-}
-
-impl NodeAction {
-    /// The name it has on the wire (its JSON string).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NodeAction::Create => "create",
-            NodeAction::Replace => "replace",
-            NodeAction::Skip => "skip",
-            NodeAction::AlreadyMigrated => "already-migrated",
-            NodeAction::Blocked => "blocked",
-        }
-    }
-}
-
-/// One nova_bm node's fate. Its rows are not kept (at 100k nodes they were most of the plan's
-/// memory): `Plan::rows` builds them from the inventory when a loader or a screen needs them.
-#[derive(Debug, Clone, Serialize)]
-pub struct NodePlan {
-    pub nova_bm_id: i64,
-    pub uuid: Option<String>,
-    pub service_host: Option<String>,
-    pub action: NodeAction,
-    pub conflicts: Vec<ConflictCode>,
-    /// what is written for it, in short; None when nothing is
-    pub write: Option<WriteSummary>,
-    /// Ironic id of the node a `replace` deletes.
-    pub replaces: Option<i64>,
-    /// its place in the inventory the plan was made from
-    #[serde(skip)]
-    index: usize,
-    #[serde(skip)]
-    spec: Option<RowSpec>,
-}
-
-/// The few facts of a node's rows that tables and summaries show.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct WriteSummary {
-    pub driver: &'static str,
-    pub provision_state: Option<&'static str>,
-    pub maintenance: bool,
-    pub ports: usize,
-}
-
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct PlanSummary {
-    pub create: usize,
-    pub skip: usize,
-    pub already_migrated: usize,
-    pub blocked: usize,
-    pub maintenance: usize,
-    pub active: usize,
-    pub ports: usize,
-    pub blocking: usize,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct SourceCounts {
-    pub nodes: usize,
-    pub live: usize,
-    pub soft_deleted: usize,
-    pub interfaces: usize,
-    pub orphan_interfaces: usize,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct TargetInfo {
-    pub kind: TargetKind,
-    pub schema: String,
-    pub existing_nodes: usize,
-    pub existing_ports: usize,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Plan {
-    pub source: SourceCounts,
-    pub target: TargetInfo,
-    pub nodes: Vec<NodePlan>,
-    pub conflicts: Vec<Conflict>,
-    pub warnings: Vec<String>,
-    pub summary: PlanSummary,
-    /// sha256 of what would be written (passwords excluded): the same plan, the same checksum.
-    pub checksum: String,
-    /// what the rows are built from: the inventory planned, and the options
-    #[serde(skip)]
-    inventory: Arc<Inventory>,
-    #[serde(skip)]
-    ctx: RowContext,
-}
-
-impl Plan {
-    /// The rows written for this node (None when nothing is), built from the inventory the plan was
-    /// made from: the same rows each time, and the ones the checksum covers.
-    pub fn rows(&self, n: &NodePlan) -> Option<Rows> {
-        let spec = n.spec.as_ref()?;
-        let uuid = n.uuid.as_deref()?;
-        let entry = self.inventory.nodes.get(n.index)?;
-        Some(build_rows(entry, uuid, spec, &self.ctx))
-    }
-    /// The nodes written, with their rows (built as the iterator reaches them).
-    pub fn rows_to_write(&self) -> impl Iterator<Item = (&NodePlan, Rows)> {
-        self.to_write().filter_map(move |n| self.rows(n).map(|r| (n, r)))
-    }
-    pub fn blocking(&self) -> usize {
-        self.summary.blocking
-    }
-    pub fn to_write(&self) -> impl Iterator<Item = &NodePlan> {
-        self.nodes.iter().filter(|n| matches!(n.action, NodeAction::Create | NodeAction::Replace))
-    }
-}
+pub use uuids::normalize_uuid;
 
 /// Builds the plan. Pure: the same inputs give the same plan (and checksum). The conflicts come in
 /// the order they are raised: the run's Nova check, then node by node, then the run's last checks.

@@ -6,8 +6,9 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::checks::{without_invalid_sizes, Fate};
-use super::{normalize_uuid, PlanOptions, BM2IRONIC_NS};
+use super::fate::Fate;
+use super::options::PlanOptions;
+use super::uuids::{normalize_uuid, BM2IRONIC_NS};
 use crate::core::db::secret::Secret;
 use crate::core::ironic::target::TargetKind;
 use crate::core::source::model::{BmInterface, BmNode, InventoryNode};
@@ -329,6 +330,42 @@ pub(super) fn provision_state_of(spec: &RowSpec, ctx: &RowContext) -> Option<&'s
 pub struct Rows {
     pub node: IronicNode,
     pub ports: Vec<IronicPort>,
+}
+
+/// Values no machine has (`invalid-size`): negative sizes, a terminal port outside 1..=65535.
+pub(super) fn invalid_sizes(n: &BmNode) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (name, v) in [
+        ("cpus", n.cpus),
+        ("memory_mb", n.memory_mb),
+        ("local_gb", n.local_gb),
+        ("root_mb", n.root_mb),
+        ("swap_mb", n.swap_mb),
+        ("ephemeral_mb", n.ephemeral_mb),
+    ] {
+        if let Some(v) = v.filter(|v| *v < 0) {
+            bad.push(format!("{name}={v}"));
+        }
+    }
+    if let Some(p) = n.terminal_port.filter(|p| *p < 0 || *p > 65535) {
+        bad.push(format!("terminal_port={p}"));
+    }
+    bad
+}
+
+/// The row without the values `invalid_sizes` names: what is written once `invalid-size` was raised
+/// (`Fate::cleaned`, see `Checks::sizes`).
+fn without_invalid_sizes(n: &BmNode) -> BmNode {
+    let mut c = n.clone();
+    for v in [&mut c.cpus, &mut c.memory_mb, &mut c.local_gb, &mut c.root_mb, &mut c.swap_mb, &mut c.ephemeral_mb] {
+        if v.is_some_and(|x| x < 0) {
+            *v = None;
+        }
+    }
+    if c.terminal_port.is_some_and(|p| !(0..=65535).contains(&p)) {
+        c.terminal_port = None;
+    }
+    c
 }
 
 /// Builds a node's rows from its nova_bm row (and interfaces) and what the plan kept of it.

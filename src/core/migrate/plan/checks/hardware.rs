@@ -2,10 +2,12 @@
 //! and its BMC), `missing-arch`, `invalid-size` and `incomplete-properties`. See docs/conflicts.md,
 //! and docs/mapping.md §2.4-2.5 for what is written.
 
-use super::{Checks, Fate};
+use super::Checks;
 use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
-use crate::core::migrate::plan::{PlanOptions, PowerManager};
+use crate::core::migrate::plan::fate::Fate;
+use crate::core::migrate::plan::options::PlanOptions;
+use crate::core::migrate::plan::rows::{invalid_sizes, PowerManager};
 use crate::core::source::model::BmNode;
 
 fn kind_name(k: TargetKind) -> &'static str {
@@ -36,42 +38,6 @@ fn incomplete(n: &BmNode) -> Vec<&'static str> {
         }
     }
     missing
-}
-
-/// Values no machine has: negative sizes, a terminal port outside 1..=65535.
-fn invalid_sizes(n: &BmNode) -> Vec<String> {
-    let mut bad = Vec::new();
-    for (name, v) in [
-        ("cpus", n.cpus),
-        ("memory_mb", n.memory_mb),
-        ("local_gb", n.local_gb),
-        ("root_mb", n.root_mb),
-        ("swap_mb", n.swap_mb),
-        ("ephemeral_mb", n.ephemeral_mb),
-    ] {
-        if let Some(v) = v.filter(|v| *v < 0) {
-            bad.push(format!("{name}={v}"));
-        }
-    }
-    if let Some(p) = n.terminal_port.filter(|p| *p < 0 || *p > 65535) {
-        bad.push(format!("terminal_port={p}"));
-    }
-    bad
-}
-
-/// The row without the values `invalid_sizes` names (what a node in maintenance is written with).
-/// The row without its impossible values (see `sizes`).
-pub(in crate::core::migrate::plan) fn without_invalid_sizes(n: &BmNode) -> BmNode {
-    let mut c = n.clone();
-    for v in [&mut c.cpus, &mut c.memory_mb, &mut c.local_gb, &mut c.root_mb, &mut c.swap_mb, &mut c.ephemeral_mb] {
-        if v.is_some_and(|x| x < 0) {
-            *v = None;
-        }
-    }
-    if c.terminal_port.is_some_and(|p| !(0..=65535).contains(&p)) {
-        c.terminal_port = None;
-    }
-    c
 }
 
 impl Checks<'_> {

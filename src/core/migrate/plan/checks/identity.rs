@@ -4,9 +4,10 @@
 
 use std::ops::ControlFlow;
 
-use super::{Checks, Fate};
+use super::Checks;
 use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
-use crate::core::migrate::plan::{NodeAction, BM2IRONIC_NS};
+use crate::core::migrate::plan::fate::{Fate, NodeAction};
+use crate::core::migrate::plan::uuids::BM2IRONIC_NS;
 use crate::core::source::model::BmNode;
 
 /// The uuid we give a node whose own is missing, invalid or taken (stable across runs).

@@ -1,6 +1,6 @@
 //! The conflict rules, one function per rule and named after it, over `Checks` (the Decider that
 //! raises conflicts and the lookup maps built once from the target and the inventory) and a node's
-//! `Fate`. Each code is described in docs/conflicts.md.
+//! `Fate` (`fate.rs`). Each code is described in docs/conflicts.md.
 
 mod hardware;
 mod identity;
@@ -8,15 +8,15 @@ mod ports;
 mod run_wide;
 mod state;
 
-pub(super) use hardware::without_invalid_sizes;
-
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
-use std::collections::HashSet;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{normalize_uuid, uuid_form, NodeAction, PlanOptions, PowerManager};
+use super::fate::has_instance;
+use super::options::PlanOptions;
+use super::rows::PowerManager;
+use super::uuids::uuid_form;
 use crate::core::ironic::target::{ExistingNode, TargetKind, TargetState};
 use crate::core::migrate::conflict::{Action, Conflict, ConflictCode, Resolutions, Subject};
 use crate::core::source::model::{BmNode, Inventory};
@@ -53,51 +53,6 @@ impl Decider<'_> {
             decided_by,
         });
         action
-    }
-}
-
-fn has_instance(n: &BmNode) -> bool {
-    n.instance_uuid.as_deref().is_some_and(|s| !s.is_empty())
-}
-
-/// The per-node outcome of the rules, before rows are built.
-pub(super) struct Fate {
-    pub(super) action: NodeAction,
-    pub(super) uuid: Option<String>,
-    pub(super) keep_instance: bool,
-    pub(super) maintenance_reasons: Vec<String>,
-    pub(super) unsupported_power: bool,
-    pub(super) skipped_interfaces: HashSet<i64>,
-    pub(super) codes: Vec<ConflictCode>,
-    pub(super) replaces: Option<i64>,
-    /// impossible sizes are left out of the rows (`invalid-size`)
-    pub(super) cleaned: bool,
-}
-
-impl Fate {
-    /// A row's fate before any rule: created with its own uuid, keeping its instance.
-    pub(super) fn new(n: &BmNode) -> Fate {
-        Fate {
-            action: NodeAction::Create,
-            uuid: n.uuid.as_deref().and_then(normalize_uuid),
-            keep_instance: has_instance(n) && !n.deleted,
-            maintenance_reasons: Vec::new(),
-            unsupported_power: false,
-            skipped_interfaces: HashSet::new(),
-            codes: Vec::new(),
-            replaces: None,
-            cleaned: false,
-        }
-    }
-
-    fn apply(&mut self, code: ConflictCode, action: Option<Action>) {
-        self.codes.push(code);
-        match action {
-            None if self.action != NodeAction::Skip => self.action = NodeAction::Blocked,
-            None => {}
-            Some(Action::Skip) => self.action = NodeAction::Skip,
-            _ => {}
-        }
     }
 }
 

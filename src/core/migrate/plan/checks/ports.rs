@@ -2,8 +2,9 @@
 //! id holding a MAC keeps it) and `mac-in-ironic`; `skip-port` leaves the interface out. See
 //! docs/conflicts.md, and docs/mapping.md §3 for the ports written.
 
-use super::{Checks, Fate};
+use super::Checks;
 use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
+use crate::core::migrate::plan::fate::Fate;
 use crate::core::source::model::InventoryNode;
 
 impl Checks<'_> {

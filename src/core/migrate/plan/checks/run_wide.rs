@@ -6,7 +6,8 @@ use std::collections::BTreeSet;
 
 use super::Checks;
 use crate::core::migrate::conflict::{ConflictCode, Subject};
-use crate::core::migrate::plan::{NodeAction, NodePlan};
+use crate::core::migrate::plan::fate::NodeAction;
+use crate::core::migrate::plan::model::NodePlan;
 use crate::core::source::model::Inventory;
 
 impl Checks<'_> {

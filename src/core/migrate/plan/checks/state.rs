@@ -4,9 +4,10 @@
 
 use std::ops::ControlFlow;
 
-use super::{Checks, Fate};
+use super::Checks;
 use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
-use crate::core::migrate::plan::{uuid_form, NodeAction};
+use crate::core::migrate::plan::fate::{Fate, NodeAction};
+use crate::core::migrate::plan::uuids::uuid_form;
 use crate::core::migrate::states::{BmState, StateFate};
 use crate::core::source::model::{BmNode, InventoryNode};
 

@@ -1,0 +1,18 @@
+//! What an API load (and what prepares it) can fail with as a whole; a node's own failure is
+//! reported with that node and the load goes on.
+
+use super::record::RecordError;
+use crate::core::ironic::api::ApiError;
+use crate::core::migrate::prepare::PrepareError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiLoadError {
+    #[error("{0} blocking conflict(s) unresolved: nothing created (see `bm2ironic plan`)")]
+    Blocked(usize),
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    #[error("recording the run: {0}")]
+    Record(#[from] RecordError),
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+}
