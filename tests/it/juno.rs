@@ -11,9 +11,12 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
-use crate::common::{server_env, Backend, TestDb};
+use crate::common::{bm2ironic, server_env, Backend, TestDb};
+use bm2ironic::core::demo::fixture::Fixture;
+use serde_json::{json, Value};
 
 const JUNO_VENV: &str = "BM2IRONIC_TEST_JUNO_VENV";
 
@@ -121,13 +124,18 @@ async fn shape(db: &TestDb) -> BTreeSet<String> {
                 &|r| format!("{} check {}", r[0], r[1]),
             );
             add(
-                db.rows(&format!("SELECT TABLE_NAME, ENGINE, TABLE_COLLATION FROM information_schema.TABLES WHERE {here}")).await,
+                db.rows(&format!(
+                    "SELECT TABLE_NAME, ENGINE, TABLE_COLLATION FROM information_schema.TABLES WHERE {here}"
+                ))
+                .await,
                 &|r| format!("{} engine={} collation={}", r[0], r[1], r[2]),
             );
         }
         Backend::Postgres => unreachable!(),
     }
-    out.extend(db.rows("SELECT version_num FROM alembic_version").await.into_iter().map(|r| format!("alembic {}", r[0])));
+    out.extend(
+        db.rows("SELECT version_num FROM alembic_version").await.into_iter().map(|r| format!("alembic {}", r[0])),
+    );
     out
 }
 
@@ -154,7 +162,10 @@ async fn dbsync_schema_is_the_asset(backend: Backend) {
     assert!(j.len() > 40, "the schema was read: {j:#?}");
     let file = if backend == Backend::Sqlite { "sqlite" } else { "mysql" };
     let diff = schema_diff(&a, &j);
-    assert!(diff.is_empty(), "assets/ironic/schema-juno.{file}.sql is not what Juno's ironic-dbsync upgrade makes:\n{diff}");
+    assert!(
+        diff.is_empty(),
+        "assets/ironic/schema-juno.{file}.sql is not what Juno's ironic-dbsync upgrade makes:\n{diff}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -165,4 +176,236 @@ async fn sqlite_dbsync_schema_is_the_asset() {
 #[tokio::test(flavor = "multi_thread")]
 async fn mysql_dbsync_schema_is_the_asset() {
     dbsync_schema_is_the_asset(Backend::MySql).await
+}
+
+/// Juno's ironic-api on a database; stopped (its whole process group) when dropped.
+struct JunoApi {
+    child: Child,
+    base: String,
+    dir: PathBuf,
+}
+
+impl Drop for JunoApi {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-s", "TERM", "--", &group]).status();
+        for _ in 0..50 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = Command::new("kill").args(["-s", "KILL", "--", &group]).status();
+        let _ = self.child.wait();
+    }
+}
+
+impl JunoApi {
+    /// Starts Juno's API alone (reads need no conductor) on a free loopback port.
+    async fn start(venv: &Path, db: &TestDb) -> JunoApi {
+        use std::os::unix::process::CommandExt;
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = tempfile::tempdir().unwrap().keep();
+        let out = juno_sh(venv, &["conf", dir.to_str().unwrap(), &sqlalchemy_url(db), &port.to_string()]);
+        assert!(out.status.success(), "juno.sh conf: {}", String::from_utf8_lossy(&out.stderr));
+        let conf = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        let child = Command::new(venv.join("bin/ironic-api"))
+            .args(["--config-file", &conf])
+            .env("PYTHONWARNINGS", "ignore")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("stderr.log")).unwrap())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let api = JunoApi { child, base: format!("http://127.0.0.1:{port}"), dir };
+        for _ in 0..300 {
+            if let Ok(r) = reqwest::get(format!("{}/v1", api.base)).await {
+                if r.status().is_success() {
+                    return api;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let log = std::fs::read_to_string(api.dir.join("ironic.log")).unwrap_or_default();
+        panic!("Juno's ironic-api did not answer on port {port}:\n{log}");
+    }
+
+    /// GET, the JSON body, or a panic with Juno's answer.
+    async fn get(&self, path: &str) -> Value {
+        let r = reqwest::get(format!("{}{path}", self.base)).await.unwrap();
+        let status = r.status();
+        let body = r.text().await.unwrap();
+        assert!(status.is_success(), "Juno's API: GET {path}: HTTP {status}: {body}");
+        serde_json::from_str(&body).unwrap()
+    }
+}
+
+/// The small clean cloud of these tests: six nodes on two hosts, IPMI at 127.0.0.1; nodes 3 and 6
+/// run instances (their first NIC bound to a VIF); the others are free (node 1's first NIC still
+/// names a VIF, which a free node does not keep). Two NICs each.
+fn inventory() -> Fixture {
+    let mut f = Fixture::generated(6, 2);
+    for (iface, vif) in [
+        (1, "cccccccc-0000-4000-8000-000000000001"),
+        (5, "cccccccc-0000-4000-8000-000000000005"),
+        (11, "cccccccc-0000-4000-8000-000000000011"),
+    ] {
+        f.interfaces.iter_mut().find(|i| i.id == iface).unwrap().vif_uuid = Some(vif.into());
+    }
+    f
+}
+
+/// A Nova database (SQLite) with the instances of `instances`: (nova_bm id, image_ref, root_gb),
+/// and the two baremetal nova-computes, stopped long ago.
+async fn nova_db(instances: &[(i64, Option<&str>, Option<i64>)]) -> TestDb {
+    let t = TestDb::create(Backend::Sqlite, "jnova").await.unwrap();
+    let mut sql = vec![
+        "CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER)".to_string(),
+        "CREATE TABLE services (id INTEGER NOT NULL PRIMARY KEY, host VARCHAR(255), \"binary\" VARCHAR(255), topic VARCHAR(255), report_count INTEGER NOT NULL, disabled BOOLEAN, deleted INTEGER, created_at DATETIME, updated_at DATETIME)".to_string(),
+        "INSERT INTO services VALUES (1, 'bm-compute-1', 'nova-compute', 'compute', 9, 0, 0, '2014-09-01 00:00:00', '2014-09-01 00:00:00'), (2, 'bm-compute-2', 'nova-compute', 'compute', 9, 0, 0, '2014-09-01 00:00:00', '2014-09-01 00:00:00')".to_string(),
+    ];
+    let q = |v: Option<&str>| v.map_or("NULL".to_string(), |v| format!("'{v}'"));
+    for (id, image, root) in instances {
+        sql.push(format!(
+            "INSERT INTO instances VALUES ({id}, 'aaaaaaaa-0000-4000-8000-{id:012}', {}, {}, 0, 'bbbbbbbb-0000-4000-8000-{id:012}', 'bm-compute-{}', 'active', 1, 0)",
+            q(*image),
+            root.map_or("NULL".to_string(), |r| r.to_string()),
+            (id - 1) % 2 + 1
+        ));
+    }
+    for s in sql {
+        t.exec(&s).await;
+    }
+    t
+}
+
+const KERNEL: &str = "2bcb0e2e-1d8e-4b3a-9a67-6b0f7c2f1a11";
+const RAMDISK: &str = "7c1f4f8e-52b0-4a7e-8a2d-0e0a2f7d3b22";
+const ARGS: &[&str] = &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK, "--default-arch", "x86_64"];
+
+/// bm2ironic with nova_bm, Nova and the Ironic database given.
+fn cli(logs: &Path, src: &TestDb, nova: &TestDb, tgt: &TestDb) -> assert_cmd::Command {
+    let mut c = bm2ironic(logs);
+    c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
+        .env("BM2IRONIC_NOVA_DB", &nova.reader_url)
+        .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url);
+    c
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// Node `id` of `inventory()` as docs/mapping.md says Juno's API must show it after run `run`.
+fn expected_node(id: i64, run: &str) -> Value {
+    let instance = id % 3 == 0;
+    let uuid = |p: &str| format!("{p}-0000-4000-8000-{id:012}");
+    json!({
+        "uuid": uuid("bbbbbbbb"),
+        "instance_uuid": if instance { json!(uuid("aaaaaaaa")) } else { Value::Null },
+        "driver": "pxe_ipmitool",
+        // Juno returns the password as it is stored
+        "driver_info": {"ipmi_address": "127.0.0.1", "ipmi_username": "admin", "ipmi_password": format!("bmc-Secret-{id}"),
+                        "pxe_deploy_kernel": KERNEL, "pxe_deploy_ramdisk": RAMDISK},
+        "properties": {"cpus": 8, "memory_mb": 16384, "local_gb": 500, "cpu_arch": "x86_64"},
+        // Nova's root_gb (node 3: 40), else nova_bm's root_mb / 1024 (20)
+        "instance_info": if instance {
+            json!({"image_source": format!("glance-image-{id}"), "root_gb": if id == 3 { 40 } else { 20 },
+                   "swap_mb": 1024, "ephemeral_gb": 0, "preserve_ephemeral": false})
+        } else { json!({}) },
+        "provision_state": if instance { json!("active") } else { Value::Null },
+        "target_provision_state": null,
+        "power_state": null,
+        "maintenance": false,
+        "console_enabled": false,
+        // flat: Juno's API answers 400 to a list holding a nested value
+        "extra": {"bm2ironic_nova_bm_id": id, "bm2ironic_service_host": format!("bm-compute-{}", (id - 1) % 2 + 1), "bm2ironic_run": run},
+        "created_at": "2014-05-01T10:00:00+00:00",
+        "updated_at": format!("2014-06-01T10:{id:02}:00+00:00"),
+    })
+}
+
+/// The ports of node `id` of `inventory()`: (MAC, extra).
+fn expected_ports(id: i64) -> Vec<(String, Value)> {
+    (0..2i64)
+        .map(|k| {
+            let iface = id * 2 - 1 + k;
+            let mut extra = json!({"bm2ironic_nova_bm_interface_id": iface});
+            if id % 3 == 0 && k == 0 {
+                extra["vif_port_id"] = json!(format!("cccccccc-0000-4000-8000-{iface:012}"));
+            }
+            (format!("52:55:{k:02x}:00:00:{id:02x}"), extra)
+        })
+        .collect()
+}
+
+async fn juno_api_reads_what_was_migrated(backend: Backend) {
+    let Some(venv) = server_env(JUNO_VENV) else { return };
+    let venv = PathBuf::from(venv);
+    let Some(src) = TestDb::with_fixture(backend, "jsrc", &inventory()).await else { return };
+    let nova = nova_db(&[(3, Some("glance-image-3"), Some(40)), (6, Some("glance-image-6"), None)]).await;
+    let tgt = dbsync(&venv, backend, "jtgt").await;
+    let logs = tempfile::tempdir().unwrap();
+
+    let out =
+        cli(logs.path(), &src, &nova, &tgt).args(["migrate", "--via", "db", "--yes"]).args(ARGS).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let run = tgt.rows("SELECT id FROM bm2ironic_runs").await.remove(0).remove(0);
+
+    let api = JunoApi::start(&venv, &tgt).await;
+    let nodes = api.get("/v1/nodes/detail").await;
+    let nodes = nodes["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 6, "every node is listed");
+    for id in 1..=6 {
+        let want = expected_node(id, &run);
+        let got = nodes.iter().find(|n| n["uuid"] == want["uuid"]).unwrap_or_else(|| panic!("node {id} not listed"));
+        for (field, w) in want.as_object().unwrap() {
+            assert_eq!(&got[field], w, "node {id}: {field} as Juno's API shows it");
+        }
+        // one node alone reads the same
+        assert_eq!(&api.get(&format!("/v1/nodes/{}", want["uuid"].as_str().unwrap())).await["extra"], &want["extra"]);
+    }
+
+    let ports = api.get("/v1/ports/detail").await;
+    let ports = ports["ports"].as_array().unwrap();
+    assert_eq!(ports.len(), 12, "every port is listed");
+    for id in 1..=6 {
+        let node_uuid = format!("bbbbbbbb-0000-4000-8000-{id:012}");
+        for (mac, extra) in expected_ports(id) {
+            let p =
+                ports.iter().find(|p| p["address"] == mac.as_str()).unwrap_or_else(|| panic!("port {mac} not listed"));
+            assert_eq!(p["node_uuid"], node_uuid.as_str(), "port {mac}");
+            assert_eq!(p["extra"], extra, "port {mac}: extra (the VIF in vif_port_id, only with the instance)");
+        }
+        let own = api.get(&format!("/v1/ports/detail?node_uuid={node_uuid}")).await;
+        assert_eq!(own["ports"].as_array().unwrap().len(), 2, "node {id}'s ports");
+    }
+
+    // verify through Juno's API: nothing to report
+    let out = cli(logs.path(), &src, &nova, &tgt).args(["verify", "--ironic-url", &api.base]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("and the Ironic API: 0 difference(s)"), "{}", text(&out));
+    // the flat marker is ours: a second plan finds every node already migrated (none is uuid-in-ironic)
+    let out = cli(logs.path(), &src, &nova, &tgt).args(["plan", "--json"]).args(ARGS).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["summary"]["already_migrated"], 6, "{}", plan["conflicts"]);
+
+    // and what the API shows differently is found (a node Juno's API cannot read)
+    tgt.exec("UPDATE nodes SET extra = '{\"nested\": {\"a\": 1}}' WHERE uuid = 'bbbbbbbb-0000-4000-8000-000000000002'")
+        .await;
+    let out = cli(logs.path(), &src, &nova, &tgt).args(["verify", "--ironic-url", &api.base]).output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert!(text(&out).contains("HTTP 400"), "{}", text(&out));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_juno_api_reads_what_was_migrated() {
+    juno_api_reads_what_was_migrated(Backend::Sqlite).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mysql_juno_api_reads_what_was_migrated() {
+    juno_api_reads_what_was_migrated(Backend::MySql).await
 }

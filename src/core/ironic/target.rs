@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use chrono::NaiveDateTime;
 use serde::Serialize;
 
+use super::marker;
 use crate::core::db::sql::Val;
 use crate::core::db::url::{Backend, DbUrl};
 use crate::core::db::{Access, Db, DbError};
@@ -143,10 +144,11 @@ pub struct ExistingNode {
 impl ExistingNode {
     /// The nova_bm id of our marker, when this node came from bm2ironic.
     pub fn migrated_from(&self) -> Option<i64> {
-        self.extra.get("bm2ironic").and_then(|m| m.get("nova_bm_id")).and_then(|v| v.as_i64())
+        marker::nova_bm_id(&self.extra)
     }
+    /// The run that wrote it (the marker in either form, modern or Juno's flat one).
     pub fn migrated_by_run(&self) -> Option<&str> {
-        self.extra.get("bm2ironic").and_then(|m| m.get("run")).and_then(|v| v.as_str())
+        marker::run(&self.extra)
     }
 }
 

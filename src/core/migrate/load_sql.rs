@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Poll;
 use std::time::Instant;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
@@ -17,6 +17,7 @@ use crate::core::db::sql::{marks, multi_insert, statement_bytes, texts, Val};
 use crate::core::db::url::Backend;
 use crate::core::db::{Db, DbError, Tx};
 use crate::core::ironic::json::to_db_text;
+use crate::core::ironic::marker;
 use crate::core::ironic::target::{TargetKind, TargetSchema};
 use crate::core::migrate::counters::{read_counters, restore_counters};
 use crate::core::migrate::load::send_skipped;
@@ -92,7 +93,7 @@ fn node_columns(schema: &TargetSchema) -> Vec<&'static str> {
 
 fn node_values(schema: &TargetSchema, cols: &[&str], n: &IronicNode, run_id: &str) -> Vec<Val> {
     let mut extra = n.extra();
-    extra["bm2ironic"]["run"] = json!(run_id);
+    marker::set_run(&mut extra, n.kind == TargetKind::Juno, run_id);
     cols.iter()
         .map(|c| match *c {
             "uuid" => Val::Text(Some(n.uuid.clone())),

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::ironic::api::nodes::StateIds;
 use crate::core::ironic::api::{nodes, IronicApi};
+use crate::core::ironic::marker;
 use crate::core::migrate::load::{now, send_skipped, LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::plan::{NodePlan, Plan, Rows};
 use crate::core::migrate::run_record::{written, ApiProgress, RunRecord};
@@ -58,7 +59,7 @@ fn new_run(req: &ApiLoadRequest<'_>) -> RunRecord {
 async fn replace(api: &IronicApi, np: &NodePlan, ids: &StateIds) -> Result<(), String> {
     let Some(old) = np.replaces.and_then(|id| ids.uuid(id)) else { return Ok(()) };
     let Some(v) = nodes::find(api, old).await.map_err(|e| e.message())? else { return Ok(()) };
-    if v["extra"]["bm2ironic"]["nova_bm_id"].as_i64() == Some(np.nova_bm_id) {
+    if marker::nova_bm_id(&v["extra"]) == Some(np.nova_bm_id) {
         return Ok(()); // ours already (an earlier attempt of this run)
     }
     let reason = format!("bm2ironic: replaced by nova_bm node {}", np.nova_bm_id);

@@ -14,6 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::options::ApiLoadOptions;
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
+use crate::core::ironic::marker;
+use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::load::LoadEvent;
 use crate::core::migrate::plan::{IronicNode, NodePlan, Rows};
 
@@ -52,7 +54,7 @@ fn is_transitional(s: &str) -> bool {
 /// The body of `POST /v1/nodes`.
 pub(super) fn create_body(n: &IronicNode, run_id: &str, version: Option<(u32, u32)>) -> Value {
     let mut extra = n.extra();
-    extra["bm2ironic"]["run"] = json!(run_id);
+    marker::set_run(&mut extra, n.kind == TargetKind::Juno, run_id);
     let mut b = json!({
         "uuid": n.uuid,
         "driver": n.driver,
@@ -185,8 +187,7 @@ impl Cx<'_> {
         let mut cur = match nodes::find(self.api, uuid).await {
             Err(e) => return fail("", e.message()),
             Ok(Some(v)) => {
-                let marker = v["extra"]["bm2ironic"]["nova_bm_id"].as_i64();
-                if marker != Some(np.nova_bm_id) {
+                if marker::nova_bm_id(&v["extra"]) != Some(np.nova_bm_id) {
                     return fail(
                         &state(&v),
                         format!("Ironic node {uuid} exists and did not come from nova_bm node {}", np.nova_bm_id),

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::record::{self, RecordError, RunStore};
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
+use crate::core::ironic::marker;
 use crate::core::migrate::run_record::RunRecord;
 
 #[derive(Debug, Clone, Serialize)]
@@ -54,8 +55,8 @@ pub async fn rollback_api(
             report.already_gone += 1;
             continue;
         };
-        let m = &v["extra"]["bm2ironic"];
-        if m["nova_bm_id"].as_i64() != Some(w.nova_bm_id) || m["run"].as_str() != Some(run.id.as_str()) {
+        let m = &v["extra"];
+        if marker::nova_bm_id(m) != Some(w.nova_bm_id) || marker::run(m) != Some(run.id.as_str()) {
             report.not_ours.push(w.uuid.clone());
             continue;
         }

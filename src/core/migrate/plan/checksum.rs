@@ -131,22 +131,19 @@ fn node(b: &mut Vec<u8>, n: &IronicNode) {
     }
     b.push(b'}');
     key(b, "extra", false);
-    b.push(b'{');
-    key(b, "bm2ironic", true);
-    b.push(b'{');
-    let mut first = true;
     if n.kind == TargetKind::Juno {
-        if let Some(r) = &n.maintenance_reason {
-            key(b, "maintenance_reason", true);
-            put(b, r);
-            first = false;
-        }
+        // flat keys (see `ironic::marker`), sorted as a `Value`'s
+        put(b, &n.extra());
+    } else {
+        b.push(b'{');
+        key(b, "bm2ironic", true);
+        b.push(b'{');
+        key(b, "nova_bm_id", true);
+        put(b, &n.nova_bm_id);
+        key(b, "service_host", false);
+        put(b, &n.service_host);
+        b.extend_from_slice(b"}}");
     }
-    key(b, "nova_bm_id", first);
-    put(b, &n.nova_bm_id);
-    key(b, "service_host", false);
-    put(b, &n.service_host);
-    b.extend_from_slice(b"}}");
     key(b, "instance_info", false);
     put(b, &n.instance_info);
     key(b, "instance_name", false);
@@ -180,17 +177,17 @@ fn port(b: &mut Vec<u8>, p: &IronicPort) {
     key(b, "created_at", false);
     put_time(b, &p.created_at);
     key(b, "extra", false);
-    b.push(b'{');
-    key(b, "bm2ironic", true);
-    b.push(b'{');
-    key(b, "nova_bm_interface_id", true);
-    put(b, &p.nova_bm_interface_id);
-    b.push(b'}');
-    if let (Some(v), TargetKind::Juno) = (&p.vif, p.kind) {
-        key(b, "vif_port_id", false);
-        put(b, v);
+    if p.kind == TargetKind::Juno {
+        // flat keys and the VIF (see `ironic::marker`), sorted as a `Value`'s
+        put(b, &p.extra());
+    } else {
+        b.push(b'{');
+        key(b, "bm2ironic", true);
+        b.push(b'{');
+        key(b, "nova_bm_interface_id", true);
+        put(b, &p.nova_bm_interface_id);
+        b.extend_from_slice(b"}}");
     }
-    b.push(b'}');
     key(b, "internal_info", false);
     b.push(b'{');
     if let (Some(v), TargetKind::Modern) = (&p.vif, p.kind) {

@@ -10,6 +10,7 @@ use super::fate::Fate;
 use super::options::PlanOptions;
 use super::uuids::{normalize_uuid, BM2IRONIC_NS};
 use crate::core::db::secret::Secret;
+use crate::core::ironic::marker;
 use crate::core::ironic::target::TargetKind;
 use crate::core::source::model::{BmInterface, BmNode, InventoryNode};
 use crate::core::source::nova::NovaFacts;
@@ -141,15 +142,12 @@ pub struct IronicNode {
 }
 
 impl IronicNode {
-    /// The `extra` column: `{"bm2ironic": {"nova_bm_id", "service_host"[, "maintenance_reason" on Juno]}}`.
+    /// The `extra` column, our marker: `{"bm2ironic": {"nova_bm_id", "service_host"}}`; on Juno flat
+    /// keys, with the maintenance reason (`bm2ironic_nova_bm_id`, ...: see `ironic::marker`).
     pub fn extra(&self) -> Value {
-        let mut marker = json!({"nova_bm_id": self.nova_bm_id, "service_host": self.service_host});
-        if self.kind == TargetKind::Juno {
-            if let Some(r) = &self.maintenance_reason {
-                marker["maintenance_reason"] = json!(r);
-            }
-        }
-        json!({ "bm2ironic": marker })
+        let juno = self.kind == TargetKind::Juno;
+        let reason = self.maintenance_reason.as_deref().filter(|_| juno);
+        marker::node_extra(juno, self.nova_bm_id, self.service_host.as_deref(), reason)
     }
 }
 
@@ -196,9 +194,9 @@ pub struct IronicPort {
 }
 
 impl IronicPort {
-    /// The `extra` column: our marker, and the VIF on Juno.
+    /// The `extra` column: our marker (flat on Juno), and the VIF on Juno.
     pub fn extra(&self) -> Value {
-        let mut extra = json!({"bm2ironic": {"nova_bm_interface_id": self.nova_bm_interface_id}});
+        let mut extra = marker::port_extra(self.kind == TargetKind::Juno, self.nova_bm_interface_id);
         if let (Some(v), TargetKind::Juno) = (&self.vif, self.kind) {
             extra["vif_port_id"] = json!(v);
         }
