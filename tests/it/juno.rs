@@ -409,3 +409,50 @@ async fn sqlite_juno_api_reads_what_was_migrated() {
 async fn mysql_juno_api_reads_what_was_migrated() {
     juno_api_reads_what_was_migrated(Backend::MySql).await
 }
+
+async fn instance_without_image_source_blocks(backend: Backend) {
+    let Some(venv) = server_env(JUNO_VENV) else { return };
+    let venv = PathBuf::from(venv);
+    let Some(src) = TestDb::with_fixture(backend, "jsrc", &inventory()).await else { return };
+    // Nova names no image for node 3's instance
+    let nova = nova_db(&[(3, None, Some(40)), (6, Some("glance-image-6"), None)]).await;
+    let tgt = dbsync(&venv, backend, "jtgt").await;
+    let logs = tempfile::tempdir().unwrap();
+
+    let out = cli(logs.path(), &src, &nova, &tgt).args(["plan", "--json"]).args(ARGS).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "blocked: {}", text(&out));
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found: Vec<&Value> =
+        plan["conflicts"].as_array().unwrap().iter().filter(|c| c["code"] == "incomplete-instance-info").collect();
+    assert_eq!(found.len(), 1, "{}", plan["conflicts"]);
+    assert_eq!((&found[0]["subject"]["node"]["nova_bm_id"], &found[0]["action"]), (&json!(3), &Value::Null));
+    assert!(found[0]["detail"].as_str().unwrap().contains("image_source"), "{}", found[0]);
+
+    let out = cli(logs.path(), &src, &nova, &tgt)
+        .args(["migrate", "--yes", "--resolve", "incomplete-instance-info=maintenance"])
+        .args(ARGS)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    // Juno's API reads the node held in maintenance, the reason in the flat marker
+    let api = JunoApi::start(&venv, &tgt).await;
+    let n = api.get("/v1/nodes/bbbbbbbb-0000-4000-8000-000000000003").await;
+    assert_eq!((&n["provision_state"], &n["maintenance"]), (&json!("active"), &json!(true)));
+    assert_eq!(n["instance_info"]["root_gb"], 40);
+    assert!(n["instance_info"].get("image_source").is_none());
+    let reason = n["extra"]["bm2ironic_maintenance_reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("bm2ironic: instance_info lacks image_source"), "{}", n["extra"]);
+    assert_eq!(api.get("/v1/nodes/detail").await["nodes"].as_array().unwrap().len(), 6);
+    let n6 = api.get("/v1/nodes/bbbbbbbb-0000-4000-8000-000000000006").await;
+    assert_eq!(n6["maintenance"], false, "node 6 has all Juno needs");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_instance_without_image_source_blocks() {
+    instance_without_image_source_blocks(Backend::Sqlite).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mysql_instance_without_image_source_blocks() {
+    instance_without_image_source_blocks(Backend::MySql).await
+}

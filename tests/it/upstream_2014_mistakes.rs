@@ -50,6 +50,8 @@ fn resolve_all() -> Resolutions {
         "mid-deploy=maintenance",
         "failed-deploy=maintenance",
         "missing-bmc=maintenance",
+        // Juno only: no Nova facts here, so no image_source
+        "incomplete-instance-info=maintenance",
     ] {
         r.add_flag(f).unwrap();
     }
@@ -168,6 +170,77 @@ fn instance_info_has_image_source_and_sizes_in_gb() {
     let p = standard_plan(TargetKind::Modern);
     assert_eq!(node(&p, 9).instance_info["ephemeral_gb"], 100);
     assert!(p.warnings.iter().any(|w| w.contains("image_source")));
+}
+
+#[test]
+fn juno_instance_without_image_source_or_root_gb_blocks() {
+    // Juno's pxe deploy refuses a node without both: there it is a blocking conflict, not a warning
+    let r = |extra: &[&str]| {
+        let mut r = resolve_all();
+        r.defaults.remove(&ConflictCode::IncompleteInstanceInfo);
+        for f in extra {
+            r.add_flag(f).unwrap();
+        }
+        r
+    };
+    let blocked = |p: &Plan| -> Vec<i64> {
+        p.conflicts
+            .iter()
+            .filter(|c| c.code == ConflictCode::IncompleteInstanceInfo && c.is_unresolved_blocking())
+            .map(|c| match c.subject {
+                bm2ironic::core::migrate::conflict::Subject::Node { nova_bm_id } => nova_bm_id,
+                _ => panic!("about a node"),
+            })
+            .collect()
+    };
+    let f = inventory(&Fixture::standard());
+    // without Nova: no image_source for any instance (1, 9, and 4, 5 held in maintenance)
+    let p = plan(&f, &empty_target(TargetKind::Juno), None, &options(), &r(&[]));
+    assert_eq!(blocked(&p), vec![1, 4, 5, 9]);
+    assert!(p.conflicts.iter().any(|c| c.detail.contains("image_source (no Nova database given: --nova-db)")));
+    let p = plan(&f, &empty_target(TargetKind::Modern), None, &options(), &r(&[]));
+    assert!(blocked(&p).is_empty(), "modern Ironic: a warning only");
+    assert!(p.warnings.iter().any(|w| w.contains("image_source")));
+    // with Nova's image and size for every instance: nothing
+    let mut facts = NovaFacts::default();
+    for id in [1, 4, 5, 9] {
+        let uuid = format!("aaaaaaaa-0000-4000-8000-{id:012}");
+        let i = NovaInstance {
+            uuid: uuid.clone(),
+            image_ref: Some(format!("glance-image-{id}")),
+            root_gb: Some(20),
+            ephemeral_gb: Some(0),
+            node: None,
+            host: None,
+            vm_state: Some("active".into()),
+            deleted: false,
+        };
+        facts.instances.insert(uuid, i);
+    }
+    let p = plan(&f, &empty_target(TargetKind::Juno), Some(&facts), &options(), &r(&[]));
+    assert!(blocked(&p).is_empty(), "{:?}", p.conflicts);
+    // an empty image, a root disk of 0 GB: missing as well
+    facts.instances.get_mut("aaaaaaaa-0000-4000-8000-000000000001").unwrap().image_ref = Some(String::new());
+    let nine = facts.instances.get_mut("aaaaaaaa-0000-4000-8000-000000000009").unwrap();
+    nine.root_gb = Some(0);
+    let p = plan(&f, &empty_target(TargetKind::Juno), Some(&facts), &options(), &r(&[]));
+    assert_eq!(blocked(&p), vec![1, 9]);
+    // maintenance writes it active, with the instance, in maintenance with the reason in the flat marker
+    let p = plan(
+        &f,
+        &empty_target(TargetKind::Juno),
+        Some(&facts),
+        &options(),
+        &r(&["incomplete-instance-info=maintenance"]),
+    );
+    let n = node(&p, 9);
+    assert_eq!((n.provision_state.as_deref(), n.maintenance), (Some("active"), true));
+    assert!(n.instance_uuid.is_some());
+    let reason = n.extra()["bm2ironic_maintenance_reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("instance_info lacks root_gb"), "{reason}");
+    // skip leaves it out
+    let p = plan(&f, &empty_target(TargetKind::Juno), Some(&facts), &options(), &r(&["incomplete-instance-info=skip"]));
+    assert_eq!(p.nodes.iter().find(|n| n.nova_bm_id == 1).unwrap().action, NodeAction::Skip);
 }
 
 #[test]

@@ -52,6 +52,7 @@ codes! {
     DuplicateUuid = "duplicate-uuid", blocking: true, actions: [Generate, Skip], default: None;
     DuplicateInstance = "duplicate-instance", blocking: true, actions: [Free, Skip], default: None;
     InvalidSize = "invalid-size", blocking: true, actions: [Maintenance, Skip], default: None;
+    IncompleteInstanceInfo = "incomplete-instance-info", blocking: true, actions: [Maintenance, Skip], default: None;
 }
 
 impl fmt::Display for ConflictCode {
@@ -388,7 +389,7 @@ mod tests {
                 assert!(c.default_action().is_some(), "{c} is non-blocking and needs a default");
             }
         }
-        assert_eq!(ConflictCode::ALL.len(), 24);
+        assert_eq!(ConflictCode::ALL.len(), 25);
         assert!(ConflictCode::DuplicateMac.blocking());
         assert!(!ConflictCode::IncompleteProperties.blocking());
     }

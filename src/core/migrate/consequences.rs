@@ -193,6 +193,12 @@ pub fn consequence(code: ConflictCode, action: Action) -> Option<Consequence> {
             "Set the real values in Ironic, then lift maintenance.",
         ),
         (C::InvalidSize, A::Skip) => skip("Correct the values in nova_bm and run bm2ironic again, or enroll by hand."),
+        (C::IncompleteInstanceInfo, A::Maintenance) => c(
+            "Written `active` with its instance and what is known of `instance_info`, in maintenance with the reason `instance_info lacks <keys>: set it before Juno rebuilds or tears the instance down`.",
+            "Not touched: a running instance keeps running. While `image_source` or `root_gb` is missing, Juno cannot rebuild the instance or tear it down (deleting it in Nova fails).",
+            "Set the missing keys (`ironic node-update UUID add instance_info/image_source=GLANCE_ID instance_info/root_gb=GB`), then lift maintenance.",
+        ),
+        (C::IncompleteInstanceInfo, A::Skip) => skip("Give `--nova-db` (Nova's `instances.image_ref` and `root_gb`) and run bm2ironic again, or enroll the node by hand."),
         _ => return None,
     };
     code.actions().contains(&action).then_some(found)

@@ -296,6 +296,7 @@ fn plan_node(cx: &mut Checks, index: usize, entry: &InventoryNode, nova: Option<
     cx.power(n, &mut f);
     let arch = cx.arch(n, &mut f);
     cx.sizes(n, &mut f);
+    cx.juno_instance_info(n, &mut f);
     cx.interfaces(entry, &mut f);
 
     let spec = (matches!(f.action, NodeAction::Create) && f.uuid.is_some()).then(|| RowSpec::new(n, &f, arch, nova));

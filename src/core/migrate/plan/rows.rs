@@ -13,7 +13,7 @@ use crate::core::db::secret::Secret;
 use crate::core::ironic::marker;
 use crate::core::ironic::target::TargetKind;
 use crate::core::source::model::{BmInterface, BmNode, InventoryNode};
-use crate::core::source::nova::NovaFacts;
+use crate::core::source::nova::{NovaFacts, NovaInstance};
 
 /// nova baremetal's power manager (global in nova.conf `[baremetal] power_manager`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -252,14 +252,7 @@ pub struct RowSpec {
 
 impl RowSpec {
     pub(super) fn new(n: &BmNode, f: &Fate, arch: Option<String>, nova: Option<&NovaFacts>) -> RowSpec {
-        let inst = nova
-            .filter(|_| f.keep_instance)
-            .and_then(|facts| {
-                let raw = n.instance_uuid.as_deref().unwrap_or("").trim();
-                let norm = normalize_uuid(raw).unwrap_or_default();
-                facts.instances.get(norm.as_str()).or_else(|| facts.instances.get(raw))
-            })
-            .filter(|i| !i.deleted);
+        let inst = nova_instance(n, nova.filter(|_| f.keep_instance));
         let mut skipped: Vec<i64> = f.skipped_interfaces.iter().copied().collect();
         skipped.sort_unstable();
         let maintenance = !f.maintenance_reasons.is_empty();
@@ -289,6 +282,16 @@ impl RowSpec {
             ephemeral_gb: inst.and_then(|i| i.ephemeral_gb),
         }
     }
+}
+
+/// Nova's (live) instance of the row's instance uuid, when Nova's facts are given and hold it.
+pub(super) fn nova_instance<'a>(n: &BmNode, nova: Option<&'a NovaFacts>) -> Option<&'a NovaInstance> {
+    nova.and_then(|facts| {
+        let raw = n.instance_uuid.as_deref().unwrap_or("").trim();
+        let norm = normalize_uuid(raw).unwrap_or_default();
+        facts.instances.get(norm.as_str()).or_else(|| facts.instances.get(raw))
+    })
+    .filter(|i| !i.deleted)
 }
 
 /// What every node's rows share: the plan's options, the power manager and the target's kind.

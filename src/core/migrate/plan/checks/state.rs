@@ -5,8 +5,10 @@
 use std::ops::ControlFlow;
 
 use super::Checks;
+use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
 use crate::core::migrate::plan::fate::{Fate, NodeAction};
+use crate::core::migrate::plan::rows::nova_instance;
 use crate::core::migrate::plan::uuids::uuid_form;
 use crate::core::migrate::states::{BmState, StateFate};
 use crate::core::source::model::{BmNode, InventoryNode};
@@ -183,6 +185,50 @@ impl Checks<'_> {
                 );
                 f.apply(ConflictCode::InstanceInIronic, a);
             }
+        }
+    }
+
+    /// `incomplete-instance-info` (Juno only): the node keeps its instance, but its `instance_info`
+    /// would lack `image_source` (no Nova facts, or no image in Nova) or `root_gb` (neither Nova nor
+    /// nova_bm gives one above 0). Juno's pxe deploy refuses a node without both, so that Ironic
+    /// could never rebuild the instance or tear it down.
+    pub(crate) fn juno_instance_info(&mut self, n: &BmNode, f: &mut Fate) {
+        if self.kind != TargetKind::Juno || !f.keep_instance || f.action == NodeAction::Skip {
+            return;
+        }
+        let inst = nova_instance(n, self.nova);
+        let mut missing = Vec::new();
+        if inst.and_then(|i| i.image_ref.as_deref()).is_none_or(str::is_empty) {
+            missing.push(if self.nova.is_some() {
+                "image_source (Nova names no image for the instance)"
+            } else {
+                "image_source (no Nova database given: --nova-db)"
+            });
+        }
+        // as the rows take it: Nova's, else nova_bm's root_mb in whole gigabytes (not a negative one)
+        let root_gb = inst.and_then(|i| i.root_gb).or(n.root_mb.filter(|mb| *mb >= 0).map(|mb| mb / 1024));
+        if root_gb.unwrap_or(0) <= 0 {
+            missing.push("root_gb");
+        }
+        if missing.is_empty() {
+            return;
+        }
+        let what = missing.join(" and ");
+        let a = self.d.raise(
+            ConflictCode::IncompleteInstanceInfo,
+            Subject::Node { nova_bm_id: n.id },
+            f.uuid.as_deref(),
+            format!(
+                "instance {} would get no instance_info.{what}: Juno's deploy needs both image_source and root_gb",
+                n.instance_uuid.as_deref().unwrap_or("-")
+            ),
+        );
+        f.apply(ConflictCode::IncompleteInstanceInfo, a);
+        if a == Some(Action::Maintenance) {
+            f.maintenance_reasons.push(format!(
+                "instance_info lacks {}: set it before Juno rebuilds or tears the instance down",
+                missing.iter().map(|m| m.split(' ').next().unwrap_or(m)).collect::<Vec<_>>().join(" and ")
+            ));
         }
     }
 }
