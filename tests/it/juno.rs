@@ -456,3 +456,26 @@ async fn sqlite_instance_without_image_source_blocks() {
 async fn mysql_instance_without_image_source_blocks() {
     instance_without_image_source_blocks(Backend::MySql).await
 }
+
+/// `migrate --via api` against Juno's API: refused before anything is written, saying why (the
+/// adopt flow came with API 1.17; Juno has no API versions at all) and what to do (`--via db`).
+#[tokio::test(flavor = "multi_thread")]
+async fn via_api_is_refused() {
+    let Some(venv) = server_env(JUNO_VENV) else { return };
+    let venv = PathBuf::from(venv);
+    let src = TestDb::with_fixture(Backend::Sqlite, "jsrc", &inventory()).await.unwrap();
+    let tgt = dbsync(&venv, Backend::Sqlite, "jtgt").await;
+    let api = JunoApi::start(&venv, &tgt).await;
+    let logs = tempfile::tempdir().unwrap();
+    let out = bm2ironic(logs.path())
+        .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
+        .args(["migrate", "--via", "api", "--yes", "--ironic-url", &api.base, "--state-dir"])
+        .arg(logs.path().join("state"))
+        .args(ARGS)
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_ne!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("Juno") && said.contains("1.17") && said.contains("--via db"), "{said}");
+    assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 0, "nothing written");
+}

@@ -19,6 +19,8 @@ pub enum ApiError {
     Forbidden { url: String, what: String, message: String },
     #[error("the Ironic API at {url} speaks API versions {min} to {max}; {needed}")]
     TooOld { url: String, min: String, max: String, needed: String },
+    #[error("the Ironic API at {url} has no API versions (its root document names only v1: Ironic Juno, 2014.2, or older); {needed}. A Juno Ironic is loaded through its database: --via db")]
+    Unversioned { url: String, needed: String },
     #[error(transparent)]
     Auth(#[from] AuthError),
 }

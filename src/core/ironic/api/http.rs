@@ -160,12 +160,20 @@ impl IronicApi {
             return Err(ApiError::Status { url, status, body: "the root document is not readable".into() });
         }
         let dv = body.get("default_version").cloned().unwrap_or(Value::Null);
+        // Juno's root document: `default_version` {id: v1, links} without a version, and no headers
+        let unversioned = dv.get("version").is_none() && hmax.is_none();
         let max = dv["version"].as_str().map(String::from).or(hmax).unwrap_or_else(|| "1.1".into());
         let min = dv["min_version"].as_str().map(String::from).or(hmin).unwrap_or_else(|| "1.1".into());
         let server_max = parse_version(&max).unwrap_or((1, 1));
         let chosen = server_max.min(NEWEST_KNOWN);
         *self.range.lock().unwrap_or_else(|e| e.into_inner()) = Some((min.clone(), max.clone()));
         if let Some((need, what)) = needed {
+            if server_max < need && unversioned {
+                return Err(ApiError::Unversioned {
+                    url: self.base.clone(),
+                    needed: format!("{what} needs API {}.{} or newer", need.0, need.1),
+                });
+            }
             if server_max < need {
                 return Err(ApiError::TooOld {
                     url: self.base.clone(),
@@ -413,6 +421,21 @@ mod tests {
         let (url, _) = canned(vec![(401, "{}")]).await;
         let e = IronicApi::new(&url, None, TargetKind::Modern).unwrap().node("n1").await.unwrap_err();
         assert!(e.to_string().contains("asks for authentication (HTTP 401)"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_version_less_api_is_named_as_such() {
+        let adopt = Some(((1, 17), "the adopt flow"));
+        // Juno's root document: no versions, no version headers
+        let juno = r#"{"default_version": {"id": "v1", "links": []}, "versions": [{"id": "v1", "links": []}]}"#;
+        let (url, _) = canned(vec![(200, juno)]).await;
+        let e = IronicApi::new(&url, None, TargetKind::Juno).unwrap().negotiate(adopt).await.unwrap_err();
+        assert!(matches!(e, ApiError::Unversioned { .. }) && e.to_string().contains("--via db"), "{e}");
+        // a versioned API that is too old says its range
+        let kilo = r#"{"default_version": {"id": "v1", "version": "1.6", "min_version": "1.1"}}"#;
+        let (url, _) = canned(vec![(200, kilo)]).await;
+        let e = IronicApi::new(&url, None, TargetKind::Modern).unwrap().negotiate(adopt).await.unwrap_err();
+        assert!(e.to_string().contains("speaks API versions 1.1 to 1.6"), "{e}");
     }
 
     #[test]
