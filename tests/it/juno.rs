@@ -20,6 +20,19 @@ use serde_json::{json, Value};
 
 const JUNO_VENV: &str = "BM2IRONIC_TEST_JUNO_VENV";
 
+/// The Juno venv, or None after a loud skip (a failure in CI).
+fn juno_venv() -> Option<PathBuf> {
+    match std::env::var(JUNO_VENV) {
+        Ok(v) if !v.is_empty() => Some(PathBuf::from(v)),
+        _ => {
+            crate::common::skip(&format!(
+                "{JUNO_VENV} is not set, so the real Juno Ironic is not here: scripts/test.sh installs it (scripts/juno.sh env; docs/juno.md)"
+            ));
+            None
+        }
+    }
+}
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -152,11 +165,11 @@ fn schema_diff(asset: &BTreeSet<String>, juno: &BTreeSet<String>) -> String {
 }
 
 async fn dbsync_schema_is_the_asset(backend: Backend) {
-    let Some(venv) = server_env(JUNO_VENV) else { return };
+    let Some(venv) = juno_venv() else { return };
     if backend == Backend::MySql && server_env(crate::common::MYSQL_ADMIN).is_none() {
         return;
     }
-    let juno = dbsync(Path::new(&venv), backend, "jdbsync").await;
+    let juno = dbsync(&venv, backend, "jdbsync").await;
     let asset = TestDb::juno(backend, "jasset").await.unwrap();
     let (j, a) = (shape(&juno).await, shape(&asset).await);
     assert!(j.len() > 40, "the schema was read: {j:#?}");
@@ -341,8 +354,7 @@ fn expected_ports(id: i64) -> Vec<(String, Value)> {
 }
 
 async fn juno_api_reads_what_was_migrated(backend: Backend) {
-    let Some(venv) = server_env(JUNO_VENV) else { return };
-    let venv = PathBuf::from(venv);
+    let Some(venv) = juno_venv() else { return };
     let Some(src) = TestDb::with_fixture(backend, "jsrc", &inventory()).await else { return };
     let nova = nova_db(&[(3, Some("glance-image-3"), Some(40)), (6, Some("glance-image-6"), None)]).await;
     let tgt = dbsync(&venv, backend, "jtgt").await;
@@ -411,8 +423,7 @@ async fn mysql_juno_api_reads_what_was_migrated() {
 }
 
 async fn instance_without_image_source_blocks(backend: Backend) {
-    let Some(venv) = server_env(JUNO_VENV) else { return };
-    let venv = PathBuf::from(venv);
+    let Some(venv) = juno_venv() else { return };
     let Some(src) = TestDb::with_fixture(backend, "jsrc", &inventory()).await else { return };
     // Nova names no image for node 3's instance
     let nova = nova_db(&[(3, None, Some(40)), (6, Some("glance-image-6"), None)]).await;
@@ -461,8 +472,7 @@ async fn mysql_instance_without_image_source_blocks() {
 /// adopt flow came with API 1.17; Juno has no API versions at all) and what to do (`--via db`).
 #[tokio::test(flavor = "multi_thread")]
 async fn via_api_is_refused() {
-    let Some(venv) = server_env(JUNO_VENV) else { return };
-    let venv = PathBuf::from(venv);
+    let Some(venv) = juno_venv() else { return };
     let src = TestDb::with_fixture(Backend::Sqlite, "jsrc", &inventory()).await.unwrap();
     let tgt = dbsync(&venv, Backend::Sqlite, "jtgt").await;
     let api = JunoApi::start(&venv, &tgt).await;
