@@ -7,8 +7,9 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::cli::args::{parse_duration, prepare_api_from, GlobalArgs, MigrateArgs};
+use crate::cli::failure::{exit, Failure};
 use crate::cli::output::{confirm, print, print_blocking, print_counts, verify_for_report, write_report};
-use crate::cli::{exit, parse_duration, prepare_api_from, Failure, GlobalArgs, MigrateArgs};
 use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::load_api::prepare::PreparedApi;
 use crate::core::migrate::load_api::ApiLoadOptions;
