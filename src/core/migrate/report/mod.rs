@@ -66,6 +66,9 @@ pub enum Outcome<'a> {
     /// the load went through Ironic's API (`--via api`): there is no transaction, a failed node stays
     /// where it is (`failed`: its uuid and Ironic's error) while the others go on
     ThroughApi { summary: &'a LoadSummary, failed: &'a [(String, String)] },
+    /// the load through the API stopped before its end (Ironic stopped answering, a run record that
+    /// could not be written): why; what was done stays, a rerun resumes
+    Stopped(String),
 }
 
 /// A takeover error record, and the node it names (None: it names none).
@@ -234,6 +237,7 @@ fn node_outcome(n: &NodePlan, outcome: &Outcome) -> String {
             }
         }
         (_, Outcome::ThroughApi { .. }) => "not written".into(),
+        (_, Outcome::Stopped(_)) => "not finished: the run stopped (a rerun resumes it)".into(),
     }
 }
 
@@ -261,6 +265,7 @@ impl Report {
             Outcome::Loaded(_) => "nothing to write".into(),
             Outcome::Failed(e) => format!("failed and rolled back, the target is as it was: {e}"),
             Outcome::NotStarted(why) => format!("not started: {why}"),
+            Outcome::Stopped(why) => format!("stopped through the Ironic API: {why}"),
             Outcome::ThroughApi { summary: s, .. } if s.committed => {
                 format!("done through the Ironic API: {} nodes changed, {} ports", s.created, s.ports)
             }
@@ -345,6 +350,9 @@ impl Report {
                 rollback.push("Nothing to roll back: the rehearsal rolled its transaction back.".into())
             }
             (Some(_), _) => rollback.push("Nothing to roll back: nothing was written.".into()),
+            (None, _) if matches!(input.outcome, Outcome::Stopped(_)) => rollback.push(
+                "The run stopped part-way through the Ironic API (the outcome names it): `bm2ironic rollback --run RUN` puts what it created in maintenance and deletes it, or a rerun finishes it.".into(),
+            ),
             (None, _) => rollback.push("Nothing to roll back: nothing was committed.".into()),
         }
         if let Some(set) = &input.flavors_change_set {
