@@ -51,6 +51,9 @@ export BM2IRONIC_TEST_NOVACLIENT_VENV
 wait "$GALERA" || { cat /tmp/bm2ironic-galera.log >&2; echo "starting the Galera cluster failed" >&2; exit 1; }
 setup "reading the Galera cluster's settings" cat /tmp/bm2ironic-galera.env   # sets BM2IRONIC_TEST_GALERA: the galera:: tests run
 
+echo "== the house rules (scripts/check-house.py: no import cycle, no file over 600 lines, backends only in db/, docs' paths exist) =="
+python3 scripts/check-house.py
+
 echo "== cargo fmt --check, cargo clippy (warnings are errors) =="
 cargo fmt --check
 cargo clippy --locked --all-targets -- -D warnings
