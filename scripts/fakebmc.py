@@ -1,19 +1,41 @@
 #!/usr/bin/env python3
-"""Fake IPMI BMC on loopback only (PyPI pyghmi), for the takeover tests. Usage: fakebmc.py PORT [USER PASS [ADDR [on|off]]]
+"""Fake IPMI BMC on loopback only (PyPI pyghmi), for the takeover and boot tests.
+
+Usage: fakebmc.py PORT [USER PASS [ADDR [on|off]]] [--vm DIR --disk FILE --tftp DIR --mac MAC [--accel kvm|tcg]]
 (ADDR: a loopback address, 127.0.0.1 by default; tests that need port 623 each take their own 127.0.0.x;
 the last argument: the machine's power state at start, off by default)
 Run with the Ironic test venv (scripts/ironic.sh installs pyghmi there). Prints "power on" / "power off"
 when Ironic changes the power state, so a test can prove a stopped machine was not powered on.
+
+Without --vm the machine is a power state only. With --vm the machine is a real QEMU virtual machine
+(scripts/bootvm.sh builds its parts) that the IPMI power actions drive:
+  power on     starts QEMU (a new process: a cold boot from the boot device set last)
+  power off    QMP `quit` (the plug pulled), the process killed if it lingers
+  power soft   QMP `system_powerdown` (the ACPI power button: the guest decides)
+  power reset  QMP `system_reset` (a warm reset of the running machine)
+  power cycle  off, then on (a new process, as `power on`)
+  power status on while the QEMU process runs
+  bootdev      remembered, used at the next power on/cycle: pxe (and default) -> `-boot order=n`
+               (the network first, then the disk, as nova baremetal's machines were set), disk -> order=c
+The machine's NIC has MAC, and QEMU's user-mode network (restricted: nothing leaves QEMU) answers its
+DHCP and serves TFTP from the --tftp DIR with the boot file pxelinux.0. The serial console goes to
+DIR/console.log, appended across power cycles; QEMU's own messages and each command line to
+DIR/qemu.log; its QMP socket is DIR/qmp.sock. QEMU dies with this BMC.
 """
+import argparse
+import ctypes
+import json
 import os
 import signal
+import socket
+import subprocess
 import sys
+import time
 
 import pyghmi.ipmi.bmc as bmc
 
-# pyghmi's loop swallows SIGTERM otherwise; exit at once on TERM/INT
-signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
-signal.signal(signal.SIGINT, lambda *a: os._exit(0))
+# IPMI completion code: "command not supported in present state" (a reset of a machine that is off)
+NOT_IN_PRESENT_STATE = 0xd5
 
 
 class LoopbackBmc(bmc.Bmc):
@@ -55,11 +77,159 @@ class LoopbackBmc(bmc.Bmc):
         return self.powerstate == 'on'
 
 
-port = int(sys.argv[1]) if len(sys.argv) > 1 else 6230
-user = sys.argv[2] if len(sys.argv) > 2 else 'admin'
-pw = sys.argv[3] if len(sys.argv) > 3 else 'password'
-addr = sys.argv[4] if len(sys.argv) > 4 else '127.0.0.1'
-power = sys.argv[5] if len(sys.argv) > 5 else 'off'
-if power not in ('on', 'off'):
-    raise SystemExit('fakebmc.py: the power state is on or off, not ' + power)
-LoopbackBmc({user: pw}, port, addr, power).listen()
+def die_with_parent():
+    """In the QEMU child: SIGKILL when the BMC process dies, however it dies."""
+    libc = ctypes.CDLL('libc.so.6', use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+class QemuBmc(LoopbackBmc):
+    """The machine is a QEMU VM: IPMI power actions start, stop and reset it (see the module doc)."""
+
+    def __init__(self, authdata, port, addr, power, vm):
+        super().__init__(authdata, port, addr, 'off')
+        self.vm = vm
+        self.dir = os.path.abspath(vm.vm)
+        os.makedirs(self.dir, exist_ok=True)
+        self.qmp_path = os.path.join(self.dir, 'qmp.sock')
+        self.proc = None
+        if power == 'on':
+            self.start()
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def command(self):
+        order = 'c' if self.bootdevice == 'hd' else 'n'
+        accel = ['-accel', 'kvm', '-cpu', 'host'] if self.vm.accel == 'kvm' else ['-accel', 'tcg']
+        return [
+            'qemu-system-x86_64', '-name', 'bm2ironic-' + self.vm.mac,
+            *accel, '-m', '256', '-nographic', '-monitor', 'none',
+            '-netdev', 'user,id=n0,restrict=on,tftp=%s,bootfile=pxelinux.0' % os.path.abspath(self.vm.tftp),
+            '-device', 'virtio-net-pci,netdev=n0,mac=' + self.vm.mac,
+            '-drive', 'file=%s,if=virtio,format=raw' % os.path.abspath(self.vm.disk),
+            '-boot', 'order=' + order,
+            '-chardev', 'file,id=console,append=on,path=' + os.path.join(self.dir, 'console.log'),
+            '-serial', 'chardev:console',
+            '-qmp', 'unix:%s,server=on,wait=off' % self.qmp_path,
+        ]
+
+    def start(self):
+        if os.path.exists(self.qmp_path):
+            os.unlink(self.qmp_path)
+        cmd = self.command()
+        with open(os.path.join(self.dir, 'qemu.log'), 'a') as log:
+            log.write('# %s\n' % ' '.join(cmd))
+            log.flush()
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                         preexec_fn=die_with_parent)
+        self.powerstate = 'on'
+
+    def qmp(self, execute):
+        """One QMP command on a fresh connection; its `return` (or None when QEMU is gone)."""
+        deadline = time.time() + 5
+        while not os.path.exists(self.qmp_path):
+            if not self.running() or time.time() > deadline:
+                return None
+            time.sleep(0.05)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        try:
+            s.connect(self.qmp_path)
+            f = s.makefile('rwb')
+            f.readline()  # the greeting
+            for cmd in ('qmp_capabilities', execute):
+                f.write(json.dumps({'execute': cmd}).encode() + b'\n')
+                f.flush()
+                while True:
+                    line = f.readline()
+                    if not line:
+                        return None
+                    msg = json.loads(line)
+                    if 'return' in msg or 'error' in msg:
+                        break   # events (`{"event": ...}`) are skipped
+            return msg.get('return', msg.get('error'))
+        except OSError:
+            return None
+        finally:
+            s.close()
+
+    def stop(self):
+        if self.running():
+            self.qmp('quit')
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.powerstate = 'off'
+
+    def get_power_state(self):
+        return 'on' if self.running() else 'off'
+
+    def is_active(self):
+        return self.running()
+
+    def power_on(self):
+        if not self.running():
+            self.start()
+        print('power on', flush=True)
+
+    def power_off(self):
+        self.stop()
+        print('power off', flush=True)
+
+    def power_shutdown(self):
+        if not self.running():
+            return NOT_IN_PRESENT_STATE
+        self.qmp('system_powerdown')
+        print('power soft', flush=True)
+
+    def power_reset(self):
+        if not self.running():
+            return NOT_IN_PRESENT_STATE
+        self.qmp('system_reset')
+        print('power reset', flush=True)
+
+    def power_cycle(self):
+        if not self.running():
+            return NOT_IN_PRESENT_STATE
+        self.stop()
+        time.sleep(0.2)
+        self.start()
+        print('power cycle', flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description='fake IPMI BMC on a loopback address')
+    p.add_argument('port', nargs='?', type=int, default=6230)
+    p.add_argument('user', nargs='?', default='admin')
+    p.add_argument('password', nargs='?', default='password')
+    p.add_argument('addr', nargs='?', default='127.0.0.1')
+    p.add_argument('power', nargs='?', default='off')
+    p.add_argument('--vm', metavar='DIR', help='drive a QEMU VM (its files in DIR) instead of a power state')
+    p.add_argument('--disk', help='the VM disk (raw)')
+    p.add_argument('--tftp', help='the TFTP root its PXE boot reads')
+    p.add_argument('--mac', help="the VM NIC's MAC")
+    p.add_argument('--accel', default='tcg', choices=['kvm', 'tcg'])
+    a = p.parse_args()
+    if a.power not in ('on', 'off'):
+        raise SystemExit('fakebmc.py: the power state is on or off, not ' + a.power)
+    if a.vm is None:
+        machine = LoopbackBmc({a.user: a.password}, a.port, a.addr, a.power)
+    else:
+        if not (a.disk and a.tftp and a.mac):
+            raise SystemExit('fakebmc.py: --vm needs --disk, --tftp and --mac')
+        machine = QemuBmc({a.user: a.password}, a.port, a.addr, a.power, a)
+
+    # pyghmi's loop swallows SIGTERM otherwise; exit at once on TERM/INT (QEMU with us)
+    def bye(*_):
+        if isinstance(machine, QemuBmc) and machine.running():
+            machine.proc.kill()
+        os._exit(0)
+    signal.signal(signal.SIGTERM, bye)
+    signal.signal(signal.SIGINT, bye)
+    machine.listen()
+
+
+main()

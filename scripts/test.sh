@@ -34,6 +34,10 @@ echo "== a 3-node MariaDB Galera cluster on 127.0.0.1:24311-24313 (scripts/galer
 GALERA=$!
 trap 'scripts/galera.sh clean >/dev/null 2>&1 || true; scripts/test-services.sh stop || true' EXIT
 
+echo "== a machine to PXE-boot for the next-reboot test (scripts/bootvm.sh: QEMU, Debian's kernel, a disk as nova baremetal left it), built meanwhile =="
+scripts/bootvm.sh >/tmp/bm2ironic-bootvm.env 2>/tmp/bm2ironic-bootvm.log &
+BOOTVM=$!
+
 echo "== the real clients, each in a cached venv, installed meanwhile: the openstack client (the rehearsal), python-novaclient 7.1.2 (the proxy) =="
 { scripts/clients.sh osc && scripts/novaclient.sh install >/tmp/bm2ironic-novaclient.out; } >/tmp/bm2ironic-clients.log 2>&1 &
 CLIENTS=$!
@@ -54,8 +58,13 @@ BM2IRONIC_TEST_NOVACLIENT_VENV=$(tail -1 /tmp/bm2ironic-novaclient.out)
 export BM2IRONIC_TEST_NOVACLIENT_VENV
 wait "$GALERA" || { cat /tmp/bm2ironic-galera.log >&2; echo "starting the Galera cluster failed" >&2; exit 1; }
 setup "reading the Galera cluster's settings" cat /tmp/bm2ironic-galera.env   # sets BM2IRONIC_TEST_GALERA: the galera:: tests run
-wait "$JUNO" || { cat /tmp/bm2ironic-juno.log >&2; echo "installing the Juno Ironic failed (scripts/juno.sh; where its sources come from: docs/juno.md)" >&2; exit 1; }
+wait "$JUNO" || { cat /tmp/bm2ironic-juno.log >&2; echo "test.sh: installing the Juno Ironic failed (scripts/juno.sh; where its sources come from: docs/juno.md): stopping" >&2; exit 1; }
 setup "reading the Juno Ironic's venv" cat /tmp/bm2ironic-juno.env   # sets BM2IRONIC_TEST_JUNO_VENV: the juno:: tests run
+wait "$BOOTVM" || { cat /tmp/bm2ironic-bootvm.log >&2; echo "test.sh: building the boot test machine failed (scripts/bootvm.sh): stopping" >&2; exit 1; }
+setup "reading the boot test machine's settings" cat /tmp/bm2ironic-bootvm.env   # sets BM2IRONIC_TEST_BOOT_DIR: the boot:: test runs
+
+echo "== the house rules (scripts/check-house.py: no import cycle, no file over 600 lines, backends only in db/, docs' paths exist) =="
+python3 scripts/check-house.py
 
 echo "== cargo fmt --check, cargo clippy (warnings are errors) =="
 cargo fmt --check

@@ -22,7 +22,7 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use super::nova::{self, Mutation};
-use super::{AuthMode, Proxy, TokenMode};
+use super::state::{AuthMode, Proxy, TokenMode};
 use crate::core::db::secret::Secret;
 use crate::core::ironic::api::{ApiError, IronicApi};
 use crate::core::text::visible_line;

@@ -22,7 +22,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
-use super::{nova, router, Proxy};
+use super::nova;
+use super::routes::router;
+use super::state::Proxy;
 
 /// The largest request head accepted (hyper's read buffer).
 pub const MAX_HEAD: usize = 64 * 1024;

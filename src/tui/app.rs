@@ -13,22 +13,22 @@ use super::screens::confirm::Confirm;
 use super::screens::conflicts::Conflicts;
 use super::screens::flavors::Flavors;
 use super::screens::inventory::Inventory;
-use super::screens::logs::Logs;
-use super::screens::progress::Progress;
 use super::screens::summary::{Summary, TakeoverView};
 use super::screens::{Ctx, DrawCtx, Out, Page};
 use super::theme::Theme;
+use super::views::{Logs, Progress};
 use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::plan::PlanOptions;
 use crate::core::migrate::timing::Phases;
 
+pub use super::field::{Field, FieldKind, FieldStatus};
 use super::globals::{Global, CTRL_QUIT, CTRL_QUIT_SHOWN, HELP, HELP_F1, QUIT, QUIT_UNSHOWN};
-pub use super::msg::{Effect, Msg, Status};
-pub use super::screens::connections::{ConnectionsForm, Field, FieldKind, FieldStatus, Prefill};
-pub use super::screens::flavors::FlavorView;
-pub use super::screens::logs::{Level, LogLine};
+use super::msg::Status;
+pub use super::msg::{Effect, Msg};
+use super::screens::connections::ConnectionsForm;
+pub use super::screens::connections::Prefill;
 pub use super::screens::Screen;
-pub use super::session::{Mode, Session};
+use super::session::{Mode, Session};
 
 /// `$page` bound to the focused screen's state (`mut`: mutably) in `$body`: the one place a `Screen`
 /// is matched to its field. A macro rather than a `&dyn Page`: `Page::Act` differs per screen, and

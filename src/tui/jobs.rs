@@ -1,5 +1,5 @@
 //! The wizard's background work, one async function per job: each takes plain values (no `App`),
-//! calls the core, and ends in the message that reports it. The runtime (`run.rs`) only spawns them
+//! calls the core, and ends in the message that reports it. The runtime (`runtime.rs`) only spawns them
 //! and forwards what they return; `update` turns the messages into state.
 
 use std::path::PathBuf;
@@ -9,8 +9,10 @@ use std::time::Instant;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
-use super::app::{Field, FieldKind, FlavorView, Msg};
 use super::error::JobError;
+use super::field::{Field, FieldKind};
+use super::msg::Msg;
+use super::views::FlavorView;
 use crate::core::db::url::DbUrl;
 use crate::core::db::{Access, Db};
 use crate::core::ironic::api::{self as ironic_api, ApiError, ApiTarget};

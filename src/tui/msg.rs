@@ -1,5 +1,7 @@
 //! The wizard's messages (what can happen to it) and effects (what `update` asks the runtime to do),
 //! and the status line's state. Jobs report typed errors; `update` keeps the words the screens show.
+//! It names no screen: its payloads are the core's types, [`Field`] (`field.rs`) and
+//! [`FlavorView`] (`views.rs`), so that every screen and job can import it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,10 +9,10 @@ use std::time::Duration;
 use ratatui::crossterm::event::KeyEvent;
 
 use super::error::JobError;
-use super::screens::connections::Field;
-use super::screens::flavors::FlavorView;
-use super::screens::logs::LogLine;
+use super::field::Field;
+use super::views::FlavorView;
 use crate::core::ironic::verdict::{TakeoverEvent, TakeoverOutcome};
+use crate::core::logs::follow::LogLine;
 use crate::core::migrate::load::{LoadEvent, LoadSummary};
 use crate::core::migrate::prepare::Prepared;
 

@@ -4,7 +4,8 @@
 use crate::core::db::url::redact_url;
 use crate::core::migrate::report::{Outcome, Report, ReportInput, TakeoverNote, Who};
 
-use super::app::{App, Field};
+use super::app::App;
+use super::field::Field;
 
 /// The report of this wizard's run (None before a plan exists).
 pub fn build(app: &App) -> Option<Report> {

@@ -6,15 +6,21 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use futures::{Stream, StreamExt};
-use ratatui::backend::Backend;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Terminal;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
-use super::app::{App, Effect, Field, Mode, Msg};
+use super::app::App;
+use super::error::WizardError;
+use super::field::Field;
 use super::jobs;
-use super::view::{view, Theme};
+use super::msg::{Effect, Msg};
+use super::session::Mode;
+use super::terminal::{self, RESTORED, TERMINAL_LOCK};
+use super::theme::Theme;
+use super::view::view;
 use crate::core::ironic::target::TargetKind;
 use crate::core::logs::watch::WatchedLog;
 
@@ -113,8 +119,8 @@ impl<B: Backend> Runner<B> {
     }
 
     pub fn draw(&mut self) -> std::io::Result<()> {
-        let _lock = super::TERMINAL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-        if super::RESTORED.load(std::sync::atomic::Ordering::SeqCst) {
+        let _lock = TERMINAL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        if RESTORED.load(std::sync::atomic::Ordering::SeqCst) {
             return Ok(());
         }
         let app = &self.app;
@@ -335,4 +341,17 @@ impl<B: Backend> Runner<B> {
             }
         }
     }
+}
+
+/// Runs the wizard until the operator quits. Must be called inside a tokio runtime.
+pub async fn run_wizard(app: App, ctx: impl Into<Context>) -> Result<(), WizardError> {
+    terminal::set_panic_hook();
+    let guard = terminal::enter()?;
+    let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(WizardError::Start)?;
+    let mut runner = Runner::new(app, terminal, Theme::from_env(), ctx);
+    let signals = terminal::signal_stream();
+    let r = runner.run(EventStream::new(), signals).await;
+    drop(guard);
+    let _ = std::panic::take_hook();
+    r.map_err(WizardError::Terminal)
 }

@@ -3,7 +3,7 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-use super::app::Mode;
+use super::session::Mode;
 
 /// Colours, or none at all under NO_COLOR.
 #[derive(Clone, Copy)]

@@ -8,8 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::app::{App, Field};
+use super::app::App;
 use super::chrome::{self, spinner, MIN_HEIGHT, MIN_WIDTH};
+use super::field::Field;
 pub use super::theme::Theme;
 
 pub fn view(app: &App, f: &mut Frame, theme: Theme) {

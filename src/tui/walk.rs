@@ -8,9 +8,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::app::{App, Msg, Prefill, Screen};
 use super::keys::Row;
 use super::screens::fixture;
-use super::screens::flavors::FlavorView;
-use super::screens::progress::Progress;
 use super::session::Mode;
+use super::views::{FlavorView, Progress};
 use crate::core::logs::follow::{LogLevel, LogLine};
 
 fn app(mode: Mode, screen: Screen) -> App {

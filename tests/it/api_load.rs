@@ -550,3 +550,46 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Ironic stopped in the middle of `migrate --via api`: the run ends within 10 s with one message
+/// that names Ironic and says how to resume (not a failed line and an error chain per remaining
+/// node), and with Ironic back the rerun finishes every node as an uninterrupted run would.
+#[tokio::test(flavor = "multi_thread")]
+async fn ironic_stopped_mid_run_ends_it_with_one_message_and_a_rerun_finishes() {
+    use std::process::Stdio;
+    let Some(venv) = server_env(IRONIC_VENV) else { return };
+    let mut env = Env::start(&PathBuf::from(venv), 12, "127.0.0.14", 6414, None).await;
+    let mut child =
+        env.migrate_cmd().args(["--concurrency", "2"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let settled = |n: &Value| n["provision_state"] == "active" || n["provision_state"] == "available";
+    wait_nodes(&env, |nodes| nodes.iter().filter(|n| settled(n)).count() >= 2).await;
+    let mut ended = None;
+    env.restart_ironic_after(|| {
+        let stopped = Instant::now();
+        while stopped.elapsed() < Duration::from_secs(30) {
+            if let Ok(Some(_)) = child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let took = stopped.elapsed();
+        let _ = child.kill();
+        ended = Some((took, child.wait_with_output().unwrap()));
+    })
+    .await;
+    let (took, out) = ended.unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(took < Duration::from_secs(10), "the run took {took:?} to end after Ironic stopped: {err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("stopped answering").count(), 1, "one message naming Ironic: {err}");
+    assert!(err.contains(&env.ironic.base) && err.contains("run `bm2ironic migrate --via api` again"), "{err}");
+    assert!(!err.contains("FAILED"), "no node is blamed for Ironic being down: {err}");
+
+    // Ironic back: the rerun resumes the run and ends where an uninterrupted run ends
+    let out = env.migrate();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("Resuming run"), "{}", text(&out));
+    let states = final_state(&env).await;
+    let brief: Vec<_> = states.iter().map(|(u, s, i, _, _)| (u.clone(), s.clone(), i.clone())).collect();
+    assert_eq!(brief, expected_state(12));
+}

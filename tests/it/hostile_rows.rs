@@ -180,39 +180,99 @@ async fn duplicates_inside_nova_bm_are_found_by_the_plan(backend: Backend) {
     let Some(tgt) = TestDb::ironic(backend, "tgt").await else { return };
     without_uuid_index(&src).await;
     let n1 = f.nodes[0].uuid.clone().unwrap();
+    let n3 = f.nodes[2].uuid.clone().unwrap();
     let inst3 = f.nodes[2].instance_uuid.clone().unwrap();
+    let n12 = "bbbbbbbb-0000-4000-8000-000000000012";
     insert_node(&src, 10, &n1, false, None).await; // a second live row with node 1's uuid
     insert_node(&src, 11, &n1, true, None).await; // a deleted row with it too
-    insert_node(&src, 12, "bbbbbbbb-0000-4000-8000-000000000012", false, Some(&inst3)).await; // node 3's instance
+    insert_node(&src, 12, n12, false, Some(&inst3)).await; // node 3's instance
 
-    let plan = refused(&src, &tgt, &[(10, "duplicate-uuid"), (12, "duplicate-instance")]).await;
+    // nothing says which machine runs the instance: both claimants are blocked, neither is preferred
+    let plan =
+        refused(&src, &tgt, &[(10, "duplicate-uuid"), (3, "ambiguous-instance"), (12, "ambiguous-instance")]).await;
     assert!(
-        conflicts(&plan).iter().all(|(id, c)| !(*id <= 3 && c.starts_with("duplicate"))),
-        "the first holder is fine"
+        !conflicts(&plan).iter().any(|(id, c)| *id <= 3 && c.starts_with("duplicate")),
+        "the first uuid holder is fine: {:?}",
+        conflicts(&plan)
     );
+    let details: Vec<String> = plan["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["code"] == "ambiguous-instance")
+        .map(|c| c["detail"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        details[0].contains("also claimed by nova_bm node(s) 12") && details[0].contains("--nova-db"),
+        "{details:?}"
+    );
+    assert!(details[1].contains("also claimed by nova_bm node(s) 3"), "{details:?}");
     // migrating the deleted rows too makes node 11 a duplicate as well
     let r = run(&["plan", "--json", "--resolve", "deleted-node=migrate"], &src, &tgt);
     let plan: Value = serde_json::from_str(&r.stdout).unwrap();
     assert!(conflicts(&plan).contains(&(11, "duplicate-uuid".into())), "{:?}", conflicts(&plan));
 
-    // decided, the load meets no unique constraint of Ironic's
-    let r = run(
-        &[
-            "migrate",
-            "--yes",
-            "--resolve",
-            "deleted-node=migrate",
-            "--resolve",
-            "duplicate-uuid=generate",
-            "--resolve",
-            "duplicate-instance=free",
-        ],
-        &src,
-        &tgt,
-    );
+    // the operator's decisions, one per claimant: two keepers contradict each other and block
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("decisions.toml");
+    let decide = |keep12: &str| {
+        format!(
+            "[[decision]]\ncode = \"ambiguous-instance\"\nnode = 3\naction = \"keep-instance\"\n\n\
+             [[decision]]\ncode = \"ambiguous-instance\"\nnode = 12\naction = \"{keep12}\"\n"
+        )
+    };
+    std::fs::write(&file, decide("keep-instance")).unwrap();
+    let file = file.display().to_string();
+    let decided = ["--resolve", "deleted-node=migrate", "--resolve", "duplicate-uuid=generate", "--resolutions", &file];
+    let r = run(&[&["plan", "--json"][..], &decided].concat(), &src, &tgt);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    let plan: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!((node_action(&plan, 3), node_action(&plan, 12)), ("blocked".into(), "blocked".into()));
+    assert!(r.stdout.contains("keep-instance is decided for nova_bm nodes 3 and 12"), "{}", r.stdout);
+
+    // decided, the load meets no unique constraint of Ironic's and the instance is where it was said
+    std::fs::write(&file, decide("free")).unwrap();
+    let r = run(&[&["migrate", "--yes"][..], &decided].concat(), &src, &tgt);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 6);
-    assert_eq!(tgt.scalar_i64(&format!("SELECT COUNT(*) FROM nodes WHERE instance_uuid = '{inst3}'")).await, 1);
+    let holders = tgt.rows(&format!("SELECT uuid FROM nodes WHERE instance_uuid = '{inst3}'")).await;
+    assert_eq!(holders, vec![vec![n3.clone()]]);
+}
+
+/// With Nova's database, its `instances.node` decides: the claimant it names keeps the instance
+/// unflagged, the other is `duplicate-instance` (as before), and `free` loads the instance there.
+async fn nova_names_which_claimant_runs_the_instance(backend: Backend) {
+    let f = fleet(3);
+    let Some(src) = TestDb::with_fixture(backend, "src", &f).await else { return };
+    let Some(tgt) = TestDb::ironic(backend, "tgt").await else { return };
+    let Some(nova) = TestDb::create(backend, "nova").await else { return };
+    let inst3 = f.nodes[2].instance_uuid.clone().unwrap();
+    let n12 = "bbbbbbbb-0000-4000-8000-000000000012";
+    insert_node(&src, 12, n12, false, Some(&inst3)).await;
+    let bin = if backend == Backend::MySql { "`binary`" } else { "\"binary\"" };
+    nova.exec("CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER)").await;
+    nova.exec(&format!("CREATE TABLE services (id INTEGER NOT NULL PRIMARY KEY, host VARCHAR(255), {bin} VARCHAR(255), topic VARCHAR(255), report_count INTEGER NOT NULL, disabled BOOLEAN, deleted INTEGER, created_at TIMESTAMP NULL, updated_at TIMESTAMP NULL)")).await;
+    // Nova says node 12 runs it (its uuid in upper case, as old rows may hold it)
+    nova.exec(&format!(
+        "INSERT INTO instances VALUES (1, '{inst3}', 'glance-image', 20, 0, '{}', 'bm-compute-1', 'active', 1, 0)",
+        n12.to_uppercase()
+    ))
+    .await;
+    let with_nova = ["--nova-db", nova.reader_url.as_str()];
+    let r = run(&[&["plan", "--json"][..], &with_nova].concat(), &src, &tgt);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    let plan: Value = serde_json::from_str(&r.stdout).unwrap();
+    let found = conflicts(&plan);
+    assert!(found.contains(&(3, "duplicate-instance".into())), "{found:?}");
+    assert!(
+        !found.iter().any(|(id, c)| *id == 12 && c.ends_with("-instance")),
+        "Nova's choice is not flagged: {found:?}"
+    );
+    assert!(!found.iter().any(|(_, c)| c == "ambiguous-instance"), "{found:?}");
+    let r = run(&[&["migrate", "--yes", "--resolve", "duplicate-instance=free"][..], &with_nova].concat(), &src, &tgt);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let holders = tgt.rows(&format!("SELECT uuid FROM nodes WHERE instance_uuid = '{inst3}'")).await;
+    assert_eq!(holders, vec![vec![n12.to_string()]]);
 }
 
 async fn negative_sizes_are_their_own_conflict(backend: Backend) {
@@ -370,6 +430,7 @@ per_backend! {
     task_states_are_not_matched_exactly => super::task_states_are_not_matched_exactly;
     uuids_are_validated_and_compared_in_lower_case => super::uuids_are_validated_and_compared_in_lower_case;
     duplicates_inside_nova_bm_are_found_by_the_plan => super::duplicates_inside_nova_bm_are_found_by_the_plan;
+    nova_names_which_claimant_runs_the_instance => super::nova_names_which_claimant_runs_the_instance;
     negative_sizes_are_their_own_conflict => super::negative_sizes_are_their_own_conflict;
     four_byte_utf8_reaches_a_utf8mb3_target_escaped => super::four_byte_utf8_reaches_a_utf8mb3_target_escaped;
     a_failed_load_leaves_nothing_behind_and_names_the_row => super::a_failed_load_leaves_nothing_behind_and_names_the_row;

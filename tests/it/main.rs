@@ -8,6 +8,7 @@ mod common;
 mod api_env;
 mod api_load;
 mod bad_input;
+mod boot;
 mod e2e_tmux;
 mod faults;
 mod flavors;

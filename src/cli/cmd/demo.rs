@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::cli::{audit_dir, Failure, GlobalArgs};
+use crate::cli::args::{audit_dir, GlobalArgs};
+use crate::cli::failure::Failure;
 use crate::core::demo::sandbox;
 
 #[derive(Args, Debug, Default)]

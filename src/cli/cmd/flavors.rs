@@ -4,8 +4,9 @@
 use clap::Args;
 use serde_json::json;
 
+use crate::cli::args::GlobalArgs;
+use crate::cli::failure::Failure;
 use crate::cli::output::{confirm, print, print_json, Table};
-use crate::cli::{Failure, GlobalArgs};
 use crate::core::db::Access;
 use crate::core::migrate::flavors::{self, FlavorTarget};
 use crate::core::migrate::steps;

@@ -5,8 +5,9 @@ use std::io::IsTerminal;
 use clap::Args;
 use serde::Serialize;
 
+use crate::cli::args::{audit_dir, prefill, GlobalArgs};
+use crate::cli::failure::Failure;
 use crate::cli::output::{print, print_json_pretty, Table};
-use crate::cli::{audit_dir, prefill, Failure, GlobalArgs};
 use crate::core::source::model::{BmInterface, Inventory, InventorySummary};
 use crate::core::source::nova_bm::NovaBmSource;
 

@@ -8,8 +8,9 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::cli::args::{prepare_with_settings, via_api, GlobalArgs, MigrateArgs};
+use crate::cli::failure::{exit, Failure};
 use crate::cli::output::{confirm, print, print_blocking, print_counts, verify_for_report, write_report};
-use crate::cli::{exit, prepare_with_settings, via_api, Failure, GlobalArgs, MigrateArgs};
 use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::report::Outcome;
 use crate::core::migrate::steps;

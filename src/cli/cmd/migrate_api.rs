@@ -7,8 +7,9 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::cli::args::{parse_duration, prepare_api_from, GlobalArgs, MigrateArgs};
+use crate::cli::failure::{exit, Failure};
 use crate::cli::output::{confirm, print, print_blocking, print_counts, verify_for_report, write_report};
-use crate::cli::{exit, parse_duration, prepare_api_from, Failure, GlobalArgs, MigrateArgs};
 use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::load_api::prepare::PreparedApi;
 use crate::core::migrate::load_api::ApiLoadOptions;
@@ -28,15 +29,20 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
         ..Default::default()
     };
     let (prepared, target, settings) = prepare_api_from(global, &args.plan).await?;
-    let result = load(global, &args, &prepared, &target, &opts).await;
+    let mut started = false;
+    let result = load(global, &args, &prepared, &target, &opts, &mut started).await;
     target.close().await;
     let p = &prepared.prepared;
     let (failure, loaded) = match result {
         Ok(done) => done,
         Err(e) => {
-            // nothing was loaded: blocking conflicts, not confirmed, or the load could not start
             let why = e.message.clone();
-            let outcome = if e.code == exit::CONFLICTS { Outcome::NotStarted(why) } else { Outcome::Failed(why) };
+            // before the first node (conflicts, not confirmed, the run store) nothing happened; after
+            // it, no transaction rolls anything back: what was done stays, a rerun resumes
+            let outcome = match (e.code, started) {
+                (exit::CONFLICTS, _) | (_, false) => Outcome::NotStarted(why),
+                _ => Outcome::Stopped(why),
+            };
             write_report(&args, &settings, p, outcome, p.timings, None)?;
             return Err(e);
         }
@@ -69,6 +75,7 @@ async fn load(
     prepared: &PreparedApi,
     target: &ApiLoadTarget,
     opts: &ApiLoadOptions,
+    started: &mut bool,
 ) -> Result<Loaded, Failure> {
     let p = &prepared.prepared.plan;
     let json_out = args.plan.json;
@@ -115,6 +122,9 @@ async fn load(
             if json_out {
                 print(&format!("{}\n", serde_json::to_string(&ev).unwrap_or_default()));
             }
+            if matches!(ev, LoadEvent::Started { .. }) {
+                *started = true;
+            }
             match ev {
                 LoadEvent::Started { run_id, nodes, ports, .. } if !json_out => {
                     eprintln!("API run {run_id}: {nodes} nodes, {ports} ports");
@@ -151,13 +161,17 @@ async fn load(
         }
     }
     let failure = (s.errors > 0 || (!s.committed && !nothing_to_write)).then(|| {
-        let cancelled = if cancel.is_cancelled() { " (interrupted)" } else { "" };
-        Failure::runtime(format!(
-            "run {}{cancelled}: {} node(s) failed and were left where they are (Ironic's errors above); fix the input and rerun `bm2ironic migrate --via api` to resume, or `bm2ironic rollback --run {}`",
-            s.run_id,
-            failed.len(),
-            s.run_id
-        ))
+        let run = &s.run_id;
+        Failure::runtime(match failed.len() {
+            // nothing failed: the run was interrupted (Ctrl-C) between steps
+            0 => format!(
+                "run {run} interrupted: the nodes not finished were left where they stood; rerun `bm2ironic migrate --via api` to resume, or `bm2ironic rollback --run {run}`"
+            ),
+            n => format!(
+                "run {run}{}: {n} node(s) failed and were left where they are (Ironic's errors above); fix the input and rerun `bm2ironic migrate --via api` to resume, or `bm2ironic rollback --run {run}`",
+                if cancel.is_cancelled() { " (interrupted)" } else { "" }
+            ),
+        })
     });
     Ok((failure, (s, failed)))
 }

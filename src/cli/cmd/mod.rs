@@ -1,5 +1,5 @@
-//! One file per command; each depends only on `cli` (args, `Failure`, exit codes), `cli::output`
-//! and the core.
+//! One file per command; each depends only on `cli::args`, `cli::failure` (`Failure`, exit codes),
+//! `cli::output` and the core (`cli/entry.rs` dispatches to them).
 
 pub mod demo;
 pub mod flavors;

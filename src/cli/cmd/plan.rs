@@ -3,8 +3,9 @@
 
 use serde_json::json;
 
+use crate::cli::args::{prepare_from, GlobalArgs, PlanArgs};
+use crate::cli::failure::{exit, Failure};
 use crate::cli::output::{print_json, print_plan};
-use crate::cli::{exit, free_in_background, prepare_from, Failure, GlobalArgs, PlanArgs};
 use crate::core::migrate::plan::Plan;
 
 fn plan_json(p: &Plan) -> serde_json::Value {
@@ -56,4 +57,11 @@ pub async fn run(global: &GlobalArgs, args: PlanArgs) -> Result<(), Failure> {
         });
     }
     Ok(())
+}
+
+/// Frees `value` on a thread of its own, for what a command holds at its end: the process gives the
+/// memory back as it exits, and freeing a 100k-node plan and inventory one allocation at a time
+/// took 30-40 ms of `plan`. Freed here when no thread can be started.
+fn free_in_background<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new().name("free".into()).spawn(move || drop(value));
 }

@@ -6,7 +6,8 @@ use std::net::SocketAddr;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{parse_duration, Failure, GlobalArgs};
+use crate::cli::args::{parse_duration, GlobalArgs};
+use crate::cli::failure::Failure;
 use crate::core::auth::Scope;
 use crate::core::ironic::api as ironic_api;
 use crate::core::ironic::target::TargetKind;

@@ -5,8 +5,9 @@
 use clap::Args;
 use serde_json::json;
 
+use crate::cli::args::GlobalArgs;
+use crate::cli::failure::Failure;
 use crate::cli::output::{confirm, print, print_json, Table};
-use crate::cli::{Failure, GlobalArgs};
 use crate::core::db::{Access, Db};
 use crate::core::ironic::api as ironic_api;
 use crate::core::ironic::target;

@@ -11,8 +11,9 @@ use serde_json::json;
 use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 
+use crate::cli::args::{parse_duration, GlobalArgs};
+use crate::cli::failure::{exit, Failure};
 use crate::cli::output::{print, print_json, wire_name, Table};
-use crate::cli::{exit, parse_duration, Failure, GlobalArgs};
 use crate::core::ironic::api::IronicApi;
 use crate::core::ironic::verdict::{Counts, Ending, TakeoverEvent, TakeoverOutcome, TakeoverState};
 use crate::core::migrate::run_record::RunRecord;

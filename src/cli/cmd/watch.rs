@@ -10,7 +10,8 @@ use clap::Args;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{exit, parse_duration, Failure, GlobalArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG};
+use crate::cli::args::{parse_duration, GlobalArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG};
+use crate::cli::failure::{exit, Failure};
 use crate::core::logs::follow::LogLevel;
 use crate::core::logs::watch::{Patterns, Start, WatchedLog};
 use crate::core::text::visible_line;

@@ -5,9 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::cli::{
-    audit_dir, options, prefill, Failure, GlobalArgs, PlanArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG,
-};
+use crate::cli::args::{audit_dir, options, prefill, GlobalArgs, PlanArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG};
+use crate::cli::failure::Failure;
 
 #[derive(Args, Debug, Default)]
 pub struct WizardArgs {

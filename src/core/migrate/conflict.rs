@@ -51,6 +51,7 @@ codes! {
     InvalidUuid = "invalid-uuid", blocking: true, actions: [Generate, Skip], default: None;
     DuplicateUuid = "duplicate-uuid", blocking: true, actions: [Generate, Skip], default: None;
     DuplicateInstance = "duplicate-instance", blocking: true, actions: [Free, Skip], default: None;
+    AmbiguousInstance = "ambiguous-instance", blocking: true, actions: [KeepInstance, Free, Maintenance, Skip], default: None;
     InvalidSize = "invalid-size", blocking: true, actions: [Maintenance, Skip], default: None;
     IncompleteInstanceInfo = "incomplete-instance-info", blocking: true, actions: [Maintenance, Skip], default: None;
 }
@@ -97,6 +98,8 @@ pub enum Action {
     Maintenance,
     Free,
     Ignore,
+    /// `ambiguous-instance`: this claimant is the machine that runs the instance (the operator's word)
+    KeepInstance,
 }
 
 impl Action {
@@ -110,6 +113,7 @@ impl Action {
             Action::Maintenance => "maintenance",
             Action::Free => "free",
             Action::Ignore => "ignore",
+            Action::KeepInstance => "keep-instance",
         }
     }
 }
@@ -132,6 +136,7 @@ impl FromStr for Action {
             Action::Maintenance,
             Action::Free,
             Action::Ignore,
+            Action::KeepInstance,
         ]
         .into_iter()
         .find(|a| a.as_str() == s)
@@ -389,7 +394,7 @@ mod tests {
                 assert!(c.default_action().is_some(), "{c} is non-blocking and needs a default");
             }
         }
-        assert_eq!(ConflictCode::ALL.len(), 25);
+        assert_eq!(ConflictCode::ALL.len(), 26);
         assert!(ConflictCode::DuplicateMac.blocking());
         assert!(!ConflictCode::IncompleteProperties.blocking());
     }

@@ -187,6 +187,22 @@ pub fn consequence(code: ConflictCode, action: Action) -> Option<Consequence> {
             "One machine runs the instance: check the freed one before Nova schedules onto it.",
         ),
         (C::DuplicateInstance, A::Skip) => skip("Find the machine that really runs the instance."),
+        (C::AmbiguousInstance, A::KeepInstance) => c(
+            "Written with the instance (active, `instance_info`, VIFs); the other claimants must be freed, held or skipped.",
+            "Not touched: Ironic takes over the machine that runs the instance.",
+            "Be sure first (console, BMC): Nova manages the instance through this node, and a delete cleans its disk.",
+        ),
+        (C::AmbiguousInstance, A::Free) => c(
+            "Written as a free node, without the instance, its `instance_info` or VIFs.",
+            "Not touched. If it really runs the instance, nothing knows it any more.",
+            "Check it before Nova schedules onto it: a deploy wipes its disk.",
+        ),
+        (C::AmbiguousInstance, A::Maintenance) => c(
+            "Written without the instance, in maintenance (`claimed instance <uuid> with other nova_bm nodes: unproven`).",
+            "Not touched while it is in maintenance.",
+            "Find the machine that runs it; give that node the instance, then lift maintenance.",
+        ),
+        (C::AmbiguousInstance, A::Skip) => skip("Find the machine that really runs the instance; enroll it by hand."),
         (C::InvalidSize, A::Maintenance) => c(
             "Written without the impossible values, in maintenance with the reason `impossible values in nova_bm left out (<values>): set them in Ironic`.",
             KEEPS_RUNNING,

@@ -206,9 +206,9 @@ mod tests {
         let r = fixture::session(Mode::Rehearsal);
         let text = fixture::draw(110, 24, &Confirm::default(), &DrawCtx { target: "x", ..fixture::draw_ctx(&r) });
         assert!(!text.contains(warning), "a rehearsal leaves nothing either way");
-        assert!(!crate::tui::in_multiplexer_of(&|_| None));
-        assert!(crate::tui::in_multiplexer_of(&|k| (k == "STY").then(|| "1234.pts-0.host".to_string())));
-        assert!(!crate::tui::in_multiplexer_of(&|k| (k == "TMUX").then(String::new)));
+        assert!(!crate::tui::terminal::in_multiplexer_of(&|_| None));
+        assert!(crate::tui::terminal::in_multiplexer_of(&|k| (k == "STY").then(|| "1234.pts-0.host".to_string())));
+        assert!(!crate::tui::terminal::in_multiplexer_of(&|k| (k == "TMUX").then(String::new)));
     }
 
     #[test]

@@ -12,9 +12,9 @@ use ratatui::Frame;
 use super::{Ctx, DrawCtx, Out, Page, Screen};
 use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
 use crate::core::migrate::consequences::{consequence, fix};
-use crate::tui::app::Effect;
 use crate::tui::chrome::{clip, wrap_words};
 use crate::tui::keys::{ch, code, Bar, Binding};
+use crate::tui::msg::Effect;
 use crate::tui::session::Session;
 use crate::tui::theme::Theme;
 

@@ -1,6 +1,7 @@
 //! Step 1, connections and options: the databases (nova_bm, Ironic, Nova, Nova API), the Ironic API
 //! and the plan options, checked as typed; each filled connection is tested in the background when
 //! the screen opens and after an edit (^T: again); Enter stops at a failing database and says why.
+//! The fields themselves ([`Field`], [`Entry`]) are in `tui/field.rs`.
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent};
 use ratatui::layout::Rect;
@@ -10,7 +11,6 @@ use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 use tui_input::backend::crossterm::EventHandler;
 
-pub use super::field::{Entry, FieldKind, FieldStatus};
 use super::{Ctx, DrawCtx, Out, Page};
 use tui_input::Input;
 
@@ -18,10 +18,11 @@ use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::flavors::FlavorTarget;
 use crate::core::migrate::plan::PlanOptions;
 use crate::core::migrate::steps;
-use crate::tui::app::Effect;
 use crate::tui::chrome::spinner;
+use crate::tui::field::{Entry, Field, FieldKind, FieldStatus};
 use crate::tui::jobs;
 use crate::tui::keys::{code, Bar, Binding, Key};
+use crate::tui::msg::Effect;
 use crate::tui::session::Mode;
 
 /// Prefilled values (from flags, environment, config files, or the demo).
@@ -54,38 +55,6 @@ impl From<crate::core::demo::sandbox::SandboxPrefill> for Prefill {
             resource_class: Some(s.resource_class),
             clouds: Vec::new(),
         }
-    }
-}
-
-/// The form's fields, in screen order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    NovaBmDb,
-    IronicDb,
-    NovaDb,
-    NovaApiDb,
-    IronicApi,
-    DeployKernel,
-    DeployRamdisk,
-    DefaultArch,
-    ResourceClass,
-}
-
-impl Field {
-    pub const ALL: [Field; 9] = [
-        Field::NovaBmDb,
-        Field::IronicDb,
-        Field::NovaDb,
-        Field::NovaApiDb,
-        Field::IronicApi,
-        Field::DeployKernel,
-        Field::DeployRamdisk,
-        Field::DefaultArch,
-        Field::ResourceClass,
-    ];
-
-    fn index(self) -> usize {
-        Field::ALL.iter().position(|f| *f == self).unwrap_or(0)
     }
 }
 

@@ -6,8 +6,6 @@ use std::sync::{Arc, OnceLock};
 use ratatui::backend::TestBackend;
 use ratatui::{Frame, Terminal};
 
-use super::logs::Logs;
-use super::progress::Progress;
 use super::{Ctx, DrawCtx, Page, Screen};
 use crate::core::demo::fixture::Fixture;
 use crate::core::ironic::target::{TargetKind, TargetSchema, TargetState};
@@ -16,6 +14,7 @@ use crate::core::migrate::prepare::Prepared;
 use crate::core::source::model::Inventory;
 use crate::tui::session::{Mode, Session};
 use crate::tui::theme::Theme;
+use crate::tui::views::{Logs, Progress};
 
 pub fn options() -> PlanOptions {
     PlanOptions {

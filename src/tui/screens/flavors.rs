@@ -1,6 +1,7 @@
 //! Step 4, flavors: the change the baremetal flavors need to schedule onto Ironic nodes, in the Nova
 //! API database (modern Nova) or the Nova database (Juno/Kilo) (LIVE may apply it before the load; a
-//! rehearsal only shows it).
+//! rehearsal only shows it). The planned change, `FlavorView` (a job's message), is in
+//! `tui/views.rs`.
 
 use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::Rect;
@@ -9,22 +10,11 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::{Ctx, DrawCtx, Out, Page, Screen};
-use crate::core::migrate::flavors::SpecChange;
-use crate::tui::app::Effect;
 use crate::tui::chrome::{clip, spinner};
 use crate::tui::keys::{ch, code, Bar, Binding};
+use crate::tui::msg::Effect;
 use crate::tui::session::Mode;
-
-/// The diff the Nova DB needs, and whether it was applied.
-#[derive(Debug, Clone, Default)]
-pub struct FlavorView {
-    pub schema: String,
-    /// where the flavors were read: which database, its URL redacted
-    pub source: String,
-    pub what: String,
-    pub changes: Vec<SpecChange>,
-    pub applied: Option<String>,
-}
+use crate::tui::views::FlavorView;
 
 #[derive(Debug, Clone, Default)]
 pub struct Flavors {
@@ -146,6 +136,7 @@ impl Page for Flavors {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::migrate::flavors::SpecChange;
     use crate::tui::screens::fixture;
 
     fn view() -> FlavorView {

@@ -1,8 +1,8 @@
 //! The logs: the followed Ironic conductor and nova-compute logs (the takeover), with their error
 //! records one key away. Also drawn as a pane beside the progress. Error records are also kept
-//! apart (pinned), with the node uuids they name, so they never scroll away.
-
-use std::collections::VecDeque;
+//! apart (pinned), with the node uuids they name, so they never scroll away. The state, `Logs`, is
+//! in `tui/views.rs` (the progress and the summary read it too); this file holds its keys and its
+//! drawing.
 
 use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::Rect;
@@ -12,44 +12,10 @@ use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
 use super::{Ctx, DrawCtx, Out, Page};
-pub use crate::core::logs::follow::{LogLevel as Level, LogLine};
-use crate::core::logs::watch::node_uuids;
 use crate::tui::chrome::clip;
 use crate::tui::keys::{ch, code, Bar, Binding};
 use crate::tui::theme::Theme;
-
-/// Lines kept (the oldest go first).
-pub const LOG_CAPACITY: usize = 5000;
-/// Error records kept apart (the oldest go first).
-pub const PINNED_CAPACITY: usize = 500;
-
-/// An error record of the takeover, kept apart from the scrolling lines.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PinnedError {
-    pub source: String,
-    /// `12:00:01 ERROR message`
-    pub text: String,
-    /// the node uuids it names (lower case)
-    pub nodes: Vec<String>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Logs {
-    pub lines: VecDeque<LogLine>,
-    pub follow: bool,
-    /// index of the top line when not following
-    pub scroll: usize,
-    /// (name, path) of the followed files
-    pub files: Vec<(String, String)>,
-    /// every error record seen, oldest first (at most [`PINNED_CAPACITY`])
-    pub pinned: VecDeque<PinnedError>,
-}
-
-impl Default for Logs {
-    fn default() -> Self {
-        Logs { lines: VecDeque::new(), follow: true, scroll: 0, files: Vec::new(), pinned: VecDeque::new() }
-    }
-}
+use crate::tui::views::{Level, LogLine, Logs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Act {
@@ -79,52 +45,6 @@ static BACK: Binding<Act> =
 static TABLE: [&Binding<Act>; 4] = [&SCROLL, &FOLLOW, &ERRORS, &BACK];
 
 impl Logs {
-    pub fn push(&mut self, lines: Vec<LogLine>) {
-        for l in lines {
-            if l.level == Level::Error && l.starts_record {
-                if self.pinned.len() >= PINNED_CAPACITY {
-                    self.pinned.pop_front();
-                }
-                self.pinned.push_back(PinnedError {
-                    source: l.source.clone(),
-                    text: l.compact(),
-                    nodes: node_uuids(&l.text),
-                });
-            }
-            if self.lines.len() >= LOG_CAPACITY {
-                self.lines.pop_front();
-                self.scroll = self.scroll.saturating_sub(1);
-            }
-            self.lines.push_back(l);
-        }
-    }
-
-    /// Error records (a traceback counts once), those scrolled away included.
-    pub fn errors(&self) -> usize {
-        self.pinned.len()
-    }
-
-    /// The node uuids named by an error record.
-    pub fn nodes_with_errors(&self) -> std::collections::BTreeSet<&str> {
-        self.pinned.iter().flat_map(|e| e.nodes.iter().map(String::as_str)).collect()
-    }
-
-    /// Stops following and shows the first error line still kept; false when there is none.
-    pub fn show_first_error(&mut self) -> bool {
-        match (0..self.lines.len()).find(|&i| self.is_error(i)) {
-            Some(i) => {
-                self.follow = false;
-                self.scroll = i;
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn is_error(&self, i: usize) -> bool {
-        self.lines[i].level == Level::Error && self.lines[i].starts_record
-    }
-
     /// The screen's title: the files followed.
     pub fn title(&self) -> String {
         format!("Logs ({})", self.files.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "))

@@ -1,9 +1,8 @@
 //! Step 6, the migration: every node queued, writing, done or failed; nodes/s over a moving window,
 //! its sparkline, the time left; beside it (wide terminals) the takeover logs, their error records
-//! pinned above them (`e` shows them; the nodes they name are marked in the list).
-
-use std::collections::VecDeque;
-use std::time::Duration;
+//! pinned above them (`e` shows them; the nodes they name are marked in the list). The state,
+//! `Progress`, is in `tui/views.rs` (the summary and the run report read it too); this file holds
+//! its keys and its drawing.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -11,81 +10,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Sparkline};
 use ratatui::Frame;
 
-use super::logs::Logs;
 use super::{Ctx, DrawCtx, Out, Page, Screen};
-use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
-use crate::core::migrate::load_sql::BATCH;
-use crate::core::migrate::plan::Plan;
-use crate::core::migrate::timing::{human_ms, human_rate, Throughput};
-use crate::tui::app::Effect;
+use crate::core::migrate::timing::{human_ms, human_rate};
 use crate::tui::chrome::{short_uuid, spinner, wrap_words};
 use crate::tui::keys::{ch, code, Bar, Binding};
+use crate::tui::msg::Effect;
 use crate::tui::theme::Theme;
-
-/// Nodes kept on the screen (the oldest go first).
-pub const PROGRESS_KEEP: usize = 2000;
-
-/// Where one node of the load is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RowStatus {
-    Queued,
-    Writing,
-    Done,
-    /// written, then rolled back with the rest (a rehearsal)
-    RolledBack,
-    Skipped(String),
-    /// the load failed and was rolled back: the error
-    Failed(String),
-    /// `--via api`: the provision state the node has reached so far (enroll, manageable, ...)
-    Api(String),
-    /// `--via api`: this node's step failed (Ironic's error); the others went on, a rerun resumes it
-    NodeFailed(String),
-}
-
-impl RowStatus {
-    /// Not yet written.
-    pub fn is_open(&self) -> bool {
-        matches!(self, RowStatus::Queued | RowStatus::Writing | RowStatus::Api(_))
-    }
-}
-
-impl std::fmt::Display for RowStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RowStatus::Queued => f.write_str("queued"),
-            RowStatus::Writing => f.write_str("writing"),
-            RowStatus::Done => f.write_str("done"),
-            RowStatus::RolledBack => f.write_str("done (rolled back: rehearsal)"),
-            RowStatus::Skipped(reason) => write!(f, "skipped: {reason}"),
-            RowStatus::Failed(e) => write!(f, "failed, rolled back: {e}"),
-            RowStatus::Api(state) => write!(f, "{state}"),
-            RowStatus::NodeFailed(e) => write!(f, "failed (rerun resumes it): {e}"),
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct NodeProgress {
-    pub nova_bm_id: i64,
-    pub uuid: String,
-    pub status: RowStatus,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct Progress {
-    pub run_id: String,
-    pub rehearse: bool,
-    pub total: usize,
-    pub done: usize,
-    /// wall time since the load started (the runtime's clock while it runs, the load's own at the end)
-    pub elapsed: Duration,
-    /// nodes/s over a moving window, from the load's own clock
-    pub throughput: Throughput,
-    pub nodes: VecDeque<NodeProgress>,
-    pub finished: Option<Result<LoadSummary, String>>,
-    pub cancel_asked: bool,
-    pub cancelling: bool,
-}
+use crate::tui::views::Logs;
+pub use crate::tui::views::{NodeProgress, Progress, RowStatus};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Act {
@@ -121,107 +53,6 @@ static YES: Binding<Act> = Binding {
 /// Any other key keeps going.
 static KEEP: Binding<Act> = Binding { keys: &[], label: "n", what: "keep going", bar: Bar::Yes };
 static ASKING: [&Binding<Act>; 2] = [&YES, &KEEP];
-
-impl Progress {
-    /// The load starts: every node to write is queued, the first batch is being written.
-    pub fn start(rehearse: bool, plan: Option<&Plan>) -> Progress {
-        let mut p = Progress { rehearse, ..Default::default() };
-        if let Some(plan) = plan {
-            for (i, n) in plan.to_write().take(PROGRESS_KEEP).enumerate() {
-                let status = if i < BATCH { RowStatus::Writing } else { RowStatus::Queued };
-                p.nodes.push_back(NodeProgress {
-                    nova_bm_id: n.nova_bm_id,
-                    uuid: n.uuid.clone().unwrap_or_default(),
-                    status,
-                });
-            }
-        }
-        p
-    }
-
-    pub fn on_event(&mut self, ev: LoadEvent) {
-        match ev {
-            LoadEvent::Started { run_id, nodes, rehearse, .. } => {
-                self.run_id = run_id;
-                self.total = nodes;
-                self.rehearse = rehearse;
-            }
-            LoadEvent::Node { nova_bm_id, uuid, status } => {
-                let status = match status {
-                    NodeStatus::Written => RowStatus::Done,
-                    NodeStatus::Skipped { reason } => RowStatus::Skipped(reason),
-                    NodeStatus::Failed { error } => RowStatus::NodeFailed(error),
-                };
-                match self.nodes.iter_mut().find(|n| n.nova_bm_id == nova_bm_id) {
-                    Some(n) => n.status = status,
-                    None => {
-                        if self.nodes.len() >= PROGRESS_KEEP {
-                            self.nodes.pop_front();
-                        }
-                        self.nodes.push_back(NodeProgress { nova_bm_id, uuid, status });
-                    }
-                }
-            }
-            LoadEvent::Progress { done, total, elapsed_ms } => {
-                self.done = done;
-                self.total = total;
-                self.throughput.push(elapsed_ms, done);
-                // the next batch is being written now
-                for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Queued).take(BATCH) {
-                    n.status = RowStatus::Writing;
-                }
-            }
-            LoadEvent::NodeState { nova_bm_id, state, .. } => {
-                if let Some(n) = self.nodes.iter_mut().find(|n| n.nova_bm_id == nova_bm_id) {
-                    n.status = RowStatus::Api(state);
-                }
-            }
-            LoadEvent::Summary(_) => {}
-        }
-    }
-
-    /// The load ended (committed, rehearsed, or failed and rolled back).
-    pub fn finish(&mut self, r: Result<LoadSummary, String>) {
-        match &r {
-            Ok(s) => {
-                self.elapsed = Duration::from_secs_f64(s.elapsed_ms.max(0.0) / 1000.0);
-                self.done = s.created;
-                if s.rehearse {
-                    for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Done) {
-                        n.status = RowStatus::RolledBack;
-                    }
-                }
-            }
-            Err(e) => {
-                for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Done || n.status.is_open()) {
-                    n.status = RowStatus::Failed(e.clone());
-                }
-            }
-        }
-        self.cancelling = false;
-        self.cancel_asked = false;
-        self.finished = Some(r);
-    }
-
-    /// Nodes per second: over the moving window while the load runs, over the whole load at the end.
-    pub fn rate(&self) -> Option<f64> {
-        match &self.finished {
-            Some(Ok(s)) if s.elapsed_ms > 0.0 && s.created > 0 => Some(s.created as f64 * 1000.0 / s.elapsed_ms),
-            Some(_) => None,
-            None => self.throughput.rate(),
-        }
-    }
-
-    /// The time left, in words.
-    pub fn eta(&self) -> String {
-        match (&self.finished, self.throughput.eta_s(self.total)) {
-            (Some(_), _) => "done".into(),
-            (None, _) if self.total > 0 && self.done >= self.total => "now".into(),
-            (None, Some(s)) => human_ms(s * 1000.0),
-            (None, None) => "-".into(),
-        }
-    }
-}
 
 /// The takeover logs beside the progress: the error records pinned on top (the newest that fit),
 /// the followed lines below them.
@@ -411,6 +242,7 @@ impl Page for Progress {
 #[cfg(test)]
 mod api_tests {
     use super::*;
+    use crate::core::migrate::load::{LoadEvent, NodeStatus};
 
     #[test]
     fn api_states_show_per_node() {
@@ -432,9 +264,12 @@ mod api_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    use crate::core::migrate::load::{LoadEvent, NodeStatus};
     use crate::tui::screens::fixture;
-    use crate::tui::screens::logs::Level;
     use crate::tui::session::Mode;
+    use crate::tui::views::Level;
 
     #[test]
     fn queued_writing_done_failed() {

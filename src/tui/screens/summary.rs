@@ -7,15 +7,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::logs::Logs;
-use super::progress::Progress;
 use super::{Ctx, DrawCtx, Out, Page, Screen};
 use crate::core::ironic::verdict::{Counts, Ending, TakeoverEvent, TakeoverState};
 use crate::core::migrate::timing::human_ms;
-use crate::tui::app::Effect;
 use crate::tui::chrome::{clip, short_uuid};
 use crate::tui::keys::{ch, Bar, Binding};
+use crate::tui::msg::Effect;
 use crate::tui::theme::Theme;
+use crate::tui::views::{Logs, Progress};
 
 #[derive(Debug, Clone, Default)]
 pub struct Summary {
@@ -291,10 +290,10 @@ mod tests {
             started_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 0).unwrap(),
             finished_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 2).unwrap(),
         }));
-        p.nodes.push_back(super::super::progress::NodeProgress {
+        p.nodes.push_back(crate::tui::views::NodeProgress {
             nova_bm_id: 7,
             uuid: "aaaaaaaa-0000-4000-8000-000000000007".into(),
-            status: super::super::progress::RowStatus::Done,
+            status: crate::tui::views::RowStatus::Done,
         });
         let sum = Summary {
             verify: Some(Ok("35 nodes, 58 ports: no differences".into())),
@@ -306,7 +305,7 @@ mod tests {
         let mut logs = Logs::default();
         let line = |text: &str| crate::core::logs::follow::LogLine {
             source: "ironic".into(),
-            level: super::super::logs::Level::Error,
+            level: crate::tui::views::Level::Error,
             text: text.into(),
             starts_record: true,
         };

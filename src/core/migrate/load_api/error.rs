@@ -15,4 +15,7 @@ pub enum ApiLoadError {
     Record(#[from] RecordError),
     #[error(transparent)]
     Prepare(#[from] PrepareError),
+    /// Ironic stopped answering mid-run: the run stopped there, every node left where it stood
+    #[error("the Ironic API at {url} stopped answering ({error}); run {run} stopped after {settled} of {total} node(s), each left where it stood: once Ironic answers again, run `bm2ironic migrate --via api` again to resume it (`bm2ironic rollback --run {run}` undoes it)")]
+    IronicGone { url: String, error: String, run: String, settled: usize, total: usize },
 }

@@ -32,6 +32,9 @@ use record::RunStore;
 pub use error::ApiLoadError;
 pub use options::{ApiLoadOptions, DEFAULT_CONCURRENCY};
 
+/// Nodes in a row that find Ironic not answering before the run stops.
+pub const UNANSWERED_STOP: usize = 3;
+
 pub struct ApiLoadRequest<'a> {
     pub plan: &'a Plan,
     /// redacted nova_bm URL
@@ -136,21 +139,27 @@ pub async fn load_api(
 
     let run_id = run.id.clone();
     let shared = Arc::new(Mutex::new(run));
-    let cx = Cx { api, run_id: &run_id, opts, events, cancel };
+    // Ironic not answering for several nodes in a row stops the run: the rest would fail the same
+    // way at once, each with a long error, and leave the operator a list to read instead of a cause
+    let stop = cancel.child_token();
+    let cx = Cx { api, run_id: &run_id, opts, events, cancel: &stop };
     let ids = &req.ids;
     let futs: Vec<_> = to_write.iter().map(|(np, r)| one(&cx, np, r, ids)).collect();
     let mut results = futures::stream::iter(futs).buffer_unordered(opts.concurrency.max(1));
-    let (mut done, mut interrupted) = (0usize, 0usize);
+    let (mut done, mut interrupted, mut settled) = (0usize, 0usize, 0usize);
+    let (mut unanswered, mut gone): (usize, Option<String>) = (0, None);
     while let Some((np, outcome)) = results.next().await {
         done += 1;
         let uuid = np.uuid.clone().unwrap_or_default();
         let (progress, status) = match &outcome {
             Outcome::Done { state, ports, changed, .. } => {
+                (unanswered, settled) = (0, settled + 1);
                 summary.created += usize::from(*changed);
                 summary.ports += ports;
                 (ApiProgress { state: state.clone(), error: None }, Some(NodeStatus::Written))
             }
             Outcome::Failed { state, error } => {
+                (unanswered, settled) = (0, settled + 1);
                 summary.errors += 1;
                 tracing::error!(run = %run_id, %uuid, state = %state, error = %error, "node failed");
                 (
@@ -163,6 +172,16 @@ pub async fn load_api(
             }
             Outcome::Interrupted { state } => {
                 interrupted += 1;
+                (ApiProgress { state: state.clone(), error: None }, None)
+            }
+            Outcome::Unreachable { state, error } => {
+                interrupted += 1;
+                unanswered += 1;
+                if unanswered >= UNANSWERED_STOP && gone.is_none() {
+                    tracing::error!(run = %run_id, %error, "the Ironic API stopped answering: the run stops here");
+                    gone = Some(error.clone());
+                    stop.cancel();
+                }
                 (ApiProgress { state: state.clone(), error: None }, None)
             }
         };
@@ -191,5 +210,9 @@ pub async fn load_api(
     summary.finished_at = now();
     tracing::info!(run = %run_id, status = %run.status, created = summary.created, errors = summary.errors, interrupted, elapsed_ms = summary.elapsed_ms, "API load finished");
     let _ = events.send(LoadEvent::Summary(summary.clone()));
+    if let Some(error) = gone {
+        let (url, total) = (api.base().to_string(), to_write.len());
+        return Err(ApiLoadError::IronicGone { url, error, run: run_id, settled, total });
+    }
     Ok(summary)
 }

@@ -29,6 +29,32 @@ pub enum Outcome {
     Failed { state: String, error: String },
     /// cancelled between steps: a rerun continues
     Interrupted { state: String },
+    /// Ironic did not answer (connection refused, reset, timed out): not the node's fault; it stays
+    /// where it is and a rerun continues it
+    Unreachable { state: String, error: String },
+}
+
+/// Why a step did not end: Ironic's error (`what`: the step, for the message), or a message of ours.
+enum StepErr {
+    Api(ApiError, String),
+    Text(String),
+}
+
+impl StepErr {
+    fn outcome(self, state: &str) -> Outcome {
+        let state = state.to_string();
+        match self {
+            StepErr::Api(e @ ApiError::Unreachable { .. }, _) => Outcome::Unreachable { state, error: e.to_string() },
+            StepErr::Api(e, what) if what.is_empty() => Outcome::Failed { state, error: e.message() },
+            StepErr::Api(e, what) => Outcome::Failed { state, error: format!("{what}: {}", e.message()) },
+            StepErr::Text(error) => Outcome::Failed { state, error },
+        }
+    }
+}
+
+/// An API call's error as the outcome of a node in `state`, `what` naming the step.
+fn api_fail(state: &str, what: &str, e: ApiError) -> Outcome {
+    StepErr::Api(e, what.to_string()).outcome(state)
 }
 
 pub(super) struct Cx<'a> {
@@ -123,13 +149,13 @@ impl Cx<'_> {
 
     /// Polls the node until it leaves the transitional states (bounded by the step timeout); the
     /// polls ask for the state fields only (cheaper for Ironic), the end for the whole node.
-    async fn settle(&self, np: &NodePlan, uuid: &str) -> Result<Value, String> {
+    async fn settle(&self, np: &NodePlan, uuid: &str) -> Result<Value, StepErr> {
         let started = Instant::now();
         let mut wait = Duration::from_millis(100);
         let mut shown = String::new();
         let poll = format!("/v1/nodes/{uuid}?fields=uuid,provision_state,target_provision_state,last_error");
         loop {
-            let v = self.api.get(&poll).await.map_err(|e| e.to_string())?;
+            let v = self.api.get(&poll).await.map_err(|e| StepErr::Api(e, String::new()))?;
             let s = state(&v);
             if s != shown {
                 self.emit(np, uuid, &s);
@@ -138,14 +164,14 @@ impl Cx<'_> {
             // a failed state keeps its target (`adopt failed` still aims at `active`)
             let failed = s.ends_with("failed") || s == "error";
             if failed || (!is_transitional(&s) && v["target_provision_state"].is_null()) {
-                return self.api.node(uuid).await.map_err(|e| e.to_string());
+                return self.api.node(uuid).await.map_err(|e| StepErr::Api(e, String::new()));
             }
             if started.elapsed() > self.opts.step_timeout {
-                return Err(format!(
+                return Err(StepErr::Text(format!(
                     "still {s} after {}s (Ironic's last_error: {})",
                     self.opts.step_timeout.as_secs(),
                     last_error(&v)
-                ));
+                )));
             }
             tokio::time::sleep(wait).await;
             wait = (wait * 3 / 2).min(self.opts.poll);
@@ -153,9 +179,9 @@ impl Cx<'_> {
     }
 
     /// A provision action, then the wait for its end.
-    async fn act(&self, np: &NodePlan, uuid: &str, target: &str) -> Result<Value, String> {
+    async fn act(&self, np: &NodePlan, uuid: &str, target: &str) -> Result<Value, StepErr> {
         tracing::info!(run = %self.run_id, %uuid, target, "provision action");
-        nodes::provision(self.api, uuid, target).await.map_err(|e| format!("{target}: {}", e.message()))?;
+        nodes::provision(self.api, uuid, target).await.map_err(|e| StepErr::Api(e, target.to_string()))?;
         self.settle(np, uuid).await
     }
 
@@ -185,7 +211,7 @@ impl Cx<'_> {
         let uuid = n.uuid.as_str();
         let mut created = false;
         let mut cur = match nodes::find(self.api, uuid).await {
-            Err(e) => return fail("", e.message()),
+            Err(e) => return api_fail("", "", e),
             Ok(Some(v)) => {
                 if marker::nova_bm_id(&v["extra"]) != Some(np.nova_bm_id) {
                     return fail(
@@ -201,13 +227,13 @@ impl Cx<'_> {
                     tracing::info!(run = %self.run_id, %uuid, nova_bm_id = np.nova_bm_id, "node enrolled");
                     v
                 }
-                Err(e) => return fail("", format!("enroll: {}", e.message())),
+                Err(e) => return api_fail("", "enroll", e),
             },
         };
         self.emit(np, uuid, &state(&cur));
         let ports = match self.ensure_ports(rows, uuid).await {
             Ok(k) => k,
-            Err(e) => return fail(&state(&cur), format!("ports: {}", e.message())),
+            Err(e) => return api_fail(&state(&cur), "ports", e),
         };
         let target = n.provision_state.as_deref().unwrap_or("available");
         let adopt = n.instance_uuid.is_some();
@@ -226,10 +252,8 @@ impl Cx<'_> {
                     let drift = drifted(&cur, n);
                     changed = true;
                     if let Err(e) = nodes::replace_fields(self.api, uuid, &drift).await {
-                        return fail(
-                            &s,
-                            format!("update {}: {}", drift.keys().cloned().collect::<Vec<_>>().join(", "), e.message()),
-                        );
+                        let what = format!("update {}", drift.keys().cloned().collect::<Vec<_>>().join(", "));
+                        return api_fail(&s, &what, e);
                     }
                     let action = match (s.as_str(), adopt, target) {
                         ("enroll", ..) => "manage",
@@ -252,7 +276,7 @@ impl Cx<'_> {
             };
             cur = match step {
                 Ok(v) => v,
-                Err(e) => return fail(&s, e),
+                Err(e) => return e.outcome(&s),
             };
         }
         let s = state(&cur);
@@ -262,7 +286,7 @@ impl Cx<'_> {
         if n.maintenance && cur["maintenance"].as_bool() != Some(true) {
             let reason = n.maintenance_reason.clone().unwrap_or_else(|| "bm2ironic".into());
             if let Err(e) = nodes::maintenance_on(self.api, uuid, &reason).await {
-                return fail(&s, format!("maintenance: {}", e.message()));
+                return api_fail(&s, "maintenance", e);
             }
             changed = true;
         }

@@ -29,6 +29,25 @@ struct Decider<'a> {
 }
 
 impl Decider<'_> {
+    /// The operator's decision for a conflict of `code` about `subject`, without raising one.
+    fn decided(&self, code: ConflictCode, subject: &Subject) -> Option<Action> {
+        self.resolutions.decide(code, subject).map(|(a, _)| a)
+    }
+
+    /// A conflict that stays undecided whatever was decided for it (the decisions contradict each
+    /// other): blocking, with `detail` saying why.
+    fn raise_undecided(&mut self, code: ConflictCode, subject: Subject, node_uuid: Option<&str>, detail: String) {
+        self.conflicts.push(Conflict {
+            code,
+            blocking: code.blocking(),
+            subject,
+            node_uuid: node_uuid.map(str::to_string),
+            detail,
+            action: None,
+            decided_by: None,
+        });
+    }
+
     fn raise(
         &mut self,
         code: ConflictCode,
@@ -71,6 +90,7 @@ pub(super) struct Checks<'a> {
     first_holder: &'a HashMap<&'a str, (i64, i64)>,
     uuid_holder: &'a HashMap<Cow<'a, str>, i64>,
     instance_holder: &'a HashMap<Cow<'a, str>, i64>,
+    instance_claimants: &'a HashMap<Cow<'a, str>, Vec<i64>>,
 }
 
 /// The lookup maps, built once from the target and the whole inventory.
@@ -89,8 +109,11 @@ pub(super) struct Lookups<'a> {
     first_holder: HashMap<&'a str, (i64, i64)>,
     /// Who holds each node uuid among the nodes that may be migrated (lowest nova_bm id first)
     uuid_holder: HashMap<Cow<'a, str>, i64>,
-    /// Which node holds each instance (the one Nova's `instances.node` names, else the lowest id)
+    /// Which node holds each instance: its one claimant, or among several the one Nova's
+    /// `instances.node` names (none: no evidence says which, see `instance_claimants`)
     instance_holder: HashMap<Cow<'a, str>, i64>,
+    /// Every claimant (nova_bm ids, ascending) of an instance that several live nodes claim
+    instance_claimants: HashMap<Cow<'a, str>, Vec<i64>>,
 }
 
 impl<'a> Lookups<'a> {
@@ -159,11 +182,14 @@ impl<'a> Lookups<'a> {
                     }
                 }
             }
+            // several claim it: only evidence decides (the one Nova's `instances.node` names); no
+            // claimant is preferred on a guess (the lowest id was: a wrong guess hands the instance,
+            // and a later `nova delete`, to the wrong machine)
+            let mut instance_claimants: HashMap<Cow<'a, str>, Vec<i64>> = HashMap::default();
             let instance_holder: HashMap<Cow<'a, str>, i64> = instance_first
                 .into_iter()
-                .map(|(inst, first)| {
-                    let Some(more) = instance_more.get(inst.as_ref()) else { return (inst, first.id) };
-                    // several claim it: the one Nova's `instances.node` names, else the first
+                .filter_map(|(inst, first)| {
+                    let Some(more) = instance_more.get(inst.as_ref()) else { return Some((inst, first.id)) };
                     let nova_node = nova
                         .and_then(|f| f.instances.get(inst.as_ref()))
                         .and_then(|i| i.node.as_deref())
@@ -171,14 +197,16 @@ impl<'a> Lookups<'a> {
                     let by_nova = std::iter::once(&first)
                         .chain(more)
                         .find(|n| nova_node.is_some() && n.uuid.as_deref().and_then(uuid_form) == nova_node);
-                    let id = by_nova.unwrap_or(&first).id;
-                    (inst, id)
+                    let mut all: Vec<i64> = std::iter::once(first.id).chain(more.iter().map(|n| n.id)).collect();
+                    all.sort_unstable();
+                    instance_claimants.insert(inst.clone(), all);
+                    by_nova.map(|n| (inst, n.id))
                 })
                 .collect();
-            (uuid_holder, instance_holder)
+            (uuid_holder, (instance_holder, instance_claimants))
         };
         // two passes over the inventory, on two threads for a large one
-        let (first_holder, (uuid_holder, instance_holder)) = if parallel {
+        let (first_holder, (uuid_holder, (instance_holder, instance_claimants))) = if parallel {
             std::thread::scope(|s| {
                 let macs = s.spawn(macs);
                 let ids = ids();
@@ -198,6 +226,7 @@ impl<'a> Lookups<'a> {
             first_holder,
             uuid_holder,
             instance_holder,
+            instance_claimants,
         }
     }
 
@@ -221,6 +250,7 @@ impl<'a> Lookups<'a> {
             first_holder: &self.first_holder,
             uuid_holder: &self.uuid_holder,
             instance_holder: &self.instance_holder,
+            instance_claimants: &self.instance_claimants,
         }
     }
 }

@@ -117,25 +117,65 @@ impl Checks<'_> {
         }
     }
 
-    /// `duplicate-instance`: another nova_bm node holds the same instance (Nova's `instances.node`,
-    /// else the lowest id, keeps it); `free` drops it from this one.
+    /// Several live nova_bm nodes claim one instance. Only evidence decides which keeps it: with
+    /// Nova's `instances.node` naming one, that one keeps it unflagged and every other claimant is
+    /// `duplicate-instance` (`free` drops it from them); without, every claimant is
+    /// `ambiguous-instance` and the operator decides each (`keep-instance` for one at most, `free`,
+    /// `maintenance` (written without it, held) or `skip`).
     pub(crate) fn duplicate_instance(&mut self, n: &BmNode, f: &mut Fate) {
         if !f.keep_instance {
             return;
         }
         let inst_norm = n.instance_uuid.as_deref().and_then(uuid_form).unwrap_or_default();
         let inst: &str = &inst_norm;
-        if let Some(holder) = self.instance_holder.get(inst).filter(|id| **id != n.id) {
+        let Some(claimants) = self.instance_claimants.get(inst) else { return };
+        let subject = Subject::Node { nova_bm_id: n.id };
+        if let Some(holder) = self.instance_holder.get(inst) {
+            if *holder == n.id {
+                return; // Nova says this one runs it
+            }
             let a = self.d.raise(
                 ConflictCode::DuplicateInstance,
-                Subject::Node { nova_bm_id: n.id },
+                subject,
                 f.uuid.as_deref(),
-                format!("instance {inst} is also held by nova_bm node {holder}"),
+                format!("instance {inst} is also held by nova_bm node {holder}, the one Nova's instances.node names"),
             );
             f.apply(ConflictCode::DuplicateInstance, a);
             if a == Some(Action::Free) {
                 f.keep_instance = false;
             }
+            return;
+        }
+        let code = ConflictCode::AmbiguousInstance;
+        let others: Vec<String> = claimants.iter().filter(|id| **id != n.id).map(|id| id.to_string()).collect();
+        let why = match self.nova {
+            None => "without the Nova database nothing says which machine runs it (give --nova-db)",
+            Some(_) => "Nova's instances.node names none of them",
+        };
+        let detail = format!("instance {inst} is also claimed by nova_bm node(s) {}: {why}", others.join(", "));
+        let keepers: Vec<String> = claimants
+            .iter()
+            .filter(|id| self.d.decided(code, &Subject::Node { nova_bm_id: **id }) == Some(Action::KeepInstance))
+            .map(|id| id.to_string())
+            .collect();
+        if keepers.len() > 1 && keepers.contains(&n.id.to_string()) {
+            let detail = format!(
+                "{detail}; keep-instance is decided for nova_bm nodes {}: one machine runs it, decide one",
+                keepers.join(" and ")
+            );
+            self.d.raise_undecided(code, subject, f.uuid.as_deref(), detail);
+            f.apply(code, None);
+            return;
+        }
+        let a = self.d.raise(code, subject, f.uuid.as_deref(), detail);
+        f.apply(code, a);
+        match a {
+            Some(Action::Free) => f.keep_instance = false,
+            Some(Action::Maintenance) => {
+                f.keep_instance = false;
+                f.maintenance_reasons.push(format!("claimed instance {inst} with other nova_bm nodes: unproven"));
+            }
+            _ => {}
         }
     }
 

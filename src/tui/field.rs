@@ -1,9 +1,42 @@
-//! One field of the connections form: its input, its kind (a database, the Ironic API, a plain
-//! option), whether it is well-formed, and where its connection test stands.
+//! The fields of the connections form: which one ([`Field`], also named by the connection tests'
+//! effects and messages), and one field's input, its kind (a database, the Ironic API, a plain
+//! option), whether it is well-formed, and where its connection test stands ([`Entry`]).
 
 use tui_input::Input;
 
 use crate::core::db::url::{redact_url, DbUrl};
+
+/// The form's fields, in screen order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    NovaBmDb,
+    IronicDb,
+    NovaDb,
+    NovaApiDb,
+    IronicApi,
+    DeployKernel,
+    DeployRamdisk,
+    DefaultArch,
+    ResourceClass,
+}
+
+impl Field {
+    pub const ALL: [Field; 9] = [
+        Field::NovaBmDb,
+        Field::IronicDb,
+        Field::NovaDb,
+        Field::NovaApiDb,
+        Field::IronicApi,
+        Field::DeployKernel,
+        Field::DeployRamdisk,
+        Field::DefaultArch,
+        Field::ResourceClass,
+    ];
+
+    pub(crate) fn index(self) -> usize {
+        Field::ALL.iter().position(|f| *f == self).unwrap_or(0)
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FieldStatus {

@@ -1,0 +1,275 @@
+//! What the wizard keeps of its background work, for the screens to draw: the load's progress (from
+//! `Msg::Load`), the followed logs (`Msg::Logs`) and the flavors' planned change (`Msg::Flavors`).
+//! Plain state changed by messages: no keys, no drawing. The progress, logs and flavors screens show
+//! it, the summary and the run report read it. It lives apart from those screens so that the
+//! messages and the screens' shared `DrawCtx` (`screens/page.rs`) can name it without importing a
+//! screen.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+pub use crate::core::logs::follow::{LogLevel as Level, LogLine};
+use crate::core::logs::watch::node_uuids;
+use crate::core::migrate::flavors::SpecChange;
+use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
+use crate::core::migrate::load_sql::BATCH;
+use crate::core::migrate::plan::Plan;
+use crate::core::migrate::timing::{human_ms, Throughput};
+
+/// The diff the Nova DB needs, and whether it was applied.
+#[derive(Debug, Clone, Default)]
+pub struct FlavorView {
+    pub schema: String,
+    /// where the flavors were read: which database, its URL redacted
+    pub source: String,
+    pub what: String,
+    pub changes: Vec<SpecChange>,
+    pub applied: Option<String>,
+}
+
+/// Nodes kept on the screen (the oldest go first).
+pub const PROGRESS_KEEP: usize = 2000;
+
+/// Where one node of the load is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowStatus {
+    Queued,
+    Writing,
+    Done,
+    /// written, then rolled back with the rest (a rehearsal)
+    RolledBack,
+    Skipped(String),
+    /// the load failed and was rolled back: the error
+    Failed(String),
+    /// `--via api`: the provision state the node has reached so far (enroll, manageable, ...)
+    Api(String),
+    /// `--via api`: this node's step failed (Ironic's error); the others went on, a rerun resumes it
+    NodeFailed(String),
+}
+
+impl RowStatus {
+    /// Not yet written.
+    pub fn is_open(&self) -> bool {
+        matches!(self, RowStatus::Queued | RowStatus::Writing | RowStatus::Api(_))
+    }
+}
+
+impl std::fmt::Display for RowStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RowStatus::Queued => f.write_str("queued"),
+            RowStatus::Writing => f.write_str("writing"),
+            RowStatus::Done => f.write_str("done"),
+            RowStatus::RolledBack => f.write_str("done (rolled back: rehearsal)"),
+            RowStatus::Skipped(reason) => write!(f, "skipped: {reason}"),
+            RowStatus::Failed(e) => write!(f, "failed, rolled back: {e}"),
+            RowStatus::Api(state) => write!(f, "{state}"),
+            RowStatus::NodeFailed(e) => write!(f, "failed (rerun resumes it): {e}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct NodeProgress {
+    pub nova_bm_id: i64,
+    pub uuid: String,
+    pub status: RowStatus,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    pub run_id: String,
+    pub rehearse: bool,
+    pub total: usize,
+    pub done: usize,
+    /// wall time since the load started (the runtime's clock while it runs, the load's own at the end)
+    pub elapsed: Duration,
+    /// nodes/s over a moving window, from the load's own clock
+    pub throughput: Throughput,
+    pub nodes: VecDeque<NodeProgress>,
+    pub finished: Option<Result<LoadSummary, String>>,
+    pub cancel_asked: bool,
+    pub cancelling: bool,
+}
+
+impl Progress {
+    /// The load starts: every node to write is queued, the first batch is being written.
+    pub fn start(rehearse: bool, plan: Option<&Plan>) -> Progress {
+        let mut p = Progress { rehearse, ..Default::default() };
+        if let Some(plan) = plan {
+            for (i, n) in plan.to_write().take(PROGRESS_KEEP).enumerate() {
+                let status = if i < BATCH { RowStatus::Writing } else { RowStatus::Queued };
+                p.nodes.push_back(NodeProgress {
+                    nova_bm_id: n.nova_bm_id,
+                    uuid: n.uuid.clone().unwrap_or_default(),
+                    status,
+                });
+            }
+        }
+        p
+    }
+
+    pub fn on_event(&mut self, ev: LoadEvent) {
+        match ev {
+            LoadEvent::Started { run_id, nodes, rehearse, .. } => {
+                self.run_id = run_id;
+                self.total = nodes;
+                self.rehearse = rehearse;
+            }
+            LoadEvent::Node { nova_bm_id, uuid, status } => {
+                let status = match status {
+                    NodeStatus::Written => RowStatus::Done,
+                    NodeStatus::Skipped { reason } => RowStatus::Skipped(reason),
+                    NodeStatus::Failed { error } => RowStatus::NodeFailed(error),
+                };
+                match self.nodes.iter_mut().find(|n| n.nova_bm_id == nova_bm_id) {
+                    Some(n) => n.status = status,
+                    None => {
+                        if self.nodes.len() >= PROGRESS_KEEP {
+                            self.nodes.pop_front();
+                        }
+                        self.nodes.push_back(NodeProgress { nova_bm_id, uuid, status });
+                    }
+                }
+            }
+            LoadEvent::Progress { done, total, elapsed_ms } => {
+                self.done = done;
+                self.total = total;
+                self.throughput.push(elapsed_ms, done);
+                // the next batch is being written now
+                for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Queued).take(BATCH) {
+                    n.status = RowStatus::Writing;
+                }
+            }
+            LoadEvent::NodeState { nova_bm_id, state, .. } => {
+                if let Some(n) = self.nodes.iter_mut().find(|n| n.nova_bm_id == nova_bm_id) {
+                    n.status = RowStatus::Api(state);
+                }
+            }
+            LoadEvent::Summary(_) => {}
+        }
+    }
+
+    /// The load ended (committed, rehearsed, or failed and rolled back).
+    pub fn finish(&mut self, r: Result<LoadSummary, String>) {
+        match &r {
+            Ok(s) => {
+                self.elapsed = Duration::from_secs_f64(s.elapsed_ms.max(0.0) / 1000.0);
+                self.done = s.created;
+                if s.rehearse {
+                    for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Done) {
+                        n.status = RowStatus::RolledBack;
+                    }
+                }
+            }
+            Err(e) => {
+                for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Done || n.status.is_open()) {
+                    n.status = RowStatus::Failed(e.clone());
+                }
+            }
+        }
+        self.cancelling = false;
+        self.cancel_asked = false;
+        self.finished = Some(r);
+    }
+
+    /// Nodes per second: over the moving window while the load runs, over the whole load at the end.
+    pub fn rate(&self) -> Option<f64> {
+        match &self.finished {
+            Some(Ok(s)) if s.elapsed_ms > 0.0 && s.created > 0 => Some(s.created as f64 * 1000.0 / s.elapsed_ms),
+            Some(_) => None,
+            None => self.throughput.rate(),
+        }
+    }
+
+    /// The time left, in words.
+    pub fn eta(&self) -> String {
+        match (&self.finished, self.throughput.eta_s(self.total)) {
+            (Some(_), _) => "done".into(),
+            (None, _) if self.total > 0 && self.done >= self.total => "now".into(),
+            (None, Some(s)) => human_ms(s * 1000.0),
+            (None, None) => "-".into(),
+        }
+    }
+}
+
+/// Lines kept (the oldest go first).
+pub const LOG_CAPACITY: usize = 5000;
+/// Error records kept apart (the oldest go first).
+pub const PINNED_CAPACITY: usize = 500;
+
+/// An error record of the takeover, kept apart from the scrolling lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinnedError {
+    pub source: String,
+    /// `12:00:01 ERROR message`
+    pub text: String,
+    /// the node uuids it names (lower case)
+    pub nodes: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Logs {
+    pub lines: VecDeque<LogLine>,
+    pub follow: bool,
+    /// index of the top line when not following
+    pub scroll: usize,
+    /// (name, path) of the followed files
+    pub files: Vec<(String, String)>,
+    /// every error record seen, oldest first (at most [`PINNED_CAPACITY`])
+    pub pinned: VecDeque<PinnedError>,
+}
+
+impl Default for Logs {
+    fn default() -> Self {
+        Logs { lines: VecDeque::new(), follow: true, scroll: 0, files: Vec::new(), pinned: VecDeque::new() }
+    }
+}
+
+impl Logs {
+    pub fn push(&mut self, lines: Vec<LogLine>) {
+        for l in lines {
+            if l.level == Level::Error && l.starts_record {
+                if self.pinned.len() >= PINNED_CAPACITY {
+                    self.pinned.pop_front();
+                }
+                self.pinned.push_back(PinnedError {
+                    source: l.source.clone(),
+                    text: l.compact(),
+                    nodes: node_uuids(&l.text),
+                });
+            }
+            if self.lines.len() >= LOG_CAPACITY {
+                self.lines.pop_front();
+                self.scroll = self.scroll.saturating_sub(1);
+            }
+            self.lines.push_back(l);
+        }
+    }
+
+    /// Error records (a traceback counts once), those scrolled away included.
+    pub fn errors(&self) -> usize {
+        self.pinned.len()
+    }
+
+    /// The node uuids named by an error record.
+    pub fn nodes_with_errors(&self) -> std::collections::BTreeSet<&str> {
+        self.pinned.iter().flat_map(|e| e.nodes.iter().map(String::as_str)).collect()
+    }
+
+    /// Stops following and shows the first error line still kept; false when there is none.
+    pub fn show_first_error(&mut self) -> bool {
+        match (0..self.lines.len()).find(|&i| self.is_error(i)) {
+            Some(i) => {
+                self.follow = false;
+                self.scroll = i;
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn is_error(&self, i: usize) -> bool {
+        self.lines[i].level == Level::Error && self.lines[i].starts_record
+    }
+}
