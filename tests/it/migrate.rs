@@ -141,6 +141,7 @@ async fn every_conflict_code_then_verify_rerun_and_rollback(backend: Backend) {
                 | ConflictCode::InvalidUuid
                 | ConflictCode::DuplicateUuid
                 | ConflictCode::DuplicateInstance
+                | ConflictCode::AmbiguousInstance
                 | ConflictCode::InvalidSize
         ) {
             // already-migrated: second run below; the next three: tests/it/upstream_2014_mistakes.rs (global
