@@ -436,7 +436,7 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
     use tokio_util::sync::CancellationToken;
 
     let Some(venv) = server_env(IRONIC_VENV) else { return };
-    let env = Env::start(&PathBuf::from(venv), 6, "127.0.0.13", 6413, Some(6)).await;
+    let env = Env::start(&PathBuf::from(venv), 6, "127.0.0.15", 6415, Some(6)).await;
     let bad = uuid("bbbbbbbb", 6);
     // the form as the operator filled it: the run is kept in Ironic's own database
     let connections = jobs::Connections {

@@ -141,6 +141,7 @@ async fn every_conflict_code_then_verify_rerun_and_rollback(backend: Backend) {
                 | ConflictCode::InvalidUuid
                 | ConflictCode::DuplicateUuid
                 | ConflictCode::DuplicateInstance
+                | ConflictCode::AmbiguousInstance
                 | ConflictCode::InvalidSize
                 | ConflictCode::IncompleteInstanceInfo
         ) {

@@ -6,7 +6,7 @@
 
 use crate::common::{bm2ironic, Backend, TestDb};
 use bm2ironic::core::demo::fixture::Fixture;
-use bm2ironic::core::migrate::conflict::ConflictCode;
+use bm2ironic::core::migrate::conflict::{Action, ConflictCode};
 use bm2ironic::core::source::model::{BmInterface, BmNode};
 use proptest::prelude::*;
 
@@ -91,7 +91,8 @@ fn inventory() -> impl Strategy<Value = Fixture> {
 fn decisions(seed: u64) -> Vec<String> {
     let mut args = vec![];
     for (k, c) in ConflictCode::ALL.iter().enumerate() {
-        let acts = c.actions();
+        // keep-instance is decided per node only (a code-wide one is refused)
+        let acts: Vec<_> = c.actions().iter().filter(|a| **a != Action::KeepInstance).collect();
         if !acts.is_empty() {
             args.push("--resolve".to_string());
             args.push(format!("{c}={}", acts[(seed as usize >> (k % 16)) % acts.len()]));

@@ -281,7 +281,7 @@ impl Resolutions {
 
     fn validate(&self) -> Result<(), String> {
         for (code, action) in &self.defaults {
-            check_action(*code, *action).map_err(|e| format!("[defaults] {code}: {e}"))?;
+            check_code_wide(*code, *action).map_err(|e| format!("[defaults] {code}: {e}"))?;
         }
         for (i, d) in self.decisions.iter().enumerate() {
             let at = format!("[[decision]] #{} ({})", i + 1, describe(d));
@@ -314,7 +314,7 @@ impl Resolutions {
             given.split_once('=').ok_or_else(|| err("expected CODE=ACTION, e.g. duplicate-mac=skip-port".into()))?;
         let code: ConflictCode = code.trim().parse().map_err(err)?;
         let action: Action = action.trim().parse().map_err(err)?;
-        check_action(code, action).map_err(err)?;
+        check_code_wide(code, action).map_err(err)?;
         self.defaults.insert(code, action);
         self.flag_codes.insert(code);
         Ok(())
@@ -369,6 +369,19 @@ fn describe(d: &Decision) -> String {
     parts.join(", ")
 }
 
+/// A decision for every conflict of a code (`--resolve`, `[defaults]`): `keep-instance` names the one
+/// claimant that runs an instance, so given for all of them it could only contradict itself.
+fn check_code_wide(code: ConflictCode, action: Action) -> Result<(), String> {
+    check_action(code, action)?;
+    if action == Action::KeepInstance {
+        return Err(format!(
+            "{action} names the one claimant that runs the instance: decide it per node in a resolutions file \
+             ([[decision]] code = \"{code}\", node = ID, action = \"{action}\"), not for every {code}"
+        ));
+    }
+    Ok(())
+}
+
 fn check_action(code: ConflictCode, action: Action) -> Result<(), String> {
     if code.actions().contains(&action) {
         Ok(())
@@ -396,6 +409,11 @@ mod tests {
         }
         assert_eq!(ConflictCode::ALL.len(), 26);
         assert!(ConflictCode::DuplicateMac.blocking());
+        // keep-instance is per node only
+        let mut r = Resolutions::default();
+        let e = r.add_flag("ambiguous-instance=keep-instance").unwrap_err().to_string();
+        assert!(e.contains("decide it per node"), "{e}");
+        assert!(r.add_flag("ambiguous-instance=free").is_ok());
         assert!(!ConflictCode::IncompleteProperties.blocking());
     }
 
