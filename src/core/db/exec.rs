@@ -5,6 +5,7 @@
 use futures::stream::{BoxStream, StreamExt};
 use sqlx::{AssertSqlSafe, MySql, Postgres, Sqlite, Transaction};
 
+use crate::core::db::dialect::Dialect;
 use crate::core::db::error::DbError;
 use crate::core::db::pool::{Db, Pool};
 use crate::core::db::row::{Decodable, Row};
@@ -201,6 +202,11 @@ impl Db {
 }
 
 impl Tx<'_> {
+    /// How this backend spells what differs (casts, quoting, DDL types, ...).
+    pub fn dialect(&self) -> Dialect {
+        self.db.dialect()
+    }
+
     fn prepare(&self, sql: &str, vals: &[Val]) -> String {
         sql_for(self.db.backend(), sql, vals)
     }

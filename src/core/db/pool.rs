@@ -11,6 +11,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgSslMode};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
 use sqlx::{Connection, Database, Executor};
 
+use crate::core::db::dialect::Dialect;
 use crate::core::db::error::{classify, no_answer, no_quorum, DbError};
 use crate::core::db::galera::{self, Galera};
 use crate::core::db::timeouts::{lock_timeout_s, CONNECT_TIMEOUT};
@@ -243,6 +244,20 @@ impl Db {
         self.url.backend
     }
 
+    /// How this backend spells what differs (casts, quoting, DDL types, ...).
+    pub fn dialect(&self) -> Dialect {
+        Dialect::of(self.backend())
+    }
+
+    /// Refuses (with `message`) a database that is not SQLite: for what only ever builds an embedded
+    /// file (the demo's databases).
+    pub fn require_sqlite(&self, message: &str) -> Result<(), DbError> {
+        if self.backend() == Backend::Sqlite {
+            return Ok(());
+        }
+        Err(DbError::Other { what: self.url.describe(), message: message.into() })
+    }
+
     /// Whether `INSERT ... RETURNING` works here: PostgreSQL, SQLite, MariaDB from 10.5 (not MySQL).
     /// `BM2IRONIC_NO_RETURNING=1` makes a MariaDB behave as MySQL (the tests of MySQL's path).
     pub fn insert_returning(&self) -> bool {
@@ -253,18 +268,6 @@ impl Db {
             Backend::Postgres | Backend::Sqlite => true,
             Backend::MySql => mariadb_version(&self.server_version).is_some_and(|v| v >= (10, 5)),
         }
-    }
-
-    /// Names of the tables in the connected database (current schema on PostgreSQL).
-    pub async fn table_names(&self) -> Result<Vec<String>, DbError> {
-        let sql = match self.backend() {
-            Backend::MySql => {
-                "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()"
-            }
-            Backend::Postgres => "SELECT tablename::text FROM pg_catalog.pg_tables WHERE schemaname = current_schema()",
-            Backend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table'",
-        };
-        self.fetch_column(sql, vec![]).await
     }
 
     /// Wraps a query error with what it was talking to (and scrubs the password, in case).
