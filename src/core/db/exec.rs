@@ -5,10 +5,12 @@
 use futures::stream::{BoxStream, StreamExt};
 use sqlx::{AssertSqlSafe, MySql, Postgres, Sqlite, Transaction};
 
+use crate::core::db::dialect::Dialect;
+use crate::core::db::error::DbError;
+use crate::core::db::pool::{Db, Pool};
 use crate::core::db::row::{Decodable, Row};
 use crate::core::db::sql::{marks, placeholders, statement_bytes, texts, Stmt, Val};
 use crate::core::db::url::Backend;
-use crate::core::db::{Db, DbError, Pool};
 
 /// An open transaction: the operations of `Db`, then `commit` or `rollback` (dropped without
 /// either, it rolls back).
@@ -200,6 +202,11 @@ impl Db {
 }
 
 impl Tx<'_> {
+    /// How this backend spells what differs (casts, quoting, DDL types, ...).
+    pub fn dialect(&self) -> Dialect {
+        self.db.dialect()
+    }
+
     fn prepare(&self, sql: &str, vals: &[Val]) -> String {
         sql_for(self.db.backend(), sql, vals)
     }
@@ -275,8 +282,8 @@ mod tests {
     use futures::TryStreamExt;
 
     use super::*;
+    use crate::core::db::pool::Access;
     use crate::core::db::url::DbUrl;
-    use crate::core::db::Access;
 
     async fn sqlite(dir: &tempfile::TempDir) -> Db {
         let url = DbUrl::parse(&format!("sqlite:///{}", dir.path().join("t.sqlite").display())).unwrap();

@@ -6,8 +6,9 @@
 use sqlx::mysql::MySqlConnectOptions;
 use sqlx::{Connection, MySqlConnection, Row as _};
 
+use crate::core::db::error::{classify, DbError};
 use crate::core::db::sql::Val;
-use crate::core::db::{DbError, DbUrl};
+use crate::core::db::url::DbUrl;
 
 /// Read-your-writes for the reads of a session on a Galera node: a SELECT (and SHOW) first waits
 /// until the node has applied every write set the cluster had committed when it was sent.
@@ -32,7 +33,7 @@ pub struct Galera {
 /// Asks a MySQL/MariaDB server whether it is a Galera node (`wsrep_on`); None on a plain server.
 /// Uses a connection of its own, before the pool's sessions are set up (they depend on the answer).
 pub(super) async fn detect(options: &MySqlConnectOptions, url: &DbUrl) -> Result<Option<Galera>, DbError> {
-    let err = |e: sqlx::Error| super::classify(url, e);
+    let err = |e: sqlx::Error| classify(url, e);
     let mut c = MySqlConnection::connect_with(options).await.map_err(err)?;
     let value = async |c: &mut MySqlConnection, sql: &str| -> Result<Option<String>, DbError> {
         let row = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_optional(&mut *c).await.map_err(err)?;

@@ -6,14 +6,16 @@ use chrono::{NaiveDate, NaiveDateTime};
 
 use crate::core::db::secret::Secret;
 use crate::core::db::sql::{multi_insert, statements, Val};
-use crate::core::db::url::Backend;
-use crate::core::db::{Db, DbError};
+use crate::core::db::{Db, DbError, PerBackend};
 use crate::core::source::model::{BmInterface, BmNode};
 use crate::core::source::nova_bm::NOVA_BM_REPOSITORY;
 
-const SCHEMA_MYSQL: &str = include_str!("../../../assets/nova_bm/schema.mysql.sql");
-const SCHEMA_POSTGRES: &str = include_str!("../../../assets/nova_bm/schema.postgres.sql");
-const SCHEMA_SQLITE: &str = include_str!("../../../assets/nova_bm/schema.sqlite.sql");
+/// The nova_bm version-10 schema, as each backend's migrations built it.
+const SCHEMA: PerBackend<&str> = PerBackend {
+    mysql: include_str!("../../../assets/nova_bm/schema.mysql.sql"),
+    postgres: include_str!("../../../assets/nova_bm/schema.postgres.sql"),
+    sqlite: include_str!("../../../assets/nova_bm/schema.sqlite.sql"),
+};
 /// The schema `ironic-dbsync create_schema` builds for Ironic 39.0.0 on SQLite.
 const IRONIC_SQLITE_SCHEMA: &str = include_str!("../../../assets/ironic/schema-39.0.0.sqlite.sql");
 
@@ -21,12 +23,7 @@ const IRONIC_SQLITE_SCHEMA: &str = include_str!("../../../assets/ironic/schema-3
 /// deleted in Nova) and `services` (the baremetal nova-computes, stopped). As in modern Nova, the
 /// flavors are in the API database ([`build_nova_api_sqlite`]).
 pub async fn build_nova_sqlite(db: &Db, fixture: &Fixture) -> Result<(), DbError> {
-    if db.backend() != Backend::Sqlite {
-        return Err(DbError::Other {
-            what: db.url.describe(),
-            message: "the demo Nova database is SQLite only".into(),
-        });
-    }
+    db.require_sqlite("the demo Nova database is SQLite only")?;
     let mut stmts: Vec<String> = vec![
         "CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER)".into(),
         "CREATE TABLE services (id INTEGER NOT NULL PRIMARY KEY, host VARCHAR(255), \"binary\" VARCHAR(255), topic VARCHAR(255), report_count INTEGER NOT NULL, disabled BOOLEAN, deleted INTEGER, created_at DATETIME, updated_at DATETIME)".into(),
@@ -56,12 +53,7 @@ pub async fn build_nova_sqlite(db: &Db, fixture: &Fixture) -> Result<(), DbError
 /// A small modern Nova API database for the demo (SQLite): `flavors` and `flavor_extra_specs`, with
 /// the baremetal flavor nova baremetal used (its `baremetal:` keys) and an ordinary one.
 pub async fn build_nova_api_sqlite(db: &Db) -> Result<(), DbError> {
-    if db.backend() != Backend::Sqlite {
-        return Err(DbError::Other {
-            what: db.url.describe(),
-            message: "the demo Nova API database is SQLite only".into(),
-        });
-    }
+    db.require_sqlite("the demo Nova API database is SQLite only")?;
     let stmts = [
         "CREATE TABLE flavors (created_at DATETIME, updated_at DATETIME, name VARCHAR(255) NOT NULL, id INTEGER NOT NULL PRIMARY KEY, memory_mb INTEGER NOT NULL, vcpus INTEGER NOT NULL, swap INTEGER NOT NULL, vcpu_weight INTEGER, flavorid VARCHAR(255) NOT NULL, rxtx_factor FLOAT, root_gb INTEGER, ephemeral_gb INTEGER, disabled BOOLEAN, is_public BOOLEAN, description TEXT)",
         "CREATE TABLE flavor_extra_specs (created_at DATETIME, updated_at DATETIME, id INTEGER NOT NULL PRIMARY KEY, \"key\" VARCHAR(255) NOT NULL, value VARCHAR(255), flavor_id INTEGER NOT NULL)",
@@ -73,12 +65,7 @@ pub async fn build_nova_api_sqlite(db: &Db) -> Result<(), DbError> {
 
 /// Creates an empty modern (39.0.0) Ironic schema in a SQLite database (the demo sandbox's target).
 pub async fn build_ironic_sqlite(db: &Db) -> Result<(), DbError> {
-    if db.backend() != Backend::Sqlite {
-        return Err(DbError::Other {
-            what: db.url.describe(),
-            message: "the embedded Ironic schema is for SQLite; use ironic-dbsync elsewhere".into(),
-        });
-    }
+    db.require_sqlite("the embedded Ironic schema is for SQLite; use ironic-dbsync elsewhere")?;
     db.execute_in_transaction(statements(IRONIC_SQLITE_SCHEMA).into_iter().map(|s| (s, vec![])).collect()).await
 }
 
@@ -388,21 +375,14 @@ fn interface_values(i: &BmInterface) -> Vec<Val> {
     ]
 }
 
-fn schema_for(backend: Backend) -> &'static str {
-    match backend {
-        Backend::MySql => SCHEMA_MYSQL,
-        Backend::Postgres => SCHEMA_POSTGRES,
-        Backend::Sqlite => SCHEMA_SQLITE,
-    }
-}
-
 const ROWS_PER_INSERT: usize = 200;
 
 /// Creates the nova_bm schema and loads `fixture` into `db`, in one transaction where the backend
 /// allows DDL in one (PostgreSQL, SQLite).
 pub async fn build(db: &Db, fixture: &Fixture) -> Result<(), DbError> {
-    let backend = db.backend();
-    let mut stmts: Vec<(String, Vec<Val>)> = statements(schema_for(backend)).into_iter().map(|s| (s, vec![])).collect();
+    let dialect = db.dialect();
+    let mut stmts: Vec<(String, Vec<Val>)> =
+        statements(dialect.pick(SCHEMA)).into_iter().map(|s| (s, vec![])).collect();
     stmts.push((
         "INSERT INTO migrate_version (repository_id, repository_path, version) VALUES (?, ?, ?)".into(),
         vec![
@@ -421,10 +401,9 @@ pub async fn build(db: &Db, fixture: &Fixture) -> Result<(), DbError> {
             chunk.iter().map(interface_values).collect(),
         ));
     }
-    if backend == Backend::Postgres {
-        for t in ["bm_nodes", "bm_interfaces"] {
-            stmts.push((format!("SELECT setval(pg_get_serial_sequence('{t}', 'id'), COALESCE((SELECT MAX(id) FROM {t}), 0) + 1, false)"), vec![]));
-        }
+    // the fixture gives its ids: move the id counters past them where they do not follow
+    for t in ["bm_nodes", "bm_interfaces"] {
+        stmts.extend(dialect.counter_past_ids(t).map(|sql| (sql, vec![])));
     }
 
     db.execute_in_transaction(stmts).await?;
@@ -435,12 +414,13 @@ pub async fn build(db: &Db, fixture: &Fixture) -> Result<(), DbError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::db::Dialect;
 
     #[test]
     fn ddl_splits_into_statements() {
-        for b in [Backend::MySql, Backend::Postgres, Backend::Sqlite] {
-            let s = statements(schema_for(b));
-            assert_eq!(s.iter().filter(|s| s.starts_with("CREATE TABLE")).count(), 3, "{b}");
+        for d in Dialect::all() {
+            let s = statements(d.pick(SCHEMA));
+            assert_eq!(s.iter().filter(|s| s.starts_with("CREATE TABLE")).count(), 3, "{d:?}");
             assert!(s.iter().all(|s| !s.contains("--")));
         }
     }

@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::marker;
 use crate::core::db::sql::Val;
-use crate::core::db::url::{Backend, DbUrl};
-use crate::core::db::{Access, Db, DbError};
+use crate::core::db::url::DbUrl;
+use crate::core::db::{Access, Cast, Db, DbError, Dialect};
 
 /// Alembic head of Ironic Juno (2014.2).
 pub const JUNO_HEAD: &str = "487deb87cc9d";
@@ -196,12 +196,7 @@ async fn strings(db: &Db, sql: &str, bind: Option<&str>) -> Result<Vec<String>, 
 }
 
 async fn columns(db: &Db, table: &str) -> Result<BTreeSet<String>, DbError> {
-    let sql = match db.backend() {
-        Backend::MySql => "SELECT CAST(column_name AS CHAR) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ?",
-        Backend::Postgres => "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?",
-        Backend::Sqlite => "SELECT name FROM pragma_table_info(?)",
-    };
-    Ok(strings(db, sql, Some(table)).await?.into_iter().map(|c| c.to_ascii_lowercase()).collect())
+    Ok(db.column_names(table).await?.into_iter().map(|c| c.to_ascii_lowercase()).collect())
 }
 
 /// Parses `--object-version NODE,PORT`.
@@ -279,24 +274,34 @@ fn max_version(vs: Vec<String>) -> Option<String> {
     vs.into_iter().max_by_key(key)
 }
 
+/// The SELECTs of the target's nodes and of its ports, typed alike on every backend.
+fn state_sql(d: Dialect) -> (String, String) {
+    let nodes = format!(
+        "SELECT {}, {}, {}, {}, {}, {}, {}, {} FROM nodes ORDER BY nodes.id",
+        d.column("id", Cast::Int),
+        d.cast(Cast::Text, "uuid"),
+        d.cast(Cast::Text, "instance_uuid"),
+        d.cast(Cast::Text, "provision_state"),
+        d.flag_or_false("maintenance"),
+        d.cast(Cast::Text, "reservation"),
+        d.cast(Cast::Text, "extra"),
+        d.column("updated_at", Cast::Time),
+    );
+    let ports = format!(
+        "SELECT {}, {}, {}, {} FROM ports ORDER BY ports.id",
+        d.column("id", Cast::Int),
+        d.cast(Cast::Text, "uuid"),
+        d.cast(Cast::Text, "address"),
+        d.column("node_id", Cast::Int),
+    );
+    (nodes, ports)
+}
+
 /// Reads the target's nodes and ports (what the plan checks uuids, instances and MACs against).
 pub async fn read_state(db: &Db, schema: TargetSchema) -> Result<TargetState, TargetError> {
-    let node_sql = match db.backend() {
-        Backend::MySql => "SELECT CAST(id AS SIGNED) AS id, uuid, instance_uuid, provision_state, CAST(COALESCE(maintenance, 0) AS SIGNED) AS maintenance, reservation, extra, updated_at FROM nodes ORDER BY nodes.id",
-        Backend::Postgres => "SELECT id::bigint AS id, uuid::text, instance_uuid::text, provision_state::text, COALESCE(maintenance, false)::int::bigint AS maintenance, reservation::text, extra::text, updated_at::timestamp AS updated_at FROM nodes ORDER BY nodes.id",
-        Backend::Sqlite => "SELECT id, uuid, instance_uuid, provision_state, COALESCE(maintenance, 0) AS maintenance, reservation, extra, updated_at FROM nodes ORDER BY nodes.id",
-    };
-    let port_sql = match db.backend() {
-        Backend::MySql => {
-            "SELECT CAST(id AS SIGNED) AS id, uuid, address, CAST(node_id AS SIGNED) AS node_id FROM ports ORDER BY ports.id"
-        }
-        Backend::Postgres => {
-            "SELECT id::bigint AS id, uuid::text, address::text, node_id::bigint AS node_id FROM ports ORDER BY ports.id"
-        }
-        Backend::Sqlite => "SELECT id, uuid, address, node_id FROM ports ORDER BY ports.id",
-    };
+    let (node_sql, port_sql) = state_sql(db.dialect());
     let nodes = db
-        .fetch_map(node_sql, vec![], |r| {
+        .fetch_map(&node_sql, vec![], |r| {
             let extra: Option<String> = r.opt_string("extra")?;
             Ok(ExistingNode {
                 id: r.get("id")?,
@@ -311,7 +316,7 @@ pub async fn read_state(db: &Db, schema: TargetSchema) -> Result<TargetState, Ta
         })
         .await?;
     let ports = db
-        .fetch_map(port_sql, vec![], |r| {
+        .fetch_map(&port_sql, vec![], |r| {
             Ok(ExistingPort {
                 id: r.get("id")?,
                 uuid: r.opt_string("uuid")?,

@@ -7,8 +7,7 @@
 use serde::Serialize;
 
 use crate::core::db::sql::Val;
-use crate::core::db::url::Backend;
-use crate::core::db::{Db, DbError};
+use crate::core::db::{Cast, Db, DbError, Dialect};
 
 pub const CHANGES_TABLE: &str = "bm2ironic_flavor_changes";
 
@@ -84,16 +83,13 @@ pub async fn detect(db: &Db) -> Result<FlavorSchema, FlavorError> {
 /// Live extra specs of every flavor: (flavor id, flavor name, key, value).
 async fn specs(db: &Db, schema: FlavorSchema) -> Result<Vec<(i64, String, String, String)>, DbError> {
     let (flavors, extra, fk) = schema.tables();
-    let key = if db.backend() == Backend::MySql { "`key`" } else { "\"key\"" };
+    let d = db.dialect();
+    let key = d.quote("key");
     let live = match schema {
         FlavorSchema::Juno => " AND e.deleted = 0 AND f.deleted = 0",
         FlavorSchema::Modern => "",
     };
-    let id = match db.backend() {
-        Backend::MySql => "CAST(f.id AS SIGNED)",
-        Backend::Postgres => "f.id::bigint",
-        Backend::Sqlite => "f.id",
-    };
+    let id = d.cast(Cast::Int, "f.id");
     let sql = format!("SELECT {id} AS id, f.name AS name, e.{key} AS k, e.value AS v FROM {flavors} f JOIN {extra} e ON e.{fk} = f.id WHERE 1 = 1{live} ORDER BY f.id, e.{key}");
     db.fetch_map(&sql, vec![], |r| {
         Ok((
@@ -146,13 +142,9 @@ pub async fn plan_changes(
     Ok(out)
 }
 
-fn changes_ddl(backend: Backend) -> String {
-    let ts = if backend == Backend::Postgres { "TIMESTAMP" } else { "DATETIME" };
-    let id = match backend {
-        Backend::MySql => "INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY",
-        Backend::Postgres => "SERIAL PRIMARY KEY",
-        Backend::Sqlite => "INTEGER PRIMARY KEY",
-    };
+fn changes_ddl(d: Dialect) -> String {
+    let ts = d.timestamp_type();
+    let id = d.serial_primary_key();
     format!(
         "CREATE TABLE IF NOT EXISTS {CHANGES_TABLE} (id {id}, change_set VARCHAR(36) NOT NULL, applied_at {ts} NOT NULL, restored_at {ts} NULL, \
          schema_kind VARCHAR(10) NOT NULL, flavor_id INTEGER NOT NULL, spec_key VARCHAR(255) NOT NULL, old_value VARCHAR(255) NULL, new_value VARCHAR(255) NOT NULL)"
@@ -161,11 +153,11 @@ fn changes_ddl(backend: Backend) -> String {
 
 /// Applies the changes in one transaction and records them (old values) under `change_set`.
 pub async fn apply(db: &Db, schema: FlavorSchema, changes: &[SpecChange], change_set: &str) -> Result<(), FlavorError> {
-    let b = db.backend();
+    let d = db.dialect();
     let (_, extra, fk) = schema.tables();
-    let key = if b == Backend::MySql { "`key`" } else { "\"key\"" };
+    let key = d.quote("key");
     // DDL first and on its own: MySQL commits implicitly on DDL
-    db.execute(&changes_ddl(b), vec![]).await?;
+    db.execute(&changes_ddl(d), vec![]).await?;
     let now = chrono::Utc::now().naive_utc();
     let mut stmts: Vec<(String, Vec<Val>)> = Vec::new();
     for c in changes {
@@ -226,20 +218,27 @@ pub async fn apply(db: &Db, schema: FlavorSchema, changes: &[SpecChange], change
     Ok(())
 }
 
+/// The recorded changes not yet restored, newest first.
+fn recorded_sql(d: Dialect) -> String {
+    format!(
+        "SELECT {}, {}, {}, {} FROM {CHANGES_TABLE} WHERE restored_at IS NULL ORDER BY applied_at DESC, id DESC",
+        d.column("change_set", Cast::Text),
+        d.column("flavor_id", Cast::Int),
+        d.column("spec_key", Cast::Text),
+        d.column("old_value", Cast::Text),
+    )
+}
+
 /// Restores the newest (or the given) change set: old values back, added keys removed, in one
 /// transaction. Returns how many specs were restored.
 pub async fn restore(db: &Db, schema: FlavorSchema, change_set: Option<&str>) -> Result<(String, usize), FlavorError> {
-    let b = db.backend();
+    let d = db.dialect();
     if !db.table_names().await?.iter().any(|t| t.eq_ignore_ascii_case(CHANGES_TABLE)) {
         return Err(FlavorError::NothingToRestore);
     }
-    let sql = match b {
-        Backend::MySql => "SELECT change_set, CAST(flavor_id AS SIGNED) AS flavor_id, spec_key, old_value FROM bm2ironic_flavor_changes WHERE restored_at IS NULL ORDER BY applied_at DESC, id DESC",
-        Backend::Postgres => "SELECT change_set::text AS change_set, flavor_id::bigint AS flavor_id, spec_key::text AS spec_key, old_value::text AS old_value FROM bm2ironic_flavor_changes WHERE restored_at IS NULL ORDER BY applied_at DESC, id DESC",
-        Backend::Sqlite => "SELECT change_set, flavor_id, spec_key, old_value FROM bm2ironic_flavor_changes WHERE restored_at IS NULL ORDER BY applied_at DESC, id DESC",
-    };
+    let sql = recorded_sql(d);
     let rows = db
-        .fetch_map(sql, vec![], |r| {
+        .fetch_map(&sql, vec![], |r| {
             Ok((
                 r.string("change_set")?,
                 r.get::<i64, _>("flavor_id")?,
@@ -253,7 +252,7 @@ pub async fn restore(db: &Db, schema: FlavorSchema, change_set: Option<&str>) ->
         None => rows.first().map(|r| r.0.clone()).ok_or(FlavorError::NothingToRestore)?,
     };
     let (_, extra, fk) = schema.tables();
-    let key = if b == Backend::MySql { "`key`" } else { "\"key\"" };
+    let key = d.quote("key");
     let mut stmts = Vec::new();
     let mut n = 0;
     for (cs, fid, k, old) in rows.iter().filter(|r| r.0 == set) {

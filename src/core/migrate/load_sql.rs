@@ -14,7 +14,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::db::galera::{row_bytes, CONFLICT_ATTEMPTS, CONFLICT_BACKOFF_MS};
 use crate::core::db::sql::{marks, multi_insert, statement_bytes, texts, Val};
-use crate::core::db::url::Backend;
 use crate::core::db::{Db, DbError, Tx};
 use crate::core::ironic::json::to_db_text;
 use crate::core::ironic::marker;
@@ -183,7 +182,7 @@ pub async fn load_db(
         tracing::info!(run = %req.run_id, "nothing to write");
         return Ok(summary.nothing_to_write(started, events));
     }
-    let backend = db.backend();
+    let dialect = db.dialect();
     let names = db.table_names().await?;
     let existed = |t: &str| names.iter().any(|n| n.eq_ignore_ascii_case(t));
     // which run tables this load would create (and so drops again if it does not commit, on MySQL)
@@ -193,9 +192,9 @@ pub async fn load_db(
     // MySQL commits implicitly on DDL: there the table is created before the transaction and dropped
     // again below when this load does not commit; PostgreSQL and SQLite create it inside the transaction
     let create_runs_table = !req.rehearse && !had_runs_table;
-    let ddl_outside = create_runs_table && backend == Backend::MySql;
+    let ddl_outside = create_runs_table && dialect.ddl_commits();
     if ddl_outside {
-        db.execute_all(runs_ddl(backend)).await?;
+        db.execute_all(runs_ddl(dialect)).await?;
     }
     // the ids the database assigns come back from the INSERT where it can say them (not MySQL)
     let returning = db.insert_returning();
@@ -218,7 +217,7 @@ pub async fn load_db(
         summary.ports = 0;
         let mut tx = db.begin().await?;
         if create_runs_table && !ddl_outside {
-            for stmt in runs_ddl(backend) {
+            for stmt in runs_ddl(dialect) {
                 tx.execute(&stmt.0, stmt.1).await?;
             }
         }

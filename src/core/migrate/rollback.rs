@@ -6,8 +6,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::core::db::sql::{marks, Val};
-use crate::core::db::url::Backend;
-use crate::core::db::{Db, DbError};
+use crate::core::db::{Cast, Db, DbError, Dialect};
 use crate::core::migrate::run_record::{self, RunRecord};
 
 /// Tables whose rows hang off a node and go with it (Ironic writes node_history on its own).
@@ -54,12 +53,32 @@ struct Current {
     reservation: Option<String>,
 }
 
+/// The nodes of `marks` (an IN list of uuids) as they are now.
+fn current_sql(d: Dialect, marks: &str) -> String {
+    format!(
+        "SELECT {}, {}, {}, {}, {} FROM nodes WHERE uuid IN {marks}",
+        d.column("id", Cast::Int),
+        d.cast(Cast::Text, "uuid"),
+        d.cast(Cast::Text, "provision_state"),
+        d.cast(Cast::Text, "instance_uuid"),
+        d.cast(Cast::Text, "reservation"),
+    )
+}
+
+/// The ports of the nodes of `marks` (an IN list of uuids).
+fn ports_sql(d: Dialect, marks: &str) -> String {
+    format!(
+        "SELECT {} AS uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {marks}",
+        d.cast(Cast::Text, "p.uuid")
+    )
+}
+
 pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<RollbackReport, RollbackError> {
     let run = pick_run(run_record::runs(db).await?, run_id)?;
     if run.status != "committed" {
         return Err(RollbackError::NotCommitted { run: run.id, status: run.status });
     }
-    let b = db.backend();
+    let d = db.dialect();
     let uuids: Vec<String> = run.written.iter().map(|w| w.uuid.clone()).collect();
     let our_ports: HashSet<String> = run.written.iter().flat_map(|w| w.ports.iter().map(|p| p.uuid.clone())).collect();
 
@@ -67,11 +86,7 @@ pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<Roll
     let current: Vec<Current> = db
         .fetch_map_in(
             &uuids,
-            |m| match b {
-                Backend::MySql => format!("SELECT CAST(id AS SIGNED) AS id, uuid, provision_state, instance_uuid, reservation FROM nodes WHERE uuid IN {m}"),
-                Backend::Postgres => format!("SELECT id::bigint AS id, uuid::text, provision_state::text, instance_uuid::text, reservation::text FROM nodes WHERE uuid IN {m}"),
-                Backend::Sqlite => format!("SELECT id, uuid, provision_state, instance_uuid, reservation FROM nodes WHERE uuid IN {m}"),
-            },
+            |m| current_sql(d, m),
             |r| {
                 Ok(Current {
                     id: r.get("id")?,
@@ -84,16 +99,7 @@ pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<Roll
         )
         .await?;
     let foreign_ports: Vec<String> = db
-        .fetch_map_in(
-            &uuids,
-            |m| match b {
-                Backend::Postgres => format!(
-                    "SELECT p.uuid::text AS uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"
-                ),
-                _ => format!("SELECT p.uuid AS uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
-            },
-            |r| r.opt_string("uuid"),
-        )
+        .fetch_map_in(&uuids, |m| ports_sql(d, m), |r| r.opt_string("uuid"))
         .await?
         .into_iter()
         .flatten()

@@ -10,8 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::core::db::sql::{multi_insert, Stmt, Val};
-use crate::core::db::url::Backend;
-use crate::core::db::{Db, DbError};
+use crate::core::db::{Cast, Db, DbError, Dialect};
 use crate::core::ironic::json::ascii_json;
 use crate::core::migrate::plan::{IronicNode, IronicPort};
 
@@ -100,12 +99,8 @@ pub(crate) fn written(node: &IronicNode, ports: &[IronicPort], nova_bm_id: i64, 
 }
 
 /// Both tables (`CREATE TABLE IF NOT EXISTS`: an older run table is kept, the node table added).
-pub fn runs_ddl(backend: Backend) -> Vec<Stmt> {
-    let (ts, text) = match backend {
-        Backend::MySql => ("DATETIME", "LONGTEXT"),
-        Backend::Postgres => ("TIMESTAMP", "TEXT"),
-        Backend::Sqlite => ("DATETIME", "TEXT"),
-    };
+pub fn runs_ddl(d: Dialect) -> Vec<Stmt> {
+    let (ts, text) = (d.timestamp_type(), d.long_text_type());
     vec![
         (
             format!(
@@ -185,6 +180,19 @@ impl RecordRows {
     }
 }
 
+/// The run records, newest first.
+fn runs_sql(d: Dialect) -> String {
+    let text = |c| d.column(c, Cast::Text);
+    format!(
+        "SELECT {}, started_at, finished_at, {}, {}, {}, {}, written FROM {RUNS_TABLE} ORDER BY started_at DESC, id",
+        text("id"),
+        text("status"),
+        text("plan_checksum"),
+        text("source"),
+        text("target_kind"),
+    )
+}
+
 /// Reads run records, newest first, with what each wrote (per-node rows; a run recorded before them
 /// keeps its nodes in `bm2ironic_runs.written`).
 pub async fn runs(db: &Db) -> Result<Vec<RunRecord>, DbError> {
@@ -193,12 +201,10 @@ pub async fn runs(db: &Db) -> Result<Vec<RunRecord>, DbError> {
     if !has(RUNS_TABLE) {
         return Ok(Vec::new());
     }
-    let sql = match db.backend() {
-        Backend::Postgres => "SELECT id::text AS id, started_at, finished_at, status::text AS status, plan_checksum::text AS plan_checksum, source::text AS source, target_kind::text AS target_kind, written FROM bm2ironic_runs ORDER BY started_at DESC, id",
-        _ => "SELECT id, started_at, finished_at, status, plan_checksum, source, target_kind, written FROM bm2ironic_runs ORDER BY started_at DESC, id",
-    };
+    let d = db.dialect();
+    let sql = runs_sql(d);
     let mut runs = db
-        .fetch_map(sql, vec![], |r| {
+        .fetch_map(&sql, vec![], |r| {
             Ok(RunRecord {
                 id: r.string("id")?,
                 started_at: r.time("started_at")?,
@@ -212,12 +218,10 @@ pub async fn runs(db: &Db) -> Result<Vec<RunRecord>, DbError> {
         })
         .await?;
     if has(RUN_NODES_TABLE) {
-        let sql = match db.backend() {
-            Backend::Postgres => "SELECT run_id::text AS run_id, record FROM bm2ironic_run_nodes ORDER BY run_id, seq",
-            _ => "SELECT run_id, record FROM bm2ironic_run_nodes ORDER BY run_id, seq",
-        };
+        let sql =
+            format!("SELECT {}, record FROM {RUN_NODES_TABLE} ORDER BY run_id, seq", d.column("run_id", Cast::Text));
         let rows: Vec<(String, String)> =
-            db.fetch_map(sql, vec![], |r| Ok((r.string("run_id")?, r.string("record")?))).await?;
+            db.fetch_map(&sql, vec![], |r| Ok((r.string("run_id")?, r.string("record")?))).await?;
         let mut by_run: HashMap<String, Vec<WrittenNode>> = HashMap::new();
         for (run, text) in rows {
             if let Ok(w) = serde_json::from_str::<WrittenNode>(&text) {

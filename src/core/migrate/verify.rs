@@ -7,8 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::core::db::url::Backend;
-use crate::core::db::{Db, DbError};
+use crate::core::db::{Cast, Db, DbError, Dialect};
 use crate::core::ironic::api::IronicApi;
 use crate::core::migrate::run_record::{RunRecord, WrittenNode};
 use crate::core::source::model::{Inventory, InventoryNode};
@@ -47,20 +46,41 @@ fn parse(s: Option<String>) -> Value {
     s.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Value::Null)
 }
 
+/// The target's nodes of `marks` (an IN list of uuids): what a run sets.
+fn nodes_sql(d: Dialect, marks: &str) -> String {
+    let text = |c| d.cast(Cast::Text, c);
+    format!(
+        "SELECT {}, {}, {}, {}, {}, {}, {}, {} FROM nodes WHERE uuid IN {marks}",
+        text("uuid"),
+        text("instance_uuid"),
+        text("provision_state"),
+        text("driver"),
+        text("driver_info"),
+        text("properties"),
+        text("instance_info"),
+        d.flag_or_false("maintenance"),
+    )
+}
+
+/// The MACs of the ports of the nodes of `marks` (an IN list of uuids).
+fn ports_sql(d: Dialect, marks: &str) -> String {
+    format!(
+        "SELECT {} AS address, {} AS node_uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {marks}",
+        d.cast(Cast::Text, "p.address"),
+        d.cast(Cast::Text, "n.uuid"),
+    )
+}
+
 /// The target's rows of these nodes (by uuid) and the MACs of their ports.
 async fn read_nodes(
     db: &Db,
     uuids: &[String],
 ) -> Result<(HashMap<String, TargetNode>, HashMap<String, BTreeSet<String>>), DbError> {
-    let b = db.backend();
+    let d = db.dialect();
     let nodes = db
         .fetch_map_in(
             uuids,
-            |m| match b {
-                Backend::MySql => format!("SELECT uuid, instance_uuid, provision_state, driver, driver_info, properties, instance_info, CAST(COALESCE(maintenance, 0) AS SIGNED) AS maintenance FROM nodes WHERE uuid IN {m}"),
-                Backend::Postgres => format!("SELECT uuid::text, instance_uuid::text, provision_state::text, driver::text, driver_info::text, properties::text, instance_info::text, COALESCE(maintenance, false)::int::bigint AS maintenance FROM nodes WHERE uuid IN {m}"),
-                Backend::Sqlite => format!("SELECT uuid, instance_uuid, provision_state, driver, driver_info, properties, instance_info, COALESCE(maintenance, 0) AS maintenance FROM nodes WHERE uuid IN {m}"),
-            },
+            |m| nodes_sql(d, m),
             |r| {
                 Ok((
                     r.string("uuid")?,
@@ -80,16 +100,8 @@ async fn read_nodes(
         .into_iter()
         .collect();
     let mut ports: HashMap<String, BTreeSet<String>> = HashMap::new();
-    let rows = db
-        .fetch_map_in(
-            uuids,
-            |m| match b {
-                Backend::Postgres => format!("SELECT p.address::text AS address, n.uuid::text AS node_uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
-                _ => format!("SELECT p.address AS address, n.uuid AS node_uuid FROM ports p JOIN nodes n ON p.node_id = n.id WHERE n.uuid IN {m}"),
-            },
-            |r| Ok((r.string("node_uuid")?, r.opt_string("address")?)),
-        )
-        .await?;
+    let rows =
+        db.fetch_map_in(uuids, |m| ports_sql(d, m), |r| Ok((r.string("node_uuid")?, r.opt_string("address")?))).await?;
     for (n, a) in rows {
         ports.entry(n).or_default().insert(a.unwrap_or_default());
     }

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use chrono::NaiveDateTime;
 use serde::Serialize;
 
-use crate::core::db::url::{Backend, DbUrl};
-use crate::core::db::{Access, Db, DbError};
+use crate::core::db::url::DbUrl;
+use crate::core::db::{Access, Cast, Db, DbError, Dialect};
 
 /// nova's default `service_down_time`: a service whose heartbeat is older is down.
 pub const SERVICE_DOWN_SECONDS: i64 = 60;
@@ -71,6 +71,27 @@ pub async fn read_facts(url: &DbUrl, instance_uuids: &[String]) -> Result<NovaFa
     r
 }
 
+/// The instances of `marks` (an IN list), sizes and `deleted` as BIGINT.
+fn instances_sql(d: Dialect, marks: &str) -> String {
+    format!(
+        "SELECT uuid, image_ref, {}, {}, node, host, vm_state, {} FROM instances WHERE uuid IN {marks}",
+        d.column("root_gb", Cast::Int),
+        d.column("ephemeral_gb", Cast::Int),
+        d.column("deleted", Cast::Int),
+    )
+}
+
+/// The live services: host, binary, heartbeat, disabled (0/1).
+fn services_sql(d: Dialect) -> String {
+    format!(
+        "SELECT {}, {} AS bin, {}, {} FROM services WHERE deleted = 0",
+        d.cast(Cast::Text, "host"),
+        d.cast(Cast::Text, &d.quote("binary")),
+        d.column("updated_at", Cast::Time),
+        d.flag_or_false("disabled"),
+    )
+}
+
 pub async fn read_from(db: &Db, instance_uuids: &[String]) -> Result<NovaFacts, NovaError> {
     let what = db.url.describe();
     let tables: Vec<String> = db.table_names().await?.into_iter().map(|t| t.to_ascii_lowercase()).collect();
@@ -79,26 +100,12 @@ pub async fn read_from(db: &Db, instance_uuids: &[String]) -> Result<NovaFacts, 
             return Err(NovaError::NotNova { what, missing: t.into() });
         }
     }
-    let b = db.backend();
-    let int = |c: &str| -> String {
-        match b {
-            Backend::MySql => format!("CAST({c} AS SIGNED) AS {c}"),
-            Backend::Postgres => format!("{c}::bigint AS {c}"),
-            Backend::Sqlite => c.to_string(),
-        }
-    };
+    let d = db.dialect();
     let mut facts = NovaFacts::default();
     let rows = db
         .fetch_map_in(
             instance_uuids,
-            |m| {
-                format!(
-                    "SELECT uuid, image_ref, {}, {}, node, host, vm_state, {} FROM instances WHERE uuid IN {m}",
-                    int("root_gb"),
-                    int("ephemeral_gb"),
-                    int("deleted"),
-                )
-            },
+            |m| instances_sql(d, m),
             |r| {
                 Ok(NovaInstance {
                     uuid: r.string("uuid")?,
@@ -122,22 +129,9 @@ pub async fn read_from(db: &Db, instance_uuids: &[String]) -> Result<NovaFacts, 
             }
         }
     }
-    let (svc_sql, now_sql) = match b {
-        Backend::MySql => (
-            "SELECT host, `binary` AS bin, updated_at, CAST(COALESCE(disabled, 0) AS SIGNED) AS disabled FROM services WHERE deleted = 0",
-            "SELECT UTC_TIMESTAMP()",
-        ),
-        Backend::Postgres => (
-            "SELECT host::text, \"binary\"::text AS bin, updated_at::timestamp AS updated_at, COALESCE(disabled, false)::int::bigint AS disabled FROM services WHERE deleted = 0",
-            "SELECT (now() AT TIME ZONE 'UTC')::timestamp",
-        ),
-        Backend::Sqlite => (
-            "SELECT host, \"binary\" AS bin, updated_at, COALESCE(disabled, 0) AS disabled FROM services WHERE deleted = 0",
-            "SELECT datetime('now')",
-        ),
-    };
+    let (svc_sql, now_sql) = (services_sql(d), format!("SELECT {}", d.utc_now()));
     let services = db
-        .fetch_map(svc_sql, vec![], |r| {
+        .fetch_map(&svc_sql, vec![], |r| {
             Ok(NovaService {
                 host: r.opt_string("host")?.unwrap_or_default(),
                 binary: r.opt_string("bin")?.unwrap_or_default(),
@@ -146,7 +140,7 @@ pub async fn read_from(db: &Db, instance_uuids: &[String]) -> Result<NovaFacts, 
             })
         })
         .await?;
-    let now: NaiveDateTime = db.fetch_scalar(now_sql, vec![]).await?;
+    let now: NaiveDateTime = db.fetch_scalar(&now_sql, vec![]).await?;
     facts.services = services;
     facts.now = Some(now);
     tracing::info!(url = %db.url.redacted(), instances = facts.instances.len(), services = facts.services.len(), "read nova facts");

@@ -4,8 +4,8 @@
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 
 use crate::core::db::secret::Secret;
-use crate::core::db::url::{Backend, DbUrl};
-use crate::core::db::{Access, Db, DbError, Row};
+use crate::core::db::url::DbUrl;
+use crate::core::db::{Access, Cast, Db, DbError, Dialect, Row};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -38,16 +38,9 @@ pub struct NovaBmSource {
     pub schema_version: i64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Int,
-    Bool,
-    Text,
-    Time,
-}
-use Kind::*;
+use Cast::{Flag, Int, Text, Time};
 
-const NODE_COLUMNS: &[(&str, Kind)] = &[
+const NODE_COLUMNS: &[(&str, Cast)] = &[
     ("id", Int),
     ("uuid", Text),
     ("service_host", Text),
@@ -67,14 +60,14 @@ const NODE_COLUMNS: &[(&str, Kind)] = &[
     ("root_mb", Int),
     ("swap_mb", Int),
     ("ephemeral_mb", Int),
-    ("preserve_ephemeral", Bool),
+    ("preserve_ephemeral", Flag),
     ("created_at", Time),
     ("updated_at", Time),
     ("deleted_at", Time),
-    ("deleted", Bool),
+    ("deleted", Flag),
 ];
 
-const INTERFACE_COLUMNS: &[(&str, Kind)] = &[
+const INTERFACE_COLUMNS: &[(&str, Cast)] = &[
     ("id", Int),
     ("bm_node_id", Int),
     ("address", Text),
@@ -84,7 +77,7 @@ const INTERFACE_COLUMNS: &[(&str, Kind)] = &[
     ("created_at", Time),
     ("updated_at", Time),
     ("deleted_at", Time),
-    ("deleted", Bool),
+    ("deleted", Flag),
 ];
 
 /// SELECT with casts that give every backend the same Rust types (i64, String, NaiveDateTime):
@@ -92,20 +85,15 @@ const INTERFACE_COLUMNS: &[(&str, Kind)] = &[
 /// The order names the table's own columns (`bm_nodes.id`): a bare `id` is the cast in the select
 /// list on MySQL/MariaDB and PostgreSQL, which no index gives, so the server read and sorted the
 /// whole table before sending its first row (0.3 s at 100k nodes, see docs/performance.md).
-fn select_sql(backend: Backend, table: &str, cols: &[(&str, Kind)], order: &[&str]) -> String {
-    let exprs: Vec<String> = cols
-        .iter()
-        .map(|(c, k)| match (backend, k) {
-            (Backend::MySql, Int | Bool) => format!("CAST({c} AS SIGNED) AS {c}"),
-            (Backend::Postgres, Int) => format!("{c}::bigint AS {c}"),
-            (Backend::Postgres, Bool) => format!("{c}::int::bigint AS {c}"),
-            (Backend::Postgres, Text) => format!("{c}::text AS {c}"),
-            (Backend::Postgres, Time) => format!("{c}::timestamp AS {c}"),
-            _ => c.to_string(),
-        })
-        .collect();
+fn select_sql(d: Dialect, table: &str, cols: &[(&str, Cast)], order: &[&str]) -> String {
+    let exprs: Vec<String> = cols.iter().map(|(c, k)| d.column(c, *k)).collect();
     let order: Vec<String> = order.iter().map(|c| format!("{table}.{c}")).collect();
     format!("SELECT {} FROM {table} ORDER BY {}", exprs.join(", "), order.join(", "))
+}
+
+/// The repository and version rows of `migrate_version`.
+fn version_sql(d: Dialect) -> String {
+    format!("SELECT {}, {} FROM migrate_version", d.cast(Cast::Char, "repository_id"), d.cast(Cast::Int, "version"))
 }
 
 fn decode_reason(e: sqlx::Error, expected: &str) -> String {
@@ -116,7 +104,7 @@ fn decode_reason(e: sqlx::Error, expected: &str) -> String {
 }
 
 /// Where `name` is in `cols`, worked out when building (a name not in the list does not build).
-const fn at(cols: &[(&str, Kind)], name: &str) -> usize {
+const fn at(cols: &[(&str, Cast)], name: &str) -> usize {
     let mut i = 0;
     while i < cols.len() {
         let (a, b) = (cols[i].0.as_bytes(), name.as_bytes());
@@ -258,12 +246,8 @@ impl NovaBmSource {
                 return Err(SourceError::NotNovaBm { what, missing: t.into() });
             }
         }
-        let sql = match db.backend() {
-            Backend::MySql => "SELECT CAST(repository_id AS CHAR), CAST(version AS SIGNED) FROM migrate_version",
-            Backend::Postgres => "SELECT repository_id::text, version::bigint FROM migrate_version",
-            Backend::Sqlite => "SELECT repository_id, version FROM migrate_version",
-        };
-        let rows: Vec<(String, Option<i64>)> = db.fetch_map(sql, vec![], |r| Ok((r.get(0)?, r.get(1)?))).await?;
+        let sql = version_sql(db.dialect());
+        let rows: Vec<(String, Option<i64>)> = db.fetch_map(&sql, vec![], |r| Ok((r.get(0)?, r.get(1)?))).await?;
         let Some((_, version)) = rows.iter().find(|(r, _)| r == NOVA_BM_REPOSITORY) else {
             let found = if rows.is_empty() {
                 "no rows".to_string()
@@ -302,13 +286,13 @@ impl NovaBmSource {
     fn rows<T: Send + 'static>(
         &self,
         table: &str,
-        cols: &[(&str, Kind)],
+        cols: &[(&str, Cast)],
         order: &[&str],
         decode: fn(&Row, &str) -> Result<T, SourceError>,
     ) -> BoxStream<'_, Result<T, SourceError>> {
         let what = self.what();
         self.db
-            .fetch(&select_sql(self.db.backend(), table, cols, order), vec![])
+            .fetch(&select_sql(self.db.dialect(), table, cols, order), vec![])
             .map_err(SourceError::from)
             .and_then(move |row| futures::future::ready(decode(&row, &what)))
             .boxed()
@@ -392,19 +376,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn select_casts_per_backend() {
-        let my = select_sql(Backend::MySql, "bm_nodes", NODE_COLUMNS, &["id"]);
-        assert!(my.contains("CAST(deleted AS SIGNED) AS deleted"));
-        assert!(my.contains("CAST(cpus AS SIGNED) AS cpus"));
-        let pg = select_sql(Backend::Postgres, "bm_nodes", NODE_COLUMNS, &["id"]);
-        assert!(pg.contains("deleted::int::bigint AS deleted"));
-        assert!(pg.contains("created_at::timestamp AS created_at"));
-        let lite = select_sql(Backend::Sqlite, "bm_nodes", NODE_COLUMNS, &["id"]);
-        assert!(lite.starts_with("SELECT id, uuid,"));
+    fn select_casts_on_every_backend() {
         // rows are decoded by position: `id` first (`RowDecoder::id`, `bad`)
         assert_eq!((NODE_COLUMNS[0].0, INTERFACE_COLUMNS[0].0), ("id", "id"));
-        // the table's column, not the cast of the select list (which no index gives)
-        for sql in [&my, &pg, &lite] {
+        for d in Dialect::all() {
+            let sql = select_sql(d, "bm_nodes", NODE_COLUMNS, &["id"]);
+            assert!(sql.starts_with(&format!("SELECT {}, {}, ", d.column("id", Int), d.column("uuid", Text))), "{sql}");
+            // booleans and integers arrive as BIGINT, timestamps as timestamps
+            for (c, k) in [("deleted", Flag), ("cpus", Int), ("created_at", Time)] {
+                assert!(sql.contains(&format!(", {}", d.column(c, k))), "{sql}");
+            }
+            // the table's column, not the cast of the select list (which no index gives)
             assert!(sql.ends_with(" ORDER BY bm_nodes.id"), "{sql}");
         }
     }

@@ -89,7 +89,7 @@ impl RunStore {
             }
             RunStore::Db(db) => {
                 if !run_record::runs_table_exists(db).await? {
-                    db.execute_all(run_record::runs_ddl(db.backend())).await?;
+                    db.execute_all(run_record::runs_ddl(db.dialect())).await?;
                 }
                 let n = db
                     .execute(
