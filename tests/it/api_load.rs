@@ -301,7 +301,11 @@ async fn api_adopt_flow_failure_fix_rerun_verify_rollback_without_power_actions(
     // verify compares the API's view with the plan
     let out = env.cmd(&["verify"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("6 nodes, 12 ports"), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("6 nodes, 12 ports checked against nova_bm and the Ironic API"),
+        "an API run is not checked against the database: {}",
+        text(&out)
+    );
     // the run file is private and holds no BMC password
     let files: Vec<_> = std::fs::read_dir(env.state.path()).unwrap().flatten().collect();
     assert_eq!(files.len(), 1);

@@ -128,9 +128,8 @@ async fn migrate_report_has_every_section() {
     for phase in ["read", "plan", "load", "commit", "verify"] {
         assert!(timings.contains(&format!("| {phase} | ")), "{phase}: {timings}");
     }
-    assert!(
-        section(&md, "## Verification").contains("OK: 35 nodes, 58 ports checked against the database: no differences")
-    );
+    assert!(section(&md, "## Verification")
+        .contains("OK: 35 nodes, 58 ports checked against the database and nova_bm: no differences"));
     assert!(section(&md, "## Takeover").contains("Not watched during this run"));
 
     let back = section(&md, "## How to roll back");

@@ -98,11 +98,11 @@ pub async fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
             print(&t.render());
         }
         print(&format!(
-            "verify run {}: {} nodes, {} ports checked against the database and nova_bm{}: {} difference(s)\n",
+            "verify run {}: {} nodes, {} ports checked against {}: {} difference(s)\n",
             report.run_id,
             report.nodes_checked,
             report.ports_checked,
-            if report.api_checked { " and the Ironic API" } else { "" },
+            report.against(),
             report.differences.len()
         ));
     }

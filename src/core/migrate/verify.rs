@@ -29,7 +29,30 @@ pub struct VerifyReport {
     pub nodes_checked: usize,
     pub ports_checked: usize,
     pub api_checked: bool,
+    /// the Ironic database was read (a SQL run); an API run is checked through the API only
+    pub database_checked: bool,
+    /// nova_bm was read and compared
+    pub source_checked: bool,
     pub differences: Vec<Difference>,
+}
+
+impl VerifyReport {
+    /// What the run was compared with, in words: "the database, nova_bm and the Ironic API".
+    pub fn against(&self) -> String {
+        let parts: Vec<&str> = [
+            (self.database_checked, "the database"),
+            (self.source_checked, "nova_bm"),
+            (self.api_checked, "the Ironic API"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
+        match parts.as_slice() {
+            [] => "nothing".into(),
+            [one] => one.to_string(),
+            [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        }
+    }
 }
 
 struct TargetNode {
@@ -278,6 +301,8 @@ pub async fn verify(
         nodes_checked: run.written.len(),
         ports_checked,
         api_checked: api.is_some(),
+        database_checked: true,
+        source_checked: true,
         differences: out,
     })
 }

@@ -71,6 +71,8 @@ pub async fn verify_api(
         nodes_checked: run.written.len(),
         ports_checked,
         api_checked: true,
+        database_checked: false,
+        source_checked: source.is_some(),
         differences: out,
     })
 }

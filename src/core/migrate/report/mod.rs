@@ -415,9 +415,8 @@ pub const SECTIONS: [&str; 9] = [
 
 /// What a verification found, in one sentence: Ok when nothing differs.
 pub fn verify_text(v: &super::verify::VerifyReport) -> Result<String, String> {
-    let api = if v.api_checked { " and the Ironic API" } else { "" };
     match v.differences.first() {
-        None => Ok(format!("{} nodes, {} ports checked against the database{api}: no differences", v.nodes_checked, v.ports_checked)),
+        None => Ok(format!("{} nodes, {} ports checked against {}: no differences", v.nodes_checked, v.ports_checked, v.against())),
         Some(d) => Err(format!(
             "{} difference(s) (`bm2ironic verify --run {}` lists them), e.g. node {} {} against the {}: expected '{}', found '{}'",
             v.differences.len(),
