@@ -12,6 +12,13 @@
 #   show: GET /v2.1/os-baremetal-nodes/U  (the proxy makes two calls: the node, then its ports)
 #         vs  GET /v1/nodes/U?fields=...  +  GET /v1/ports?node_uuid=U&fields=uuid,address
 # Prints p50 and p99 of each (wrk --latency) and the difference: what the proxy adds.
+#
+# Then the nova_bm id index: the time of the first integer lookup (a scan of the NODES nodes) and
+# of the next one. BENCH_TOKENS=1 adds the token cache's effect: the same list with a Keystone-validated token
+# (a system-scoped admin token of the test Keystone, scripts/keystone.sh, started if not running),
+# through two more proxies of the same binary, side by side: --auth keystone --token-cache-time 0
+# (every request asks Keystone) on 127.0.0.1:18780 and --token-cache-time 300 on 127.0.0.1:18781.
+# Prints requests/s, p50 and p99 of each, with Ironic directly and the noauth proxy beside them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-50}
@@ -66,17 +73,38 @@ if [ "${BENCH_TRANSCRIPT:-0}" = 1 ]; then   # the curl transcript of docs/proxy.
     echo "\$ curl -s $PURL/v2.1/os-baremetal-nodes/$U | python3 -m json.tool"
     curl -s "$PURL/v2.1/os-baremetal-nodes/$U" | python3 -m json.tool
     echo "\$ curl -s $PURL/v2.1/os-baremetal-nodes | python3 -m json.tool | head -12"
-    curl -s "$PURL/v2.1/os-baremetal-nodes" | python3 -m json.tool | head -12
+    curl -s "$PURL/v2.1/os-baremetal-nodes" | python3 -m json.tool | head -12 || true   # json.tool may see the pipe closed
     echo "\$ curl -si -X DELETE $PURL/v2.1/os-baremetal-nodes/$U"
     curl -si -X DELETE "$PURL/v2.1/os-baremetal-nodes/$U" | tr -d '\r'; echo
     echo "\$ curl -s $PURL/v2.1/os-baremetal-nodes/no-such-node"
     curl -s "$PURL/v2.1/os-baremetal-nodes/no-such-node"; echo
+    echo "\$ curl -s $PURL/v2.1/os-baremetal-nodes/1 | python3 -m json.tool   # nova_bm id 1"
+    curl -s "$PURL/v2.1/os-baremetal-nodes/1" | python3 -m json.tool
+    echo "\$ curl -si -H 'OpenStack-API-Version: compute 2.36' $PURL/v2.1/os-baremetal-nodes"
+    curl -si -H 'OpenStack-API-Version: compute 2.36' "$PURL/v2.1/os-baremetal-nodes" | tr -d '\r'; echo
+    echo "\$ curl -s $PURL/healthz"
+    curl -s "$PURL/healthz"; echo
   } >&2
 fi
 
-# p50 and p99 in ms of one wrk run
-lat() {
-  wrk -t1 -c"$CONNS" -d"${SECS}s" --latency -H "X-OpenStack-Ironic-API-Version: $V" "$1" | python3 -c '
+# the nova_bm id index: the first integer lookup scans the node list, the next ones do not
+# (BENCH_INDEX_ONLY=1: stop after this line, e.g. for a large NODES)
+t_ms() { curl -s -o /dev/null -w '%{http_code} %{time_total}' "$1" | awk '{ printf "%s %.1f\n", $1, $2 * 1000 }'; }
+read -r C1 T1 < <(t_ms "$PURL/v2.1/os-baremetal-nodes/$N")
+read -r C2 T2 < <(t_ms "$PURL/v2.1/os-baremetal-nodes/$((N - 1))")
+read -r C3 T3 < <(t_ms "$PURL/v2.1/os-baremetal-nodes/$U")
+[ "$C1$C2$C3" = 200200200 ] || { echo "index lookups answered $C1 $C2 $C3" >&2; exit 1; }
+PAGE_B=$(curl -s -o /dev/null -w '%{size_download}' -H "X-OpenStack-Ironic-API-Version: $V" "$URL/v1/nodes?fields=uuid,extra&limit=1000")
+echo "nova_bm id lookup, $N nodes: first (the index scan) $T1 ms, next $T2 ms; by uuid $T3 ms (the scan's first page: $PAGE_B bytes)"
+[ "${BENCH_INDEX_ONLY:-0}" = 1 ] && exit 0
+
+# requests/s, p50 and p99 in ms of one wrk run (URL, then extra wrk arguments)
+# (one request first, unmeasured: the connection, and the token's first validation, are not in it;
+# wrk corrects for coordinated omission, so one slow first request would lift p99 by itself)
+run() {
+  local url=$1; shift
+  curl -s -o /dev/null -H "X-OpenStack-Ironic-API-Version: $V" "$@" "$url"
+  wrk -t1 -c"$CONNS" -d"${SECS}s" --latency -H "X-OpenStack-Ironic-API-Version: $V" "$@" "$url" | python3 -c '
 import re, sys
 t = sys.stdin.read()
 def ms(p):
@@ -84,8 +112,11 @@ def ms(p):
     return float(v) * {"us": 0.001, "ms": 1, "s": 1000}[u]
 errs = re.search(r"Non-2xx or 3xx responses: (\d+)", t)
 if errs: sys.exit("wrk saw %s error answers" % errs.group(1))
-print("%.2f %.2f" % (ms(50), ms(99)))'
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", t).group(1))
+print("%.1f %.2f %.2f" % (rps, ms(50), ms(99)))'
 }
+# p50 and p99 in ms of one wrk run
+lat() { run "$@" | cut -d" " -f2-; }
 F="fields=uuid,provision_state,properties,instance_uuid"
 read -r L50 L99 < <(lat "$URL/v1/nodes?$F&limit=1000")
 read -r PL50 PL99 < <(lat "$PURL/v2.1/os-baremetal-nodes")
@@ -101,3 +132,44 @@ print("|---|---|---|---|")
 print(f"| list | {l50:.2f} / {l99:.2f} | {pl50:.2f} / {pl99:.2f} | {pl50 - l50:+.2f} / {pl99 - l99:+.2f} |")
 print(f"| show (node + ports) | {n50 + p50:.2f} / {n99 + p99:.2f} | {ps50:.2f} / {ps99:.2f} | {ps50 - n50 - p50:+.2f} / {ps99 - n99 - p99:+.2f} |")
 PY
+
+[ "${BENCH_TOKENS:-0}" = 1 ] || exit 0
+
+# the token cache: Keystone-validated tokens, cache off and on, same Ironic, same token, same run
+KS=${BM2IRONIC_TEST_KEYSTONE_URL:-http://127.0.0.1:15000/v3}
+if [ "$(curl -m 2 -s -o /dev/null -w '%{http_code}' "$KS/" 2>/dev/null)" != 200 ]; then
+  eval "$(scripts/keystone.sh start)"
+  KS=$BM2IRONIC_TEST_KEYSTONE_URL
+fi
+cat >"$WORK/clouds.yaml" <<EOC
+clouds:
+  bench:
+    auth:
+      auth_url: $KS
+      username: admin
+      password: adminpass
+      user_domain_name: Default
+      system_scope: all
+EOC
+TOK=$(curl -si -H 'Content-Type: application/json' -d '{"auth": {"identity": {"methods": ["password"], "password": {"user": {"name": "admin", "domain": {"id": "default"}, "password": "adminpass"}}}, "scope": {"system": {"all": true}}}}' "$KS/auth/tokens" | tr -d '\r' | sed -n 's/^[Xx]-[Ss]ubject-[Tt]oken: //p')
+[ -n "$TOK" ] || { echo "no token from $KS" >&2; exit 1; }
+OFF=$((PPORT + 1)); ON=$((PPORT + 2))
+for pc in "$OFF 0" "$ON 300"; do
+  set -- $pc
+  OS_CLIENT_CONFIG_FILE="$WORK/clouds.yaml" setsid $BIN --log-dir "$WORK/logs" proxy --auth keystone --os-cloud bench \
+    --ironic-url "$URL" --listen "127.0.0.1:$1" --token-cache-time "$2" >"$WORK/proxy-$1.out" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$1/healthz" >/dev/null && break; sleep 0.1; done
+done
+log "token cache: Keystone $KS, proxies on :$OFF (--token-cache-time 0) and :$ON (--token-cache-time 300)"
+read -r D_R D50 D99 < <(run "$URL/v1/nodes?$F&limit=1000")
+read -r A_R A50 A99 < <(run "$PURL/v2.1/os-baremetal-nodes")
+read -r O_R O50 O99 < <(run "http://127.0.0.1:$OFF/v2.1/os-baremetal-nodes" -H "X-Auth-Token: $TOK")
+read -r C_R C50 C99 < <(run "http://127.0.0.1:$ON/v2.1/os-baremetal-nodes" -H "X-Auth-Token: $TOK")
+echo
+echo "| list of $N nodes, $CONNS connection(s), ${SECS} s each | requests/s | p50 (ms) | p99 (ms) |"
+echo "|---|---|---|---|"
+echo "| Ironic directly (no token) | $D_R | $D50 | $D99 |"
+echo "| proxy, --auth noauth | $A_R | $A50 | $A99 |"
+echo "| proxy, --auth keystone, --token-cache-time 0 (Keystone asked every request) | $O_R | $O50 | $O99 |"
+echo "| proxy, --auth keystone, --token-cache-time 300 (cached) | $C_R | $C50 | $C99 |"

@@ -4,8 +4,10 @@
 //! Ironic uuid, `host` is the constant `IRONIC MANAGED`, `task_state` is the provision state, and
 //! `cpus`, `memory_mb` and `disk_gb` come from the node's `properties` (`disk_gb` from `local_gb`),
 //! 0 when missing (Nova answered 500 there). The list has empty `interfaces`; the show adds
-//! `instance_uuid` and one `{"address": MAC}` per port. Errors are Nova's fault bodies
-//! (`{"itemNotFound": {"code": 404, "message": ...}}`).
+//! `instance_uuid`, one `{"address": MAC}` per port, and `uuid` (as Juno's `os-baremetal-ext-status`
+//! did). A node asked for by its nova_bm id (`.../os-baremetal-nodes/12`, as scripts written against
+//! nova baremetal do) answers with that integer as `id`, as nova baremetal did, and the Ironic
+//! uuid as `uuid`. Errors are Nova's fault bodies (`{"itemNotFound": {"code": 404, "message": ...}}`).
 
 use serde_json::{json, Map, Value};
 
@@ -14,6 +16,28 @@ pub const HOST: &str = "IRONIC MANAGED";
 
 /// The Ironic node fields the proxy asks for (`?fields=`, API 1.8 and newer).
 pub const NODE_FIELDS: &str = "uuid,provision_state,properties,instance_uuid";
+/// The same and `extra`, where bm2ironic's marker names the nova_bm id.
+pub const NODE_FIELDS_EXTRA: &str = "uuid,provision_state,properties,instance_uuid,extra";
+
+/// The nova_bm id in a node's `extra`, in either form the loaders write: the object
+/// (`{"bm2ironic": {"nova_bm_id": 12}}`, modern Ironic) or the flat key (`{"bm2ironic_nova_bm_id":
+/// 12}`, Juno, whose API takes no nested object there). An integer, or a string of digits.
+pub fn nova_bm_id(extra: &Value) -> Option<i64> {
+    let v = extra.get("bm2ironic").and_then(|m| m.get("nova_bm_id")).or_else(|| extra.get("bm2ironic_nova_bm_id"))?;
+    match v {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) if !s.is_empty() && s.len() <= 18 && s.bytes().all(|b| b.is_ascii_digit()) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+/// A node id that is a nova_bm id: digits only (at most 18, so it fits an i64).
+pub fn integer_id(id: &str) -> Option<i64> {
+    if id.is_empty() || id.len() > 18 || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    id.parse().ok()
+}
 
 /// A property as Nova showed it: the value Ironic holds, or 0 when it is missing or null.
 fn property(node: &Value, key: &str) -> Value {
@@ -40,22 +64,28 @@ pub fn list(nodes: &[Value]) -> Value {
     json!({ "nodes": nodes.iter().map(|n| Value::Object(base(n))).collect::<Vec<_>>() })
 }
 
-/// `GET /os-baremetal-nodes/{id}`: `{"node": {...}}` with the ports' MACs.
-pub fn show(node: &Value, port_addresses: &[String]) -> Value {
+/// `GET /os-baremetal-nodes/{id}`: `{"node": {...}}` with the ports' MACs and the uuid; `id` is
+/// `nova_bm_id` when the node was asked for by it, else the uuid.
+pub fn show(node: &Value, port_addresses: &[String], nova_bm_id: Option<i64>) -> Value {
     let mut m = base(node);
+    m.insert("uuid".into(), node.get("uuid").cloned().unwrap_or(Value::Null));
+    if let Some(n) = nova_bm_id {
+        m.insert("id".into(), json!(n));
+    }
     m.insert("instance_uuid".into(), node.get("instance_uuid").cloned().unwrap_or(Value::Null));
     m.insert("interfaces".into(), port_addresses.iter().map(|a| json!({ "address": a })).collect::<Value>());
     json!({ "node": Value::Object(m) })
 }
 
-/// One API version document (`v2.0` or `v2.1`) as Nova showed it, at microversion 2.1 only (the
-/// proxy API was removed in 2.36, so nothing newer is offered).
+/// One API version document (`v2.0` or `v2.1`) as Nova showed it. v2.1 offers 2.1 to 2.35, the
+/// microversions that have this API (it was removed in 2.36), so that a client negotiating the
+/// newest version (novaclient's `2.latest`) lands on one that answers.
 pub fn version(base: &str, id: &str) -> Value {
-    let (status, v, path, updated) = match id {
-        "v2.0" => ("SUPPORTED", "", "v2/", "2011-01-21T11:33:21Z"),
-        _ => ("CURRENT", "2.1", "v2.1/", "2013-07-23T11:33:21Z"),
+    let (status, v, min, path, updated) = match id {
+        "v2.0" => ("SUPPORTED", "", "", "v2/", "2011-01-21T11:33:21Z"),
+        _ => ("CURRENT", "2.35", "2.1", "v2.1/", "2013-07-23T11:33:21Z"),
     };
-    json!({"id": id, "status": status, "version": v, "min_version": v, "updated": updated,
+    json!({"id": id, "status": status, "version": v, "min_version": min, "updated": updated,
         "links": [{"rel": "self", "href": format!("{base}/{path}")}],
         "media-types": [{"base": "application/json", "type": "application/vnd.openstack.compute+json;version=2"}]})
 }
@@ -152,11 +182,36 @@ mod tests {
                 "cpus": 8, "memory_mb": 16384, "disk_gb": 100}]})
         );
         assert_eq!(
-            show(&n, &["52:54:00:00:00:01".into(), "52:54:00:00:00:02".into()]),
-            json!({"node": {"id": "u1", "host": "IRONIC MANAGED", "task_state": "active", "cpus": 8,
+            show(&n, &["52:54:00:00:00:01".into(), "52:54:00:00:00:02".into()], None),
+            json!({"node": {"id": "u1", "uuid": "u1", "host": "IRONIC MANAGED", "task_state": "active", "cpus": 8,
                 "memory_mb": 16384, "disk_gb": 100, "instance_uuid": "i1",
                 "interfaces": [{"address": "52:54:00:00:00:01"}, {"address": "52:54:00:00:00:02"}]}})
         );
+        // asked for by its nova_bm id: that id, and the uuid beside it
+        let s = show(&n, &[], Some(12));
+        assert_eq!((&s["node"]["id"], &s["node"]["uuid"]), (&json!(12), &json!("u1")));
+    }
+
+    #[test]
+    fn nova_bm_id_in_either_form() {
+        assert_eq!(nova_bm_id(&json!({"bm2ironic": {"nova_bm_id": 12, "run": "r"}})), Some(12));
+        assert_eq!(nova_bm_id(&json!({"bm2ironic_nova_bm_id": 12, "bm2ironic_run": "r"})), Some(12));
+        assert_eq!(nova_bm_id(&json!({"bm2ironic_nova_bm_id": "12"})), Some(12));
+        for none in [
+            json!(null),
+            json!({}),
+            json!({"bm2ironic": {}}),
+            json!({"bm2ironic_nova_bm_id": "x"}),
+            json!({"bm2ironic_nova_bm_id": 1.5}),
+            json!({"nova_bm_id": 12}),
+        ] {
+            assert_eq!(nova_bm_id(&none), None, "{none}");
+        }
+        assert_eq!(integer_id("12"), Some(12));
+        assert_eq!(integer_id("0012"), Some(12));
+        for not in ["", "1a", "-1", "+1", "1234567890123456789", "bbbbbbbb-0000-4000-8000-000000000001"] {
+            assert_eq!(integer_id(not), None, "{not}");
+        }
     }
 
     #[test]
@@ -167,7 +222,7 @@ mod tests {
             json!({"uuid": "u", "provision_state": "manageable", "properties": {"cpus": null}}),
             json!({"uuid": "u", "provision_state": "manageable", "properties": {}}),
         ] {
-            let s = show(&n, &[]);
+            let s = show(&n, &[], None);
             assert_eq!(
                 (&s["node"]["cpus"], &s["node"]["memory_mb"], &s["node"]["disk_gb"]),
                 (&json!(0), &json!(0), &json!(0))

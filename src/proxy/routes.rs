@@ -1,8 +1,9 @@
 //! The paths, the policy and the calls to Ironic.
 //!
 //! Every request: a request id, a path check (`..`, `.`, encoded slashes, backslashes or dots, NUL:
-//! 400), then for the API paths the policy (`--auth keystone`: the X-Auth-Token validated with
-//! Keystone, 401 when it is not valid, 403 without the admin role), then the handler. The calls to
+//! 400), then for the API paths the checks of `policy.rs` (token, microversion, tenant id, role),
+//! then the handler. A node is asked for by its uuid (or Ironic name), or by its nova_bm id (an
+//! integer: `index.rs` finds the node). `/healthz` probes Ironic's root document. The calls to
 //! Ironic share a bound (`max_concurrent`) and a deadline (`ironic_timeout`): 504 after it, 502 when
 //! Ironic cannot be reached or answers 5xx. One access-log record per request (target
 //! `bm2ironic::proxy::access`): request id, peer, method, path, status, milliseconds, user and
@@ -22,55 +23,18 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use super::nova::{self, Mutation};
+use super::policy::policy;
+use super::reply::{Caller, Logged, Reply, Served};
 use super::state::{AuthMode, Proxy, TokenMode};
-use crate::core::db::secret::Secret;
+use super::version;
+use crate::core::ironic::api::nodes::PAGE;
 use crate::core::ironic::api::{ApiError, IronicApi};
 use crate::core::text::visible_line;
-
-/// The microversion these answers belong to (the proxy API was frozen at 2.1 and removed in 2.36).
-const NOVA_VERSION: &str = "2.1";
 /// The longest path and node id accepted.
 const MAX_PATH: usize = 2048;
 const MAX_ID: usize = 255;
 /// The largest `action` body read.
 const MAX_BODY: usize = 64 * 1024;
-
-/// A refused or failed request: a status and a Nova fault body.
-pub struct Reply {
-    status: u16,
-    body: Value,
-    www_authenticate: Option<String>,
-}
-
-impl Reply {
-    fn fault(status: u16, message: impl AsRef<str>) -> Reply {
-        Reply { status, body: nova::fault(status, message.as_ref()), www_authenticate: None }
-    }
-}
-
-impl IntoResponse for Reply {
-    fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut r = (status, Json(self.body)).into_response();
-        if let Some(w) = self.www_authenticate.and_then(|w| HeaderValue::from_str(&w).ok()) {
-            r.headers_mut().insert("WWW-Authenticate", w);
-        }
-        r
-    }
-}
-
-/// Who is calling (put in the request's extensions by the policy).
-#[derive(Clone)]
-struct Caller {
-    token: Option<Secret>,
-}
-
-/// What the access log names (put in the response's extensions).
-#[derive(Clone)]
-struct Logged {
-    user: String,
-    scope: String,
-}
 
 /// The router: `/healthz`, and the API under `/v2/{tenant_id}`, `/v2.1` and `/v2.1/{tenant_id}`.
 pub fn router(proxy: Arc<Proxy>) -> Router {
@@ -92,8 +56,43 @@ pub fn router(proxy: Arc<Proxy>) -> Router {
         .with_state(proxy)
 }
 
-async fn healthz() -> Response {
-    Json(json!({"status": "ok"})).into_response()
+/// How long a probe's answer is reused: a load balancer probing every second costs Ironic one
+/// request a second at most, whatever the number of probes.
+const HEALTH_REUSE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// `200 {"status": "ok", "ironic": "reachable"}` when Ironic's root document answers within
+/// `health_timeout` (2 s), else `503 {"status": "degraded", "ironic": "unreachable: ..."}`.
+async fn healthz(State(p): State<Arc<Proxy>>) -> Response {
+    let found = {
+        let mut last = p.health.lock().await;
+        match &*last {
+            Some((at, r)) if at.elapsed() < HEALTH_REUSE => r.clone(),
+            _ => {
+                let r = match tokio::time::timeout(p.cfg.health_timeout, p.api.get("/")).await {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(e)) => Err(e.to_string()),
+                    Err(_) => Err(format!(
+                        "Ironic at {} did not answer within {} s",
+                        crate::core::db::url::redact_url(p.api.base()),
+                        p.cfg.health_timeout.as_secs_f64()
+                    )),
+                };
+                *last = Some((std::time::Instant::now(), r.clone()));
+                r
+            }
+        }
+    };
+    match found {
+        Ok(()) => Json(json!({"status": "ok", "ironic": "reachable"})).into_response(),
+        Err(e) => {
+            let e: String = visible_line(&e).chars().take(300).collect();
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({"status": "degraded", "ironic": format!("unreachable: {e}")})),
+            )
+                .into_response()
+        }
+    }
 }
 
 /// Anything unrouted: the version documents clients discover first (public, as in Nova), else 404.
@@ -133,14 +132,19 @@ async fn access_log(req: Request, next: Next) -> Response {
     let status = resp.status().as_u16();
     let (user, scope) =
         resp.extensions().get::<Logged>().map(|l| (l.user.clone(), l.scope.clone())).unwrap_or_default();
+    let served = version::show(resp.extensions().get::<Served>().map(|s| s.0).unwrap_or(version::MIN));
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     let h = resp.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&id) {
         h.insert("X-Compute-Request-Id", v.clone());
         h.insert("X-OpenStack-Request-Id", v);
     }
-    h.insert("X-OpenStack-Nova-API-Version", HeaderValue::from_static(NOVA_VERSION));
-    h.insert("OpenStack-API-Version", HeaderValue::from_static("compute 2.1"));
+    if let (Ok(legacy), Ok(standard)) =
+        (HeaderValue::from_str(&served), HeaderValue::from_str(&format!("compute {served}")))
+    {
+        h.insert("X-OpenStack-Nova-API-Version", legacy);
+        h.insert("OpenStack-API-Version", standard);
+    }
     h.insert("Vary", HeaderValue::from_static("OpenStack-API-Version, X-OpenStack-Nova-API-Version"));
     tracing::info!(target: "bm2ironic::proxy::access", request_id = %id, %peer, %method, %path, status,
         ms = format!("{ms:.1}"), user = %user, scope = %scope, "request");
@@ -161,54 +165,6 @@ async fn guard(req: Request, next: Next) -> Response {
         return Reply::fault(400, "Malformed request URL.").into_response();
     }
     next.run(req).await
-}
-
-/// The policy of `--auth keystone`: a valid token with the admin role.
-async fn policy(State(p): State<Arc<Proxy>>, mut req: Request, next: Next) -> Response {
-    if p.cfg.auth == AuthMode::Noauth {
-        req.extensions_mut().insert(Caller { token: None });
-        let mut r = next.run(req).await;
-        r.extensions_mut().insert(Logged { user: "-".into(), scope: "noauth".into() });
-        return r;
-    }
-    let unauthorized = || {
-        let mut r = Reply { status: 401, body: nova::unauthorized(), www_authenticate: None };
-        if let Some(s) = &p.keystone {
-            r.www_authenticate = Some(format!("Keystone uri=\"{}\"", s.config().auth_url));
-        }
-        r.into_response()
-    };
-    let token = req
-        .headers()
-        .get("X-Auth-Token")
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|t| !t.is_empty() && t.len() <= 8192);
-    let (Some(token), Some(session)) = (token, &p.keystone) else { return unauthorized() };
-    let token = Secret::new(token);
-    let checked = tokio::time::timeout(p.cfg.ironic_timeout, session.validate(&token)).await;
-    let info = match checked {
-        Err(_) => {
-            return Reply::fault(503, "Keystone did not answer in time: the token cannot be validated.").into_response()
-        }
-        Ok(Err(e)) => {
-            tracing::warn!(error = %e, "token validation failed");
-            return Reply::fault(503, format!("The token cannot be validated: {e}")).into_response();
-        }
-        Ok(Ok(None)) => return unauthorized(),
-        Ok(Ok(Some(info))) => info,
-    };
-    let logged = Logged { user: info.user.clone(), scope: info.scope.describe() };
-    if !info.roles.iter().any(|r| *r == p.cfg.admin_role) {
-        let mut r = Reply::fault(403, "Policy doesn't allow os_compute_api:os-baremetal-nodes to be performed.")
-            .into_response();
-        r.extensions_mut().insert(logged);
-        return r;
-    }
-    req.extensions_mut().insert(Caller { token: Some(token) });
-    let mut r = next.run(req).await;
-    r.extensions_mut().insert(logged);
-    r
 }
 
 /// The client this request talks to Ironic with.
@@ -270,9 +226,7 @@ async fn list(State(p): State<Arc<Proxy>>, axum::Extension(caller): axum::Extens
     let api = own.as_ref().unwrap_or(&p.api);
     let path = format!("/v1/nodes?fields={}", nova::NODE_FIELDS);
     let r = call(&p, "the node list", async {
-        api.list_all(&path, "nodes", crate::core::ironic::api::nodes::PAGE)
-            .await
-            .map_err(|e| from_ironic(e, "the node list"))
+        api.list_all(&path, "nodes", PAGE).await.map_err(|e| from_ironic(e, "the node list"))
     })
     .await;
     match r {
@@ -296,6 +250,58 @@ fn no_such_node(id: &str) -> Reply {
     Reply::fault(404, format!("Node {shown} could not be found."))
 }
 
+/// The node `id` names (a uuid or an Ironic name), or None when Ironic has none it shows this caller.
+async fn node(api: &IronicApi, id: &str, fields: &str) -> Result<Option<Value>, Reply> {
+    match api.get(&format!("/v1/nodes/{id}?fields={fields}")).await {
+        Ok(n) => Ok(Some(n)),
+        // 404, or 400 for an id Ironic cannot parse: no such node either way
+        Err(e) if matches!(e.status(), Some(404 | 400)) => Ok(None),
+        Err(e) => Err(from_ironic(e, "the node")),
+    }
+}
+
+/// The nodes among `uuids` that Ironic shows this caller and whose marker still says `n`.
+async fn confirmed(api: &IronicApi, uuids: &[String], n: i64) -> Result<Vec<Value>, Reply> {
+    let mut out = Vec::new();
+    for u in uuids {
+        if let Some(node) = node(api, u, nova::NODE_FIELDS_EXTRA).await? {
+            if nova::nova_bm_id(&node["extra"]) == Some(n) {
+                out.push(node);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The node whose nova_bm id is `n`: from the index, confirmed by the node itself; on a miss the
+/// view is rescanned (at most once per `index_rescan_after`). None when no node carries it.
+async fn by_nova_bm_id(p: &Arc<Proxy>, caller: &Caller, api: &IronicApi, n: i64) -> Result<Option<Value>, Reply> {
+    let mut found = confirmed(api, &p.index.known(&caller.view, n).await, n).await?;
+    if found.is_empty() {
+        let scan = {
+            let (p, own) = (p.clone(), ironic_for(p, caller));
+            async move {
+                let api = own.as_ref().unwrap_or(&p.api);
+                api.list_all("/v1/nodes?fields=uuid,extra", "nodes", PAGE).await
+            }
+        };
+        let uuids = p.index.rescan(&caller.view, n, scan).await.map_err(|e| from_ironic(e, "the node list"))?;
+        found = confirmed(api, &uuids, n).await?;
+    }
+    if found.len() > 1 {
+        let uuids: Vec<&str> = found.iter().filter_map(|x| x["uuid"].as_str()).collect();
+        return Err(Reply::fault(
+            409,
+            format!(
+                "Nova baremetal node {n} is {} Ironic nodes ({}): ask for one by its uuid.",
+                found.len(),
+                uuids.join(", ")
+            ),
+        ));
+    }
+    Ok(found.pop())
+}
+
 async fn show(
     State(p): State<Arc<Proxy>>,
     axum::Extension(caller): axum::Extension<Caller>,
@@ -308,23 +314,23 @@ async fn show(
     let own = ironic_for(&p, &caller);
     let api = own.as_ref().unwrap_or(&p.api);
     let r = call(&p, "the node", async {
-        let node = match api.get(&format!("/v1/nodes/{id}?fields={}", nova::NODE_FIELDS)).await {
-            Ok(n) => n,
-            // 404, or 400 for an id Ironic cannot parse: no such node either way
-            Err(e) if matches!(e.status(), Some(404 | 400)) => return Err(no_such_node(&id)),
-            Err(e) => return Err(from_ironic(e, "the node")),
+        // an integer is a nova_bm id first, as scripts written against nova baremetal use them; an
+        // Ironic node named by digits is still found by its name when no node carries that id
+        let (found, nova_bm_id) = match nova::integer_id(&id) {
+            Some(n) => match by_nova_bm_id(&p, &caller, api, n).await? {
+                Some(node) => (Some(node), Some(n)),
+                None => (node(api, &id, nova::NODE_FIELDS).await?, None),
+            },
+            None => (node(api, &id, nova::NODE_FIELDS).await?, None),
         };
-        let uuid = node["uuid"].as_str().unwrap_or_default().to_string();
+        let Some(found) = found else { return Err(no_such_node(&id)) };
+        let uuid = found["uuid"].as_str().unwrap_or_default().to_string();
         let ports = api
-            .list_all(
-                &format!("/v1/ports?node_uuid={uuid}&fields=uuid,address"),
-                "ports",
-                crate::core::ironic::api::nodes::PAGE,
-            )
+            .list_all(&format!("/v1/ports?node_uuid={uuid}&fields=uuid,address"), "ports", PAGE)
             .await
             .map_err(|e| from_ironic(e, "the node's ports"))?;
         let macs: Vec<String> = ports.iter().filter_map(|p| p["address"].as_str().map(String::from)).collect();
-        Ok(nova::show(&node, &macs))
+        Ok(nova::show(&found, &macs, nova_bm_id))
     })
     .await;
     match r {

@@ -1,15 +1,21 @@
 //! What the proxy is started with and shares between requests: how callers are checked
 //! ([`AuthMode`]), which token Ironic sees ([`TokenMode`]), the limits and deadlines
 //! ([`ProxyConfig`]), and the shared state ([`Proxy`]: the config, the Ironic client, the Keystone
-//! session, the bound on concurrent calls). `routes.rs` and `server.rs` import it; it imports
-//! neither.
+//! session, the bound on concurrent calls, the token cache, the nova_bm id index, the last health
+//! probe). `routes.rs`, `policy.rs` and `server.rs` import it; it imports none of them.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::cache::TokenCache;
+use super::index::NovaBmIndex;
 use crate::core::auth::Session;
 use crate::core::ironic::api::IronicApi;
+
+/// The default port: next to Ironic's 6385, and none that nova-api (8774), its metadata API (8775)
+/// or another OpenStack service listens on.
+pub const DEFAULT_PORT: u16 = 6386;
 
 /// How callers are checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -49,12 +55,20 @@ pub struct ProxyConfig {
     pub header_timeout: Duration,
     /// how long in-flight requests may run on after SIGTERM
     pub shutdown_grace: Duration,
+    /// how long a validated token is trusted without asking Keystone again (0: not cached)
+    pub token_cache_time: Duration,
+    /// the most tokens cached
+    pub token_cache_size: usize,
+    /// the least time between two scans of Ironic's nodes for the nova_bm id index (per view)
+    pub index_rescan_after: Duration,
+    /// the deadline of `/healthz`'s probe of Ironic
+    pub health_timeout: Duration,
 }
 
 impl Default for ProxyConfig {
     fn default() -> Self {
         ProxyConfig {
-            listen: SocketAddr::from(([127, 0, 0, 1], 8774)),
+            listen: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
             auth: AuthMode::Keystone,
             token_mode: TokenMode::Forward,
             mutations_status: 404,
@@ -64,6 +78,10 @@ impl Default for ProxyConfig {
             max_connections: 1024,
             header_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(10),
+            token_cache_time: Duration::from_secs(300),
+            token_cache_size: 10_000,
+            index_rescan_after: Duration::from_secs(10),
+            health_timeout: Duration::from_secs(2),
         }
     }
 }
@@ -78,11 +96,19 @@ pub struct Proxy {
     pub keystone: Option<Arc<Session>>,
     /// the bound on requests talking to Ironic at once (`max_concurrent`)
     pub(super) permits: tokio::sync::Semaphore,
+    /// the callers' tokens Keystone validated (`token_cache_time`, `token_cache_size`)
+    pub(super) tokens: TokenCache,
+    /// nova_bm id -> Ironic node, for the integer ids of nova baremetal
+    pub(super) index: NovaBmIndex,
+    /// the last probe of Ironic by `/healthz` (when, and what it found); one probe at a time
+    pub(super) health: tokio::sync::Mutex<Option<(std::time::Instant, Result<(), String>)>>,
 }
 
 impl Proxy {
     pub fn new(cfg: ProxyConfig, api: IronicApi, keystone: Option<Arc<Session>>) -> Arc<Proxy> {
         let permits = tokio::sync::Semaphore::new(cfg.max_concurrent.max(1));
-        Arc::new(Proxy { cfg, api, keystone, permits })
+        let tokens = TokenCache::new(cfg.token_cache_time, cfg.token_cache_size);
+        let index = NovaBmIndex::new(cfg.index_rescan_after);
+        Arc::new(Proxy { cfg, api, keystone, permits, tokens, index, health: Default::default() })
     }
 }

@@ -15,8 +15,8 @@ use crate::proxy::{self, AuthMode, ProxyConfig, TokenMode};
 
 #[derive(Args, Debug)]
 pub struct ProxyArgs {
-    /// Address to listen on (Nova's compute API listens on 8774)
-    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8774")]
+    /// Address to listen on (6386, next to Ironic's 6385: not nova-api's 8774 nor the metadata API's 8775)
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:6386")]
     pub listen: SocketAddr,
     /// keystone: each caller's X-Auth-Token is validated with Keystone and must carry the admin role;
     /// noauth: no check (standalone Ironic on a trusted network)
@@ -44,6 +44,13 @@ pub struct ProxyArgs {
     /// The Keystone role a caller must hold
     #[arg(long, value_name = "ROLE", default_value = "admin")]
     pub admin_role: String,
+    /// How long a token Keystone validated is trusted without asking again (never past its expiry);
+    /// a token revoked meanwhile is refused at the latest this long after its validation. 0: no cache
+    #[arg(long, value_name = "DURATION", default_value = "300")]
+    pub token_cache_time: String,
+    /// The most validated tokens kept (least recently used dropped first)
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub token_cache_size: usize,
 }
 
 fn duration(flag: &str, v: &str) -> Result<std::time::Duration, Failure> {
@@ -65,6 +72,9 @@ pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
         max_concurrent: args.max_concurrent,
         max_connections: args.max_connections,
         header_timeout: duration("--header-timeout", &args.header_timeout)?,
+        token_cache_time: parse_duration(&args.token_cache_time)
+            .map_err(|e| Failure::usage(format!("--token-cache-time: {e}")))?,
+        token_cache_size: args.token_cache_size,
         ..ProxyConfig::default()
     };
     let settings = global.settings()?;
@@ -126,6 +136,13 @@ pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
             format!("Keystone, role {}, the proxy's token to Ironic", cfg.admin_role)
         }
     };
+    let mode = match (cfg.auth, cfg.token_cache_time.is_zero() || cfg.token_cache_size == 0) {
+        (AuthMode::Noauth, _) => mode,
+        (_, true) => format!("{mode}, tokens not cached"),
+        (_, false) => {
+            format!("{mode}, tokens cached {} s, at most {}", cfg.token_cache_time.as_secs(), cfg.token_cache_size)
+        }
+    };
     eprintln!(
         "bm2ironic proxy: serving os-baremetal-nodes (read-only) on http://{bound}/v2.1 and /v2/{{tenant_id}} ({mode}) from Ironic at {}",
         crate::core::db::url::redact_url(api.base())
@@ -153,4 +170,31 @@ pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
     proxy::serve(listener, p, shutdown).await.map_err(|e| Failure::runtime(format!("proxy: {e}")))?;
     eprintln!("bm2ironic proxy: stopped");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::ProxyArgs;
+    use crate::proxy::{ProxyConfig, DEFAULT_PORT};
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        args: ProxyArgs,
+    }
+
+    #[test]
+    fn the_default_port_is_no_nova_port() {
+        let args = Cmd::try_parse_from(["proxy"]).unwrap().args;
+        assert_eq!(args.listen.port(), DEFAULT_PORT);
+        assert_eq!(ProxyConfig::default().listen.port(), DEFAULT_PORT);
+        // nova-api, the metadata API, Ironic, Keystone: none of theirs
+        for taken in [8774, 8775, 6385, 5000] {
+            assert_ne!(DEFAULT_PORT, taken);
+        }
+        assert_eq!(args.token_cache_time, "300");
+        assert_eq!(args.token_cache_size, 10_000);
+    }
 }
