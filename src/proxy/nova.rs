@@ -23,7 +23,9 @@ pub const NODE_FIELDS_EXTRA: &str = "uuid,provision_state,properties,instance_uu
 /// (`{"bm2ironic": {"nova_bm_id": 12}}`, modern Ironic) or the flat key (`{"bm2ironic_nova_bm_id":
 /// 12}`, Juno, whose API takes no nested object there). An integer, or a string of digits.
 pub fn nova_bm_id(extra: &Value) -> Option<i64> {
-    let v = extra.get("bm2ironic").and_then(|m| m.get("nova_bm_id")).or_else(|| extra.get("bm2ironic_nova_bm_id"))?;
+    // either form of the marker (core::ironic::marker); a digits-only string too (Juno's `extra` holds
+    // strings and integers, and a hand-edited node may carry either)
+    let v = crate::core::ironic::marker::get(extra, "nova_bm_id")?;
     match v {
         Value::Number(n) => n.as_i64(),
         Value::String(s) if !s.is_empty() && s.len() <= 18 && s.bytes().all(|b| b.is_ascii_digit()) => s.parse().ok(),
