@@ -37,14 +37,26 @@ impl Decider<'_> {
     /// A conflict that stays undecided whatever was decided for it (the decisions contradict each
     /// other): blocking, with `detail` saying why.
     fn raise_undecided(&mut self, code: ConflictCode, subject: Subject, node_uuid: Option<&str>, detail: String) {
+        self.push(code, subject, node_uuid, detail, (None, None));
+    }
+
+    fn push(
+        &mut self,
+        code: ConflictCode,
+        subject: Subject,
+        node_uuid: Option<&str>,
+        detail: String,
+        (action, decided_by): (Option<Action>, Option<&'static str>),
+    ) {
+        let node_uuid = node_uuid.map(str::to_string);
         self.conflicts.push(Conflict {
             code,
             blocking: code.blocking(),
             subject,
-            node_uuid: node_uuid.map(str::to_string),
+            node_uuid,
             detail,
-            action: None,
-            decided_by: None,
+            action,
+            decided_by,
         });
     }
 
@@ -62,15 +74,7 @@ impl Decider<'_> {
                 None => (None, None),
             },
         };
-        self.conflicts.push(Conflict {
-            code,
-            blocking: code.blocking(),
-            subject,
-            node_uuid: node_uuid.map(str::to_string),
-            detail,
-            action,
-            decided_by,
-        });
+        self.push(code, subject, node_uuid, detail, (action, decided_by));
         action
     }
 }
