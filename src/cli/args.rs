@@ -88,6 +88,11 @@ impl GlobalArgs {
         settings::state_dir(self.state_dir.clone(), &env)
     }
 
+    /// `BM2IRONIC_IRONIC_SERVICE_PASSWORD`, for `config --ironic-username`.
+    pub fn ironic_service_password(&self) -> Option<crate::core::db::secret::Secret> {
+        settings::ironic_service_password(&env)
+    }
+
     /// Resolves every connection (flag > environment > config file) and prints the `ps` warnings.
     pub fn settings(&self) -> Result<ConnectionSettings, Failure> {
         let s = ConnectionSettings::resolve(&self.connection_flags(), &env)?;

@@ -47,6 +47,8 @@ pub enum Command {
     Watch(cmd::watch::WatchArgs),
     /// Show, and with --apply make, the flavor metadata changes (--restore undoes them)
     Flavors(cmd::flavors::FlavorsArgs),
+    /// nova.conf and ironic.conf for the Ironic driver: the changes (passwords masked), or --write-nova/--write-ironic
+    Config(cmd::config::ConfigArgs),
     /// Serve Nova's old os-baremetal-nodes API read-only from Ironic (nova baremetal-node-list ...)
     Proxy(cmd::proxy::ProxyArgs),
 }
@@ -143,6 +145,7 @@ fn run_command(cli: Cli) -> Result<(), Failure> {
         Some(Command::Watch(args)) => rt.block_on(cmd::watch::run(&cli.global, args)),
         Some(Command::Flavors(args)) => rt.block_on(cmd::flavors::run(&cli.global, args)),
         Some(Command::Proxy(args)) => rt.block_on(cmd::proxy::run(&cli.global, args)),
+        Some(Command::Config(args)) => rt.block_on(cmd::config::run(&cli.global, args)),
     }
 }
 

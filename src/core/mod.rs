@@ -3,6 +3,7 @@
 //! The rooms are described in docs/architecture.md.
 
 pub mod auth;
+pub mod config_gen;
 pub mod db;
 pub mod demo;
 pub mod ironic;

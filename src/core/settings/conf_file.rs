@@ -104,6 +104,19 @@ impl IniFile {
         self.sections.contains_key(section)
     }
 
+    /// A value as written in `section` itself (no `[DEFAULT]` fallback), blank ones included.
+    pub fn get_exact(&self, section: &str, key: &str) -> Option<&str> {
+        self.sections.get(section).and_then(|m| m.get(key)).map(String::as_str)
+    }
+
+    /// The options written in `section`, in name order (empty when there is no such section).
+    pub fn options(&self, section: &str) -> Vec<(&str, &str)> {
+        self.sections
+            .get(section)
+            .map(|m| m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
+            .unwrap_or_default()
+    }
+
     /// A value, looked up in `section` and then `[DEFAULT]` (oslo semantics). Empty values count as unset.
     pub fn get(&self, section: &str, key: &str) -> Option<&str> {
         let v = self.sections.get(section).and_then(|m| m.get(key)).map(String::as_str);

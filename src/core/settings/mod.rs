@@ -242,6 +242,14 @@ pub fn api_target_of_field(value: &str, env: &dyn Fn(&str) -> Option<String>) ->
     Ok(ApiTarget { url: None, auth: Some(auth::config::from_cloud(value, env)?), token: None })
 }
 
+/// The password of the Ironic service user `bm2ironic config --ironic-username` names (only from
+/// the environment: a password on the command line is visible in `ps`).
+pub const ENV_IRONIC_SERVICE_PASSWORD: &str = "BM2IRONIC_IRONIC_SERVICE_PASSWORD";
+
+pub fn ironic_service_password(env: &dyn Fn(&str) -> Option<String>) -> Option<crate::core::db::secret::Secret> {
+    env(ENV_IRONIC_SERVICE_PASSWORD).filter(|v| !v.is_empty()).map(crate::core::db::secret::Secret::new)
+}
+
 /// Where API runs are kept without an Ironic database: `flag` (`--state-dir`) >
 /// `BM2IRONIC_STATE_DIR` > `~/.local/state/bm2ironic/runs` (beside the audit log) > `./bm2ironic-runs`.
 pub fn state_dir(flag: Option<PathBuf>, env: &dyn Fn(&str) -> Option<String>) -> PathBuf {

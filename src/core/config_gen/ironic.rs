@@ -1,0 +1,203 @@
+//! ironic.conf for the migrated nodes: the drivers (Juno) or hardware types and interfaces
+//! (modern) the plan writes, `[pxe]` from nova.conf's `[baremetal]`, the database, Keystone, and
+//! Glance and Neutron where nova.conf finds them.
+
+use crate::core::config_gen::keystone::Identity;
+use crate::core::config_gen::model::{ChangeList, ConfFile, ConfInputs, ConfValue};
+use crate::core::config_gen::nova::api_root;
+use crate::core::ironic::target::TargetKind;
+use crate::core::migrate::plan::PowerManager;
+use crate::core::settings::conf_file::IniFile;
+
+const D: &str = "DEFAULT";
+
+/// The Juno driver and the modern hardware type the plan writes for nova.conf's power manager
+/// (a manager without an equivalent is written with `fake` / `manual-management`).
+fn drivers(nova: &IniFile) -> (&'static str, &'static str) {
+    let pm = nova.get_exact("baremetal", "power_manager").unwrap_or("nova.virt.baremetal.ipmi.IPMI");
+    match PowerManager::from_class(pm) {
+        PowerManager::Ipmi => ("pxe_ipmitool", "ipmi"),
+        PowerManager::VirtualPower => ("pxe_ssh", "manual-management"),
+        PowerManager::IBoot => ("pxe_iboot", "manual-management"),
+        PowerManager::Unsupported(_) => ("fake", "manual-management"),
+    }
+}
+
+/// Glance's API servers as nova.conf names them (`[glance] api_servers`, Juno's
+/// `[DEFAULT] glance_api_servers`, or host/port/protocol).
+fn glance_servers(nova: &IniFile) -> Option<String> {
+    let g = |s: &str, k: &str| nova.get_exact(s, k).map(str::trim).filter(|v| !v.is_empty()).map(str::to_string);
+    g("glance", "api_servers").or_else(|| g(D, "glance_api_servers")).or_else(|| {
+        let host = g("glance", "host").or_else(|| g(D, "glance_host"))?;
+        let port = g("glance", "port").or_else(|| g(D, "glance_port")).unwrap_or_else(|| "9292".into());
+        let proto = g("glance", "protocol").or_else(|| g(D, "glance_protocol")).unwrap_or_else(|| "http".into());
+        Some(format!("{proto}://{host}:{port}"))
+    })
+}
+
+fn neutron_url(nova: &IniFile) -> Option<String> {
+    let g = |s: &str, k: &str| nova.get_exact(s, k).map(str::trim).filter(|v| !v.is_empty()).map(str::to_string);
+    g("neutron", "url").or_else(|| g(D, "neutron_url"))
+}
+
+fn with_scheme(server: &str) -> String {
+    if server.contains("://") {
+        server.to_string()
+    } else {
+        format!("http://{server}")
+    }
+}
+
+pub fn changes<'a>(inp: &'a ConfInputs, warnings: &mut Vec<String>) -> ChangeList<'a> {
+    let mut c = ChangeList::new(ConfFile::Ironic, inp.ironic.as_ref());
+    let nova = &inp.nova;
+    let (juno_driver, hw_type) = drivers(nova);
+    match &inp.ironic_db {
+        Some(u) => c.set(
+            "database",
+            "connection",
+            ConfValue::db_url(u, inp.target),
+            "Ironic's database (--ironic-db), the one bm2ironic loads",
+        ),
+        None => warnings.push("no Ironic database given (--ironic-db): [database] connection is not written".into()),
+    }
+    c.set_plain(
+        D,
+        "auth_strategy",
+        if inp.noauth { "noauth" } else { "keystone" },
+        if inp.noauth { "--ironic-noauth" } else { "tokens are checked with Keystone" },
+    );
+    let tftp_root = nova.get_exact("baremetal", "tftp_root").unwrap_or("/tftpboot");
+    c.set_plain("pxe", "tftp_root", tftp_root, "where nova baremetal kept its TFTP files ([baremetal] tftp_root)");
+    match inp.tftp_server.clone().or_else(|| nova.get_exact(D, "my_ip").map(str::to_string)) {
+        Some(ip) => c.set_plain(
+            "pxe",
+            "tftp_server",
+            &ip,
+            "the TFTP server the machines boot from (--tftp-server, else nova.conf's my_ip)",
+        ),
+        None => warnings
+            .push("no TFTP server address (--tftp-server, or my_ip in nova.conf): Ironic uses its own my_ip".into()),
+    }
+    let append = nova.get_exact("baremetal", "pxe_append_params");
+    let glance = glance_servers(nova);
+    let neutron = neutron_url(nova);
+    match inp.target {
+        TargetKind::Juno => {
+            c.set_plain(
+                D,
+                "enabled_drivers",
+                juno_driver,
+                "the driver the plan writes for nova.conf's [baremetal] power_manager",
+            );
+            if let Some(a) = append {
+                c.set_plain(
+                    "pxe",
+                    "pxe_append_params",
+                    a,
+                    "the kernel command line nova baremetal gave the deploy ramdisk",
+                );
+            }
+            if let Some(g) = &glance {
+                c.set_plain("glance", "glance_api_servers", g, "Glance, as nova.conf names it");
+            }
+            if let Some(n) = &neutron {
+                c.set_plain("neutron", "url", n, "Neutron, as nova.conf names it");
+            }
+            if let Some(u) = &inp.ironic_url {
+                c.set_plain(
+                    "conductor",
+                    "api_url",
+                    &api_root(u),
+                    "the deploy ramdisk calls Ironic back here (--ironic-url)",
+                );
+            }
+        }
+        TargetKind::Modern => {
+            let manual = hw_type != "ipmi";
+            c.set_plain(
+                D,
+                "enabled_hardware_types",
+                hw_type,
+                "the hardware type the plan writes for nova.conf's [baremetal] power_manager",
+            );
+            c.set_plain(D, "enabled_boot_interfaces", "pxe", "the migrated nodes boot by PXE in BIOS mode");
+            c.set_plain(
+                D,
+                "enabled_deploy_interfaces",
+                "direct,ramdisk",
+                "instance nodes keep their disks with the ramdisk deploy interface; direct for new deploys",
+            );
+            c.set_plain(
+                D,
+                "enabled_power_interfaces",
+                if manual { "fake" } else { "ipmitool" },
+                "power by IPMI, as nova baremetal did",
+            );
+            c.set_plain(
+                D,
+                "enabled_management_interfaces",
+                if manual { "noop" } else { "ipmitool" },
+                "management by IPMI",
+            );
+            if let Some(a) = append {
+                c.set_plain(
+                    "pxe",
+                    "kernel_append_params",
+                    a,
+                    "the kernel command line nova baremetal gave the deploy ramdisk ([baremetal] pxe_append_params)",
+                );
+            }
+            if let Some(g) = &glance {
+                let first = g.split(',').next().unwrap_or(g).trim();
+                c.set_plain("glance", "endpoint_override", &with_scheme(first), "Glance, as nova.conf names it");
+            }
+            if let Some(n) = &neutron {
+                c.set_plain("neutron", "endpoint_override", n, "Neutron, as nova.conf names it");
+            }
+        }
+    }
+    if !inp.noauth {
+        keystone(&mut c, inp, warnings);
+    }
+    c
+}
+
+/// `[keystone_authtoken]` of Ironic (and keystoneauth for the services it calls, modern only).
+fn keystone(c: &mut ChangeList, inp: &ConfInputs, warnings: &mut Vec<String>) {
+    let id = Identity::of(&inp.nova);
+    let (Some(admin), Some(user)) = (id.admin_base.clone(), id.service_user(inp.service_user.as_ref())) else {
+        warnings.push("nova.conf's [keystone_authtoken] lacks Keystone or a service user: ironic.conf's [keystone_authtoken] is not written".into());
+        return;
+    };
+    let public = id.public_uri.clone().unwrap_or_else(|| admin.clone());
+    let k = "keystone_authtoken";
+    let why_user = "the service user (--ironic-username, else Nova's from [keystone_authtoken])";
+    match inp.target {
+        TargetKind::Juno => {
+            c.set_plain(k, "identity_uri", &admin, "Keystone's admin endpoint (from nova.conf)");
+            c.set_plain(k, "auth_uri", &format!("{public}/v2.0"), "Keystone's public endpoint (from nova.conf)");
+            c.set_plain(k, "admin_user", &user.username, why_user);
+            c.set(k, "admin_password", ConfValue::password(user.password.clone()), "that user's password");
+            if let Some(p) = &id.project {
+                c.set_plain(k, "admin_tenant_name", p, "the service tenant");
+            }
+        }
+        TargetKind::Modern => {
+            c.set_plain(k, "www_authenticate_uri", &public, "Keystone's public endpoint (from nova.conf)");
+            let ud = id.user_domain.clone().unwrap_or_else(|| "Default".into());
+            let pd = id.project_domain.clone().unwrap_or_else(|| "Default".into());
+            for s in ["keystone_authtoken", "glance", "neutron", "service_catalog"] {
+                c.set_plain(s, "auth_type", "password", "keystoneauth's password plugin");
+                c.set_plain(s, "auth_url", &format!("{admin}/v3"), "Keystone (from nova.conf)");
+                c.set_plain(s, "username", &user.username, why_user);
+                c.set(s, "password", ConfValue::password(user.password.clone()), "that user's password");
+                if let Some(p) = &id.project {
+                    c.set_plain(s, "project_name", p, "the service project");
+                }
+                c.set_plain(s, "user_domain_name", &ud, "Keystone v3 domain of the user");
+                c.set_plain(s, "project_domain_name", &pd, "and of the project");
+            }
+        }
+    }
+}
