@@ -9,6 +9,7 @@ mod api_env;
 mod api_load;
 mod bad_input;
 mod boot;
+mod config;
 mod e2e_tmux;
 mod faults;
 mod flavors;
