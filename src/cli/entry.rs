@@ -47,6 +47,8 @@ pub enum Command {
     Watch(cmd::watch::WatchArgs),
     /// Show, and with --apply make, the flavor metadata changes (--restore undoes them)
     Flavors(cmd::flavors::FlavorsArgs),
+    /// Move the migrated nodes' instances to the Ironic driver's compute host (--apply; --restore undoes it)
+    Hosts(cmd::hosts::HostsArgs),
     /// nova.conf and ironic.conf for the Ironic driver: the changes (passwords masked), or --write-nova/--write-ironic
     Config(cmd::config::ConfigArgs),
     /// Serve Nova's old os-baremetal-nodes API read-only from Ironic (nova baremetal-node-list ...)
@@ -96,6 +98,7 @@ pub fn main() -> ExitCode {
         Some(Command::Migrate(a)) => !a.rehearse,
         Some(Command::Rollback(a)) => !a.list,
         Some(Command::Flavors(a)) => a.apply || a.restore,
+        Some(Command::Hosts(a)) => a.apply || a.restore,
         _ => false,
     };
     if let (true, Some(why)) = (changes, &log.disabled) {
@@ -146,6 +149,7 @@ fn run_command(cli: Cli) -> Result<(), Failure> {
         Some(Command::Flavors(args)) => rt.block_on(cmd::flavors::run(&cli.global, args)),
         Some(Command::Proxy(args)) => rt.block_on(cmd::proxy::run(&cli.global, args)),
         Some(Command::Config(args)) => rt.block_on(cmd::config::run(&cli.global, args)),
+        Some(Command::Hosts(args)) => rt.block_on(cmd::hosts::run(&cli.global, args)),
     }
 }
 

@@ -16,6 +16,7 @@ mod flavors;
 mod fuzz;
 mod galera;
 mod hostile_rows;
+mod hosts;
 mod hostile_text;
 mod inventory;
 mod juno;

@@ -4,6 +4,7 @@
 pub mod config;
 pub mod demo;
 pub mod flavors;
+pub mod hosts;
 pub mod inventory;
 pub mod migrate;
 pub mod migrate_api;

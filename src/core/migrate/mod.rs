@@ -5,6 +5,7 @@ pub mod conflict;
 pub mod consequences;
 mod counters;
 pub mod flavors;
+pub mod hosts;
 pub mod load;
 pub mod load_api;
 pub mod load_sql;

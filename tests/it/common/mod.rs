@@ -141,7 +141,7 @@ impl TestDb {
         db.close().await;
     }
 
-    async fn grant_reader(&self, db: &Db) {
+    pub async fn grant_reader(&self, db: &Db) {
         if db.backend() == DbBackend::Postgres {
             db.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO bm_reader", vec![]).await.expect("grant");
         }
