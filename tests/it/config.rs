@@ -88,7 +88,13 @@ fn written(answer: &serde_json::Value, file: &str) -> Vec<String> {
 }
 
 /// scripts/conf-check.py in `python`: Ok(stdout) when every option is known and loads.
-fn check(python: &Path, kind: &str, file: &Path, options: &[String], pythonpath: Option<&Path>) -> Result<String, String> {
+fn check(
+    python: &Path,
+    kind: &str,
+    file: &Path,
+    options: &[String],
+    pythonpath: Option<&Path>,
+) -> Result<String, String> {
     let mut c = Command::new(python);
     c.arg(repo().join("scripts/conf-check.py")).arg(kind).arg(file).args(options);
     if let Some(p) = pythonpath {
@@ -158,7 +164,12 @@ fn modern_ironic_conf_loads_in_ironic_39() {
     let dir = tempfile::tempdir().unwrap();
     let answer = write_files(dir.path(), "modern");
     let opts = written(&answer, "ironic");
-    for o in ["DEFAULT.enabled_hardware_types", "DEFAULT.enabled_deploy_interfaces", "pxe.kernel_append_params", "database.connection"] {
+    for o in [
+        "DEFAULT.enabled_hardware_types",
+        "DEFAULT.enabled_deploy_interfaces",
+        "pxe.kernel_append_params",
+        "database.connection",
+    ] {
         assert!(opts.contains(&o.to_string()), "{o} not written: {opts:?}");
     }
     let file = dir.path().join("ironic-modern.conf");

@@ -105,7 +105,11 @@ fn run(bm: &TestDb, nova_url: &str, args: &[&str]) -> (i32, String, String) {
         .args(args)
         .output()
         .unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 async fn two_old_hosts_plan_apply_restore(backend: Backend) {
@@ -117,7 +121,10 @@ async fn two_old_hosts_plan_apply_restore(backend: Backend) {
     let (code, out, err) = run(&bm, &nova.reader_url, &["--to", TO]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("2 instance(s) to move to ironic-compute from 2 old host(s)"), "{out}");
-    assert!(out.contains("bm\\x1b[31m host 2 ") && !out.contains('\u{1b}'), "the hostile host is named, escaped: {out}");
+    assert!(
+        out.contains("bm\\x1b[31m host 2 ") && !out.contains('\u{1b}'),
+        "the hostile host is named, escaped: {out}"
+    );
     let (code, out, _) = run(&bm, &nova.reader_url, &["--to", TO, "--json"]);
     assert_eq!(code, 0);
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -142,7 +149,11 @@ async fn two_old_hosts_plan_apply_restore(backend: Backend) {
     let (code, out, _) = run(&bm, &nova.reader_url, &["--to", TO, "--json"]);
     assert_eq!(code, 0);
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!((doc["moves"].as_array().unwrap().len(), doc["unchanged"].as_u64()), (0, Some(2)), "applied: nothing left");
+    assert_eq!(
+        (doc["moves"].as_array().unwrap().len(), doc["unchanged"].as_u64()),
+        (0, Some(2)),
+        "applied: nothing left"
+    );
 
     // an instance moved since the change: restore refuses, nothing restored
     nova.exec(&format!("UPDATE instances SET host = 'elsewhere' WHERE uuid = '{I1}'")).await;

@@ -143,7 +143,11 @@ async fn plan_and_apply(
     if args.apply && !plan.moves.is_empty() && plan.refusals.is_empty() {
         confirm(
             args.yes,
-            &format!("This moves {} instance(s) to host {} in {nova_shown}", plan.moves.len(), crate::core::text::visible_line(to)),
+            &format!(
+                "This moves {} instance(s) to host {} in {nova_shown}",
+                plan.moves.len(),
+                crate::core::text::visible_line(to)
+            ),
             "apply",
         )?;
         let set = uuid::Uuid::new_v4().to_string();

@@ -1,5 +1,5 @@
 //! `bm2ironic rollback`: removes from Ironic what a migration run wrote (and, when the Nova database
-//! is given, puts the flavors back); `--list` shows the recorded runs. A run made through the API
+//! is given, puts the flavors and the instances' hosts back); `--list` shows the recorded runs. A run made through the API
 //! is undone through the API (`api_rollback`): maintenance first, then delete; no power action.
 
 use clap::Args;
@@ -13,6 +13,7 @@ use crate::core::ironic::api as ironic_api;
 use crate::core::ironic::target;
 use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::flavors::FlavorError;
+use crate::core::migrate::hosts::{self, HostsError};
 use crate::core::migrate::load_api::rollback::rollback_api;
 use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::rollback;
@@ -103,6 +104,22 @@ async fn restore_flavors(settings: &ConnectionSettings) -> Result<(), Failure> {
             Err(FlavorError::NothingToRestore) => print("No flavor change to restore.\n"),
             Err(e) => return Err(Failure::runtime(format!("Ironic was rolled back, but the flavors were not restored: {e} (retry with `bm2ironic flavors --restore`)"))),
         }
+    }
+    restore_hosts(settings).await
+}
+
+/// The instances moved to the Ironic driver's host (`bm2ironic hosts --apply`) go back to their old
+/// hosts too, when the Nova DB is given: an old baremetal nova-compute restarted while they name
+/// another host would destroy them. Silent when none was moved.
+async fn restore_hosts(settings: &ConnectionSettings) -> Result<(), Failure> {
+    let Some(nova) = &settings.nova_db else { return Ok(()) };
+    let ndb = Db::connect(&nova.value, Access::ReadWrite).await?;
+    let restored = hosts::restore_hosts(&ndb, None).await;
+    ndb.close().await;
+    match restored {
+        Ok((set, n)) => print(&format!("Restored the host and node of {n} instance(s) of change set {set}.\n")),
+        Err(HostsError::NothingToRestore) => {}
+        Err(e) => return Err(Failure::runtime(format!("Ironic was rolled back, but the instances' hosts were not restored: {e} (retry with `bm2ironic hosts --restore`, before any baremetal nova-compute starts)"))),
     }
     Ok(())
 }

@@ -1,16 +1,17 @@
 //! `bm2ironic config`'s computation, pure: the existing nova.conf (and ironic.conf) and the
 //! operator's choices in, every change and the new files' text out.
 
+use crate::core::config_gen::ironic::changes as ironic_changes;
 use crate::core::config_gen::model::{ConfFile, ConfGenError, ConfInputs, ConfPlan};
+use crate::core::config_gen::nova::changes as nova_changes;
 use crate::core::config_gen::render::render;
-use crate::core::config_gen::{ironic, nova};
 use crate::core::ironic::target::TargetKind;
 
 /// Every change both files need for `inp.target`.
 pub fn compute(inp: &ConfInputs) -> Result<ConfPlan, ConfGenError> {
     let mut warnings = Vec::new();
-    let mut changes = nova::changes(inp, &mut warnings)?.changes;
-    changes.extend(ironic::changes(inp, &mut warnings).changes);
+    let mut changes = nova_changes(inp, &mut warnings)?.changes;
+    changes.extend(ironic_changes(inp, &mut warnings).changes);
     let next_steps = match inp.target {
         TargetKind::Juno => vec![
             "install the nova.conf on every nova-compute and nova-scheduler host; nova-compute needs the ironic 2014.2 package importable (ClusteredComputeManager)".into(),

@@ -74,7 +74,8 @@ pub fn check_host_name(name: &str) -> Result<(), String> {
 
 /// The plan: every live nova_bm node holding an instance, its instance in Nova, to `to`.
 pub fn plan_hosts(nodes: &[BmNode], facts: &NovaFacts, to: &str) -> HostPlan {
-    let mut plan = HostPlan { to: to.to_string(), moves: Vec::new(), unchanged: 0, notes: Vec::new(), refusals: Vec::new() };
+    let mut plan =
+        HostPlan { to: to.to_string(), moves: Vec::new(), unchanged: 0, notes: Vec::new(), refusals: Vec::new() };
     let mut claims: BTreeMap<String, usize> = BTreeMap::new();
     for n in nodes.iter().filter(|n| !n.deleted) {
         if let Some(i) = n.instance_uuid.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
@@ -87,10 +88,17 @@ pub fn plan_hosts(nodes: &[BmNode], facts: &NovaFacts, to: &str) -> HostPlan {
     for n in nodes.iter().filter(|n| !n.deleted) {
         let Some(iu) = n.instance_uuid.as_deref().map(str::trim).filter(|i| !i.is_empty()) else { continue };
         if claims.get(iu).copied().unwrap_or(0) > 1 {
-            note(&mut plan, n, iu, "several nova_bm nodes claim this instance (duplicate-instance): decide it in the plan first");
+            note(
+                &mut plan,
+                n,
+                iu,
+                "several nova_bm nodes claim this instance (duplicate-instance): decide it in the plan first",
+            );
             continue;
         }
-        let Some(node_uuid) = n.uuid.as_deref().map(|u| u.trim().to_ascii_lowercase()).filter(|u| uuid::Uuid::parse_str(u).is_ok()) else {
+        let Some(node_uuid) =
+            n.uuid.as_deref().map(|u| u.trim().to_ascii_lowercase()).filter(|u| uuid::Uuid::parse_str(u).is_ok())
+        else {
             note(&mut plan, n, iu, "the nova_bm node has no valid uuid, so no Ironic node of that uuid (invalid-uuid)");
             continue;
         };
@@ -192,7 +200,12 @@ mod tests {
         facts.instances.insert("i-4".into(), inst("i-4", "bm-2", "x"));
         let now = chrono::Utc::now().naive_utc();
         facts.now = Some(now);
-        facts.services.push(NovaService { host: "bm-1".into(), binary: "nova-compute".into(), updated_at: Some(now), disabled: false });
+        facts.services.push(NovaService {
+            host: "bm-1".into(),
+            binary: "nova-compute".into(),
+            updated_at: Some(now),
+            disabled: false,
+        });
         let p = plan_hosts(&nodes, &facts, "new");
         assert!(p.moves.is_empty(), "{:?}", p.moves);
         assert_eq!(p.notes.len(), 4, "{:?}", p.notes);
@@ -200,6 +213,10 @@ mod tests {
         let nodes = vec![node(1, U1, "bm-1", Some("i-1"))];
         let p = plan_hosts(&nodes, &facts, "new");
         assert_eq!(p.refusals.len(), 1, "{:?}", p.refusals);
-        assert!(check_host_name("a b").is_err() && check_host_name("x\u{1b}[2J").is_err() && check_host_name("ok-1").is_ok());
+        assert!(
+            check_host_name("a b").is_err()
+                && check_host_name("x\u{1b}[2J").is_err()
+                && check_host_name("ok-1").is_ok()
+        );
     }
 }

@@ -97,7 +97,9 @@ pub async fn apply_hosts(db: &Db, plan: &HostPlan, change_set: &str) -> Result<u
         let new = (Some(new_host.clone()), Some(new_node.clone()));
         if move_row(&mut tx, instance_uuid, (&new.0, &new.1), (old_host, old_node)).await? != 1 {
             tx.rollback().await?;
-            return Err(HostsError::ChangedSincePlan { uuid: crate::core::text::visible_line(instance_uuid).into_owned() });
+            return Err(HostsError::ChangedSincePlan {
+                uuid: crate::core::text::visible_line(instance_uuid).into_owned(),
+            });
         }
         tx.execute(
             &format!("INSERT INTO {HOST_CHANGES_TABLE} (change_set, applied_at, instance_uuid, nova_bm_host, old_host, old_node, new_host, new_node) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
