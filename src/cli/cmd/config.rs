@@ -55,6 +55,7 @@ pub struct ConfigArgs {
     /// [pxe] tftp_server (default: nova.conf's my_ip)
     #[arg(long, value_name = "ADDRESS")]
     pub tftp_server: Option<String>,
+    /// One JSON document: target, changes (passwords masked), warnings, next_steps, written
     #[arg(long)]
     pub json: bool,
 }

@@ -22,11 +22,13 @@ pub struct HostsArgs {
     /// Put back the instances' host and node of the newest (or --change-set) applied change
     #[arg(long, conflicts_with_all = ["apply", "to"])]
     pub restore: bool,
+    /// The change set to restore (printed by --apply; default: the newest)
     #[arg(long, value_name = "ID", requires = "restore")]
     pub change_set: Option<String>,
     /// Do not ask for confirmation (required without a terminal)
     #[arg(long)]
     pub yes: bool,
+    /// One JSON document: to, moves, unchanged, notes, refusals, applied, change_set
     #[arg(long)]
     pub json: bool,
 }
