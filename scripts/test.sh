@@ -38,8 +38,8 @@ echo "== a machine to PXE-boot for the next-reboot test (scripts/bootvm.sh: QEMU
 scripts/bootvm.sh >/tmp/bm2ironic-bootvm.env 2>/tmp/bm2ironic-bootvm.log &
 BOOTVM=$!
 
-echo "== the real clients, each in a cached venv, installed meanwhile: the openstack client (the rehearsal), python-novaclient 7.1.2 (the proxy) =="
-{ scripts/clients.sh osc && scripts/novaclient.sh install >/tmp/bm2ironic-novaclient.out; } >/tmp/bm2ironic-clients.log 2>&1 &
+echo "== the real clients, each in a cached venv, installed meanwhile: the openstack client (the rehearsal), python-novaclient 7.1.2 (the proxy), nova 34.0.0 (its options, for config::) =="
+{ scripts/clients.sh osc && scripts/novaclient.sh install >/tmp/bm2ironic-novaclient.out && scripts/nova.sh install >/tmp/bm2ironic-nova.out; } >/tmp/bm2ironic-clients.log 2>&1 &
 CLIENTS=$!
 
 echo "== the real Juno Ironic (2014.2 from its sources, scripts/juno.sh; docs/juno.md): its Python 2.7 venv, installed meanwhile =="
@@ -56,6 +56,8 @@ setup "starting Keystone" scripts/keystone.sh start
 wait "$CLIENTS" || { cat /tmp/bm2ironic-clients.log >&2; echo "installing the openstack client failed" >&2; exit 1; }
 BM2IRONIC_TEST_NOVACLIENT_VENV=$(tail -1 /tmp/bm2ironic-novaclient.out)
 export BM2IRONIC_TEST_NOVACLIENT_VENV
+BM2IRONIC_TEST_NOVA_VENV=$(tail -1 /tmp/bm2ironic-nova.out)   # nova==34.0.0's options: the config:: test of a modern nova.conf
+export BM2IRONIC_TEST_NOVA_VENV
 wait "$GALERA" || { cat /tmp/bm2ironic-galera.log >&2; echo "starting the Galera cluster failed" >&2; exit 1; }
 setup "reading the Galera cluster's settings" cat /tmp/bm2ironic-galera.env   # sets BM2IRONIC_TEST_GALERA: the galera:: tests run
 wait "$JUNO" || { cat /tmp/bm2ironic-juno.log >&2; echo "test.sh: installing the Juno Ironic failed (scripts/juno.sh; where its sources come from: docs/juno.md): stopping" >&2; exit 1; }

@@ -122,9 +122,19 @@ fn venv_python(var: &str) -> Option<PathBuf> {
     server_env(var).map(|v| PathBuf::from(v).join("bin/python"))
 }
 
+/// Juno Nova's venv: `BM2IRONIC_TEST_JUNO_NOVA_VENV`, else the `nova-venv` scripts/juno.sh installs
+/// beside the Juno Ironic's venv.
+fn juno_nova_python() -> Option<PathBuf> {
+    if let Some(v) = std::env::var_os(JUNO_NOVA_VENV).filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(v).join("bin/python"));
+    }
+    let beside = std::env::var_os(JUNO_VENV).map(|v| PathBuf::from(v).with_file_name("nova-venv").join("bin/python"));
+    beside.filter(|p| p.exists()).or_else(|| venv_python(JUNO_NOVA_VENV))
+}
+
 #[test]
 fn juno_files_load_in_juno_nova_and_juno_ironic() {
-    let (Some(nova_py), Some(ironic_py)) = (venv_python(JUNO_NOVA_VENV), venv_python(JUNO_VENV)) else { return };
+    let (Some(nova_py), Some(ironic_py)) = (juno_nova_python(), venv_python(JUNO_VENV)) else { return };
     // ClusteredComputeManager lives in the ironic 2014.2 package: nova-compute imports it from there
     let ironic_src = PathBuf::from(std::env::var(JUNO_VENV).unwrap()).parent().unwrap().join("src");
     let dir = tempfile::tempdir().unwrap();
