@@ -45,3 +45,71 @@ pub fn file_text(plan: &ConfPlan, inp: &ConfInputs, file: ConfFile, original: &s
     };
     render(original, &plan.of(file), drop, &header)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::db::url::DbUrl;
+    use crate::core::settings::conf_file::IniFile;
+    use std::path::Path;
+
+    const NOVA: &str = "[DEFAULT]\nhost = bm-1\nmy_ip = 10.0.0.2\ncompute_driver = nova.virt.baremetal.driver.BareMetalDriver\n\
+        [keystone_authtoken]\nidentity_uri = http://k:35357\nauth_uri = http://k:5000/v2.0\nadmin_user = nova\nadmin_password = KsPw9\nadmin_tenant_name = service\n\
+        [baremetal]\nsql_connection = mysql://nova:BmPw9@db/nova_bm\n";
+
+    fn inputs(target: TargetKind, noauth: bool) -> ConfInputs {
+        ConfInputs {
+            target,
+            nova: IniFile::parse(Path::new("nova.conf"), NOVA).unwrap(),
+            ironic: None,
+            ironic_url: Some("http://ironic:6385/".into()),
+            ironic_db: Some(DbUrl::parse("mysql://ironic:IrPw9@db/ironic").unwrap()),
+            service_user: None,
+            noauth,
+            host: Some("ironic-compute".into()),
+            region: None,
+            tftp_server: None,
+        }
+    }
+
+    fn get<'a>(p: &'a ConfPlan, file: ConfFile, section: &str, option: &str) -> Option<&'a str> {
+        p.changes
+            .iter()
+            .find(|c| c.file == file && c.section == section && c.option == option)
+            .and_then(|c| c.new.as_ref().map(|v| v.written()))
+    }
+
+    #[test]
+    fn juno_and_modern_changes() {
+        let j = compute(&inputs(TargetKind::Juno, false)).unwrap();
+        assert_eq!(get(&j, ConfFile::Nova, "ironic", "api_endpoint"), Some("http://ironic:6385/v1"));
+        assert_eq!(get(&j, ConfFile::Nova, "ironic", "admin_url"), Some("http://k:35357/v2.0"));
+        assert_eq!(get(&j, ConfFile::Nova, "DEFAULT", "host"), Some("ironic-compute"));
+        assert_eq!(get(&j, ConfFile::Ironic, "DEFAULT", "enabled_drivers"), Some("pxe_ipmitool"));
+        assert_eq!(get(&j, ConfFile::Ironic, "conductor", "api_url"), Some("http://ironic:6385"));
+        let m = compute(&inputs(TargetKind::Modern, false)).unwrap();
+        assert_eq!(get(&m, ConfFile::Nova, "DEFAULT", "compute_driver"), Some("ironic.IronicDriver"));
+        assert_eq!(get(&m, ConfFile::Nova, "ironic", "auth_url"), Some("http://k:35357/v3"));
+        assert!(get(&m, ConfFile::Ironic, "database", "connection").unwrap().starts_with("mysql+pymysql://"));
+        assert!(m.next_steps.iter().any(|s| s.contains("cell_v2 discover_hosts")));
+        let n = compute(&inputs(TargetKind::Juno, true)).unwrap();
+        assert_eq!(get(&n, ConfFile::Nova, "ironic", "admin_auth_token"), Some("noauth"));
+        assert!(get(&n, ConfFile::Nova, "ironic", "admin_password").is_none());
+        // what is shown (JSON, table) never holds a password; the written file does
+        for p in [&j, &m, &n] {
+            let shown = serde_json::to_string(p).unwrap();
+            for pw in ["KsPw9", "BmPw9", "IrPw9"] {
+                assert!(!shown.contains(pw), "{pw} shown: {shown}");
+            }
+        }
+        let text = file_text(&j, &inputs(TargetKind::Juno, false), ConfFile::Nova, NOVA);
+        assert!(text.contains("admin_password = KsPw9") && text.contains("# sql_connection = mysql://nova:BmPw9@"));
+    }
+
+    #[test]
+    fn no_ironic_url_is_said() {
+        let mut i = inputs(TargetKind::Juno, false);
+        i.ironic_url = None;
+        assert!(compute(&i).unwrap_err().to_string().contains("--ironic-url"));
+    }
+}
