@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 const JUNO_VENV: &str = "BM2IRONIC_TEST_JUNO_VENV";
 
 /// The Juno venv, or None after a loud skip (a failure in CI).
-fn juno_venv() -> Option<PathBuf> {
+pub(crate) fn juno_venv() -> Option<PathBuf> {
     match std::env::var(JUNO_VENV) {
         Ok(v) if !v.is_empty() => Some(PathBuf::from(v)),
         _ => {
@@ -33,12 +33,12 @@ fn juno_venv() -> Option<PathBuf> {
     }
 }
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The URL SQLAlchemy (Juno's) takes for a test database.
-fn sqlalchemy_url(db: &TestDb) -> String {
+pub(crate) fn sqlalchemy_url(db: &TestDb) -> String {
     match db.backend {
         Backend::Sqlite => db.admin_url.clone(),
         Backend::MySql => format!("{}?charset=utf8", db.admin_url.replacen("mysql://", "mysql+pymysql://", 1)),
@@ -47,7 +47,7 @@ fn sqlalchemy_url(db: &TestDb) -> String {
 }
 
 /// scripts/juno.sh with the venv the environment names.
-fn juno_sh(venv: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn juno_sh(venv: &Path, args: &[&str]) -> std::process::Output {
     Command::new("bash")
         .arg(repo().join("scripts/juno.sh"))
         .args(args)
@@ -57,7 +57,7 @@ fn juno_sh(venv: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// A fresh database with the schema Juno's own `ironic-dbsync upgrade` makes.
-async fn dbsync(venv: &Path, backend: Backend, tag: &str) -> TestDb {
+pub(crate) async fn dbsync(venv: &Path, backend: Backend, tag: &str) -> TestDb {
     let db = TestDb::create(backend, tag).await.expect("database server configured");
     let out = juno_sh(venv, &["dbsync", &sqlalchemy_url(&db)]);
     assert!(out.status.success(), "juno.sh dbsync: {}", String::from_utf8_lossy(&out.stderr));
@@ -271,7 +271,7 @@ fn inventory() -> Fixture {
 
 /// A Nova database (SQLite) with the instances of `instances`: (nova_bm id, image_ref, root_gb),
 /// and the two baremetal nova-computes, stopped long ago.
-async fn nova_db(instances: &[(i64, Option<&str>, Option<i64>)]) -> TestDb {
+pub(crate) async fn nova_db(instances: &[(i64, Option<&str>, Option<i64>)]) -> TestDb {
     let t = TestDb::create(Backend::Sqlite, "jnova").await.unwrap();
     let mut sql = vec![
         "CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER)".to_string(),
@@ -293,12 +293,12 @@ async fn nova_db(instances: &[(i64, Option<&str>, Option<i64>)]) -> TestDb {
     t
 }
 
-const KERNEL: &str = "2bcb0e2e-1d8e-4b3a-9a67-6b0f7c2f1a11";
-const RAMDISK: &str = "7c1f4f8e-52b0-4a7e-8a2d-0e0a2f7d3b22";
+pub(crate) const KERNEL: &str = "2bcb0e2e-1d8e-4b3a-9a67-6b0f7c2f1a11";
+pub(crate) const RAMDISK: &str = "7c1f4f8e-52b0-4a7e-8a2d-0e0a2f7d3b22";
 const ARGS: &[&str] = &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK, "--default-arch", "x86_64"];
 
 /// bm2ironic with nova_bm, Nova and the Ironic database given.
-fn cli(logs: &Path, src: &TestDb, nova: &TestDb, tgt: &TestDb) -> assert_cmd::Command {
+pub(crate) fn cli(logs: &Path, src: &TestDb, nova: &TestDb, tgt: &TestDb) -> assert_cmd::Command {
     let mut c = bm2ironic(logs);
     c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
         .env("BM2IRONIC_NOVA_DB", &nova.reader_url)
@@ -306,7 +306,7 @@ fn cli(logs: &Path, src: &TestDb, nova: &TestDb, tgt: &TestDb) -> assert_cmd::Co
     c
 }
 
-fn text(o: &std::process::Output) -> String {
+pub(crate) fn text(o: &std::process::Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
