@@ -20,6 +20,7 @@
 #        scripts/juno.sh nova-install      Nova 2014.2 (nova-compute, Ironic driver) in its own venv
 #        scripts/juno.sh nova-env          nova-install, then print `export BM2IRONIC_TEST_JUNO_NOVA_VENV=...`
 #        scripts/juno.sh nova-dbsync URL   Juno's `nova-manage db sync` on URL, then print its version
+#        scripts/juno.sh nova-schema       a SQLite file with that schema, made once and kept; its path
 #        scripts/juno.sh nova-conf DIR DB_URL IRONIC_URL HOST [INTERVAL]  write DIR/nova.conf, print it
 #        scripts/juno.sh nova-compute CONF nova-compute in the foreground
 #   URL: sqlite:////abs/path.sqlite or mysql+pymysql://USER:PW@127.0.0.1:PORT/DB?charset=utf8
@@ -210,6 +211,8 @@ connection = $url
 api_url = http://127.0.0.1:$port
 sync_power_state_interval = ${BM2_JUNO_SYNC_INTERVAL:-60}
 sync_local_state_interval = ${BM2_JUNO_SYNC_INTERVAL:-180}
+# true (Juno's default): a machine found in another power state than recorded is put back
+force_power_state_during_sync = ${BM2_JUNO_FORCE_POWER_SYNC:-true}
 
 [pxe]
 # the takeover writes each active node's PXE config and fetches its images: here, not /tftpboot
@@ -359,9 +362,9 @@ NOVA_TARBALL=${JUNO_NOVA_TARBALL:-$REF/nova-2014.2.tar.gz}
 NOVA_PINS=$REPO/scripts/juno-nova-pins.txt
 NOVA_VENV=$BASE/nova-venv
 NOVA_SRC=$BASE/nova-src
-NOVA_FIX=sslv3-legacy-alter-1
+NOVA_FIX=sslv3-legacy-alter-ccm-2
 
-nova_spec() { echo "$(sha256sum < "$NOVA_TARBALL" | cut -c1-16) $(sha256sum < "$NOVA_PINS" | cut -c1-16) $NOVA_FIX"; }
+nova_spec() { echo "$(sha256sum < "$NOVA_TARBALL" | cut -c1-16) $(sha256sum < "$TARBALL" | cut -c1-16) $(sha256sum < "$NOVA_PINS" | cut -c1-16) $NOVA_FIX"; }
 
 nova_fix() {   # FILE OLD NEW (python literals on stdin)
   "$NOVA_VENV/bin/python" - "$@" <<'PY'
@@ -423,7 +426,15 @@ nova_install() {
     "        self.append('ALTER TABLE %s RENAME TO migration_tmp' % table_name)\n" \
     "        # bm2ironic scripts/juno.sh: SQLite >= 3.26 rewrites other tables' foreign keys to\n        # follow a RENAME (to the dropped migration_tmp): the pre-3.26 behaviour for this connection\n        self.append('PRAGMA legacy_alter_table = ON')\n        self.execute()\n        self.append('ALTER TABLE %s RENAME TO migration_tmp' % table_name)\n" \
     || die "sqlalchemy-migrate's sqlite.py"
-  "$NOVA_VENV/bin/python" -c 'import nova.cmd.compute, nova.virt.ironic.driver, pymysql' 2>"$BASE/nova-import.log" \
+  # Juno's ClusteredComputeManager (compute_manager = ironic.nova.compute.manager....) ships with
+  # Ironic, not Nova: the four files of ironic/nova/compute from the Ironic tarball, on the path
+  local shim=$NOVA_VENV/ironic-compute-manager
+  [ -f "$TARBALL" ] || die "no Juno Ironic sources at $TARBALL (ClusteredComputeManager comes from them)"
+  mkdir -p "$shim"
+  tar -xzf "$TARBALL" -C "$shim" --strip-components=1 --wildcards '*/ironic/__init__.py' \
+    '*/ironic/nova/__init__.py' '*/ironic/nova/compute/__init__.py' '*/ironic/nova/compute/manager.py'
+  echo "$shim" > "$NOVA_VENV/lib/python2.7/site-packages/bm2ironic-ironic-compute-manager.pth"
+  "$NOVA_VENV/bin/python" -c 'import nova.cmd.compute, nova.virt.ironic.driver, pymysql, ironic.nova.compute.manager' 2>"$BASE/nova-import.log" \
     || { cat "$BASE/nova-import.log" >&2; die "Nova 2014.2 does not import"; }
   echo "$want" > "$NOVA_VENV/.spec"
   log "Nova 2014.2 ready in $((SECONDS - t0)) s"
@@ -444,6 +455,22 @@ nova_dbsync() {   # URL
   rm -rf "$dir"
 }
 
+# A SQLite file holding what Juno's `nova-manage db sync` makes (version 254), made once per venv and
+# kept: the tests copy it (a sync on SQLite takes about 15 s).
+nova_schema() {
+  need_nova
+  local f=$BASE/nova-schema-$(nova_spec | tr ' ' '-').sqlite
+  exec 7>"$BASE/nova-schema.lock"
+  flock 7
+  if [ ! -s "$f" ]; then
+    rm -f "$f.tmp"
+    local v; v=$(nova_dbsync "sqlite:///$f.tmp")
+    [ "$v" = 254 ] || die "nova-manage db sync ended at version '$v', not 254"
+    mv "$f.tmp" "$f"
+  fi
+  echo "$f"
+}
+
 # nova.conf of a Juno nova-compute that manages Ironic's nodes (the runbook's step 7). Written here
 # by hand, in this one function, until `bm2ironic config` writes it.
 nova_conf() {   # DIR DB_URL IRONIC_URL HOST [SYNC_INTERVAL]
@@ -457,6 +484,9 @@ lock_path = $dir/state/lock
 instances_path = $dir/state/instances
 log_file = $dir/nova-compute.log
 debug = true
+# Juno's defaults, and ironicclient/keystoneclient at INFO: at DEBUG they log each request's token
+# and each node's driver_info with its IPMI password
+default_log_levels = amqp=WARN,amqplib=WARN,boto=WARN,qpid=WARN,sqlalchemy=WARN,suds=INFO,oslo.messaging=INFO,iso8601=WARN,requests.packages.urllib3.connectionpool=WARN,urllib3.connectionpool=WARN,websocket=WARN,keystonemiddleware=WARN,routes.middleware=WARN,stevedore=WARN,ironicclient=INFO,keystoneclient=INFO
 compute_driver = nova.virt.ironic.IronicDriver
 compute_manager = ironic.nova.compute.manager.ClusteredComputeManager
 firewall_driver = nova.virt.firewall.NoopFirewallDriver
@@ -468,6 +498,8 @@ rpc_backend = fake
 rootwrap_config = $NOVA_SRC/etc/nova/rootwrap.conf
 sync_power_state_interval = $sync
 update_resources_interval = $sync
+# the periodic tasks start at once, not after a random delay of up to 60 s
+periodic_fuzzy_delay = 0
 heal_instance_info_cache_interval = -1
 image_cache_manager_interval = -1
 network_api_class = nova.network.api.API
@@ -510,7 +542,8 @@ case "${1:-}" in
   nova-install) nova_install ;;
   nova-env) v=$(nova_install); echo "export BM2IRONIC_TEST_JUNO_NOVA_VENV='$v'" ;;
   nova-dbsync) shift; nova_dbsync "$@" ;;
+  nova-schema) nova_schema ;;
   nova-conf) shift; need_nova; nova_conf "$@" ;;
   nova-compute) shift; nova_compute "$@" ;;
-  *) sed -n '2,25p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,26p' "$0" >&2; exit 2 ;;
 esac

@@ -105,7 +105,13 @@ pub(crate) async fn fake_glance(dir: &Path, port: u16) -> Proc {
 
 /// Juno's API and conductor in one process (`juno.sh allinone-fg`) on 127.0.0.1:`port`, power sync
 /// and takeover every 2 s, Glance at `glance_port`; its work dir (ironic.conf, ironic.log, tftpboot).
-pub(crate) async fn juno_allinone(venv: &Path, db: &TestDb, port: u16, glance_port: u16) -> (Proc, PathBuf) {
+pub(crate) async fn juno_allinone(
+    venv: &Path,
+    db: &TestDb,
+    port: u16,
+    glance_port: u16,
+    env: &[(&str, &str)],
+) -> (Proc, PathBuf) {
     let base = venv.parent().unwrap();
     let p = Proc::spawn(
         Command::new("bash")
@@ -113,7 +119,8 @@ pub(crate) async fn juno_allinone(venv: &Path, db: &TestDb, port: u16, glance_po
             .args(["allinone-fg", &sqlalchemy_url(db), &port.to_string()])
             .env("BM2_JUNO_BASE", base)
             .env("BM2_JUNO_GLANCE", format!("127.0.0.1:{glance_port}"))
-            .env("BM2_JUNO_SYNC_INTERVAL", "2"),
+            .env("BM2_JUNO_SYNC_INTERVAL", "2")
+            .envs(env.iter().copied()),
     );
     let dir = base.join(format!("allinone-{port}"));
     let deadline = Instant::now() + Duration::from_secs(90);
@@ -184,7 +191,7 @@ async fn juno_conductor_takes_the_migrated_nodes_over() {
         .collect();
     let images = tempfile::tempdir().unwrap();
     let glance = fake_glance(images.path(), GLANCE_PORT).await;
-    let (_juno, dir) = juno_allinone(&venv, &tgt, IRONIC_PORT, GLANCE_PORT).await;
+    let (_juno, dir) = juno_allinone(&venv, &tgt, IRONIC_PORT, GLANCE_PORT, &[]).await;
     let log = dir.join("ironic.log");
 
     let uuid = |id: i64| format!("bbbbbbbb-0000-4000-8000-{id:012}");

@@ -18,6 +18,7 @@ mod hostile_rows;
 mod hostile_text;
 mod inventory;
 mod juno;
+mod juno_compute;
 mod juno_takeover;
 mod keystone;
 mod migrate;
