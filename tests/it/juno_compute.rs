@@ -218,3 +218,61 @@ async fn juno_nova_compute_takes_over_on_juno_ironic() {
     wait_for(&tgt, "SELECT CASE WHEN COUNT(*) = 2 THEN 1 ELSE 0 END FROM nodes WHERE conductor_affinity IS NOT NULL AND power_state IS NOT NULL", 45, "Juno's takeover", &dir.join("ironic.log")).await;
     nova_takes_over(&nova, &tgt, "http://127.0.0.1:6464", &bmcs, &addrs, "Juno Ironic").await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn juno_nova_compute_takes_over_on_ironic_39() {
+    use std::os::unix::process::CommandExt;
+    let Some(_nova_venv) = nova_venv() else { return };
+    let Some(ironic_venv) = server_env(IRONIC_VENV).map(PathBuf::from) else { return };
+    let addrs = ["127.0.26.14", "127.0.26.15", "127.0.26.16"];
+    let src = TestDb::with_fixture(Backend::Sqlite, "jisrc", &small_cloud(&addrs)).await.unwrap();
+    let nova = juno_nova_db().await;
+    let Some(tgt) = TestDb::ironic(Backend::Sqlite, "jitgt").await else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["deploy.kernel", "deploy.initramfs"] {
+        std::fs::write(tmp.path().join(name), b"x").unwrap();
+    }
+    let k = format!("file://{}", tmp.path().join("deploy.kernel").display());
+    let r = format!("file://{}", tmp.path().join("deploy.initramfs").display());
+    migrate(&src, &nova, &tgt, &["--deploy-kernel", &k, "--deploy-ramdisk", &r]).await;
+    let bmcs: Vec<Proc> = [(1, "off"), (3, "on"), (6, "off")]
+        .iter()
+        .zip(addrs)
+        .map(|((id, power), a)| bmc(&ironic_venv, a, &format!("bmc-pass-{id}"), power))
+        .collect();
+    // Ironic 39 (noauth, scripts/ironic.sh), power sync every 2 s and, as on Juno, not forced
+    let dir = tmp.path().join("ironic");
+    let port = 6465;
+    let out = Command::new("bash")
+        .arg(repo().join("scripts/ironic.sh"))
+        .args(["conf", dir.to_str().unwrap(), &tgt.admin_url, &port.to_string()])
+        .env("BM2_IRONIC_SYNC_INTERVAL", "2")
+        .env("BM2_IRONIC_FORCE_POWER_SYNC", "false")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "ironic.sh conf: {}", text(&out));
+    let conf = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let _ironic = Proc::spawn(
+        Command::new(ironic_venv.join("bin/ironic"))
+            .args(["--config-file", &conf])
+            .env("PYTHONWARNINGS", "ignore")
+            .process_group(0),
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !reqwest::get(format!("{base}/v1/")).await.is_ok_and(|r| r.status().is_success()) {
+        assert!(Instant::now() < deadline, "Ironic 39 did not start");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    wait_for(
+        &tgt,
+        "SELECT CASE WHEN COUNT(*) = 3 THEN 1 ELSE 0 END FROM nodes WHERE power_state IS NOT NULL",
+        45,
+        "Ironic 39's power sync",
+        &dir.join("ironic.log"),
+    )
+    .await;
+    nova_takes_over(&nova, &tgt, &base, &bmcs, &addrs, "Ironic 39").await;
+    let last_errors = tgt.rows("SELECT uuid, last_error FROM nodes WHERE last_error IS NOT NULL").await;
+    assert!(last_errors.is_empty(), "{last_errors:?}");
+}
