@@ -37,7 +37,7 @@ fn instance(id: i64) -> String {
 /// compute_nodes rows of the baremetal driver, a baremetal flavor, and the instances of nodes 3
 /// (active, running) and 6 (stopped).
 async fn juno_nova_db() -> TestDb {
-    let out = Command::new("bash").arg(repo().join("scripts/juno.sh")).arg("nova-schema").output().unwrap();
+    let out = juno_nova_sh().arg("nova-schema").output().unwrap();
     assert!(out.status.success(), "juno.sh nova-schema: {}", text(&out));
     let schema = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let t = TestDb::create(Backend::Sqlite, "jcnova").await.unwrap();
@@ -91,14 +91,13 @@ async fn juno_nova_db() -> TestDb {
 
 /// Juno's nova-compute on `nova` against the Ironic API `ironic_url`; its work dir.
 fn nova_compute(nova: &TestDb, ironic_url: &str, dir: &Path) -> Proc {
-    let out = Command::new("bash")
-        .arg(repo().join("scripts/juno.sh"))
+    let out = juno_nova_sh()
         .args(["nova-conf", dir.to_str().unwrap(), &nova.admin_url, ironic_url, HOST, "3"])
         .output()
         .unwrap();
     assert!(out.status.success(), "juno.sh nova-conf: {}", text(&out));
     let conf = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    Proc::spawn(Command::new("bash").arg(repo().join("scripts/juno.sh")).args(["nova-compute", &conf]))
+    Proc::spawn(juno_nova_sh().args(["nova-compute", &conf]))
 }
 
 /// One instance in Nova: (vm_state, power_state, task_state, deleted, host, node).
@@ -183,6 +182,16 @@ async fn migrate(src: &TestDb, nova: &TestDb, tgt: &TestDb, args: &[&str]) {
     assert!(out.status.success(), "flavors: {}", text(&out));
     let out = run(&["migrate", "--via", "db", "--yes", "--default-arch", "x86_64"]);
     assert!(out.status.success(), "migrate: {}", text(&out));
+}
+
+/// scripts/juno.sh with the Juno Nova venv the environment names (its parent is juno.sh's base).
+fn juno_nova_sh() -> Command {
+    let mut c = Command::new("bash");
+    c.arg(repo().join("scripts/juno.sh"));
+    if let Some(base) = std::env::var_os(NOVA_VENV).map(PathBuf::from).and_then(|v| v.parent().map(Path::to_path_buf)) {
+        c.env("BM2_JUNO_BASE", base);
+    }
+    c
 }
 
 fn nova_venv() -> Option<PathBuf> {
