@@ -22,6 +22,7 @@
 #        scripts/juno.sh nova-dbsync URL   Juno's `nova-manage db sync` on URL, then print its version
 #        scripts/juno.sh nova-schema       a SQLite file with that schema, made once and kept; its path
 #        scripts/juno.sh nova-conf DIR DB_URL IRONIC_URL HOST [INTERVAL]  write DIR/nova.conf, print it
+#                                          (DB_URL `env`: $BM2_JUNO_DB_URL; BM2_JUNO_IRONIC_TOKEN: a token)
 #        scripts/juno.sh nova-compute CONF nova-compute in the foreground
 #   URL: sqlite:////abs/path.sqlite or mysql+pymysql://USER:PW@127.0.0.1:PORT/DB?charset=utf8
 #
@@ -443,8 +444,9 @@ nova_install() {
 
 need_nova() { [ -x "$NOVA_VENV/bin/nova-compute" ] || die "no Juno Nova venv at $NOVA_VENV: run '$0 nova-install' first"; }
 
-nova_dbsync() {   # URL
+nova_dbsync() {   # URL ('env': $BM2_JUNO_DB_URL, to keep a password off the command line)
   local url=${1:?usage: nova-dbsync URL}
+  [ "$url" != env ] || url=${BM2_JUNO_DB_URL:?BM2_JUNO_DB_URL is not set}
   need_nova
   local dir; dir=$(mktemp -d "${TMPDIR:-/tmp}/bm2ironic-juno-nova-dbsync.XXXXXX")
   printf '[DEFAULT]\nrpc_backend = fake\nlog_dir = %s\n[database]\nconnection = %s\n' "$dir" "$url" > "$dir/nova.conf"
@@ -475,7 +477,11 @@ nova_schema() {
 # by hand, in this one function, until `bm2ironic config` writes it.
 nova_conf() {   # DIR DB_URL IRONIC_URL HOST [SYNC_INTERVAL]
   local dir=$1 url=$2 ironic=$3 host=$4 sync=${5:-10}
+  [ "$url" != env ] || url=${BM2_JUNO_DB_URL:?BM2_JUNO_DB_URL is not set}
+  # a Keystone token for Ironic (BM2_JUNO_IRONIC_TOKEN), else one a noauth Ironic does not check
+  local token=${BM2_JUNO_IRONIC_TOKEN:-bm2ironic-noauth}
   mkdir -p "$dir/state/lock" "$dir/state/instances"
+  : > "$dir/nova.conf"; chmod 600 "$dir/nova.conf"
   cat > "$dir/nova.conf" <<CONF
 [DEFAULT]
 host = $host
@@ -512,8 +518,9 @@ connection = $url
 
 [ironic]
 api_endpoint = $ironic
-# a token Ironic does not check (noauth); with Keystone: admin_username/admin_password/admin_url
-admin_auth_token = bm2ironic-noauth
+# Juno's driver authenticates with Keystone v2.0 only (admin_username/admin_password/admin_url);
+# a token is what works against today's Keystone v3 (docs/juno.md)
+admin_auth_token = $token
 api_version = 1
 api_max_retries = 30
 api_retry_interval = 2
@@ -545,5 +552,5 @@ case "${1:-}" in
   nova-schema) nova_schema ;;
   nova-conf) shift; need_nova; nova_conf "$@" ;;
   nova-compute) shift; nova_compute "$@" ;;
-  *) sed -n '2,26p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,27p' "$0" >&2; exit 2 ;;
 esac
