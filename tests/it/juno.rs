@@ -489,3 +489,49 @@ async fn via_api_is_refused() {
     assert!(said.contains("Juno") && said.contains("1.17") && said.contains("--via db"), "{said}");
     assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 0, "nothing written");
 }
+
+/// `bm2ironic proxy` over Juno's version-less API (no microversions, no `?fields=`, which Juno
+/// answers 400 "Unknown argument"): the proxy reads the detail lists and whole nodes instead, and
+/// answers Nova's os-baremetal-nodes calls: the list, a node by uuid with its MACs, a node by its
+/// nova_bm integer id (the flat marker).
+#[tokio::test(flavor = "multi_thread")]
+async fn proxy_reads_the_juno_api() {
+    use std::os::unix::process::CommandExt;
+    let Some(venv) = juno_venv() else { return };
+    let src = TestDb::with_fixture(Backend::Sqlite, "jpsrc", &inventory()).await.unwrap();
+    let nova = nova_db(&[(3, Some("glance-image-3"), Some(40)), (6, Some("glance-image-6"), None)]).await;
+    let tgt = dbsync(&venv, Backend::Sqlite, "jptgt").await;
+    let logs = tempfile::tempdir().unwrap();
+    let out =
+        cli(logs.path(), &src, &nova, &tgt).args(["migrate", "--via", "db", "--yes"]).args(ARGS).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let api = JunoApi::start(&venv, &tgt).await;
+    let stderr = logs.path().join("proxy.stderr");
+    let proxy = JunoApi {
+        child: Command::new(assert_cmd::cargo::cargo_bin("bm2ironic"))
+            .arg("--log-dir")
+            .arg(logs.path().join("plogs"))
+            .args(["proxy", "--listen", "127.0.0.1:6469", "--auth", "noauth", "--ironic-url", &api.base])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .process_group(0)
+            .spawn()
+            .unwrap(),
+        base: "http://127.0.0.1:6469".into(),
+        dir: logs.path().to_path_buf(),
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !reqwest::get(format!("{}/healthz", proxy.base)).await.is_ok_and(|r| r.status().is_success()) {
+        assert!(std::time::Instant::now() < deadline, "{}", std::fs::read_to_string(&stderr).unwrap_or_default());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let list = proxy.get("/v2.1/os-baremetal-nodes").await;
+    assert_eq!(list["nodes"].as_array().map(Vec::len), Some(6), "{list}");
+    let n3 = "bbbbbbbb-0000-4000-8000-000000000003";
+    for id in [n3, "3"] {
+        let show = proxy.get(&format!("/v2.1/os-baremetal-nodes/{id}")).await;
+        let s = show.to_string();
+        assert!(s.contains(n3) && s.contains("52:55:00:00:00:03") && s.contains("52:55:01:00:00:03"), "{id}: {s}");
+    }
+}
