@@ -7,7 +7,9 @@
 //!   `extra.vif_port_id`, `instance_info.image_source` + `root_gb`), and `verify --ironic-url`
 //!   against it finds nothing;
 //! - an instance without `image_source` is a blocking conflict for a Juno target;
-//! - `migrate --via api` against Juno is refused (no adopt before API 1.17).
+//! - `migrate --via api` against Juno is refused (no adopt before API 1.17);
+//! - `bm2ironic proxy` over Juno's API (no `fields`) answers Nova's os-baremetal-nodes calls, to
+//!   HTTP and to python-novaclient 7.1.2.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -534,4 +536,40 @@ async fn proxy_reads_the_juno_api() {
         let s = show.to_string();
         assert!(s.contains(n3) && s.contains("52:55:00:00:00:03") && s.contains("52:55:01:00:00:03"), "{id}: {s}");
     }
+    // the real client: python-novaclient 7.1.2, its token from the real Keystone (the proxy runs
+    // without auth here), `nova baremetal-node-list` and `baremetal-node-show 3`
+    let Some(nova_venv) = crate::common::server_env(crate::proxy::NOVACLIENT_VENV) else { return };
+    let Some(ks) = crate::common::server_env(crate::api_env::KEYSTONE_URL) else { return };
+    let nova = |args: &[&str]| {
+        let mut c = Command::new(Path::new(&nova_venv).join("bin/nova"));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("OS_") || k.starts_with("NOVA") {
+                c.env_remove(k);
+            }
+        }
+        c.envs([
+            ("OS_AUTH_URL", ks.as_str()),
+            ("OS_USERNAME", "admin"),
+            ("OS_PASSWORD", crate::api_env::ADMIN_PASSWORD),
+            ("OS_PROJECT_NAME", "admin"),
+            ("OS_USER_DOMAIN_NAME", "Default"),
+            ("OS_PROJECT_DOMAIN_NAME", "Default"),
+            ("OS_IDENTITY_API_VERSION", "3"),
+            ("PYTHONWARNINGS", "ignore"),
+        ])
+        .args(["--os-compute-api-version", "2.1", "--endpoint-override", &format!("{}/v2.1", proxy.base)])
+        .args(args)
+        .output()
+        .unwrap()
+    };
+    let out = nova(&["baremetal-node-list"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let listed = String::from_utf8_lossy(&out.stdout).to_string();
+    for id in 1..=6 {
+        assert!(listed.contains(&format!("bbbbbbbb-0000-4000-8000-{id:012}")), "node {id}: {listed}");
+    }
+    let out = nova(&["baremetal-node-show", "3"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(shown.contains(n3) && shown.contains("52:55:00:00:00:03"), "{shown}");
 }
