@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # juno.sh: the REAL OpenStack Ironic of the Juno release (git tag 2014.2), the release the nova_bm
 # upgrade targets, for the tests: its own `ironic-dbsync upgrade` makes the schema, its own API
-# reads what bm2ironic wrote. Python 2.7, pinned 2014-era packages, loopback only, no auth.
+# reads what bm2ironic wrote, its conductor takes the nodes over; and Juno's nova-compute with the
+# Ironic driver (nova-* commands). Python 2.7, pinned 2014-era packages, loopback only, no auth.
 #
 # Usage: scripts/juno.sh install           build the venv (cached; about a minute cold, instant warm)
 #                                          and print its path
@@ -552,5 +553,5 @@ case "${1:-}" in
   nova-schema) nova_schema ;;
   nova-conf) shift; need_nova; nova_conf "$@" ;;
   nova-compute) shift; nova_compute "$@" ;;
-  *) sed -n '2,27p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,28p' "$0" >&2; exit 2 ;;
 esac
