@@ -73,6 +73,8 @@ graceful_shutdown_timeout = 5
 # test BMC addresses are 127.0.0.1 only
 sync_power_state_interval = ${BM2_IRONIC_SYNC_INTERVAL:-60}
 power_state_sync_max_retries = 2
+# true (Ironic's default): a machine found in another power state than recorded is put back
+force_power_state_during_sync = ${BM2_IRONIC_FORCE_POWER_SYNC:-true}
 
 [ipmi]
 # give up on an unreachable BMC quickly (default 60 s per command): tests wait on it

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # juno.sh: the REAL OpenStack Ironic of the Juno release (git tag 2014.2), the release the nova_bm
 # upgrade targets, for the tests: its own `ironic-dbsync upgrade` makes the schema, its own API
-# reads what bm2ironic wrote. Python 2.7, pinned 2014-era packages, loopback only, no auth.
+# reads what bm2ironic wrote, its conductor takes the nodes over; and Juno's nova-compute with the
+# Ironic driver (nova-* commands). Python 2.7, pinned 2014-era packages, loopback only, no auth.
 #
 # Usage: scripts/juno.sh install           build the venv (cached; about a minute cold, instant warm)
 #                                          and print its path
@@ -15,7 +16,15 @@
 #        scripts/juno.sh conductor URL     ironic-conductor alone in the background
 #        scripts/juno.sh allinone URL PORT API and conductor in ONE process (what power and
 #                                          provision actions need, see below)
+#        scripts/juno.sh allinone-fg URL PORT  the same in the foreground
 #        scripts/juno.sh stop              stop what api/conductor/allinone started (PID files)
+#        scripts/juno.sh nova-install      Nova 2014.2 (nova-compute, Ironic driver) in its own venv
+#        scripts/juno.sh nova-env          nova-install, then print `export BM2IRONIC_TEST_JUNO_NOVA_VENV=...`
+#        scripts/juno.sh nova-dbsync URL   Juno's `nova-manage db sync` on URL, then print its version
+#        scripts/juno.sh nova-schema       a SQLite file with that schema, made once and kept; its path
+#        scripts/juno.sh nova-conf DIR DB_URL IRONIC_URL HOST [INTERVAL]  write DIR/nova.conf, print it
+#                                          (DB_URL `env`: $BM2_JUNO_DB_URL; BM2_JUNO_IRONIC_TOKEN: a token)
+#        scripts/juno.sh nova-compute CONF nova-compute in the foreground
 #   URL: sqlite:////abs/path.sqlite or mysql+pymysql://USER:PW@127.0.0.1:PORT/DB?charset=utf8
 #
 # Where the Juno sources come from. Nothing of Juno is kept in this repository; the script reads
@@ -114,6 +123,13 @@ install() {
   mkdir -p "$BASE"
   exec 9>"$BASE/install.lock"
   flock 9   # one install at a time (test.sh installs in the background while others may ask)
+  if ! command -v qemu-img >/dev/null; then
+    # Juno's pxe driver runs `qemu-img info` on every image it fetches (the takeover does)
+    log "installing qemu-utils (apt): Juno's takeover runs qemu-img"
+    { apt-get -o DPkg::Lock::Timeout=300 update -q && DEBIAN_FRONTEND=noninteractive \
+        apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends qemu-utils; } >"$BASE/apt.log" 2>&1 \
+      || { tail -20 "$BASE/apt.log" >&2; die "installing qemu-utils failed"; }
+  fi
   local want; want=$(spec)
   if [ -x "$VENV/bin/ironic-api" ] && [ "$(cat "$VENV/.spec" 2>/dev/null)" = "$want" ]; then
     echo "$VENV"; return 0
@@ -191,7 +207,45 @@ port = $port
 
 [database]
 connection = $url
+
+[conductor]
+# the deploy ramdisk's callback URL (else Juno asks Keystone's catalog for it)
+api_url = http://127.0.0.1:$port
+sync_power_state_interval = ${BM2_JUNO_SYNC_INTERVAL:-60}
+sync_local_state_interval = ${BM2_JUNO_SYNC_INTERVAL:-180}
+# true (Juno's default): a machine found in another power state than recorded is put back
+force_power_state_during_sync = ${BM2_JUNO_FORCE_POWER_SYNC:-true}
+
+[pxe]
+# the takeover writes each active node's PXE config and fetches its images: here, not /tftpboot
+tftp_server = 127.0.0.1
+tftp_root = $dir/tftpboot
+tftp_master_path = $dir/tftpboot/master_images
+instance_master_path = $dir/master_images
+images_path = $dir/images
+
+[dhcp]
+# no Neutron here: the takeover's DHCP update (Neutron port options) is not made
+dhcp_provider = none
 CONF
+  mkdir -p "$dir/tftpboot/master_images" "$dir/master_images" "$dir/images"
+  if [ -n "${BM2_JUNO_GLANCE:-}" ]; then
+    # Glance (images at the takeover) and the Keystone v2.0 the conductor gets its admin token from
+    # for Glance: scripts/fakeglance.py in the tests (docs/juno.md says why)
+    cat >> "$dir/ironic.conf" <<CONF
+
+[glance]
+glance_api_servers = $BM2_JUNO_GLANCE
+auth_strategy = keystone
+
+[keystone_authtoken]
+auth_uri = http://$BM2_JUNO_GLANCE/
+auth_version = v2.0
+admin_user = admin
+admin_password = unused
+admin_tenant_name = admin
+CONF
+  fi
   echo "$dir/ironic.conf"
 }
 
@@ -261,16 +315,19 @@ def _listen_as_brokers_do(self, target):
         listener._targets.append(t)
     return listener
 impl_fake.FakeDriver.listen = _listen_as_brokers_do
+# The configuration first: the conductor's periodic tasks take their spacing (sync_power_state_interval,
+# sync_local_state_interval) from it when ironic.conductor.manager is imported, which the API's
+# modules do.
+from ironic.common import service as ironic_service
+ironic_service.prepare_service(sys.argv)
 from wsgiref import simple_server
 from six.moves import socketserver
 from ironic.api import app
-from ironic.common import service as ironic_service
 from ironic.openstack.common import service
 
 class Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
     pass
 
-ironic_service.prepare_service(sys.argv)
 conf = cfg.CONF
 launcher = service.launch(ironic_service.RPCService(conf.host, 'ironic.conductor.manager', 'ConductorManager'))
 api = simple_server.make_server(conf.api.host_ip, conf.api.port, app.VersionSelectorApplication(), server_class=Server)
@@ -294,6 +351,189 @@ stop() {
   done
 }
 
+
+# ------------------------------------------------------------------ Juno nova-compute (Ironic driver)
+# Nova 2014.2 from JUNO_NOVA_TARBALL, else $JUNO_REFERENCE_DIR/nova-2014.2.tar.gz; pins in
+# scripts/juno-nova-pins.txt; venv $BASE/nova-venv, sources $BASE/nova-src. Two changes, made at
+# install, each for this machine and not for Juno's behaviour: Nova's sslutils names
+# ssl.PROTOCOL_SSLv3, which a Python 2.7 built on OpenSSL 3 lacks (made optional), and
+# sqlalchemy-migrate's SQLite table rebuild renames tables, which SQLite >= 3.26 follows in other
+# tables' foreign keys (it leaves them naming the dropped `migration_tmp`): the connection gets
+# `PRAGMA legacy_alter_table = ON`, SQLite's own switch back to the old behaviour.
+NOVA_TARBALL=${JUNO_NOVA_TARBALL:-$REF/nova-2014.2.tar.gz}
+NOVA_PINS=$REPO/scripts/juno-nova-pins.txt
+NOVA_VENV=$BASE/nova-venv
+NOVA_SRC=$BASE/nova-src
+NOVA_FIX=sslv3-legacy-alter-ccm-2
+
+nova_spec() { echo "$(sha256sum < "$NOVA_TARBALL" | cut -c1-16) $(sha256sum < "$TARBALL" | cut -c1-16) $(sha256sum < "$NOVA_PINS" | cut -c1-16) $NOVA_FIX"; }
+
+nova_fix() {   # FILE OLD NEW (python literals on stdin)
+  "$NOVA_VENV/bin/python" - "$@" <<'PY'
+import io, sys
+MARK = "bm2ironic scripts/juno.sh"
+path, old, new = sys.argv[1], sys.argv[2].decode("string_escape"), sys.argv[3].decode("string_escape")
+text = io.open(path, encoding="utf-8").read()
+if MARK in text:
+    sys.exit(0)
+if text.count(old.decode("utf-8")) != 1:
+    sys.exit("juno.sh: %s is not the file this script knows: not changed" % path)
+io.open(path, "w", encoding="utf-8").write(text.replace(old.decode("utf-8"), new.decode("utf-8")))
+for ext in ("c", "o"):
+    try:
+        import os; os.unlink(path + ext)
+    except OSError:
+        pass
+PY
+}
+
+nova_install() {
+  [ -f "$NOVA_TARBALL" ] || die "no Juno Nova sources at $NOVA_TARBALL: set JUNO_NOVA_TARBALL to a tar.gz of openstack/nova tag 2014.2 (git archive, see docs/juno.md) or JUNO_REFERENCE_DIR to a directory holding nova-2014.2.tar.gz"
+  mkdir -p "$BASE"
+  exec 8>"$BASE/nova-install.lock"
+  flock 8
+  local want; want=$(nova_spec)
+  if [ -x "$NOVA_VENV/bin/nova-compute" ] && [ "$(cat "$NOVA_VENV/.spec" 2>/dev/null)" = "$want" ]; then
+    echo "$NOVA_VENV"; return 0
+  fi
+  local t0=$SECONDS py; py=$(python27)
+  log "building $NOVA_VENV: Nova 2014.2 from $NOVA_TARBALL (one to two minutes; cached afterwards)"
+  rm -rf "$NOVA_VENV" "$NOVA_SRC" "$BASE/nova-unpack"
+  mkdir -p "$BASE/nova-unpack"
+  tar -xzf "$NOVA_TARBALL" -C "$BASE/nova-unpack"
+  local top; top=$(dirname "$(find "$BASE/nova-unpack" -maxdepth 2 -name setup.cfg | head -1)")
+  [ -f "$top/nova/virt/ironic/driver.py" ] || die "$NOVA_TARBALL does not hold the openstack/nova 2014.2 sources"
+  mv "$top" "$NOVA_SRC"; rm -rf "$BASE/nova-unpack"
+  if ! PYTHONPATH=$BASE/bootstrap "$py" -m virtualenv --version >/dev/null 2>&1; then
+    "$py" -m pip install -q --target "$BASE/bootstrap" 'virtualenv<20.22' >"$BASE/bootstrap.log" 2>&1 \
+      || { tail -20 "$BASE/bootstrap.log" >&2; die "installing virtualenv for Python 2.7 failed"; }
+  fi
+  PYTHONPATH=$BASE/bootstrap "$py" -m virtualenv -q --app-data "$BASE/virtualenv-data" "$NOVA_VENV" >/dev/null
+  local plog=$BASE/nova-pip.log PIP="$NOVA_VENV/bin/pip"
+  : >"$plog"
+  # one pip command: every wheel is built before pbr 0.10.8 itself is installed
+  env -u PBR_VERSION "$PIP" install --no-deps -r "$NOVA_PINS" >>"$plog" 2>&1 \
+    || { tail -30 "$plog" >&2; die "pip install -r $NOVA_PINS failed (log: $plog)"; }
+  # pbr 0.10.8 cannot build Nova on setuptools 44: build with pbr 5.11.1, then put 0.10.8 back
+  "$PIP" install --no-deps 'pbr==5.11.1' >>"$plog" 2>&1 || die "pbr (log: $plog)"
+  PBR_VERSION=2014.2 "$PIP" install --no-deps -e "$NOVA_SRC" >>"$plog" 2>&1 \
+    || { tail -30 "$plog" >&2; die "installing Nova 2014.2 failed (log: $plog)"; }
+  "$PIP" install --no-deps "$(grep -i '^pbr==' "$NOVA_PINS")" >>"$plog" 2>&1 || die "pbr (log: $plog)"
+  nova_fix "$NOVA_SRC/nova/openstack/common/sslutils.py" \
+    '    "sslv3": ssl.PROTOCOL_SSLv3\n}\n' \
+    '}\n# bm2ironic scripts/juno.sh: a Python 2.7 built on OpenSSL 3 has no PROTOCOL_SSLv3\ntry:\n    _SSL_PROTOCOLS["sslv3"] = ssl.PROTOCOL_SSLv3\nexcept AttributeError:\n    pass\n' \
+    || die "sslutils.py"
+  local site; site=$("$NOVA_VENV/bin/python" -c 'import migrate, os; print(os.path.dirname(migrate.__file__))')
+  nova_fix "$site/changeset/databases/sqlite.py" \
+    "        self.append('ALTER TABLE %s RENAME TO migration_tmp' % table_name)\n" \
+    "        # bm2ironic scripts/juno.sh: SQLite >= 3.26 rewrites other tables' foreign keys to\n        # follow a RENAME (to the dropped migration_tmp): the pre-3.26 behaviour for this connection\n        self.append('PRAGMA legacy_alter_table = ON')\n        self.execute()\n        self.append('ALTER TABLE %s RENAME TO migration_tmp' % table_name)\n" \
+    || die "sqlalchemy-migrate's sqlite.py"
+  # Juno's ClusteredComputeManager (compute_manager = ironic.nova.compute.manager....) ships with
+  # Ironic, not Nova: the four files of ironic/nova/compute from the Ironic tarball, on the path
+  local shim=$NOVA_VENV/ironic-compute-manager
+  [ -f "$TARBALL" ] || die "no Juno Ironic sources at $TARBALL (ClusteredComputeManager comes from them)"
+  mkdir -p "$shim"
+  tar -xzf "$TARBALL" -C "$shim" --strip-components=1 --wildcards '*/ironic/__init__.py' \
+    '*/ironic/nova/__init__.py' '*/ironic/nova/compute/__init__.py' '*/ironic/nova/compute/manager.py'
+  echo "$shim" > "$NOVA_VENV/lib/python2.7/site-packages/bm2ironic-ironic-compute-manager.pth"
+  "$NOVA_VENV/bin/python" -c 'import nova.cmd.compute, nova.virt.ironic.driver, pymysql, ironic.nova.compute.manager' 2>"$BASE/nova-import.log" \
+    || { cat "$BASE/nova-import.log" >&2; die "Nova 2014.2 does not import"; }
+  echo "$want" > "$NOVA_VENV/.spec"
+  log "Nova 2014.2 ready in $((SECONDS - t0)) s"
+  echo "$NOVA_VENV"
+}
+
+need_nova() { [ -x "$NOVA_VENV/bin/nova-compute" ] || die "no Juno Nova venv at $NOVA_VENV: run '$0 nova-install' first"; }
+
+nova_dbsync() {   # URL ('env': $BM2_JUNO_DB_URL, to keep a password off the command line)
+  local url=${1:?usage: nova-dbsync URL}
+  [ "$url" != env ] || url=${BM2_JUNO_DB_URL:?BM2_JUNO_DB_URL is not set}
+  need_nova
+  local dir; dir=$(mktemp -d "${TMPDIR:-/tmp}/bm2ironic-juno-nova-dbsync.XXXXXX")
+  printf '[DEFAULT]\nrpc_backend = fake\nlog_dir = %s\n[database]\nconnection = %s\n' "$dir" "$url" > "$dir/nova.conf"
+  if ! "$NOVA_VENV/bin/nova-manage" --config-file "$dir/nova.conf" db sync >"$dir/dbsync.log" 2>&1; then
+    tail -30 "$dir/dbsync.log" >&2; die "nova-manage db sync failed on ${url//:*@/:***@} (work dir $dir)"
+  fi
+  "$NOVA_VENV/bin/nova-manage" --config-file "$dir/nova.conf" db version 2>/dev/null | tail -1
+  rm -rf "$dir"
+}
+
+# A SQLite file holding what Juno's `nova-manage db sync` makes (version 254), made once per venv and
+# kept: the tests copy it (a sync on SQLite takes about 15 s).
+nova_schema() {
+  need_nova
+  local f=$BASE/nova-schema-$(nova_spec | tr ' ' '-').sqlite
+  exec 7>"$BASE/nova-schema.lock"
+  flock 7
+  if [ ! -s "$f" ]; then
+    rm -f "$f.tmp"
+    local v; v=$(nova_dbsync "sqlite:///$f.tmp")
+    [ "$v" = 254 ] || die "nova-manage db sync ended at version '$v', not 254"
+    mv "$f.tmp" "$f"
+  fi
+  echo "$f"
+}
+
+# nova.conf of a Juno nova-compute that manages Ironic's nodes (the runbook's step 7). Written here
+# by hand, in this one function, until `bm2ironic config` writes it.
+nova_conf() {   # DIR DB_URL IRONIC_URL HOST [SYNC_INTERVAL]
+  local dir=$1 url=$2 ironic=$3 host=$4 sync=${5:-10}
+  [ "$url" != env ] || url=${BM2_JUNO_DB_URL:?BM2_JUNO_DB_URL is not set}
+  # a Keystone token for Ironic (BM2_JUNO_IRONIC_TOKEN), else one a noauth Ironic does not check
+  local token=${BM2_JUNO_IRONIC_TOKEN:-bm2ironic-noauth}
+  mkdir -p "$dir/state/lock" "$dir/state/instances"
+  : > "$dir/nova.conf"; chmod 600 "$dir/nova.conf"
+  cat > "$dir/nova.conf" <<CONF
+[DEFAULT]
+host = $host
+state_path = $dir/state
+lock_path = $dir/state/lock
+instances_path = $dir/state/instances
+log_file = $dir/nova-compute.log
+debug = true
+# Juno's defaults, and ironicclient/keystoneclient at INFO: at DEBUG they log each request's token
+# and each node's driver_info with its IPMI password
+default_log_levels = amqp=WARN,amqplib=WARN,boto=WARN,qpid=WARN,sqlalchemy=WARN,suds=INFO,oslo.messaging=INFO,iso8601=WARN,requests.packages.urllib3.connectionpool=WARN,urllib3.connectionpool=WARN,websocket=WARN,keystonemiddleware=WARN,routes.middleware=WARN,stevedore=WARN,ironicclient=INFO,keystoneclient=INFO
+compute_driver = nova.virt.ironic.IronicDriver
+compute_manager = ironic.nova.compute.manager.ClusteredComputeManager
+firewall_driver = nova.virt.firewall.NoopFirewallDriver
+scheduler_host_manager = nova.scheduler.ironic_host_manager.IronicHostManager
+ram_allocation_ratio = 1.0
+reserved_host_memory_mb = 0
+# no broker: nova-compute calls its conductor in-process ([conductor] use_local)
+rpc_backend = fake
+rootwrap_config = $NOVA_SRC/etc/nova/rootwrap.conf
+sync_power_state_interval = $sync
+update_resources_interval = $sync
+# the periodic tasks start at once, not after a random delay of up to 60 s
+periodic_fuzzy_delay = 0
+heal_instance_info_cache_interval = -1
+image_cache_manager_interval = -1
+network_api_class = nova.network.api.API
+
+[conductor]
+use_local = True
+
+[database]
+connection = $url
+
+[ironic]
+api_endpoint = $ironic
+# Juno's driver authenticates with Keystone v2.0 only (admin_username/admin_password/admin_url);
+# a token is what works against today's Keystone v3 (docs/juno.md)
+admin_auth_token = $token
+api_version = 1
+api_max_retries = 30
+api_retry_interval = 2
+CONF
+  echo "$dir/nova.conf"
+}
+
+nova_compute() {   # CONF: nova-compute in the foreground (the caller backgrounds it)
+  need_nova
+  exec "$NOVA_VENV/bin/nova-compute" --config-file "${1:?usage: nova-compute CONF}"
+}
+
 case "${1:-}" in
   install) install ;;
   env) v=$(install); echo "export BM2IRONIC_TEST_JUNO_VENV='$v'" ;;
@@ -303,6 +543,15 @@ case "${1:-}" in
   conductor) shift; start_bg conductor "" "${1:?usage: conductor URL}" "$VENV/bin/ironic-conductor" ;;
   allinone) shift; need_venv; allinone_py
     start_bg "allinone-${2:?usage: allinone URL PORT}" "$2" "$1" "$VENV/bin/python" "$BASE/allinone.py" ;;
+  allinone-fg) shift; need_venv; allinone_py   # the same in the foreground (a test's own child)
+    d="$BASE/allinone-${2:?usage: allinone-fg URL PORT}"; rm -rf "$d"; c=$(conf "$d" "$1" "$2")
+    exec "$VENV/bin/python" "$BASE/allinone.py" --config-file "$c" 2>"$d/stderr.log" ;;
   stop) stop ;;
-  *) sed -n '2,19p' "$0" >&2; exit 2 ;;
+  nova-install) nova_install ;;
+  nova-env) v=$(nova_install); echo "export BM2IRONIC_TEST_JUNO_NOVA_VENV='$v'" ;;
+  nova-dbsync) shift; nova_dbsync "$@" ;;
+  nova-schema) nova_schema ;;
+  nova-conf) shift; need_nova; nova_conf "$@" ;;
+  nova-compute) shift; nova_compute "$@" ;;
+  *) sed -n '2,28p' "$0" >&2; exit 2 ;;
 esac

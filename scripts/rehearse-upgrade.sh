@@ -105,6 +105,63 @@ my -e "SELECT 1" >/dev/null || fail "cannot log in to MariaDB as $MY_USER at $MY
 RUN=$(python3 -c "import secrets; print(secrets.token_hex(3))")
 ok "run $RUN, $("$BIN" --version 2>/dev/null | head -1), $("$VENV/bin/pip" show ironic 2>/dev/null | sed -n 's/^Version: /ironic /p')"
 
+# ---------------------------------------------------------------- Juno's nova-compute (steps 7-9)
+# its venv (scripts/juno.sh nova-install, cached), and one Nova database made by Juno's own
+# `nova-manage db sync` (about 50 s on MariaDB, in the background meanwhile): each load's Nova
+# database is a copy of it
+JUNO_NOVA=$(scripts/juno.sh nova-install 2>"$WORK/juno-nova-install.log") || fail "Juno's nova-compute venv (scripts/juno.sh nova-install): $(tail -3 "$WORK/juno-nova-install.log")"
+my -e "CREATE DATABASE rh_${RUN}_junonova"
+BM2_JUNO_DB_URL="mysql+pymysql://$MY_USER:$MY_PASS@$MY_HOST:$MY_PORT/rh_${RUN}_junonova?charset=utf8" \
+  scripts/juno.sh nova-dbsync env >"$WORK/juno-nova-dbsync.log" 2>&1 &
+NOVA_DBSYNC=$!
+juno_nova_schema() {   # $1: a database: made a copy of it (with its rows: migrate_version, Juno's default flavors)
+  if [ -n "$NOVA_DBSYNC" ]; then
+    wait "$NOVA_DBSYNC" || fail "Juno's nova-manage db sync failed: $(tail -3 "$WORK/juno-nova-dbsync.log")"
+    NOVA_DBSYNC=""
+  fi
+  mariadb-dump --defaults-extra-file="$MYCNF" "rh_${RUN}_junonova" | my "$1"
+}
+NOVA_BMC_ACTIONS=0   # the power actions steps 7-9 make on purpose (a machine switched off, Nova's stop)
+juno_nova_compute() {   # $1: db|api, $2: Ironic's port: Juno's nova-compute on this load's Nova DB
+  local v=$1 port=$2 nova=rh_${RUN}_${1}_nova dir=$WORK/$1/nova-compute conf token i want before
+  before=$(cat "$WORK"/bmc*.log 2>/dev/null | grep -c '^power ' || true)
+  # Juno's driver asks Keystone v2.0 for a token (admin_username, admin_password, admin_url), which
+  # Keystone 30 does not serve: it gets a system-scoped token from v3 instead (admin_auth_token)
+  token=$("$VENV/bin/python" - "$KS" <<'PY'
+import sys, requests
+body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {"name": "admin", "domain": {"id": "default"}, "password": "adminpass"}}}, "scope": {"system": {"all": True}}}}
+print(requests.post(sys.argv[1] + "/auth/tokens", json=body, timeout=30).headers["X-Subject-Token"])
+PY
+) || fail "no Keystone token for nova-compute"
+  conf=$(BM2_JUNO_DB_URL="mysql+pymysql://rh_${RUN}:$DB_PW@$MY_HOST:$MY_PORT/$nova?charset=utf8" BM2_JUNO_IRONIC_TOKEN=$token \
+    scripts/juno.sh nova-conf "$dir" env "http://127.0.0.1:$port/v1" bm-compute-1 3) || fail "juno.sh nova-conf"
+  spawn scripts/juno.sh nova-compute "$conf" >"$dir/nova-compute.out" 2>&1
+  local NOVA_PID=${PIDS[-1]}
+  local rows="SELECT COUNT(DISTINCT hypervisor_hostname) FROM $nova.compute_nodes WHERE deleted = 0 AND hypervisor_type = 'ironic'"
+  for i in $(seq 120); do [ "$(my -N -e "$rows")" = 7 ] && break; sleep 1; done
+  [ "$(my -N -e "$rows")" = 7 ] || fail "nova-compute made $(my -N -e "$rows") compute_nodes row(s) of the Ironic driver, not 7 (log: $dir/nova-compute.log)"
+  inst() { my -N -e "SELECT CONCAT(vm_state, ' ', power_state, ' ', COALESCE(task_state, '-'), ' ', deleted, ' ', host) FROM $nova.instances WHERE uuid = '$(uuid aaaaaaaa "$1")'"; }
+  sleep 8   # two power syncs
+  for n in "${NODES[@]}"; do
+    read -r id addr power inst del <<<"$n"
+    [ "$inst" = - ] && continue
+    want="active 1 - 0 bm-compute-1"; [ "$inst" = S ] && want="stopped 4 - 0 bm-compute-1"
+    [ "$(inst "$id")" = "$want" ] || fail "instance of node $id: Nova has '$(inst "$id")', expected '$want'"
+  done
+  [ "$(( $(cat "$WORK"/bmc*.log | grep -c '^power ' || true) - before ))" = 0 ] || fail "nova-compute's takeover made a power action reach a BMC"
+  # node 6's machine is switched off at its BMC: Ironic records it, Nova stops the instance
+  IPMI_PASSWORD="$PW_PREFIX-6" ipmitool -I lanplus -H 127.0.3.6 -U admin -E power off >/dev/null || fail "ipmitool power off"
+  want="stopped 4 - 0 bm-compute-1"
+  for i in $(seq 60); do [ "$(inst 6)" = "$want" ] && break; sleep 1; done
+  [ "$(inst 6)" = "$want" ] || fail "instance of node 6 after its machine was switched off: Nova has '$(inst 6)', expected '$want'"
+  ! grep -q Traceback "$dir/nova-compute.log" || fail "a traceback in nova-compute's log ($dir/nova-compute.log)"
+  kill -TERM -- "-$NOVA_PID" 2>/dev/null || true
+  for i in $(seq 25); do kill -0 "$NOVA_PID" 2>/dev/null || break; sleep 0.2; done
+  # the machine as it was, for the steps after (Nova is stopped: it will not switch it off again)
+  IPMI_PASSWORD="$PW_PREFIX-6" ipmitool -I lanplus -H 127.0.3.6 -U admin -E power on >/dev/null || fail "ipmitool power on"
+  NOVA_BMC_ACTIONS=$(( NOVA_BMC_ACTIONS + $(cat "$WORK"/bmc*.log | grep -c '^power ' || true) - before ))
+}
+
 # ---------------------------------------------------------------- the cloud as nova baremetal left it
 # node id -> BMC address, power, instance (R running, S stopped, - none), deleted
 NODES=(
@@ -158,23 +215,39 @@ make_cloud() {   # $1: db|api
       echo "INSERT INTO bm_interfaces (id, created_at, deleted, bm_node_id, address, vif_uuid) VALUES ($id, '2014-05-01 10:00:00', $([ "$del" = 1 ] && echo 1 || echo 0), $id, '52:54:00:00:03:0$id', $vif);"
     done
   } | my "$bm"
-  # Juno-era Nova: flavors in the nova database, the instances (images a URL Ironic can validate
-  # here: there is no Glance), the baremetal nova-compute stopped an hour ago
+  # Juno Nova: the schema Juno's `nova-manage db sync` made (with its default flavors), a baremetal
+  # flavor, the instances nova baremetal ran (images a URL Ironic can validate here: there is no
+  # Glance) with what Juno reads of them, the baremetal driver's compute_nodes, the baremetal
+  # nova-compute stopped an hour ago
+  juno_nova_schema "$nova"
+  local T="'2014-05-01 10:00:00'"
   my "$nova" <<SQL
-CREATE TABLE instance_types (id INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255), memory_mb INTEGER, vcpus INTEGER, root_gb INTEGER, flavorid VARCHAR(255), deleted INTEGER, created_at DATETIME, updated_at DATETIME);
-CREATE TABLE instance_type_extra_specs (id INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY, instance_type_id INTEGER, \`key\` VARCHAR(255), value VARCHAR(255), deleted INTEGER, created_at DATETIME, updated_at DATETIME, deleted_at DATETIME);
-INSERT INTO instance_types VALUES (1, 'bm.large', 16384, 8, 20, 'bm.large', 0, '2014-05-01 10:00:00', NULL), (2, 'm1.small', 2048, 1, 20, '2', 0, '2014-05-01 10:00:00', NULL);
-INSERT INTO instance_type_extra_specs (instance_type_id, \`key\`, value, deleted, created_at) VALUES (1, 'cpu_arch', 'x86_64', 0, '2014-05-01 10:00:00'), (1, 'baremetal:deploy_kernel_id', 'nova-bm-deploy-kernel', 0, '2014-05-01 10:00:00'), (1, 'baremetal:deploy_ramdisk_id', 'nova-bm-deploy-ramdisk', 0, '2014-05-01 10:00:00'), (2, 'hw:cpu_policy', 'shared', 0, '2014-05-01 10:00:00');
-CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER);
-CREATE TABLE services (id INTEGER NOT NULL PRIMARY KEY, host VARCHAR(255), \`binary\` VARCHAR(255), topic VARCHAR(255), report_count INTEGER NOT NULL, disabled BOOLEAN, deleted INTEGER, created_at DATETIME, updated_at DATETIME);
-INSERT INTO services VALUES (1, 'bm-compute-1', 'nova-compute', 'compute', 100, 0, 0, '2014-05-01 10:00:00', UTC_TIMESTAMP() - INTERVAL 1 HOUR);
+INSERT INTO instance_types (created_at, name, id, memory_mb, vcpus, swap, flavorid, rxtx_factor, root_gb, ephemeral_gb, disabled, is_public, deleted) VALUES ($T, 'bm.large', 6, 16384, 8, 0, 'bm.large', 1.0, 20, 0, 0, 1, 0);
+INSERT INTO instance_type_extra_specs (instance_type_id, \`key\`, value, deleted, created_at) VALUES (6, 'cpu_arch', 'x86_64', 0, $T), (6, 'baremetal:deploy_kernel_id', 'nova-bm-deploy-kernel', 0, $T), (6, 'baremetal:deploy_ramdisk_id', 'nova-bm-deploy-ramdisk', 0, $T), ((SELECT id FROM instance_types WHERE name = 'm1.small'), 'hw:cpu_policy', 'shared', 0, $T);
+INSERT INTO services (created_at, updated_at, id, host, \`binary\`, topic, report_count, disabled, deleted) VALUES ($T, UTC_TIMESTAMP() - INTERVAL 1 HOUR, 1, 'bm-compute-1', 'nova-compute', 'compute', 100, 0, 0);
 SQL
   for n in "${NODES[@]}"; do
     read -r id addr power inst del <<<"$n"
+    [ "$del" = 1 ] && continue
+    local used=0 u
+    [ "$inst" = - ] || used=1
+    echo "INSERT INTO compute_nodes (created_at, updated_at, service_id, vcpus, memory_mb, local_gb, vcpus_used, memory_mb_used, local_gb_used, hypervisor_type, hypervisor_version, cpu_info, free_ram_mb, free_disk_gb, current_workload, running_vms, hypervisor_hostname, deleted) VALUES ($T, $T, 1, 8, 16384, 500, $((used * 8)), $((used * 16384)), $((used * 20)), 'baremetal', 1, 'baremetal cpu', 0, 0, 0, $used, '$(uuid bbbbbbbb "$id")', 0);" | my "$nova"
     [ "$inst" = - ] && continue
     local vm=active ps=1
     [ "$inst" = S ] && { vm=stopped; ps=4; }
-    my "$nova" -e "INSERT INTO instances VALUES ($id, '$(uuid aaaaaaaa "$id")', 'file://$WORK/image.qcow2', 20, 0, '$(uuid bbbbbbbb "$id")', 'bm-compute-1', '$vm', $ps, 0)"
+    u=$(uuid aaaaaaaa "$id")
+    {
+      echo "INSERT INTO instances (created_at, updated_at, user_id, project_id, image_ref, launch_index, power_state, vm_state, memory_mb, vcpus, root_gb, ephemeral_gb, hostname, host, node, launched_on, display_name, instance_type_id, uuid, launched_at, locked, shutdown_terminate, disable_terminate, cleaned, deleted, config_drive, architecture, os_type, reservation_id, progress) VALUES ($T, $T, 'demo-user', 'demo-project', 'file://$WORK/image.qcow2', 0, $ps, '$vm', 16384, 8, 20, 0, 'instance-0000000$id', 'bm-compute-1', '$(uuid bbbbbbbb "$id")', 'bm-compute-1', 'instance-0000000$id', 6, '$u', $T, 0, 0, 0, 0, 0, '', 'x86_64', 'linux', 'r-0000000$id', 0);"
+      echo "INSERT INTO instance_info_caches (created_at, network_info, instance_uuid, deleted) VALUES ($T, '[]', '$u', 0);"
+      echo "INSERT INTO instance_extra (created_at, deleted, instance_uuid) VALUES ($T, 0, '$u');"
+      local kv
+      for kv in instance_type_id=6 instance_type_name=bm.large instance_type_memory_mb=16384 instance_type_vcpus=8 \
+          instance_type_root_gb=20 instance_type_ephemeral_gb=0 instance_type_flavorid=bm.large instance_type_swap=0 \
+          instance_type_rxtx_factor=1.0 instance_type_vcpu_weight= "image_base_image_ref=file://$WORK/image.qcow2"; do
+        local val="'${kv#*=}'"; [ "$val" = "''" ] && val=NULL
+        echo "INSERT INTO instance_system_metadata (created_at, instance_uuid, \`key\`, value, deleted) VALUES ($T, '$u', '${kv%%=*}', $val, 0);"
+      done
+    } | my "$nova"
   done
   mkdir -p "$WORK/$v/etc"
   cat > "$WORK/$v/etc/nova.conf" <<CONF
@@ -267,7 +340,7 @@ stop_ironic() {
 bm() {   # bm2ironic with this load's config files and its own audit log
   "$BIN" --log-dir "$WORK/$V/audit" --state-dir "$WORK/$V/state" "$@"
 }
-bmc_actions() { cat "$WORK"/bmc*.log 2>/dev/null | grep -c '^power ' || true; }
+bmc_actions() { echo $(( $(cat "$WORK"/bmc*.log 2>/dev/null | grep -c '^power ' || true) - NOVA_BMC_ACTIONS )); }
 
 rehearse() {   # $1: db|api
   V=$1
@@ -279,7 +352,7 @@ rehearse() {   # $1: db|api
   make_cloud "$V"
   local sum_before flavors_before
   sum_before=$(checksum "$V"); flavors_before=$(flavor_specs "$V")
-  ok "8 nodes (1 soft-deleted), 3 instances (1 stopped), 2 flavors"
+  ok "8 nodes (1 soft-deleted), 3 instances (1 stopped), bm.large and Juno's 5 default flavors"
 
   step "1/$V" "deploy kernel and ramdisk (files: there is no Glance here)"
   [ -f "$WORK/deploy.kernel" ] && [ -f "$WORK/deploy.initramfs" ] || fail "no deploy images"
@@ -287,7 +360,7 @@ rehearse() {   # $1: db|api
 
   step "2/$V" "create the empty Ironic database: ironic-dbsync upgrade"
   mkdir -p "$WORK/$V/ironic"
-  BM2_IRONIC_KEYSTONE=$KS BM2_IRONIC_SYNC_INTERVAL=5 BM2_IRONIC_IPMI_RETRY=5 \
+  BM2_IRONIC_KEYSTONE=$KS BM2_IRONIC_SYNC_INTERVAL=5 BM2_IRONIC_IPMI_RETRY=5 BM2_IRONIC_FORCE_POWER_SYNC=false \
     scripts/ironic.sh conf "$WORK/$V/ironic" "mysql+pymysql://rh_${RUN}:$DB_PW@$MY_HOST:$MY_PORT/$ir?charset=utf8" "$port" >/dev/null
   chmod 600 "$WORK/$V/ironic/ironic.conf"
   cp "$WORK/$V/ironic/ironic.conf" "$WORK/$V/etc/ironic.conf"
@@ -414,8 +487,9 @@ PY
   kill -TERM -- "-$PROXY_PID" 2>/dev/null || true
   ok "7 nodes listed, node 5's interface shown (novaclient 7.1.2 through Keystone)"
 
-  step "7-9/$V" "nova-scheduler and nova-compute on Ironic, their logs watched"
-  skip "Nova's services do not run on this machine"
+  step "7-9/$V" "Juno nova-compute (Ironic driver, Keystone token) takes the instances over; a machine switched off"
+  juno_nova_compute "$V" "$port"
+  ok "7 compute_nodes rows; instances as their machines; node 6 switched off at its BMC: its instance stopped"
 
   step "5/$V" "verify (database or API against nova_bm)"
   local vargs=("${CONFS[@]}")
@@ -516,7 +590,7 @@ wizard() {
 
 step end "no secret in any output (BMC and database passwords, Keystone's)"
 leaks=$(grep -rlaF -e "$PW_PREFIX" -e "$DB_PW" -e adminpass "$WORK"/db "$WORK"/api 2>/dev/null \
-  | grep -v -e '/etc/' -e '/ironic/ironic.conf$' -e '/ironic/ironic.log$' -e '/ironic/ironic.out$' || true)
+  | grep -v -e '/etc/' -e '/ironic/ironic.conf$' -e '/ironic/ironic.log$' -e '/ironic/ironic.out$' -e '/nova-compute/nova.conf$' || true)
 [ -z "$leaks" ] || fail "a password appears in: $leaks"
 ok "outputs, reports and audit logs searched"
 table

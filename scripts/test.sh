@@ -42,8 +42,8 @@ echo "== the real clients, each in a cached venv, installed meanwhile: the opens
 { scripts/clients.sh osc && scripts/novaclient.sh install >/tmp/bm2ironic-novaclient.out && scripts/nova.sh install >/tmp/bm2ironic-nova.out; } >/tmp/bm2ironic-clients.log 2>&1 &
 CLIENTS=$!
 
-echo "== the real Juno Ironic (2014.2 from its sources, scripts/juno.sh; docs/juno.md): its Python 2.7 venv, installed meanwhile =="
-scripts/juno.sh env >/tmp/bm2ironic-juno.env 2>/tmp/bm2ironic-juno.log &
+echo "== the real Juno Ironic and nova-compute (2014.2 from their sources, scripts/juno.sh; docs/juno.md): their Python 2.7 venvs and a Juno Nova schema, made meanwhile =="
+{ scripts/juno.sh env && scripts/juno.sh nova-env && scripts/juno.sh nova-schema >/dev/null; } >/tmp/bm2ironic-juno.env 2>/tmp/bm2ironic-juno.log &
 JUNO=$!
 
 echo "== real Ironic (PyPI ironic==39.0.0): venv, and its schema from ironic-dbsync upgrade on both servers =="
@@ -60,8 +60,8 @@ BM2IRONIC_TEST_NOVA_VENV=$(tail -1 /tmp/bm2ironic-nova.out)   # nova==34.0.0's o
 export BM2IRONIC_TEST_NOVA_VENV
 wait "$GALERA" || { cat /tmp/bm2ironic-galera.log >&2; echo "starting the Galera cluster failed" >&2; exit 1; }
 setup "reading the Galera cluster's settings" cat /tmp/bm2ironic-galera.env   # sets BM2IRONIC_TEST_GALERA: the galera:: tests run
-wait "$JUNO" || { cat /tmp/bm2ironic-juno.log >&2; echo "test.sh: installing the Juno Ironic failed (scripts/juno.sh; where its sources come from: docs/juno.md): stopping" >&2; exit 1; }
-setup "reading the Juno Ironic's venv" cat /tmp/bm2ironic-juno.env   # sets BM2IRONIC_TEST_JUNO_VENV: the juno:: tests run
+wait "$JUNO" || { cat /tmp/bm2ironic-juno.log >&2; echo "test.sh: installing the Juno Ironic or nova-compute failed (scripts/juno.sh; where its sources come from: docs/juno.md): stopping" >&2; exit 1; }
+setup "reading the Juno Ironic's venv" cat /tmp/bm2ironic-juno.env   # sets BM2IRONIC_TEST_JUNO_VENV and _JUNO_NOVA_VENV: the juno*:: tests run
 wait "$BOOTVM" || { cat /tmp/bm2ironic-bootvm.log >&2; echo "test.sh: building the boot test machine failed (scripts/bootvm.sh): stopping" >&2; exit 1; }
 setup "reading the boot test machine's settings" cat /tmp/bm2ironic-bootvm.env   # sets BM2IRONIC_TEST_BOOT_DIR: the boot:: test runs
 

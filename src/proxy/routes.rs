@@ -224,7 +224,7 @@ fn ok(body: Value) -> Response {
 async fn list(State(p): State<Arc<Proxy>>, axum::Extension(caller): axum::Extension<Caller>) -> Response {
     let own = ironic_for(&p, &caller);
     let api = own.as_ref().unwrap_or(&p.api);
-    let path = format!("/v1/nodes?fields={}", nova::NODE_FIELDS);
+    let path = if fields(&p) { format!("/v1/nodes?fields={}", nova::NODE_FIELDS) } else { "/v1/nodes/detail".into() };
     let r = call(&p, "the node list", async {
         api.list_all(&path, "nodes", PAGE).await.map_err(|e| from_ironic(e, "the node list"))
     })
@@ -250,9 +250,17 @@ fn no_such_node(id: &str) -> Reply {
     Reply::fault(404, format!("Node {shown} could not be found."))
 }
 
+/// `?fields=` came with Ironic API 1.8: below it (Juno has no API versions at all, and answers 400
+/// "Unknown argument" to it) the proxy reads the detail lists and whole nodes instead.
+fn fields(p: &Proxy) -> bool {
+    !matches!(p.api.version(), Some(v) if v < (1, 8))
+}
+
 /// The node `id` names (a uuid or an Ironic name), or None when Ironic has none it shows this caller.
+/// `fields`: the fields to ask for, or "" for the whole node (APIs before 1.8).
 async fn node(api: &IronicApi, id: &str, fields: &str) -> Result<Option<Value>, Reply> {
-    match api.get(&format!("/v1/nodes/{id}?fields={fields}")).await {
+    let path = if fields.is_empty() { format!("/v1/nodes/{id}") } else { format!("/v1/nodes/{id}?fields={fields}") };
+    match api.get(&path).await {
         Ok(n) => Ok(Some(n)),
         // 404, or 400 for an id Ironic cannot parse: no such node either way
         Err(e) if matches!(e.status(), Some(404 | 400)) => Ok(None),
@@ -261,10 +269,10 @@ async fn node(api: &IronicApi, id: &str, fields: &str) -> Result<Option<Value>, 
 }
 
 /// The nodes among `uuids` that Ironic shows this caller and whose marker still says `n`.
-async fn confirmed(api: &IronicApi, uuids: &[String], n: i64) -> Result<Vec<Value>, Reply> {
+async fn confirmed(api: &IronicApi, uuids: &[String], n: i64, with_fields: bool) -> Result<Vec<Value>, Reply> {
     let mut out = Vec::new();
     for u in uuids {
-        if let Some(node) = node(api, u, nova::NODE_FIELDS_EXTRA).await? {
+        if let Some(node) = node(api, u, if with_fields { nova::NODE_FIELDS_EXTRA } else { "" }).await? {
             if nova::nova_bm_id(&node["extra"]) == Some(n) {
                 out.push(node);
             }
@@ -276,17 +284,19 @@ async fn confirmed(api: &IronicApi, uuids: &[String], n: i64) -> Result<Vec<Valu
 /// The node whose nova_bm id is `n`: from the index, confirmed by the node itself; on a miss the
 /// view is rescanned (at most once per `index_rescan_after`). None when no node carries it.
 async fn by_nova_bm_id(p: &Arc<Proxy>, caller: &Caller, api: &IronicApi, n: i64) -> Result<Option<Value>, Reply> {
-    let mut found = confirmed(api, &p.index.known(&caller.view, n).await, n).await?;
+    let with_fields = fields(p);
+    let mut found = confirmed(api, &p.index.known(&caller.view, n).await, n, with_fields).await?;
     if found.is_empty() {
         let scan = {
             let (p, own) = (p.clone(), ironic_for(p, caller));
             async move {
                 let api = own.as_ref().unwrap_or(&p.api);
-                api.list_all("/v1/nodes?fields=uuid,extra", "nodes", PAGE).await
+                let path = if with_fields { "/v1/nodes?fields=uuid,extra" } else { "/v1/nodes/detail" };
+                api.list_all(path, "nodes", PAGE).await
             }
         };
         let uuids = p.index.rescan(&caller.view, n, scan).await.map_err(|e| from_ironic(e, "the node list"))?;
-        found = confirmed(api, &uuids, n).await?;
+        found = confirmed(api, &uuids, n, with_fields).await?;
     }
     if found.len() > 1 {
         let uuids: Vec<&str> = found.iter().filter_map(|x| x["uuid"].as_str()).collect();
@@ -313,20 +323,21 @@ async fn show(
     }
     let own = ironic_for(&p, &caller);
     let api = own.as_ref().unwrap_or(&p.api);
+    let (node_fields, port_fields) = if fields(&p) { (nova::NODE_FIELDS, "&fields=uuid,address") } else { ("", "") };
     let r = call(&p, "the node", async {
         // an integer is a nova_bm id first, as scripts written against nova baremetal use them; an
         // Ironic node named by digits is still found by its name when no node carries that id
         let (found, nova_bm_id) = match nova::integer_id(&id) {
             Some(n) => match by_nova_bm_id(&p, &caller, api, n).await? {
                 Some(node) => (Some(node), Some(n)),
-                None => (node(api, &id, nova::NODE_FIELDS).await?, None),
+                None => (node(api, &id, node_fields).await?, None),
             },
-            None => (node(api, &id, nova::NODE_FIELDS).await?, None),
+            None => (node(api, &id, node_fields).await?, None),
         };
         let Some(found) = found else { return Err(no_such_node(&id)) };
         let uuid = found["uuid"].as_str().unwrap_or_default().to_string();
         let ports = api
-            .list_all(&format!("/v1/ports?node_uuid={uuid}&fields=uuid,address"), "ports", PAGE)
+            .list_all(&format!("/v1/ports?node_uuid={uuid}{port_fields}"), "ports", PAGE)
             .await
             .map_err(|e| from_ironic(e, "the node's ports"))?;
         let macs: Vec<String> = ports.iter().filter_map(|p| p["address"].as_str().map(String::from)).collect();

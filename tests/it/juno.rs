@@ -7,7 +7,9 @@
 //!   `extra.vif_port_id`, `instance_info.image_source` + `root_gb`), and `verify --ironic-url`
 //!   against it finds nothing;
 //! - an instance without `image_source` is a blocking conflict for a Juno target;
-//! - `migrate --via api` against Juno is refused (no adopt before API 1.17).
+//! - `migrate --via api` against Juno is refused (no adopt before API 1.17);
+//! - `bm2ironic proxy` over Juno's API (no `fields`) answers Nova's os-baremetal-nodes calls, to
+//!   HTTP and to python-novaclient 7.1.2.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -21,7 +23,7 @@ use serde_json::{json, Value};
 const JUNO_VENV: &str = "BM2IRONIC_TEST_JUNO_VENV";
 
 /// The Juno venv, or None after a loud skip (a failure in CI).
-fn juno_venv() -> Option<PathBuf> {
+pub(crate) fn juno_venv() -> Option<PathBuf> {
     match std::env::var(JUNO_VENV) {
         Ok(v) if !v.is_empty() => Some(PathBuf::from(v)),
         _ => {
@@ -33,12 +35,12 @@ fn juno_venv() -> Option<PathBuf> {
     }
 }
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The URL SQLAlchemy (Juno's) takes for a test database.
-fn sqlalchemy_url(db: &TestDb) -> String {
+pub(crate) fn sqlalchemy_url(db: &TestDb) -> String {
     match db.backend {
         Backend::Sqlite => db.admin_url.clone(),
         Backend::MySql => format!("{}?charset=utf8", db.admin_url.replacen("mysql://", "mysql+pymysql://", 1)),
@@ -47,7 +49,7 @@ fn sqlalchemy_url(db: &TestDb) -> String {
 }
 
 /// scripts/juno.sh with the venv the environment names.
-fn juno_sh(venv: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn juno_sh(venv: &Path, args: &[&str]) -> std::process::Output {
     Command::new("bash")
         .arg(repo().join("scripts/juno.sh"))
         .args(args)
@@ -57,7 +59,7 @@ fn juno_sh(venv: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// A fresh database with the schema Juno's own `ironic-dbsync upgrade` makes.
-async fn dbsync(venv: &Path, backend: Backend, tag: &str) -> TestDb {
+pub(crate) async fn dbsync(venv: &Path, backend: Backend, tag: &str) -> TestDb {
     let db = TestDb::create(backend, tag).await.expect("database server configured");
     let out = juno_sh(venv, &["dbsync", &sqlalchemy_url(&db)]);
     assert!(out.status.success(), "juno.sh dbsync: {}", String::from_utf8_lossy(&out.stderr));
@@ -271,7 +273,7 @@ fn inventory() -> Fixture {
 
 /// A Nova database (SQLite) with the instances of `instances`: (nova_bm id, image_ref, root_gb),
 /// and the two baremetal nova-computes, stopped long ago.
-async fn nova_db(instances: &[(i64, Option<&str>, Option<i64>)]) -> TestDb {
+pub(crate) async fn nova_db(instances: &[(i64, Option<&str>, Option<i64>)]) -> TestDb {
     let t = TestDb::create(Backend::Sqlite, "jnova").await.unwrap();
     let mut sql = vec![
         "CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER)".to_string(),
@@ -293,12 +295,12 @@ async fn nova_db(instances: &[(i64, Option<&str>, Option<i64>)]) -> TestDb {
     t
 }
 
-const KERNEL: &str = "2bcb0e2e-1d8e-4b3a-9a67-6b0f7c2f1a11";
-const RAMDISK: &str = "7c1f4f8e-52b0-4a7e-8a2d-0e0a2f7d3b22";
+pub(crate) const KERNEL: &str = "2bcb0e2e-1d8e-4b3a-9a67-6b0f7c2f1a11";
+pub(crate) const RAMDISK: &str = "7c1f4f8e-52b0-4a7e-8a2d-0e0a2f7d3b22";
 const ARGS: &[&str] = &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK, "--default-arch", "x86_64"];
 
 /// bm2ironic with nova_bm, Nova and the Ironic database given.
-fn cli(logs: &Path, src: &TestDb, nova: &TestDb, tgt: &TestDb) -> assert_cmd::Command {
+pub(crate) fn cli(logs: &Path, src: &TestDb, nova: &TestDb, tgt: &TestDb) -> assert_cmd::Command {
     let mut c = bm2ironic(logs);
     c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
         .env("BM2IRONIC_NOVA_DB", &nova.reader_url)
@@ -306,7 +308,7 @@ fn cli(logs: &Path, src: &TestDb, nova: &TestDb, tgt: &TestDb) -> assert_cmd::Co
     c
 }
 
-fn text(o: &std::process::Output) -> String {
+pub(crate) fn text(o: &std::process::Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
@@ -488,4 +490,86 @@ async fn via_api_is_refused() {
     assert_ne!(out.status.code(), Some(0), "{said}");
     assert!(said.contains("Juno") && said.contains("1.17") && said.contains("--via db"), "{said}");
     assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 0, "nothing written");
+}
+
+/// `bm2ironic proxy` over Juno's version-less API (no microversions, no `?fields=`, which Juno
+/// answers 400 "Unknown argument"): the proxy reads the detail lists and whole nodes instead, and
+/// answers Nova's os-baremetal-nodes calls: the list, a node by uuid with its MACs, a node by its
+/// nova_bm integer id (the flat marker).
+#[tokio::test(flavor = "multi_thread")]
+async fn proxy_reads_the_juno_api() {
+    use std::os::unix::process::CommandExt;
+    let Some(venv) = juno_venv() else { return };
+    let src = TestDb::with_fixture(Backend::Sqlite, "jpsrc", &inventory()).await.unwrap();
+    let nova = nova_db(&[(3, Some("glance-image-3"), Some(40)), (6, Some("glance-image-6"), None)]).await;
+    let tgt = dbsync(&venv, Backend::Sqlite, "jptgt").await;
+    let logs = tempfile::tempdir().unwrap();
+    let out =
+        cli(logs.path(), &src, &nova, &tgt).args(["migrate", "--via", "db", "--yes"]).args(ARGS).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let api = JunoApi::start(&venv, &tgt).await;
+    let stderr = logs.path().join("proxy.stderr");
+    let proxy = JunoApi {
+        child: Command::new(assert_cmd::cargo::cargo_bin("bm2ironic"))
+            .arg("--log-dir")
+            .arg(logs.path().join("plogs"))
+            .args(["proxy", "--listen", "127.0.0.1:6469", "--auth", "noauth", "--ironic-url", &api.base])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .process_group(0)
+            .spawn()
+            .unwrap(),
+        base: "http://127.0.0.1:6469".into(),
+        dir: logs.path().to_path_buf(),
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !reqwest::get(format!("{}/healthz", proxy.base)).await.is_ok_and(|r| r.status().is_success()) {
+        assert!(std::time::Instant::now() < deadline, "{}", std::fs::read_to_string(&stderr).unwrap_or_default());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let list = proxy.get("/v2.1/os-baremetal-nodes").await;
+    assert_eq!(list["nodes"].as_array().map(Vec::len), Some(6), "{list}");
+    let n3 = "bbbbbbbb-0000-4000-8000-000000000003";
+    for id in [n3, "3"] {
+        let show = proxy.get(&format!("/v2.1/os-baremetal-nodes/{id}")).await;
+        let s = show.to_string();
+        assert!(s.contains(n3) && s.contains("52:55:00:00:00:03") && s.contains("52:55:01:00:00:03"), "{id}: {s}");
+    }
+    // the real client: python-novaclient 7.1.2, its token from the real Keystone (the proxy runs
+    // without auth here), `nova baremetal-node-list` and `baremetal-node-show 3`
+    let Some(nova_venv) = crate::common::server_env(crate::proxy::NOVACLIENT_VENV) else { return };
+    let Some(ks) = crate::common::server_env(crate::api_env::KEYSTONE_URL) else { return };
+    let nova = |args: &[&str]| {
+        let mut c = Command::new(Path::new(&nova_venv).join("bin/nova"));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("OS_") || k.starts_with("NOVA") {
+                c.env_remove(k);
+            }
+        }
+        c.envs([
+            ("OS_AUTH_URL", ks.as_str()),
+            ("OS_USERNAME", "admin"),
+            ("OS_PASSWORD", crate::api_env::ADMIN_PASSWORD),
+            ("OS_PROJECT_NAME", "admin"),
+            ("OS_USER_DOMAIN_NAME", "Default"),
+            ("OS_PROJECT_DOMAIN_NAME", "Default"),
+            ("OS_IDENTITY_API_VERSION", "3"),
+            ("PYTHONWARNINGS", "ignore"),
+        ])
+        .args(["--os-compute-api-version", "2.1", "--endpoint-override", &format!("{}/v2.1", proxy.base)])
+        .args(args)
+        .output()
+        .unwrap()
+    };
+    let out = nova(&["baremetal-node-list"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let listed = String::from_utf8_lossy(&out.stdout).to_string();
+    for id in 1..=6 {
+        assert!(listed.contains(&format!("bbbbbbbb-0000-4000-8000-{id:012}")), "node {id}: {listed}");
+    }
+    let out = nova(&["baremetal-node-show", "3"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(shown.contains(n3) && shown.contains("52:55:00:00:00:03"), "{shown}");
 }

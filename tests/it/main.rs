@@ -20,6 +20,8 @@ mod hostile_text;
 mod hosts;
 mod inventory;
 mod juno;
+mod juno_compute;
+mod juno_takeover;
 mod keystone;
 mod migrate;
 mod plan_then_load;

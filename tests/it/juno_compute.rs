@@ -1,0 +1,287 @@
+//! Nova's own compute driver takes over: the REAL Juno nova-compute (openstack/nova 2014.2,
+//! `scripts/juno.sh nova-install`, `compute_driver = nova.virt.ironic.IronicDriver`,
+//! `ClusteredComputeManager`) on a real Juno Nova database (made by Juno's own `nova-manage db sync`)
+//! holding the instances nova baremetal ran, after bm2ironic migrated nova_bm (and the flavors)
+//! into Ironic: the real Juno Ironic 2014.2, and the real Ironic 39 (Juno's driver speaks API 1.1).
+//! Checked: every migrated node gets its `compute_nodes` row (`hypervisor_hostname` = node uuid,
+//! type `ironic`), every instance keeps its vm_state with the power state its fake BMC has, nothing
+//! is rebuilt or deleted, no power action reaches a BMC; then a machine powered off at its BMC
+//! (`ipmitool power off`) ends with its instance `stopped` / power_state 4 (shutdown) in Nova.
+//!
+//! MOCKED: only on the Juno side, Glance and Keystone v2.0's token call (scripts/fakeglance.py,
+//! as in juno_takeover.rs and for the same reason: Juno's conductor fetches the images at the
+//! takeover; no Glance runs here, and Keystone 30 has no v2.0).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::common::{bm2ironic, server_env, Backend, TestDb, IRONIC_VENV};
+use crate::juno::{dbsync, juno_venv, repo, text, KERNEL, RAMDISK};
+use crate::juno_takeover::{bmc, fake_glance, juno_allinone, small_cloud, wait_for, Proc, IMAGE};
+
+const NOVA_VENV: &str = "BM2IRONIC_TEST_JUNO_NOVA_VENV";
+/// The compute host nova baremetal's nova-compute ran as, and the Ironic driver's nova-compute runs as.
+const HOST: &str = "bm-compute-1";
+const TS: &str = "'2014-11-20 10:00:00'";
+
+fn uuid(id: i64) -> String {
+    format!("bbbbbbbb-0000-4000-8000-{id:012}")
+}
+fn instance(id: i64) -> String {
+    format!("aaaaaaaa-0000-4000-8000-{id:012}")
+}
+
+/// A Juno Nova database: the schema Juno's `nova-manage db sync` made (`juno.sh nova-schema`,
+/// copied), with what nova baremetal left: its nova-compute service (stopped long ago), the
+/// compute_nodes rows of the baremetal driver, a baremetal flavor, and the instances of nodes 3
+/// (active, running) and 6 (stopped).
+async fn juno_nova_db() -> TestDb {
+    let out = juno_nova_sh().arg("nova-schema").output().unwrap();
+    assert!(out.status.success(), "juno.sh nova-schema: {}", text(&out));
+    let schema = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let t = TestDb::create(Backend::Sqlite, "jcnova").await.unwrap();
+    std::fs::copy(&schema, t.admin_url.trim_start_matches("sqlite://")).unwrap();
+    let mut sql = vec![
+        format!("INSERT INTO services (created_at, updated_at, id, host, \"binary\", topic, report_count, disabled, deleted) VALUES ({TS}, {TS}, 1, '{HOST}', 'nova-compute', 'compute', 100, 0, 0)"),
+        format!("INSERT INTO instance_types (created_at, name, id, memory_mb, vcpus, swap, flavorid, rxtx_factor, root_gb, ephemeral_gb, disabled, is_public, deleted) VALUES ({TS}, 'baremetal', 6, 16384, 8, 0, 'bm1', 1.0, 40, 0, 0, 1, 0)"),
+        format!("INSERT INTO instance_type_extra_specs (created_at, instance_type_id, \"key\", value, deleted) VALUES ({TS}, 6, 'cpu_arch', 'x86_64', 0), ({TS}, 6, 'baremetal:deploy_kernel_id', 'old-nova-bm-kernel', 0), ({TS}, 6, 'baremetal:deploy_ramdisk_id', 'old-nova-bm-ramdisk', 0)"),
+    ];
+    for id in [1, 3, 6] {
+        let used = id != 1;
+        sql.push(format!(
+            "INSERT INTO compute_nodes (created_at, updated_at, service_id, vcpus, memory_mb, local_gb, vcpus_used, memory_mb_used, local_gb_used, hypervisor_type, hypervisor_version, cpu_info, free_ram_mb, free_disk_gb, current_workload, running_vms, hypervisor_hostname, deleted) VALUES ({TS}, {TS}, 1, 8, 16384, 500, {}, {}, {}, 'baremetal', 1, 'baremetal cpu', 0, 0, 0, {}, '{}', 0)",
+            if used { 8 } else { 0 },
+            if used { 16384 } else { 0 },
+            if used { 40 } else { 0 },
+            u8::from(used),
+            uuid(id)
+        ));
+    }
+    for (id, vm, power) in [(3, "active", 1), (6, "stopped", 4)] {
+        let u = instance(id);
+        sql.push(format!(
+            "INSERT INTO instances (created_at, updated_at, user_id, project_id, image_ref, launch_index, power_state, vm_state, task_state, memory_mb, vcpus, root_gb, ephemeral_gb, hostname, host, node, launched_on, display_name, instance_type_id, uuid, launched_at, scheduled_at, locked, shutdown_terminate, disable_terminate, cleaned, deleted, config_drive, architecture, os_type, reservation_id, progress) VALUES ({TS}, {TS}, 'demo-user', 'demo-project', '{IMAGE}', 0, {power}, '{vm}', NULL, 16384, 8, 40, 0, 'bm-instance-{id}', '{HOST}', '{}', '{HOST}', 'bm-instance-{id}', 6, '{u}', {TS}, {TS}, 0, 0, 0, 0, 0, '', 'x86_64', 'linux', 'r-bm00000{id}', 0)",
+            uuid(id)
+        ));
+        sql.push(format!("INSERT INTO instance_info_caches (created_at, network_info, instance_uuid, deleted) VALUES ({TS}, '[]', '{u}', 0)"));
+        sql.push(format!("INSERT INTO instance_extra (created_at, deleted, instance_uuid) VALUES ({TS}, 0, '{u}')"));
+        for (k, v) in [
+            ("instance_type_id", "6"),
+            ("instance_type_name", "baremetal"),
+            ("instance_type_memory_mb", "16384"),
+            ("instance_type_vcpus", "8"),
+            ("instance_type_root_gb", "40"),
+            ("instance_type_ephemeral_gb", "0"),
+            ("instance_type_flavorid", "bm1"),
+            ("instance_type_swap", "0"),
+            ("instance_type_rxtx_factor", "1.0"),
+            ("instance_type_vcpu_weight", "NULL"),
+            ("image_base_image_ref", IMAGE),
+        ] {
+            let v = if v == "NULL" { v.to_string() } else { format!("'{v}'") };
+            sql.push(format!("INSERT INTO instance_system_metadata (created_at, instance_uuid, \"key\", value, deleted) VALUES ({TS}, '{u}', '{k}', {v}, 0)"));
+        }
+    }
+    for s in sql {
+        t.exec(&s).await;
+    }
+    t
+}
+
+/// Juno's nova-compute on `nova` against the Ironic API `ironic_url`; its work dir.
+fn nova_compute(nova: &TestDb, ironic_url: &str, dir: &Path) -> Proc {
+    let out = juno_nova_sh()
+        .args(["nova-conf", dir.to_str().unwrap(), &nova.admin_url, ironic_url, HOST, "3"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "juno.sh nova-conf: {}", text(&out));
+    let conf = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Proc::spawn(juno_nova_sh().args(["nova-compute", &conf]))
+}
+
+/// One instance in Nova: (vm_state, power_state, task_state, deleted, host, node).
+async fn nova_instance(nova: &TestDb, id: i64) -> Vec<String> {
+    nova.rows(&format!("SELECT vm_state, CAST(power_state AS TEXT), COALESCE(task_state, 'NULL'), CAST(deleted AS TEXT), host, node FROM instances WHERE uuid = '{}'", instance(id)))
+        .await
+        .remove(0)
+}
+
+/// The Nova side of the takeover, the same against both Ironics: `bmcs` are nodes 1, 3, 6's BMCs
+/// at `addrs`; `ironic` is the Ironic API (its node table in `tgt`).
+async fn nova_takes_over(nova: &TestDb, tgt: &TestDb, ironic: &str, bmcs: &[Proc], addrs: &[&str; 3], what: &str) {
+    let t0 = Instant::now();
+    let dir = tempfile::tempdir().unwrap().keep();
+    let _compute = nova_compute(nova, &format!("{ironic}/v1"), &dir);
+    let log = dir.join("nova-compute.log");
+    // every node has its compute_nodes row of the Ironic driver
+    let rows_of = format!("SELECT CASE WHEN COUNT(DISTINCT hypervisor_hostname) = 3 THEN 1 ELSE 0 END FROM compute_nodes WHERE deleted = 0 AND hypervisor_type = 'ironic' AND hypervisor_hostname IN ('{}', '{}', '{}')", uuid(1), uuid(3), uuid(6));
+    let took = wait_for(nova, &rows_of, 90, &format!("{what}: Juno nova-compute's compute_nodes"), &log).await;
+    // then two power syncs (every 3 s)
+    let syncs = |l: &str| l.matches("ComputeManager._sync_power_states run_periodic_tasks").count();
+    let n0 = syncs(&std::fs::read_to_string(&log).unwrap_or_default());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while syncs(&std::fs::read_to_string(&log).unwrap_or_default()) < n0 + 2 {
+        assert!(Instant::now() < deadline, "{what}: nova-compute's power sync did not run");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let cn = nova.rows("SELECT hypervisor_hostname, CAST(COUNT(*) AS TEXT) FROM compute_nodes WHERE deleted = 0 GROUP BY hypervisor_hostname ORDER BY hypervisor_hostname").await;
+    assert_eq!(cn, [1, 3, 6].map(|i| vec![uuid(i), "1".to_string()]).to_vec(), "{what}: one row per node, no other");
+    assert_eq!(
+        nova_instance(nova, 3).await,
+        ["active", "1", "NULL", "0", HOST, &uuid(3)],
+        "{what}: instance 3 running"
+    );
+    assert_eq!(
+        nova_instance(nova, 6).await,
+        ["stopped", "4", "NULL", "0", HOST, &uuid(6)],
+        "{what}: instance 6 stopped"
+    );
+    assert_eq!(nova.scalar_i64("SELECT COUNT(*) FROM instances").await, 2, "{what}: no instance added");
+    let nodes = tgt.rows("SELECT uuid, provision_state, COALESCE(instance_uuid, 'NULL') FROM nodes WHERE instance_uuid IS NOT NULL ORDER BY id").await;
+    assert_eq!(
+        nodes,
+        [3, 6].map(|i| vec![uuid(i), "active".into(), instance(i)]).to_vec(),
+        "{what}: nothing rebuilt or torn down"
+    );
+    for (b, a) in bmcs.iter().zip(addrs) {
+        assert!(b.said().is_empty(), "{what}: BMC {a} was told {:?}", b.said());
+    }
+    eprintln!("{what}: compute_nodes {took:?} after nova-compute started");
+
+    // node 3's machine is switched off at its BMC: Ironic reads it, Nova stops the instance
+    let out = Command::new("ipmitool")
+        .args(["-I", "lanplus", "-H", addrs[1], "-U", "admin", "-P", "bmc-pass-3", "power", "off"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let stopped = format!("SELECT CASE WHEN vm_state = 'stopped' AND power_state = 4 AND task_state IS NULL THEN 1 ELSE 0 END FROM instances WHERE uuid = '{}'", instance(3));
+    let took = wait_for(nova, &stopped, 60, &format!("{what}: instance 3 stopped in Nova"), &log).await;
+    assert_eq!(nova_instance(nova, 6).await[..2], ["stopped", "4"], "{what}");
+    assert_eq!(nova.scalar_i64("SELECT COUNT(*) FROM instances WHERE deleted = 0").await, 2, "{what}: nothing deleted");
+    let l = std::fs::read_to_string(&log).unwrap();
+    assert!(!l.contains("Traceback"), "{what}: nova-compute's log has a traceback: {}", log.display());
+    assert!(!l.contains("bmc-pass-"), "{what}: an IPMI password in nova-compute's log: {}", log.display());
+    eprintln!("{what}: instance stopped {took:?} after the BMC's power off; {:?} in all", t0.elapsed());
+}
+
+/// bm2ironic migrates the small cloud (and the flavors) for a Juno target.
+async fn migrate(src: &TestDb, nova: &TestDb, tgt: &TestDb, args: &[&str]) {
+    let logs = tempfile::tempdir().unwrap();
+    let run = |a: &[&str]| {
+        bm2ironic(logs.path())
+            .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
+            .env("BM2IRONIC_NOVA_DB", &nova.admin_url)
+            .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+            .args(a)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["flavors", "--apply", "--yes"]);
+    assert!(out.status.success(), "flavors: {}", text(&out));
+    let out = run(&["migrate", "--via", "db", "--yes", "--default-arch", "x86_64"]);
+    assert!(out.status.success(), "migrate: {}", text(&out));
+}
+
+/// scripts/juno.sh with the Juno Nova venv the environment names (its parent is juno.sh's base).
+fn juno_nova_sh() -> Command {
+    let mut c = Command::new("bash");
+    c.arg(repo().join("scripts/juno.sh"));
+    if let Some(base) = std::env::var_os(NOVA_VENV).map(PathBuf::from).and_then(|v| v.parent().map(Path::to_path_buf)) {
+        c.env("BM2_JUNO_BASE", base);
+    }
+    c
+}
+
+fn nova_venv() -> Option<PathBuf> {
+    match std::env::var(NOVA_VENV) {
+        Ok(v) if !v.is_empty() => Some(PathBuf::from(v)),
+        _ => {
+            crate::common::skip(&format!("{NOVA_VENV} is not set: scripts/test.sh installs Juno's nova-compute (scripts/juno.sh nova-env; docs/juno.md)"));
+            None
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn juno_nova_compute_takes_over_on_juno_ironic() {
+    let Some(venv) = juno_venv() else { return };
+    let Some(_nova_venv) = nova_venv() else { return };
+    let Some(ironic_venv) = server_env(IRONIC_VENV).map(PathBuf::from) else { return };
+    let addrs = ["127.0.26.11", "127.0.26.12", "127.0.26.13"];
+    let src = TestDb::with_fixture(Backend::Sqlite, "jcsrc", &small_cloud(&addrs)).await.unwrap();
+    let nova = juno_nova_db().await;
+    let tgt = dbsync(&venv, Backend::Sqlite, "jctgt").await;
+    migrate(&src, &nova, &tgt, &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK]).await;
+    let bmcs: Vec<Proc> = [(1, "off"), (3, "on"), (6, "off")]
+        .iter()
+        .zip(addrs)
+        .map(|((id, power), a)| bmc(&ironic_venv, a, &format!("bmc-pass-{id}"), power))
+        .collect();
+    let images = tempfile::tempdir().unwrap();
+    let _glance = fake_glance(images.path(), 6463).await;
+    // Juno's default puts a machine found off back on (force_power_state_during_sync): off here, so
+    // that a machine switched off stays off and Nova hears of it (docs/juno.md)
+    let (_juno, dir) = juno_allinone(&venv, &tgt, 6464, 6463, &[("BM2_JUNO_FORCE_POWER_SYNC", "false")]).await;
+    wait_for(&tgt, "SELECT CASE WHEN COUNT(*) = 2 THEN 1 ELSE 0 END FROM nodes WHERE conductor_affinity IS NOT NULL AND power_state IS NOT NULL", 45, "Juno's takeover", &dir.join("ironic.log")).await;
+    nova_takes_over(&nova, &tgt, "http://127.0.0.1:6464", &bmcs, &addrs, "Juno Ironic").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn juno_nova_compute_takes_over_on_ironic_39() {
+    use std::os::unix::process::CommandExt;
+    let Some(_nova_venv) = nova_venv() else { return };
+    let Some(ironic_venv) = server_env(IRONIC_VENV).map(PathBuf::from) else { return };
+    let addrs = ["127.0.26.14", "127.0.26.15", "127.0.26.16"];
+    let src = TestDb::with_fixture(Backend::Sqlite, "jisrc", &small_cloud(&addrs)).await.unwrap();
+    let nova = juno_nova_db().await;
+    let Some(tgt) = TestDb::ironic(Backend::Sqlite, "jitgt").await else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["deploy.kernel", "deploy.initramfs"] {
+        std::fs::write(tmp.path().join(name), b"x").unwrap();
+    }
+    let k = format!("file://{}", tmp.path().join("deploy.kernel").display());
+    let r = format!("file://{}", tmp.path().join("deploy.initramfs").display());
+    migrate(&src, &nova, &tgt, &["--deploy-kernel", &k, "--deploy-ramdisk", &r]).await;
+    let bmcs: Vec<Proc> = [(1, "off"), (3, "on"), (6, "off")]
+        .iter()
+        .zip(addrs)
+        .map(|((id, power), a)| bmc(&ironic_venv, a, &format!("bmc-pass-{id}"), power))
+        .collect();
+    // Ironic 39 (noauth, scripts/ironic.sh), power sync every 2 s and, as on Juno, not forced
+    let dir = tmp.path().join("ironic");
+    let port = 6465;
+    let out = Command::new("bash")
+        .arg(repo().join("scripts/ironic.sh"))
+        .args(["conf", dir.to_str().unwrap(), &tgt.admin_url, &port.to_string()])
+        .env("BM2_IRONIC_SYNC_INTERVAL", "2")
+        .env("BM2_IRONIC_FORCE_POWER_SYNC", "false")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "ironic.sh conf: {}", text(&out));
+    let conf = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let _ironic = Proc::spawn(
+        Command::new(ironic_venv.join("bin/ironic"))
+            .args(["--config-file", &conf])
+            .env("PYTHONWARNINGS", "ignore")
+            .process_group(0),
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !reqwest::get(format!("{base}/v1/")).await.is_ok_and(|r| r.status().is_success()) {
+        assert!(Instant::now() < deadline, "Ironic 39 did not start");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    wait_for(
+        &tgt,
+        "SELECT CASE WHEN COUNT(*) = 3 THEN 1 ELSE 0 END FROM nodes WHERE power_state IS NOT NULL",
+        45,
+        "Ironic 39's power sync",
+        &dir.join("ironic.log"),
+    )
+    .await;
+    nova_takes_over(&nova, &tgt, &base, &bmcs, &addrs, "Ironic 39").await;
+    let last_errors = tgt.rows("SELECT uuid, last_error FROM nodes WHERE last_error IS NOT NULL").await;
+    assert!(last_errors.is_empty(), "{last_errors:?}");
+}
