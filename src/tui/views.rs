@@ -146,7 +146,8 @@ impl Progress {
                     n.status = RowStatus::Api(state);
                 }
             }
-            LoadEvent::Summary(_) => {}
+            // the audit log and --json keep the timings; the screen shows the throughput
+            LoadEvent::Timings { .. } | LoadEvent::Summary(_) => {}
         }
     }
 

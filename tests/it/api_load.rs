@@ -497,6 +497,20 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
         seen.iter().any(|m| matches!(m, Msg::Load(LoadEvent::Node { uuid, status: NodeStatus::Failed { error }, .. }) if *uuid == bad && error.contains("no-such-image"))),
         "node 6's failure named with Ironic's error"
     );
+    // where the time went: every request by kind and the conductor's waits (core/ironic/api/timings.rs)
+    let calls = seen
+        .iter()
+        .find_map(|m| match m {
+            Msg::Load(LoadEvent::Timings { calls }) => Some(calls.clone()),
+            _ => None,
+        })
+        .expect("a Timings event before the summary");
+    let count = |k: &str| calls.iter().filter(|t| t.kind == k).map(|t| t.count).sum::<u64>();
+    assert_eq!(count("POST /v1/nodes"), 6, "{calls:?}");
+    assert!(count("PUT /v1/nodes/{id}/states/provision") >= 12, "manage, then adopt or provide: {calls:?}");
+    assert_eq!(count("wait → manageable"), 6, "{calls:?}");
+    assert_eq!(count("wait → adopt failed"), 1, "{calls:?}");
+    assert!(calls.iter().all(|t| t.total_ms > 0.0 && t.max_ms <= t.total_ms), "{calls:?}");
 
     // the input fixed, the same job again: the same run, resumed, only node 6 changes
     let good = file("image.qcow2");

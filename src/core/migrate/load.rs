@@ -9,6 +9,7 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::core::ironic::api::timings::Timing;
 use crate::core::migrate::plan::{NodeAction, Plan};
 use crate::core::migrate::timing::ms;
 
@@ -43,6 +44,11 @@ pub enum LoadEvent {
         done: usize,
         total: usize,
         elapsed_ms: f64,
+    },
+    /// `--via api`, before the summary: the time of Ironic's requests and of the conductor's work
+    /// seen by polling, by kind (core/ironic/api/timings.rs)
+    Timings {
+        calls: Vec<Timing>,
     },
     Summary(LoadSummary),
 }

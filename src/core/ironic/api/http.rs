@@ -4,12 +4,13 @@
 //! pagination.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reqwest::Method;
 use serde_json::Value;
 
 use super::error::{fault, ApiError};
+use super::timings::{request_kind, Timings};
 use crate::core::auth::keystone::{self, Session};
 use crate::core::auth::{AuthConfig, Scope};
 use crate::core::db::secret::Secret;
@@ -54,6 +55,8 @@ pub struct IronicApi {
     version: Mutex<Option<(u32, u32)>>,
     range: Mutex<Option<(String, String)>>,
     retry: Retry,
+    /// every request's time by kind, and the loader's waits (`timings.rs`)
+    timings: Timings,
 }
 
 /// "1.46" as (1, 46).
@@ -95,6 +98,7 @@ impl IronicApi {
             version: Mutex::new(None),
             range: Mutex::new(None),
             retry: Retry::default(),
+            timings: Timings::default(),
         })
     }
 
@@ -109,12 +113,18 @@ impl IronicApi {
             version: Mutex::new(self.version()),
             range: Mutex::new(self.range.lock().unwrap_or_else(|e| e.into_inner()).clone()),
             retry: self.retry,
+            timings: Timings::default(),
         }
     }
 
     pub fn with_retry(mut self, retry: Retry) -> IronicApi {
         self.retry = retry;
         self
+    }
+
+    /// The time of every request so far by kind, and the waits the loader added.
+    pub fn timings(&self) -> &Timings {
+        &self.timings
     }
 
     pub fn base(&self) -> &str {
@@ -213,6 +223,13 @@ impl IronicApi {
     /// One request with the retries, the 401 renewal and the error mapping; `Ok(None)` for an
     /// empty body (202/204).
     pub async fn request(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Option<Value>, ApiError> {
+        let t0 = Instant::now();
+        let r = self.request_once(&method, path, body).await;
+        self.timings.add(request_kind(method.as_str(), path), t0.elapsed());
+        r
+    }
+
+    async fn request_once(&self, method: &Method, path: &str, body: Option<&Value>) -> Result<Option<Value>, ApiError> {
         let url = format!("{}{path}", self.base);
         let mut token = self.token().await?;
         let mut renewed = false;

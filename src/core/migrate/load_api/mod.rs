@@ -2,11 +2,13 @@
 //! adopt flow (`node.rs`), `--concurrency` nodes in flight. A node whose step fails is reported
 //! with Ironic's error and the others go on; the run is recorded (`record.rs`) and a rerun resumes
 //! it. `rollback` puts adopted nodes in maintenance and deletes them, never a power action. Here:
-//! the driver (`load_api`); the load's options in `options.rs`, what it fails with in `error.rs`.
+//! the driver (`load_api`); the load's options in `options.rs`, what it fails with in `error.rs`,
+//! how long a node waits between polls in `pace.rs`.
 
 mod error;
 pub mod node;
 mod options;
+mod pace;
 pub mod prepare;
 pub mod record;
 pub mod rollback;
@@ -142,7 +144,8 @@ pub async fn load_api(
     // Ironic not answering for several nodes in a row stops the run: the rest would fail the same
     // way at once, each with a long error, and leave the operator a list to read instead of a cause
     let stop = cancel.child_token();
-    let cx = Cx { api, run_id: &run_id, opts, events, cancel: &stop };
+    let pace = pace::Pace::default();
+    let cx = Cx { api, run_id: &run_id, opts, events, cancel: &stop, pace: &pace };
     let ids = &req.ids;
     let futs: Vec<_> = to_write.iter().map(|(np, r)| one(&cx, np, r, ids)).collect();
     let mut results = futures::stream::iter(futs).buffer_unordered(opts.concurrency.max(1));
@@ -209,6 +212,11 @@ pub async fn load_api(
     summary.load_ms = summary.elapsed_ms;
     summary.finished_at = now();
     tracing::info!(run = %run_id, status = %run.status, created = summary.created, errors = summary.errors, interrupted, elapsed_ms = summary.elapsed_ms, "API load finished");
+    let calls = api.timings().list();
+    for t in &calls {
+        tracing::info!(run = %run_id, kind = %t.kind, count = t.count, total_ms = t.total_ms.round(), max_ms = t.max_ms.round(), "API load time");
+    }
+    let _ = events.send(LoadEvent::Timings { calls });
     let _ = events.send(LoadEvent::Summary(summary.clone()));
     if let Some(error) = gone {
         let (url, total) = (api.base().to_string(), to_write.len());

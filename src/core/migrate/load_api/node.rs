@@ -6,13 +6,14 @@
 //! Every wait is a bounded poll. Run again, it continues from the node's state; nothing here asks
 //! Ironic for a power action, a deploy or a clean of an adopted node.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::options::ApiLoadOptions;
+use super::pace::{Pace, MIN_WAIT};
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
 use crate::core::ironic::marker;
 use crate::core::ironic::target::TargetKind;
@@ -63,6 +64,8 @@ pub(super) struct Cx<'a> {
     pub opts: &'a ApiLoadOptions,
     pub events: &'a UnboundedSender<LoadEvent>,
     pub cancel: &'a CancellationToken,
+    /// how long each state usually lasts, learned from the nodes before (pace.rs)
+    pub pace: &'a Pace,
 }
 
 fn state(v: &Value) -> String {
@@ -151,8 +154,10 @@ impl Cx<'_> {
     /// polls ask for the state fields only (cheaper for Ironic), the end for the whole node.
     async fn settle(&self, np: &NodePlan, uuid: &str) -> Result<Value, StepErr> {
         let started = Instant::now();
-        let mut wait = Duration::from_millis(100);
+        let mut wait = MIN_WAIT;
         let mut shown = String::new();
+        // the state the node was first seen in: how long it lasted teaches the next nodes (pace.rs)
+        let mut first: Option<String> = None;
         let poll = format!("/v1/nodes/{uuid}?fields=uuid,provision_state,target_provision_state,last_error");
         loop {
             let v = self.api.get(&poll).await.map_err(|e| StepErr::Api(e, String::new()))?;
@@ -164,6 +169,10 @@ impl Cx<'_> {
             // a failed state keeps its target (`adopt failed` still aims at `active`)
             let failed = s.ends_with("failed") || s == "error";
             if failed || (!is_transitional(&s) && v["target_provision_state"].is_null()) {
+                if let (Some(f), false) = (&first, failed) {
+                    self.pace.learn(f, started.elapsed());
+                }
+                self.api.timings().add(format!("wait → {s}"), started.elapsed());
                 return self.api.node(uuid).await.map_err(|e| StepErr::Api(e, String::new()));
             }
             if started.elapsed() > self.opts.step_timeout {
@@ -172,6 +181,16 @@ impl Cx<'_> {
                     self.opts.step_timeout.as_secs(),
                     last_error(&v)
                 )));
+            }
+            if first.is_none() {
+                let left = self.opts.step_timeout.saturating_sub(started.elapsed());
+                if let Some((long, then)) = self.pace.first_wait(&s, started.elapsed(), left) {
+                    tokio::time::sleep(long).await;
+                    wait = then.min(self.opts.poll);
+                    first = Some(s);
+                    continue;
+                }
+                first = Some(s);
             }
             tokio::time::sleep(wait).await;
             wait = (wait * 3 / 2).min(self.opts.poll);
