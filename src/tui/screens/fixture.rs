@@ -22,6 +22,8 @@ pub fn options() -> PlanOptions {
         deploy_kernel: Some("file:///srv/deploy.kernel".into()),
         deploy_ramdisk: Some("file:///srv/deploy.initramfs".into()),
         resource_class: Some("baremetal".into()),
+        // the demo's instances' PXE configs, as `bm2ironic demo` writes them (in memory here)
+        boots: Arc::new(Fixture::demo().boots("/demo/tftpboot")),
         ..Default::default()
     }
 }
