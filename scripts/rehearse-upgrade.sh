@@ -171,13 +171,6 @@ vm_stage() {   # the nova baremetal tree of every instance, the network's TFTP v
   spawn "$VENV/bin/python" scripts/fakebmc.py 623 admin "$PW_PREFIX-$id" "$addr" on --vm "$WORK/vm$id" \
     --disk "$WORK/vm$id.img" --tftp "$WORK/network-tftp" --mac "$VM_MAC" --accel "$(cat "$BOOT/accel")" >"$WORK/bmc$id.log" 2>&1
 }
-vm_contract_sql() {   # TEMPORARY (until boot-core's mapping learns it from nova.conf's tftp_root): the boot contract by hand
-  local iu; iu=$(uuid aaaaaaaa "$VM_NODE")
-  my "rh_${RUN}_${V}_ironic" -e "UPDATE nodes SET deploy_interface = 'ramdisk', boot_interface = 'pxe',
-    instance_info = JSON_SET(instance_info, '\$.kernel', 'file://$NOVA_TFTP/$iu/kernel', '\$.ramdisk', 'file://$NOVA_TFTP/$iu/ramdisk',
-      '\$.ramdisk_kernel_arguments', 'root=UUID=$ROOT_UUID ro nofb nomodeset vga=normal console=ttyS0'),
-    properties = JSON_SET(properties, '\$.capabilities', 'boot_mode:bios') WHERE uuid = '$(uuid bbbbbbbb "$VM_NODE")'"
-}
 vm_reboot_step() {   # after the SQL load's takeover
   local node tftp cfg append last out actions
   node=$(uuid bbbbbbbb "$VM_NODE"); tftp=$WORK/$V/ironic/tftpboot
@@ -419,7 +412,6 @@ rehearse() {   # $1: db|api
   [ "$(checksum "$V")" = "$sum_before" ] || fail "nova_bm changed (table checksums differ): the source must only be read"
   ok "7 nodes, 7 ports; nova_bm unchanged"
 
-  [ "$V" = db ] && vm_contract_sql   # TEMPORARY (see vm_contract_sql)
   if [ "$V" = db ]; then
     step "6/$V" "start Ironic (keystone auth, ipmi); the catalog names it"
     register_endpoint "$base" || fail "cannot register Ironic's endpoint in Keystone"

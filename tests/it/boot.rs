@@ -511,6 +511,8 @@ async fn a_migrated_instance_boots_from_ironics_pxe_config_after_a_reboot_and_no
         .arg(format!("file://{}", deploy.join("deploy.kernel").display()))
         .arg("--deploy-ramdisk")
         .arg(format!("file://{}", deploy.join("deploy.initramfs").display()))
+        .arg("--tftp-root")
+        .arg(&tree)
         .output()
         .unwrap();
     assert!(
@@ -520,32 +522,19 @@ async fn a_migrated_instance_boots_from_ironics_pxe_config_after_a_reboot_and_no
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    // TEMPORARY (until boot-core's mapping: --tftp-root): the boot contract's fields written by hand
-    {
-        let rows = tgt.rows(&format!("SELECT instance_info, properties FROM nodes WHERE uuid = '{NODE}'")).await;
-        let mut ii: Value = serde_json::from_str(&rows[0][0]).unwrap();
-        let mut props: Value = serde_json::from_str(&rows[0][1]).unwrap();
-        ii["kernel"] = json!(format!("file://{}", tree.join(INSTANCE).join("kernel").display()));
-        ii["ramdisk"] = json!(format!("file://{}", tree.join(INSTANCE).join("ramdisk").display()));
-        ii["ramdisk_kernel_arguments"] = json!(format!("root=UUID={root_uuid} ro {NOVA_APPEND}"));
-        props["capabilities"] = json!("boot_mode:bios");
-        tgt.exec(&format!(
-            "UPDATE nodes SET deploy_interface = 'ramdisk', boot_interface = 'pxe', instance_info = '{ii}', \
-             properties = '{props}' WHERE uuid = '{NODE}'"
-        ))
-        .await;
-    }
-
     // the real Ironic 39 on that database takes the nodes over
     let ironic_dir = work.path().join("ironic");
     let (_ironic, base) = start_ironic(&venv, &boot, &ironic_dir, &tgt.admin_url, &tree).await;
     let tftp_root = ironic_dir.join("tftpboot");
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
+        // the instance node taken over (its conductor set), both nodes' power read
         let r = tgt
-            .rows(&format!("SELECT CAST(conductor_affinity AS TEXT), power_state FROM nodes WHERE uuid = '{NODE}'"))
+            .rows(&format!(
+                "SELECT CAST(conductor_affinity AS TEXT), power_state FROM nodes WHERE uuid IN ('{NODE}', '{FREE}') ORDER BY uuid"
+            ))
             .await;
-        if r[0][0] != "NULL" && r[0][1] != "NULL" {
+        if r[0][0] != "NULL" && r[0][1] != "NULL" && r[1][1] != "NULL" {
             break;
         }
         assert!(
