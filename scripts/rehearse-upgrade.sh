@@ -4,17 +4,20 @@
 #   - fills a nova_bm (schema version 10) on MariaDB the way nova baremetal left it: free nodes enrolled
 #     the way the original job did (deleted, task_state, instance_uuid NULL; one interface each), nodes
 #     with running instances, one whose instance is stopped, a soft-deleted one; every BMC a fake IPMI
-#     BMC (pyghmi, scripts/fakebmc.py) on a loopback address, powered on or off like its machine;
+#     BMC (pyghmi, scripts/fakebmc.py) on a loopback address, powered on or off like its machine, and one
+#     machine a real QEMU VM (fakebmc.py --vm) netbooting its instance from the compute host's TFTP tree;
 #   - a Juno-era Nova database (the baremetal flavor, the instances with their images, the stopped
 #     baremetal nova-compute) and a nova.conf whose [baremetal] points at nova_bm;
 #   - the real Ironic (PyPI), its database made by `ironic-dbsync upgrade`, behind the real Keystone;
 # then runs the runbook's steps with bm2ironic from the config files alone (--nova-conf,
 # --ironic-conf), once loading by SQL (--via db) and once, on fresh databases, through Ironic's API
-# (--via api), checks every outcome (the fake BMCs' own power state, the conductor log gated by
+# (--via api), reboots the VM through Ironic after the SQL load's takeover (it boots its instance from
+# the conductor's PXE config), checks every outcome (the fake BMCs' own power state, the conductor log gated by
 # `bm2ironic watch`, real clients through Keystone), verifies, rolls back, and prints a step table.
 #
 # Usage: scripts/rehearse-upgrade.sh [db|api|both]     (default both)
-# Environment: BM2IRONIC_BIN (the binary; default: cargo build, target/debug/bm2ironic); the
+# Environment: BM2IRONIC_BIN (the binary; default: cargo build, target/debug/bm2ironic);
+# BM2IRONIC_TEST_BOOT_DIR (the VM's parts; default: scripts/bootvm.sh builds or reuses them); the
 # services of scripts/test.sh when they run (BM2IRONIC_TEST_MYSQL_ADMIN, BM2IRONIC_TEST_KEYSTONE_URL),
 # otherwise it starts its own and stops them at the end. BM2_REHEARSAL_KEEP=1 keeps the work dir.
 # Exit 0 when every step's outcome is right; 1 with "REHEARSAL FAILED at step ...: why" otherwise.
