@@ -159,8 +159,8 @@ vm_stage() {   # the nova baremetal tree of every instance, the network's TFTP v
       "append initrd=/tftpboot/$iu/deploy_ramdisk selinux=0 disk=cciss/c0d0,sda,hda,vda iscsi_target_iqn=iqn-$iu deployment_id=$id deployment_key=K3YK3Y0$id troubleshoot=0 nofb nomodeset vga=normal console=ttyS0" \
       "ipappend 3" "" "" "label boot" "kernel /tftpboot/$iu/kernel" \
       "append initrd=/tftpboot/$iu/ramdisk root=UUID=$ROOT_UUID ro nofb nomodeset vga=normal console=ttyS0" >"$d/config"
-    ln "$BOOT/vmlinuz" "$d/kernel" 2>/dev/null || cp "$BOOT/vmlinuz" "$d/kernel"
-    ln "$BOOT/initramfs" "$d/ramdisk" 2>/dev/null || cp "$BOOT/initramfs" "$d/ramdisk"
+    # copies, not links: nothing written into the tree may reach the cached boot files
+    cp "$BOOT/vmlinuz" "$d/kernel"; cp "$BOOT/initramfs" "$d/ramdisk"
   done
   # what the compute host's TFTP server served: the loader, the MAC link, /tftpboot/... names in the tree
   mkdir -p "$WORK/compute-host-tftp/pxelinux.cfg"
@@ -372,7 +372,7 @@ rehearse() {   # $1: db|api
   step "2/$V" "create the empty Ironic database: ironic-dbsync upgrade"
   mkdir -p "$WORK/$V/ironic"
   BM2_IRONIC_KEYSTONE=$KS BM2_IRONIC_SYNC_INTERVAL=5 BM2_IRONIC_IPMI_RETRY=5 BM2_IRONIC_TAKEOVER_INTERVAL=2 \
-    BM2_IRONIC_FILE_PATHS=$NOVA_TFTP BM2_IRONIC_PXE_LOADERS=$BOOT scripts/ironic.sh conf "$WORK/$V/ironic" "mysql+pymysql://rh_${RUN}:$DB_PW@$MY_HOST:$MY_PORT/$ir?charset=utf8" "$port" >/dev/null
+    BM2_IRONIC_FILE_PATHS=$WORK BM2_IRONIC_PXE_LOADERS=$BOOT scripts/ironic.sh conf "$WORK/$V/ironic" "mysql+pymysql://rh_${RUN}:$DB_PW@$MY_HOST:$MY_PORT/$ir?charset=utf8" "$port" >/dev/null
   chmod 600 "$WORK/$V/ironic/ironic.conf"
   cp "$WORK/$V/ironic/ironic.conf" "$WORK/$V/etc/ironic.conf"
   "$VENV/bin/ironic-dbsync" --config-file "$WORK/$V/ironic/ironic.conf" upgrade >"$WORK/$V/dbsync.log" 2>&1 \
