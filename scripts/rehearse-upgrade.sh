@@ -175,6 +175,12 @@ SQL
     local vm=active ps=1
     [ "$inst" = S ] && { vm=stopped; ps=4; }
     my "$nova" -e "INSERT INTO instances VALUES ($id, '$(uuid aaaaaaaa "$id")', 'file://$WORK/image.qcow2', 20, 0, '$(uuid bbbbbbbb "$id")', 'bm-compute-1', '$vm', $ps, 0)"
+    # what nova baremetal left on the compute host for the instance's next boot (its PXE config,
+    # kernel, ramdisk), copied here as the runbook's step 1b says
+    local t="$WORK/$v/tftpboot" i; i=$(uuid aaaaaaaa "$id"); mkdir -p "$t/$i"
+    printf 'default boot\n\nlabel deploy\nkernel %s/deploy_kernel\nappend initrd=%s/deploy_ramdisk selinux=0 troubleshoot=0 nofb\nipappend 3\n\n\nlabel boot\nkernel %s/kernel\nappend initrd=%s/ramdisk root=UUID=%s ro nofb\n' \
+      "$t/$i" "$t/$i" "$t/$i" "$t/$i" "$(uuid dddddddd "$id")" > "$t/$i/config"
+    echo "instance kernel $id" > "$t/$i/kernel"; echo "instance ramdisk $id" > "$t/$i/ramdisk"
   done
   mkdir -p "$WORK/$v/etc"
   cat > "$WORK/$v/etc/nova.conf" <<CONF
@@ -191,6 +197,7 @@ power_manager = nova.virt.baremetal.ipmi.IPMI
 deploy_kernel = nova-bm-deploy-kernel
 deploy_ramdisk = nova-bm-deploy-ramdisk
 flavor_extra_specs = cpu_arch:x86_64
+tftp_root = $WORK/$v/tftpboot
 CONF
   chmod 600 "$WORK/$v/etc/nova.conf"
 }
