@@ -148,6 +148,8 @@ vm_wait_markers() {   # $1: how many; $2: seconds
   return 1
 }
 vm_stage() {   # the nova baremetal tree of every instance, the network's TFTP view of it, the VM's BMC (on)
+  # what nova baremetal left on the compute host for each instance's next boot (its PXE config, kernel,
+  # ramdisk), copied here as the runbook's step 1b says; nova.conf's [baremetal] tftp_root names it
   local n id addr power inst del iu d
   for n in "${NODES[@]}"; do
     read -r id addr power inst del <<<"$n"

@@ -20,6 +20,7 @@ mod inventory;
 mod juno;
 mod keystone;
 mod migrate;
+mod next_boot;
 mod plan_then_load;
 mod proxy;
 mod real_ironic;

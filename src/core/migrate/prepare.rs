@@ -57,6 +57,8 @@ pub struct Prepared {
     pub source: String,
     /// how long reading and planning took
     pub timings: Phases,
+    /// what the TFTP trees said of each instance's boot (read once: a replan reuses it)
+    pub boots: Arc<tftp::BootFacts>,
 }
 
 /// Read-only browse: nova_bm only, planned against an empty modern Ironic so source-side conflicts show.
@@ -88,6 +90,7 @@ pub async fn browse(
         plan,
         source: src_url.redacted().to_string(),
         timings,
+        boots: options.boots,
     })
 }
 
@@ -177,5 +180,6 @@ pub(crate) fn finish(
     for c in &plan.conflicts {
         tracing::info!(code = %c.code, subject = ?c.subject, action = ?c.action, decided_by = ?c.decided_by, "conflict: {}", c.detail);
     }
-    Prepared { inventory, target_db, target, nova, plan, source: src_url.redacted().to_string(), timings }
+    let boots = options.boots;
+    Prepared { inventory, target_db, target, nova, plan, source: src_url.redacted().to_string(), timings, boots }
 }

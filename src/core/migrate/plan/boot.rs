@@ -69,6 +69,27 @@ impl NextBoot {
         s
     }
 
+    /// Short rows for a narrow pane (the wizard's node detail): label, nova baremetal's side, Ironic's.
+    pub fn pane(&self) -> Vec<(&'static str, &'static str, String)> {
+        let how = match self.how {
+            BootHow::Pxe => "PXE every boot",
+            BootHow::LocalBoot => "local (operator)",
+            BootHow::Unknown => "unknown: maint.",
+        };
+        let mut rows = vec![("next boot", "PXE (nova bm)", how.to_string())];
+        if self.how == BootHow::Pxe {
+            let from = |v: &Option<String>| match v.as_deref() {
+                Some(f) if f.starts_with("file://") => "tftp copy".to_string(),
+                other => crate::core::text::visible_line(other.unwrap_or("-")).chars().take(18).collect(),
+            };
+            let (k, r) = (from(&self.kernel), from(&self.ramdisk));
+            rows.push(("kernel/rd", "", if k == r { k } else { format!("{k} / {r}") }));
+            let root: String = self.root_uuid.as_deref().unwrap_or("-").chars().take(8).collect();
+            rows.push(("root", "", format!("UUID={root}")));
+        }
+        rows
+    }
+
     /// The rows' share: `instance_info` keys and `properties.capabilities` added, the interfaces
     /// returned (`deploy_interface`, `boot_interface`; modern only). Only a learned boot writes
     /// anything: `local-boot` and `unknown` are written as before.
