@@ -40,10 +40,13 @@ fn opts() -> PlanOptions {
 
 fn progress_app(nodes: usize) -> App {
     let f = Fixture::bench(nodes, 40);
+    // every instance's PXE config learned (in memory), as a migration night has them
+    let boots = Arc::new(f.boots("/srv/tftp"));
     let inv = Arc::new(Inventory::join(f.nodes, f.interfaces));
     let target = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
-    let plan = plan::plan(&inv, &target, None, &opts(), &Default::default());
-    let mut a = App::new(Mode::Rehearsal, Prefill::default(), opts(), Default::default());
+    let with_boots = || plan::PlanOptions { boots: Arc::clone(&boots), ..opts() };
+    let plan = plan::plan(&inv, &target, None, &with_boots(), &Default::default());
+    let mut a = App::new(Mode::Rehearsal, Prefill::default(), with_boots(), Default::default());
     a.session.inv_summary = inv.summary();
     a.progress = Progress::start(true, Some(&plan));
     a.session.prepared = Some(Arc::new(Prepared {
@@ -54,6 +57,7 @@ fn progress_app(nodes: usize) -> App {
         plan,
         source: "bench".into(),
         timings: Default::default(),
+        boots: Arc::clone(&boots),
     }));
     a.screen = Screen::Progress;
     a

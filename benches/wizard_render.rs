@@ -20,12 +20,15 @@ use ratatui::Terminal;
 
 fn app(nodes: usize) -> App {
     let f = Fixture::generated(nodes, 40);
+    // every instance's PXE config learned (in memory), as a migration night has them
+    let boots = Arc::new(f.boots("/srv/tftp"));
     let inv = Arc::new(Inventory::join(f.nodes, f.interfaces));
     let target = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
     let opts = PlanOptions {
         default_arch: Some("x86_64".into()),
         deploy_kernel: Some("k".into()),
         deploy_ramdisk: Some("r".into()),
+        boots: Arc::clone(&boots),
         ..Default::default()
     };
     let plan = plan::plan(&inv, &target, None, &opts, &Default::default());
@@ -39,6 +42,7 @@ fn app(nodes: usize) -> App {
         plan,
         source: "bench".into(),
         timings: Default::default(),
+        boots,
     }));
     a.replan();
     a.screen = Screen::Inventory;

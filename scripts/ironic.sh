@@ -6,6 +6,14 @@
 #                                               (noauth, rpc_transport=none, loopback only)
 # With BM2_IRONIC_KEYSTONE=http://127.0.0.1:PORT/v3 the conf has auth_strategy = keystone behind that
 # Keystone (service user ironic/ironicpass of scripts/keystone.sh; tokens validated on every request).
+# The netboot of migrated instances (#24: `ramdisk` deploy, `pxe` boot, pxelinux for BIOS nodes, the
+# config under DIR/tftpboot/<node uuid>/ and pxelinux.cfg/01-<mac> links) takes, optionally:
+#   BM2_IRONIC_FILE_PATHS=DIR[,DIR]   where file:// kernels and ramdisks may come from ([conductor]
+#                                     file_url_allowed_paths; Ironic refuses any other path)
+#   BM2_IRONIC_PXE_LOADERS=DIR        copy DIR/pxelinux.0 and DIR/ldlinux.c32 into the TFTP root at start
+#                                     ([pxe] loader_file_paths; the operator's tftp server setup otherwise)
+#   BM2_IRONIC_TAKEOVER_INTERVAL=S    how often the conductor takes over ACTIVE nodes that are not its
+#                                     own yet ([conductor] sync_local_state_interval, 180 s by default)
 # The tests call `ironic-dbsync` and `ironic` from the venv themselves, with such a conf.
 set -euo pipefail
 
@@ -35,6 +43,9 @@ conf() {
   mkdir -p "$dir"/{state,locks,tftpboot/master_images,httpboot}
   local ks=${BM2_IRONIC_KEYSTONE:-} strategy=noauth
   [ -z "$ks" ] || strategy=keystone
+  local loaders="" l=${BM2_IRONIC_PXE_LOADERS:-}
+  [ -z "$l" ] || loaders="loader_file_paths = pxelinux.0:$l/pxelinux.0,ldlinux.c32:$l/ldlinux.c32
+"
   cat > "$dir/ironic.conf" <<CONF
 [DEFAULT]
 auth_strategy = $strategy
@@ -42,7 +53,7 @@ rpc_transport = none
 host = bm2ironic-test-conductor
 enabled_hardware_types = fake-hardware,ipmi,manual-management
 enabled_boot_interfaces = fake,pxe
-enabled_deploy_interfaces = fake,direct
+enabled_deploy_interfaces = fake,direct,ramdisk
 enabled_management_interfaces = fake,ipmitool,noop
 enabled_power_interfaces = fake,ipmitool
 enabled_console_interfaces = no-console,fake
@@ -75,6 +86,9 @@ sync_power_state_interval = ${BM2_IRONIC_SYNC_INTERVAL:-60}
 power_state_sync_max_retries = 2
 # true (Ironic's default): a machine found in another power state than recorded is put back
 force_power_state_during_sync = ${BM2_IRONIC_FORCE_POWER_SYNC:-true}
+# the takeover of ACTIVE nodes (deploy.prepare: the ramdisk deploy writes their PXE config)
+sync_local_state_interval = ${BM2_IRONIC_TAKEOVER_INTERVAL:-180}
+file_url_allowed_paths = /var/lib/ironic${BM2_IRONIC_FILE_PATHS:+,$BM2_IRONIC_FILE_PATHS}
 
 [ipmi]
 # give up on an unreachable BMC quickly (default 60 s per command): tests wait on it
@@ -91,7 +105,7 @@ host_ip = 127.0.0.1
 [pxe]
 tftp_root = $dir/tftpboot
 tftp_master_path = $dir/tftpboot/master_images
-
+$loaders
 [deploy]
 http_root = $dir/httpboot
 http_url = http://127.0.0.1:8088

@@ -4,17 +4,20 @@
 #   - fills a nova_bm (schema version 10) on MariaDB the way nova baremetal left it: free nodes enrolled
 #     the way the original job did (deleted, task_state, instance_uuid NULL; one interface each), nodes
 #     with running instances, one whose instance is stopped, a soft-deleted one; every BMC a fake IPMI
-#     BMC (pyghmi, scripts/fakebmc.py) on a loopback address, powered on or off like its machine;
+#     BMC (pyghmi, scripts/fakebmc.py) on a loopback address, powered on or off like its machine, and one
+#     machine a real QEMU VM (fakebmc.py --vm) netbooting its instance from the compute host's TFTP tree;
 #   - a Juno-era Nova database (the baremetal flavor, the instances with their images, the stopped
 #     baremetal nova-compute) and a nova.conf whose [baremetal] points at nova_bm;
 #   - the real Ironic (PyPI), its database made by `ironic-dbsync upgrade`, behind the real Keystone;
 # then runs the runbook's steps with bm2ironic from the config files alone (--nova-conf,
 # --ironic-conf), once loading by SQL (--via db) and once, on fresh databases, through Ironic's API
-# (--via api), checks every outcome (the fake BMCs' own power state, the conductor log gated by
+# (--via api), reboots the VM through Ironic after the SQL load's takeover (it boots its instance from
+# the conductor's PXE config), checks every outcome (the fake BMCs' own power state, the conductor log gated by
 # `bm2ironic watch`, real clients through Keystone), verifies, rolls back, and prints a step table.
 #
 # Usage: scripts/rehearse-upgrade.sh [db|api|both]     (default both)
-# Environment: BM2IRONIC_BIN (the binary; default: cargo build, target/debug/bm2ironic); the
+# Environment: BM2IRONIC_BIN (the binary; default: cargo build, target/debug/bm2ironic);
+# BM2IRONIC_TEST_BOOT_DIR (the VM's parts; default: scripts/bootvm.sh builds or reuses them); the
 # services of scripts/test.sh when they run (BM2IRONIC_TEST_MYSQL_ADMIN, BM2IRONIC_TEST_KEYSTONE_URL),
 # otherwise it starts its own and stops them at the end. BM2_REHEARSAL_KEEP=1 keeps the work dir.
 # Exit 0 when every step's outcome is right; 1 with "REHEARSAL FAILED at step ...: why" otherwise.
@@ -178,12 +181,94 @@ uuid() { printf '%s-0000-4000-8000-%012d' "$1" "$2"; }
 PW_PREFIX="bmc-secret-$RUN"   # distinctive: the end checks no output holds it
 DB_PW="db-secret-$RUN"
 
+# ---------------------------------------------------------------- the next reboot (#24): one machine is a VM
+# Node $VM_NODE's machine is a QEMU VM (scripts/bootvm.sh: Debian's kernel, a busybox initramfs, a disk as
+# nova baremetal left it, no bootloader) behind scripts/fakebmc.py --vm (IPMI power -> QEMU); the other
+# machines stay pyghmi power states. The compute host's TFTP tree as nova baremetal left it (each
+# instance's config, kernel and ramdisk; nova.conf [baremetal] tftp_root names it) serves its network
+# until the migration, then the conductor's tftp_root does: $WORK/network-tftp, a symlink. After the
+# SQL load's takeover, vm_reboot_step reboots it through Ironic and reads its marker on the serial console.
+VM_NODE=6
+VM_MAC=52:54:00:00:03:0$VM_NODE
+NOVA_TFTP=$WORK/nova-tftpboot
+VM_ACTIONS=0      # the power actions of that reboot (off, on): bmc_actions leaves them out
+if [ -z "${BM2IRONIC_TEST_BOOT_DIR:-}" ]; then
+  eval "$(scripts/bootvm.sh)" || fail "the boot test machine (scripts/bootvm.sh)"
+fi
+BOOT=$BM2IRONIC_TEST_BOOT_DIR
+ROOT_UUID=$(cat "$BOOT/root-uuid"); MARKER=$(cat "$BOOT/marker")
+vm_console() { tr -d '\r' <"$WORK/vm$VM_NODE/console.log" 2>/dev/null | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' || true; }
+vm_markers() { vm_console | grep -c "$MARKER" || true; }
+vm_wait_markers() {   # $1: how many; $2: seconds
+  local i
+  for i in $(seq $(($2 * 5))); do [ "$(vm_markers)" -ge "$1" ] && return 0; sleep 0.2; done
+  return 1
+}
+vm_stage() {   # the nova baremetal tree of every instance, the network's TFTP view of it, the VM's BMC (on)
+  # what nova baremetal left on the compute host for each instance's next boot (its PXE config, kernel,
+  # ramdisk), copied here as the runbook's step 1b says; nova.conf's [baremetal] tftp_root names it
+  local n id addr power inst del iu d
+  for n in "${NODES[@]}"; do
+    read -r id addr power inst del <<<"$n"
+    [ "$inst" = - ] && continue
+    iu=$(uuid aaaaaaaa "$id"); d=$NOVA_TFTP/$iu
+    mkdir -p "$d"
+    # nova 2014.2 pxe_config.template as its deploy helper's switch_pxe_config left it
+    printf '%s\n' "default boot" "" "label deploy" "kernel /tftpboot/$iu/deploy_kernel" \
+      "append initrd=/tftpboot/$iu/deploy_ramdisk selinux=0 disk=cciss/c0d0,sda,hda,vda iscsi_target_iqn=iqn-$iu deployment_id=$id deployment_key=K3YK3Y0$id troubleshoot=0 nofb nomodeset vga=normal console=ttyS0" \
+      "ipappend 3" "" "" "label boot" "kernel /tftpboot/$iu/kernel" \
+      "append initrd=/tftpboot/$iu/ramdisk root=UUID=$ROOT_UUID ro nofb nomodeset vga=normal console=ttyS0" >"$d/config"
+    # copies, not links: nothing written into the tree may reach the cached boot files
+    cp "$BOOT/vmlinuz" "$d/kernel"; cp "$BOOT/initramfs" "$d/ramdisk"
+  done
+  # what the compute host's TFTP server served: the loader, the MAC link, /tftpboot/... names in the tree
+  mkdir -p "$WORK/compute-host-tftp/pxelinux.cfg"
+  cp "$BOOT/pxelinux.0" "$BOOT/ldlinux.c32" "$WORK/compute-host-tftp/"
+  ln -s "$NOVA_TFTP" "$WORK/compute-host-tftp/tftpboot"
+  ln -s "../tftpboot/$(uuid aaaaaaaa "$VM_NODE")/config" "$WORK/compute-host-tftp/pxelinux.cfg/01-${VM_MAC//:/-}"
+  ln -s "$WORK/compute-host-tftp" "$WORK/network-tftp"
+  cp "$BOOT/disk.img" "$WORK/vm$VM_NODE.img"
+  read -r id addr power inst del <<<"${NODES[$((VM_NODE - 1))]}"
+  [ "$id" = "$VM_NODE" ] && [ "$inst" = R ] && [ "$power" = on ] || fail "node $VM_NODE is not a running instance"
+  spawn "$VENV/bin/python" scripts/fakebmc.py 623 admin "$PW_PREFIX-$id" "$addr" on --vm "$WORK/vm$id" \
+    --disk "$WORK/vm$id.img" --tftp "$WORK/network-tftp" --mac "$VM_MAC" --accel "$(cat "$BOOT/accel")" >"$WORK/bmc$id.log" 2>&1
+}
+vm_reboot_step() {   # after the SQL load's takeover
+  local node tftp cfg append last out actions
+  node=$(uuid bbbbbbbb "$VM_NODE"); tftp=$WORK/$V/ironic/tftpboot
+  step "6/$V" "next reboot: node $VM_NODE's VM rebooted through Ironic boots its instance"
+  # the takeover (RamdiskDeploy.prepare) wrote the node's PXE config and its MAC link
+  for _ in $(seq 150); do [ -s "$tftp/$node/config" ] && [ -L "$tftp/pxelinux.cfg/01-${VM_MAC//:/-}" ] && break; sleep 0.2; done
+  cfg=$tftp/$node/config
+  [ -s "$cfg" ] || fail "the conductor wrote no PXE config for node $VM_NODE ($cfg): $(grep -E ' (ERROR|WARNING) ' "$WORK/$V/ironic/ironic.log" | tail -3 | cut -c1-300)"
+  [ "$(head -1 "$cfg")" = "default boot_ramdisk" ] || fail "node $VM_NODE's PXE config does not boot the instance: $(head -1 "$cfg")"
+  append=$(sed -n '/^label boot_ramdisk/,/^$/s/^append //p' "$cfg")
+  last=$(tr ' ' '\n' <<<"$append" | grep '^root=' | tail -1)
+  [ "$last" = "root=UUID=$ROOT_UUID" ] || fail "node $VM_NODE's config boots $last, not root=UUID=$ROOT_UUID: $append"
+  [ "$(readlink -f "$tftp/pxelinux.cfg/01-${VM_MAC//:/-}")" = "$(readlink -f "$cfg")" ] || fail "no MAC link to node $VM_NODE's config"
+  # the instance ran meanwhile, booted by nova baremetal's config from the compute host
+  vm_wait_markers 1 150 || fail "the VM never booted its instance from nova baremetal's config: $(vm_console | grep -v '^ *$' | tail -5)"
+  [ "$(grep -c '^power ' "$WORK/bmc$VM_NODE.log")" = 0 ] || fail "a power action reached node $VM_NODE's machine before the reboot"
+  # the end of the window: the network's TFTP server is the conductor's; the reboot
+  ln -s "$tftp" "$WORK/network-tftp.new" && mv -T "$WORK/network-tftp.new" "$WORK/network-tftp"
+  out=$("$OSC/bin/openstack" --os-cloud rehearsal baremetal node reboot "$node" 2>&1) || fail "openstack baremetal node reboot: $out"
+  vm_wait_markers 2 150 || fail "node $VM_NODE did not boot again after the reboot: $(vm_console | grep -v '^ *$' | tail -5)"
+  vm_console | grep "$MARKER" | tail -1 | grep -q "initrd=$node/ramdisk root=/dev/ram0 .*root=UUID=$ROOT_UUID ro" \
+    || fail "node $VM_NODE booted, but not from the conductor's config: $(vm_console | grep "$MARKER" | tail -1)"
+  actions=$(grep '^power ' "$WORK/bmc$VM_NODE.log" | tr '\n' ' ')
+  [ "$actions" = "power off power on " ] || fail "the reboot's power actions were: $actions"
+  VM_ACTIONS=2
+  ok "booted from the conductor's PXE config (root=UUID=$ROOT_UUID), marker on the serial console"
+}
+
 step S2 "fake BMCs (pyghmi) on loopback, powered like their machines"
 for n in "${NODES[@]}"; do
   read -r id addr power inst del <<<"$n"
   [ "$del" = 1 ] && continue
+  [ "$id" = "$VM_NODE" ] && continue   # the VM's BMC: vm_stage
   spawn "$VENV/bin/python" scripts/fakebmc.py 623 admin "$PW_PREFIX-$id" "$addr" "$power" >"$WORK/bmc$id.log" 2>&1
 done
+vm_stage
 bmc_power() { IPMI_PASSWORD="$PW_PREFIX-$1" ipmitool -I lanplus -H "$2" -U admin -E -N 1 -R 3 power status 2>&1 | sed -n 's/^Chassis Power is //p'; }
 for n in "${NODES[@]}"; do
   read -r id addr power inst del <<<"$n"
@@ -191,7 +276,7 @@ for n in "${NODES[@]}"; do
   for _ in $(seq 50); do [ -n "$(bmc_power "$id" "$addr")" ] && break; sleep 0.2; done
   [ "$(bmc_power "$id" "$addr")" = "$power" ] || fail "the fake BMC of node $id at $addr does not answer '$power' (log: $WORK/bmc$id.log)"
 done
-ok "7 BMCs on 127.0.3.1-7:623"
+ok "7 BMCs on 127.0.3.1-7:623 (node $VM_NODE's a QEMU VM, booting its instance)"
 
 # one set of databases per load (--via db, --via api): fresh each time
 make_cloud() {   # $1: db|api
@@ -264,6 +349,7 @@ power_manager = nova.virt.baremetal.ipmi.IPMI
 deploy_kernel = nova-bm-deploy-kernel
 deploy_ramdisk = nova-bm-deploy-ramdisk
 flavor_extra_specs = cpu_arch:x86_64
+tftp_root = $NOVA_TFTP
 CONF
   chmod 600 "$WORK/$v/etc/nova.conf"
 }
@@ -340,7 +426,7 @@ stop_ironic() {
 bm() {   # bm2ironic with this load's config files and its own audit log
   "$BIN" --log-dir "$WORK/$V/audit" --state-dir "$WORK/$V/state" "$@"
 }
-bmc_actions() { echo $(( $(cat "$WORK"/bmc*.log 2>/dev/null | grep -c '^power ' || true) - NOVA_BMC_ACTIONS )); }
+bmc_actions() { local n; n=$(cat "$WORK"/bmc*.log 2>/dev/null | grep -c '^power ' || true); echo $((n - VM_ACTIONS - NOVA_BMC_ACTIONS)); }
 
 rehearse() {   # $1: db|api
   V=$1
@@ -360,8 +446,8 @@ rehearse() {   # $1: db|api
 
   step "2/$V" "create the empty Ironic database: ironic-dbsync upgrade"
   mkdir -p "$WORK/$V/ironic"
-  BM2_IRONIC_KEYSTONE=$KS BM2_IRONIC_SYNC_INTERVAL=5 BM2_IRONIC_IPMI_RETRY=5 BM2_IRONIC_FORCE_POWER_SYNC=false \
-    scripts/ironic.sh conf "$WORK/$V/ironic" "mysql+pymysql://rh_${RUN}:$DB_PW@$MY_HOST:$MY_PORT/$ir?charset=utf8" "$port" >/dev/null
+  BM2_IRONIC_KEYSTONE=$KS BM2_IRONIC_SYNC_INTERVAL=5 BM2_IRONIC_IPMI_RETRY=5 BM2_IRONIC_FORCE_POWER_SYNC=false BM2_IRONIC_TAKEOVER_INTERVAL=2 \
+    BM2_IRONIC_FILE_PATHS=$WORK BM2_IRONIC_PXE_LOADERS=$BOOT scripts/ironic.sh conf "$WORK/$V/ironic" "mysql+pymysql://rh_${RUN}:$DB_PW@$MY_HOST:$MY_PORT/$ir?charset=utf8" "$port" >/dev/null
   chmod 600 "$WORK/$V/ironic/ironic.conf"
   cp "$WORK/$V/ironic/ironic.conf" "$WORK/$V/etc/ironic.conf"
   "$VENV/bin/ironic-dbsync" --config-file "$WORK/$V/ironic/ironic.conf" upgrade >"$WORK/$V/dbsync.log" 2>&1 \
@@ -432,6 +518,8 @@ rehearse() {   # $1: db|api
   rc=0; bm watch --log "ironic=$WORK/$V/ironic/ironic.log" --from-start --for 3s "${CONFS[@]}" >"$WORK/$V/watch.out" 2>&1 || rc=$?
   [ "$rc" = 0 ] || fail "watch exit $rc: $(tail -5 "$WORK/$V/watch.out")"
   ok "$(tail -1 "$WORK/$V/watch.out" | cut -c1-60)"
+
+  [ "$V" = db ] && vm_reboot_step
 
   step "6/$V" "clients through Keystone: openstack baremetal node list, port list"
   "$OSC/bin/openstack" --os-cloud rehearsal baremetal node list --long -f json >"$WORK/$V/osc-nodes.json" 2>"$WORK/$V/osc.err" \

@@ -54,6 +54,11 @@ pub struct GlobalArgs {
     /// nova.conf of a baremetal nova-compute host ([baremetal] sql_connection, power manager, ...)
     #[arg(long, global = true, value_name = "FILE")]
     pub nova_conf: Option<PathBuf>,
+    /// A copy of nova baremetal's TFTP tree (each instance's PXE config: its next boot):
+    /// HOST=DIR for one compute host's copy, DIR for every host (repeatable; env
+    /// BM2IRONIC_TFTP_ROOT; default nova.conf [baremetal] tftp_root)
+    #[arg(long, global = true, value_name = "[HOST=]DIR")]
+    pub tftp_root: Vec<String>,
     /// ironic.conf ([database] connection)
     #[arg(long, global = true, value_name = "FILE")]
     pub ironic_conf: Option<PathBuf>,
@@ -75,6 +80,7 @@ impl GlobalArgs {
             ironic_url: self.ironic_url.clone(),
             nova_conf: self.nova_conf.clone(),
             ironic_conf: self.ironic_conf.clone(),
+            tftp_root: self.tftp_root.clone(),
         }
     }
 
@@ -211,6 +217,8 @@ pub fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided
         free_state,
         baremetal: conf.map(|c| c.baremetal.clone()).unwrap_or_default(),
         conf_host: conf.and_then(|c| c.host.clone()),
+        tftp_roots: settings.tftp_roots.clone(),
+        boots: Default::default(),
     };
     Ok((opts, resolutions, object_version))
 }

@@ -217,6 +217,20 @@ pub fn write_plan(p: &Plan, out: &mut dyn FnMut(&str)) {
         table_line(&plan_cells(n), &widths, &right, &mut line);
         out(&line);
     }
+    // each instance's next boot: how Ironic will boot it after the takeover (docs/mapping.md 2.12)
+    let mut header = false;
+    for n in p.nodes.iter().filter(|n| n.write.is_some()) {
+        if let Some(b) = &n.next_boot {
+            if !header {
+                out("\nNext boot of each instance:\n");
+                header = true;
+            }
+            line.clear();
+            let who = visible_line(n.uuid.as_deref().unwrap_or("-"));
+            line.push_str(&format!("  {who}: {}\n", visible_line(&b.line(p.target.kind))));
+            out(&line);
+        }
+    }
     let mut out_rest = String::new();
     let out_text = &mut out_rest;
     if !p.conflicts.is_empty() {

@@ -54,6 +54,8 @@ impl Connections {
             ironic_url: api.contains("://").then(|| Setting { value: api.to_string(), origin: Origin::Flag }),
             nova_conf: None,
             ironic_conf: None,
+            // the TFTP trees come with the plan options (the command line's `--tftp-root`)
+            tftp_roots: Vec::new(),
         })
     }
 }

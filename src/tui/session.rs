@@ -71,7 +71,12 @@ impl Session {
     pub fn replan(&mut self, opts: &PlanOptions) {
         let Some(p) = &self.prepared else { return };
         let started = std::time::Instant::now();
-        let plan = plan::plan(&p.inventory, &p.target, p.nova.as_ref(), opts, &self.resolutions);
+        // the boots the prepare read from the TFTP trees (the plan does no I/O)
+        let mut opts = opts.clone();
+        if p.boots.given {
+            opts.boots = Arc::clone(&p.boots);
+        }
+        let plan = plan::plan(&p.inventory, &p.target, p.nova.as_ref(), &opts, &self.resolutions);
         self.plan_ms = Some(crate::core::migrate::timing::ms(started.elapsed()));
         self.markers.clear();
         for c in &plan.conflicts {

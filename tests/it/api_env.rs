@@ -47,6 +47,21 @@ impl Ironic {
     }
 }
 
+/// Instance nodes whose next boot was learned are written with `deploy_interface = ramdisk`
+/// (docs/mapping.md, "The next boot"): the conductor must enable it (scripts/ironic.sh's conf may
+/// already).
+pub fn enable_ramdisk_deploy(conf: &Path) {
+    let text = std::fs::read_to_string(conf).unwrap();
+    let fixed: Vec<String> = text
+        .lines()
+        .map(|l| match l.strip_prefix("enabled_deploy_interfaces = ") {
+            Some(v) if !v.split(',').any(|i| i.trim() == "ramdisk") => format!("{l},ramdisk"),
+            _ => l.to_string(),
+        })
+        .collect();
+    std::fs::write(conf, fixed.join("\n") + "\n").unwrap();
+}
+
 /// Starts Ironic on `db_url` (SQLAlchemy form) at 127.0.0.1:`port`; `keystone`: behind it;
 /// `sync`: seconds between its power-state syncs.
 pub async fn start_ironic(venv: &Path, db_url: &str, port: u16, keystone: Option<&str>, sync: u32) -> Ironic {
@@ -66,6 +81,7 @@ pub async fn start_ironic(venv: &Path, db_url: &str, port: u16, keystone: Option
     let out = c.output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let conf = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    enable_ramdisk_deploy(Path::new(&conf));
     let child = Command::new(venv.join("bin/ironic"))
         .args(["--config-file", &conf])
         .env("PYTHONWARNINGS", "ignore")

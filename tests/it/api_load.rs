@@ -94,6 +94,8 @@ impl Env {
                 (n.id, if Some(n.id) == bad_image_for { "no-such-image".to_string() } else { good })
             })
             .collect();
+        // nova baremetal's TFTP tree of the instances (their next boot: the ramdisk deploy)
+        f.write_tftp_tree(&files.join("tftpboot")).unwrap();
         let src = TestDb::with_fixture(Backend::Sqlite, "apisrc", &f).await.unwrap();
         let tgt = TestDb::ironic(Backend::Sqlite, "apitgt").await.unwrap();
         let bmc = Bmc::start(venv, bmc_addr, 623, "admin", BMC_PASSWORD);
@@ -128,6 +130,7 @@ impl Env {
             .env("BM2IRONIC_NOVA_BM_DB", &self.src.reader_url)
             .env("BM2IRONIC_NOVA_DB", &self.nova.reader_url)
             .env("BM2IRONIC_STATE_DIR", self.state.path())
+            .env("BM2IRONIC_TFTP_ROOT", self.files.join("tftpboot"))
             .env("BM2IRONIC_IRONIC_URL", &self.ironic.base)
             .args(args);
         c
@@ -247,6 +250,26 @@ async fn api_adopt_flow_failure_fix_rerun_verify_rollback_without_power_actions(
     assert_eq!(n3["resource_class"], "baremetal-gold");
     assert_eq!(n3["driver_info"]["ipmi_password"], "******");
     assert_eq!(n3["extra"]["bm2ironic"]["nova_bm_id"], 3);
+    // its next boot, learned from nova baremetal's PXE config and accepted by Ironic 39's adopt: the
+    // ramdisk deploy netboots the instance's own kernel and ramdisk with its root (docs/mapping.md)
+    let inst = uuid("aaaaaaaa", 3);
+    let tree = env.files.join("tftpboot");
+    assert_eq!(
+        (n3["deploy_interface"].as_str(), n3["boot_interface"].as_str()),
+        (Some("ramdisk"), Some("pxe")),
+        "{n3}"
+    );
+    assert_eq!(n3["instance_info"]["kernel"], format!("file://{}/{inst}/kernel", tree.display()));
+    assert_eq!(n3["instance_info"]["ramdisk"], format!("file://{}/{inst}/ramdisk", tree.display()));
+    let root = bm2ironic::core::demo::fixture::root_uuid_of(&inst);
+    assert_eq!(
+        n3["instance_info"]["ramdisk_kernel_arguments"],
+        format!("root=UUID={root} ro nofb nomodeset vga=normal")
+    );
+    assert_eq!(n3["properties"]["capabilities"], "boot_mode:bios");
+    // a free node keeps Ironic's defaults
+    let n1 = by(&uuid("bbbbbbbb", 1));
+    assert!(n1["deploy_interface"] != "ramdisk" && n1["instance_info"].get("kernel").is_none(), "{n1}");
     // node 3's deploy never finished in nova_bm: adopted, then held in maintenance with the reason
     assert_eq!(n3["maintenance"], true);
     assert!(n3["maintenance_reason"].as_str().is_some_and(|r| r.starts_with("bm2ironic: ")), "{n3}");

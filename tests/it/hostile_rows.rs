@@ -16,6 +16,9 @@ const BASE: &[&str] = &[
     "file:///r",
     "--resource-class",
     "baremetal",
+    // about hostile rows, not boots (no TFTP tree): each instance's boot is the operator's word
+    "--resolve",
+    "unknown-boot=local-boot",
 ];
 
 struct Out {

@@ -300,11 +300,22 @@ pub(crate) const RAMDISK: &str = "7c1f4f8e-52b0-4a7e-8a2d-0e0a2f7d3b22";
 const ARGS: &[&str] = &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK, "--default-arch", "x86_64"];
 
 /// bm2ironic with nova_bm, Nova and the Ironic database given.
+/// The copy of nova baremetal's TFTP tree of `inventory()`'s instances, beside the audit log.
+fn tftp_tree(logs: &Path) -> std::path::PathBuf {
+    let tree = logs.join("tftpboot");
+    if !tree.exists() {
+        inventory().write_tftp_tree(&tree).unwrap();
+    }
+    tree
+}
+
 pub(crate) fn cli(logs: &Path, src: &TestDb, nova: &TestDb, tgt: &TestDb) -> assert_cmd::Command {
     let mut c = bm2ironic(logs);
     c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
         .env("BM2IRONIC_NOVA_DB", &nova.reader_url)
-        .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url);
+        .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+        .arg("--tftp-root")
+        .arg(tftp_tree(logs));
     c
 }
 
@@ -313,9 +324,15 @@ pub(crate) fn text(o: &std::process::Output) -> String {
 }
 
 /// Node `id` of `inventory()` as docs/mapping.md says Juno's API must show it after run `run`.
-fn expected_node(id: i64, run: &str) -> Value {
+fn expected_node(id: i64, run: &str, tree: &Path) -> Value {
     let instance = id % 3 == 0;
     let uuid = |p: &str| format!("{p}-0000-4000-8000-{id:012}");
+    let file = |name: &str| format!("file://{}/{}/{name}", tree.display(), uuid("aaaaaaaa"));
+    let mut extra = json!({"bm2ironic_nova_bm_id": id, "bm2ironic_service_host": format!("bm-compute-{}", (id - 1) % 2 + 1), "bm2ironic_run": run});
+    if instance {
+        // the learned root uuid, kept where Juno's takeover (LP#1421370) does not overwrite it
+        extra["bm2ironic_root_uuid"] = json!(bm2ironic::core::demo::fixture::root_uuid_of(&uuid("aaaaaaaa")));
+    }
     json!({
         "uuid": uuid("bbbbbbbb"),
         "instance_uuid": if instance { json!(uuid("aaaaaaaa")) } else { Value::Null },
@@ -327,7 +344,9 @@ fn expected_node(id: i64, run: &str) -> Value {
         // Nova's root_gb (node 3: 40), else nova_bm's root_mb / 1024 (20)
         "instance_info": if instance {
             json!({"image_source": format!("glance-image-{id}"), "root_gb": if id == 3 { 40 } else { 20 },
-                   "swap_mb": 1024, "ephemeral_gb": 0, "preserve_ephemeral": false})
+                   "swap_mb": 1024, "ephemeral_gb": 0, "preserve_ephemeral": false,
+                   // the instance's own kernel and ramdisk, which Juno's PXE deploy boots
+                   "kernel": file("kernel"), "ramdisk": file("ramdisk")})
         } else { json!({}) },
         "provision_state": if instance { json!("active") } else { Value::Null },
         "target_provision_state": null,
@@ -335,7 +354,7 @@ fn expected_node(id: i64, run: &str) -> Value {
         "maintenance": false,
         "console_enabled": false,
         // flat: Juno's API answers 400 to a list holding a nested value
-        "extra": {"bm2ironic_nova_bm_id": id, "bm2ironic_service_host": format!("bm-compute-{}", (id - 1) % 2 + 1), "bm2ironic_run": run},
+        "extra": extra,
         "created_at": "2014-05-01T10:00:00+00:00",
         "updated_at": format!("2014-06-01T10:{id:02}:00+00:00"),
     })
@@ -372,7 +391,7 @@ async fn juno_api_reads_what_was_migrated(backend: Backend) {
     let nodes = nodes["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 6, "every node is listed");
     for id in 1..=6 {
-        let want = expected_node(id, &run);
+        let want = expected_node(id, &run, &tftp_tree(logs.path()));
         let got = nodes.iter().find(|n| n["uuid"] == want["uuid"]).unwrap_or_else(|| panic!("node {id} not listed"));
         for (field, w) in want.as_object().unwrap() {
             assert_eq!(&got[field], w, "node {id}: {field} as Juno's API shows it");

@@ -57,6 +57,9 @@ async fn keystone_clouds_yaml_os_vars_scope_errors_and_renewal() {
             "file:///k",
             "--deploy-ramdisk",
             "file:///r",
+            // about Keystone, not boots (no TFTP tree): each instance's boot is the operator's word
+            "--resolve",
+            "unknown-boot=local-boot",
         ])
         .output()
         .unwrap();
@@ -162,6 +165,9 @@ async fn keystone_clouds_yaml_os_vars_scope_errors_and_renewal() {
             "enroll",
             "--default-arch",
             "x86_64",
+            // about Keystone, not boots (no TFTP tree): each instance's boot is the operator's word
+            "--resolve",
+            "unknown-boot=local-boot",
         ])
         .args(["--deploy-kernel", "file:///k", "--deploy-ramdisk", "file:///r"]);
     let out = c.output().unwrap();

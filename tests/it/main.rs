@@ -24,6 +24,7 @@ mod juno_compute;
 mod juno_takeover;
 mod keystone;
 mod migrate;
+mod next_boot;
 mod plan_then_load;
 mod proxy;
 mod real_ironic;

@@ -1,6 +1,7 @@
 //! The upgrade rehearsed end to end (scripts/rehearse-upgrade.sh): nova_bm v10 and a Juno Nova DB on
 //! the test MariaDB, fake BMCs, the real Ironic behind the real Keystone, both loads (`--via db` and,
-//! on fresh databases, `--via api`), the takeover, the openstack client, `nova baremetal-node-list`
+//! on fresh databases, `--via api`), the takeover, a reboot through Ironic that boots a VM's instance
+//! from the conductor's PXE config, the openstack client, `nova baremetal-node-list`
 //! through `bm2ironic proxy`, Juno's nova-compute with the Ironic driver on a Juno Nova database
 //! (runbook steps 7-9), the wizard in tmux, verify and rollback. The
 //! script checks every step's outcome itself and exits 1 naming the step that went wrong; this test
@@ -37,6 +38,12 @@ fn the_upgrade_rehearsed_end_to_end_with_both_loads() {
         if load == "db" {
             let w = stdout.lines().find(|l| l.starts_with("0/wizard ")).unwrap_or_default();
             assert!(w.contains(" ok: ") && w.contains("nothing stayed"), "{stdout}");
+        }
+        // the next reboot (#24): after the SQL load's takeover, node 6's VM rebooted through Ironic
+        // booted its instance from the conductor's PXE config
+        if load == "db" {
+            let r = stdout.lines().find(|l| l.starts_with("6/db ") && l.contains("next reboot")).unwrap_or_default();
+            assert!(r.contains(" ok: booted from the conductor's PXE config"), "{stdout}");
         }
         // Juno's nova-compute took the instances over, and stopped the one whose machine was switched off
         let nova = stdout.lines().find(|l| l.starts_with(&format!("7-9/{load} "))).unwrap_or_default();

@@ -27,6 +27,7 @@ fn run(sb: &Sandbox, logs: &std::path::Path, args: &[&str], resolve: bool) -> st
         .env("BM2IRONIC_IRONIC_DB", &sb.ironic_url)
         .env("BM2IRONIC_NOVA_DB", &sb.nova_url)
         .env("BM2IRONIC_NOVA_API_DB", &sb.nova_api_url)
+        .env("BM2IRONIC_TFTP_ROOT", &sb.tftp_root)
         .env("USER", "ops-on-call")
         .args(args);
     if plan_flags {

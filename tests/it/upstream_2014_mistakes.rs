@@ -37,6 +37,8 @@ fn options() -> PlanOptions {
         deploy_kernel: Some("kernel-uuid".into()),
         deploy_ramdisk: Some("ramdisk-uuid".into()),
         default_arch: Some("x86_64".into()),
+        // every instance's PXE config, as nova baremetal left it (in memory)
+        boots: Arc::new(Fixture::standard().boots("/srv/tftp")),
         ..Default::default()
     }
 }
@@ -141,6 +143,8 @@ fn instance_info_has_image_source_and_sizes_in_gb() {
             host: None,
             vm_state: Some("stopped".into()),
             deleted: false,
+            kernel_id: None,
+            ramdisk_id: None,
         },
     );
     facts.instances.insert(
@@ -154,6 +158,8 @@ fn instance_info_has_image_source_and_sizes_in_gb() {
             host: None,
             vm_state: Some("active".into()),
             deleted: false,
+            kernel_id: None,
+            ramdisk_id: None,
         },
     );
     let mut r = resolve_all();
@@ -214,6 +220,8 @@ fn juno_instance_without_image_source_or_root_gb_blocks() {
             host: None,
             vm_state: Some("active".into()),
             deleted: false,
+            kernel_id: None,
+            ramdisk_id: None,
         };
         facts.instances.insert(uuid, i);
     }

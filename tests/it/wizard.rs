@@ -19,7 +19,7 @@ const NONE: KeyModifiers = KeyModifiers::NONE;
 async fn runner(mode: Mode, w: u16, h: u16) -> (Runner<TestBackend>, Sandbox, tempfile::TempDir) {
     let tmp = tempfile::tempdir().unwrap();
     let sb = sandbox::build(&tmp.path().join("sb")).await.unwrap();
-    let app = App::new(mode, sb.prefill(), Default::default(), Default::default());
+    let app = App::new(mode, sb.prefill(), sb.plan_options(), Default::default());
     let mut r = Runner::new(app, Terminal::new(TestBackend::new(w, h)).unwrap(), Theme { color: true }, sb.context());
     r.start();
     (r, sb, tmp)
@@ -296,7 +296,7 @@ async fn live_needs_the_word_then_commits_and_verifies() {
 async fn read_only_browse_has_no_write_keys() {
     let tmp = tempfile::tempdir().unwrap();
     let sb = sandbox::build(&tmp.path().join("sb")).await.unwrap();
-    let app = App::new(Mode::ReadOnly, sb.prefill(), Default::default(), Default::default());
+    let app = App::new(Mode::ReadOnly, sb.prefill(), sb.plan_options(), Default::default());
     let ctx = bm2ironic::tui::Context { auto_prepare: true, ..Default::default() };
     let mut r = Runner::new(app, Terminal::new(TestBackend::new(120, 40)).unwrap(), Theme { color: true }, ctx);
     r.start();
@@ -506,8 +506,15 @@ async fn rehearsal_timing_matches_the_wall_clock() {
     let db_at = |name: &str| format!("sqlite:///{}", tmp.path().join(name).display());
     let (src, tgt) = (db_at("nova_bm.sqlite"), db_at("ironic.sqlite"));
     let db = Db::connect(&DbUrl::parse(&src).unwrap(), Access::Create).await.unwrap();
-    fixture::build(&db, &Fixture::generated(NODES, 3)).await.unwrap();
+    let f = Fixture::generated(NODES, 3);
+    fixture::build(&db, &f).await.unwrap();
     db.close().await;
+    // the instances' PXE configs, as nova baremetal left them
+    f.write_tftp_tree(&tmp.path().join("tftpboot")).unwrap();
+    let opts = bm2ironic::core::migrate::plan::PlanOptions {
+        tftp_roots: vec![bm2ironic::core::source::tftp::TftpRoot { host: None, dir: tmp.path().join("tftpboot") }],
+        ..Default::default()
+    };
     let db = Db::connect(&DbUrl::parse(&tgt).unwrap(), Access::Create).await.unwrap();
     fixture::build_ironic_sqlite(&db).await.unwrap();
     db.close().await;
@@ -519,7 +526,7 @@ async fn rehearsal_timing_matches_the_wall_clock() {
         default_arch: Some("x86_64".into()),
         ..Default::default()
     };
-    let app = App::new(Mode::Rehearsal, prefill, Default::default(), Default::default());
+    let app = App::new(Mode::Rehearsal, prefill, opts, Default::default());
     let ctx = bm2ironic::tui::Context::default();
     let mut r = Runner::new(app, Terminal::new(TestBackend::new(120, 40)).unwrap(), Theme { color: false }, ctx);
     r.start();

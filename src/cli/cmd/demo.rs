@@ -31,6 +31,7 @@ pub async fn run(global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
         println!("  export BM2IRONIC_IRONIC_DB='{}'", sb.ironic_url);
         println!("  export BM2IRONIC_NOVA_DB='{}'", sb.nova_url);
         println!("  export BM2IRONIC_NOVA_API_DB='{}'", sb.nova_api_url);
+        println!("  export BM2IRONIC_TFTP_ROOT='{}'", sb.tftp_root.display());
         println!("  logs: {} {}", sb.conductor_log.display(), sb.compute_log.display());
         println!(
             "Then: bm2ironic plan --default-arch x86_64 --deploy-kernel {} --deploy-ramdisk {}",
@@ -39,7 +40,7 @@ pub async fn run(global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
         return Ok(());
     }
     let mut app =
-        crate::tui::App::new(crate::tui::Mode::Rehearsal, sb.prefill(), Default::default(), Default::default());
+        crate::tui::App::new(crate::tui::Mode::Rehearsal, sb.prefill(), sb.plan_options(), Default::default());
     app.audit_log = audit_dir(global);
     app.confirm.multiplexer = crate::tui::in_multiplexer();
     crate::tui::run_wizard(app, sb.context()).await.map_err(Failure::from)

@@ -22,6 +22,8 @@ fn plan_json(p: &Plan) -> serde_json::Value {
             "driver": n.write.map(|w| w.driver),
             "ports": p.rows(n).map(|r| r.ports.into_iter().map(|p| p.address).collect::<Vec<_>>()).unwrap_or_default(),
             "conflicts": n.conflicts,
+            // how its instance boots after the takeover (docs/mapping.md 2.12); null for free nodes
+            "next_boot": n.next_boot.as_ref().filter(|_| n.write.is_some()),
         })).collect::<Vec<_>>(),
         "conflicts": p.conflicts.iter().map(|c| json!({
             "code": c.code, "blocking": c.blocking, "node_uuid": c.node_uuid, "subject": c.subject,

@@ -2,6 +2,8 @@
 //! that fills it with a described inventory. Used by the tests and by `demo` (never on a real source:
 //! it writes).
 
+use std::path::{Path, PathBuf};
+
 use chrono::{NaiveDate, NaiveDateTime};
 
 use crate::core::db::secret::Secret;
@@ -9,6 +11,8 @@ use crate::core::db::sql::{multi_insert, statements, Val};
 use crate::core::db::{Db, DbError, PerBackend};
 use crate::core::source::model::{BmInterface, BmNode};
 use crate::core::source::nova_bm::NOVA_BM_REPOSITORY;
+use crate::core::source::pxe::PxeBoot;
+use crate::core::source::tftp::{BootFacts, PxeFound};
 
 /// The nova_bm version-10 schema, as each backend's migrations built it.
 const SCHEMA: PerBackend<&str> = PerBackend {
@@ -126,7 +130,68 @@ fn iface(id: i64, node: Option<i64>, address: &str) -> BmInterface {
     .normalize()
 }
 
+/// The root partition uuid the fixtures' nova baremetal gave an instance (v5 of its uuid).
+pub fn root_uuid_of(instance_uuid: &str) -> String {
+    let ns = uuid::Uuid::from_u128(0x0f00_7000_0000_4000_8000_0000_0000_0000);
+    uuid::Uuid::new_v5(&ns, instance_uuid.to_ascii_lowercase().as_bytes()).to_string()
+}
+
 impl Fixture {
+    /// The live nodes' instance uuids (lower-case), each once.
+    fn instances(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|n| n.deleted_raw != Some(1))
+            .filter_map(|n| n.instance_uuid.as_deref().and_then(|u| uuid::Uuid::try_parse(u.trim()).ok()))
+            .map(|u| u.hyphenated().to_string())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// Writes nova baremetal's TFTP tree for every live instance under `dir`: `<instance>/config`
+    /// (`default boot`, `root=UUID=<root_uuid_of>`), `kernel`, `ramdisk`.
+    pub fn write_tftp_tree(&self, dir: &Path) -> std::io::Result<()> {
+        let root = dir.display().to_string();
+        for inst in self.instances() {
+            let d = dir.join(&inst);
+            std::fs::create_dir_all(&d)?;
+            let config = crate::core::source::pxe::nova_baremetal_config(
+                &root,
+                &inst,
+                &root_uuid_of(&inst),
+                "nofb nomodeset vga=normal",
+            );
+            std::fs::write(d.join("config"), config)?;
+            std::fs::write(d.join("kernel"), b"demo instance kernel\n")?;
+            std::fs::write(d.join("ramdisk"), b"demo instance ramdisk\n")?;
+        }
+        Ok(())
+    }
+
+    /// What `write_tftp_tree(dir)` would let the plan learn, in memory (for tests without files).
+    pub fn boots(&self, dir: &str) -> BootFacts {
+        let by_instance = self
+            .instances()
+            .into_iter()
+            .map(|inst| {
+                let found = PxeFound {
+                    boot: PxeBoot {
+                        root_uuid: root_uuid_of(&inst),
+                        extra_args: ["nofb", "nomodeset", "vga=normal"].map(String::from).to_vec(),
+                    },
+                    config: PathBuf::from(format!("{dir}/{inst}/config")),
+                    host: None,
+                    kernel: Some(format!("file://{dir}/{inst}/kernel")),
+                    ramdisk: Some(format!("file://{dir}/{inst}/ramdisk")),
+                };
+                (inst, Ok(found))
+            })
+            .collect();
+        BootFacts { given: true, by_instance }
+    }
     /// The reference inventory of the tests: one example of every shape nova_bm rows take in the wild.
     pub fn standard() -> Fixture {
         let mut nodes = Vec::new();

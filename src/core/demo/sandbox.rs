@@ -1,6 +1,7 @@
 //! The rehearsal sandbox of `demo` (and the wizard's tests): on embedded SQLite, a nova_bm with a
 //! realistic inventory and most conflict codes, an empty Ironic (the real 39.0.0 schema), a Nova DB
-//! with instances and services, a Nova API DB with the flavors (modern Nova), deploy image files, and
+//! with instances and services, a Nova API DB with the flavors (modern Nova), deploy image files,
+//! nova baremetal's TFTP tree of the instances (`tftpboot/`), and
 //! log files the simulated takeover writes into. Built only in a directory that is empty or an earlier sandbox.
 
 use std::path::{Path, PathBuf};
@@ -8,6 +9,8 @@ use std::path::{Path, PathBuf};
 use crate::core::db::url::DbUrl;
 use crate::core::db::{Access, Db};
 use crate::core::demo::fixture::{self, Fixture};
+use crate::core::migrate::plan::PlanOptions;
+use crate::core::source::tftp::TftpRoot;
 
 const MARKER: &str = ".bm2ironic-demo";
 const FILES: &[&str] = &[
@@ -23,6 +26,8 @@ const FILES: &[&str] = &[
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     pub dir: PathBuf,
+    /// nova baremetal's TFTP tree of the fixture's instances (each one's PXE config, kernel, ramdisk)
+    pub tftp_root: PathBuf,
     pub nova_bm_url: String,
     pub ironic_url: String,
     pub nova_url: String,
@@ -58,9 +63,11 @@ fn prepare_dir(dir: &Path) -> Result<(), SandboxError> {
                 std::fs::remove_file(&p).map_err(|e| io("remove", &p, e))?;
             }
         }
-        let logs = dir.join("logs");
-        if logs.exists() {
-            std::fs::remove_dir_all(&logs).map_err(|e| io("remove", &logs, e))?;
+        for sub in ["logs", "tftpboot"] {
+            let p = dir.join(sub);
+            if p.exists() {
+                std::fs::remove_dir_all(&p).map_err(|e| io("remove", &p, e))?;
+            }
         }
     }
     std::fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
@@ -108,6 +115,9 @@ pub async fn build(dir: &Path) -> Result<Sandbox, SandboxError> {
     ] {
         std::fs::write(p, format!("{ts} 1000 {line}\n")).map_err(|e| io("write", p, e))?;
     }
+    // nova baremetal's TFTP tree, as copied from the compute hosts (`--tftp-root`)
+    let tftp_root = dir.join("tftpboot");
+    fixture.write_tftp_tree(&tftp_root).map_err(|e| io("write the TFTP tree in", &tftp_root, e))?;
     let kernel = dir.join("deploy.kernel");
     let ramdisk = dir.join("deploy.initramfs");
     for p in [&kernel, &ramdisk] {
@@ -123,6 +133,7 @@ pub async fn build(dir: &Path) -> Result<Sandbox, SandboxError> {
         compute_log,
         deploy_kernel: format!("file://{}", kernel.display()),
         deploy_ramdisk: format!("file://{}", ramdisk.display()),
+        tftp_root,
         dir,
     })
 }
@@ -163,6 +174,11 @@ impl Sandbox {
             default_arch: "x86_64".into(),
             resource_class: "baremetal".into(),
         }
+    }
+
+    /// The plan options a front end starts from: the sandbox's TFTP tree (the fields fill the rest).
+    pub fn plan_options(&self) -> PlanOptions {
+        PlanOptions { tftp_roots: vec![TftpRoot { host: None, dir: self.tftp_root.clone() }], ..Default::default() }
     }
 
     /// Follow the sandbox's logs, simulate a takeover, save decisions here.

@@ -87,6 +87,8 @@ impl TargetSchema {
                 n.extend(MODERN_NODE_MARKERS);
                 n.extend([
                     "instance_name",
+                    "deploy_interface",
+                    "boot_interface",
                     "driver_internal_info",
                     "clean_step",
                     "deploy_step",

@@ -54,6 +54,7 @@ codes! {
     AmbiguousInstance = "ambiguous-instance", blocking: true, actions: [KeepInstance, Free, Maintenance, Skip], default: None;
     InvalidSize = "invalid-size", blocking: true, actions: [Maintenance, Skip], default: None;
     IncompleteInstanceInfo = "incomplete-instance-info", blocking: true, actions: [Maintenance, Skip], default: None;
+    UnknownBoot = "unknown-boot", blocking: true, actions: [LocalBoot, Maintenance, Skip], default: None;
 }
 
 impl fmt::Display for ConflictCode {
@@ -100,6 +101,8 @@ pub enum Action {
     Ignore,
     /// `ambiguous-instance`: this claimant is the machine that runs the instance (the operator's word)
     KeepInstance,
+    /// `unknown-boot`: the instance's disk has a bootloader (the operator's word)
+    LocalBoot,
 }
 
 impl Action {
@@ -114,6 +117,7 @@ impl Action {
             Action::Free => "free",
             Action::Ignore => "ignore",
             Action::KeepInstance => "keep-instance",
+            Action::LocalBoot => "local-boot",
         }
     }
 }
@@ -137,6 +141,7 @@ impl FromStr for Action {
             Action::Free,
             Action::Ignore,
             Action::KeepInstance,
+            Action::LocalBoot,
         ]
         .into_iter()
         .find(|a| a.as_str() == s)
@@ -407,7 +412,7 @@ mod tests {
                 assert!(c.default_action().is_some(), "{c} is non-blocking and needs a default");
             }
         }
-        assert_eq!(ConflictCode::ALL.len(), 26);
+        assert_eq!(ConflictCode::ALL.len(), 27);
         assert!(ConflictCode::DuplicateMac.blocking());
         // keep-instance is per node only
         let mut r = Resolutions::default();

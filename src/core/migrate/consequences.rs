@@ -215,6 +215,17 @@ pub fn consequence(code: ConflictCode, action: Action) -> Option<Consequence> {
             "Set the missing keys (`ironic node-update UUID add instance_info/image_source=GLANCE_ID instance_info/root_gb=GB`), then lift maintenance.",
         ),
         (C::IncompleteInstanceInfo, A::Skip) => skip("Give `--nova-db` (Nova's `instances.image_ref` and `root_gb`) and run bm2ironic again, or enroll the node by hand."),
+        (C::UnknownBoot, A::LocalBoot) => c(
+            "Written `active` with its instance as without a learned boot: no `ramdisk` deploy interface, no `instance_info.kernel`/`ramdisk`; Ironic boots it from its disk (modern Ironic) or Juno's own PXE config. The run report notes the operator's word.",
+            "Not touched: a running instance keeps running. Its next reboot boots from the disk: only a bootloader on it (which nova baremetal never installed) brings the instance back.",
+            "Make sure the disk really boots (a bootloader installed in the instance), or the next reboot leaves the machine without its instance.",
+        ),
+        (C::UnknownBoot, A::Maintenance) => c(
+            "Written `active` with its instance as without a learned boot, in maintenance with the reason `next boot unknown (<why>): give its PXE config or install a bootloader`.",
+            "Not touched: a running instance keeps running. While in maintenance Ironic does not power or reboot it; a reboot from inside the instance boots from the disk.",
+            "Copy the instance's PXE config from its compute host (`<tftp_root>/<instance uuid>/config`, `kernel`, `ramdisk`) and migrate it again, or install a bootloader; then lift maintenance.",
+        ),
+        (C::UnknownBoot, A::Skip) => skip("Copy the instance's PXE config from its compute host (`--tftp-root HOST=DIR`) and run bm2ironic again."),
         _ => return None,
     };
     code.actions().contains(&action).then_some(found)

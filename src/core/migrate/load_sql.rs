@@ -85,6 +85,8 @@ fn node_columns(schema: &TargetSchema) -> Vec<&'static str> {
         if schema.has_node_column("instance_name") {
             cols.push("instance_name");
         }
+        // NULL (Ironic's default) unless the instance's next boot was learned: `ramdisk` / `pxe`
+        cols.extend(["deploy_interface", "boot_interface"].into_iter().filter(|c| schema.has_node_column(c)));
         cols.extend(MODERN_EMPTY_JSON_NODE_COLUMNS.iter().copied().filter(|c| schema.has_node_column(c)));
     }
     cols
@@ -111,6 +113,8 @@ fn node_values(schema: &TargetSchema, cols: &[&str], n: &IronicNode, run_id: &st
             "updated_at" => Val::Time(n.updated_at),
             "maintenance_reason" => Val::Text(n.maintenance_reason.clone()),
             "resource_class" => Val::Text(n.resource_class.clone()),
+            "deploy_interface" => Val::Text(n.deploy_interface.clone()),
+            "boot_interface" => Val::Text(n.boot_interface.clone()),
             "conductor_group" => Val::Text(Some(String::new())),
             "protected" => Val::Bool(Some(false)),
             "version" => Val::Text(schema.node_version.clone()),

@@ -1,5 +1,6 @@
 //! Everything before a load, in order: open nova_bm (read only) and read the inventory, open the
-//! Ironic database and detect its schema, read Nova's facts when given, and compute the plan.
+//! Ironic database and detect its schema, read Nova's facts when given and the TFTP trees' PXE
+//! configs, and compute the plan.
 //! Shared by `plan`, `migrate` and the wizard.
 
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use crate::core::settings::ConnectionSettings;
 use crate::core::source::model::Inventory;
 use crate::core::source::nova::{self, NovaError, NovaFacts};
 use crate::core::source::nova_bm::{NovaBmSource, SourceError};
+use crate::core::source::tftp;
 use crate::core::AbortOnDrop;
 
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +57,8 @@ pub struct Prepared {
     pub source: String,
     /// how long reading and planning took
     pub timings: Phases,
+    /// what the TFTP trees said of each instance's boot (read once: a replan reuses it)
+    pub boots: Arc<tftp::BootFacts>,
 }
 
 /// Read-only browse: nova_bm only, planned against an empty modern Ironic so source-side conflicts show.
@@ -74,6 +78,7 @@ pub async fn browse(
     options.default_arch.get_or_insert_with(|| "(any)".into());
     options.deploy_kernel.get_or_insert_with(|| "(any)".into());
     options.deploy_ramdisk.get_or_insert_with(|| "(any)".into());
+    options.boots = Arc::new(tftp::learn(&inventory, &options.tftp_roots));
     let planning = Instant::now();
     let plan = plan::plan(&inventory, &target, None, &options, resolutions);
     let timings = Phases { read_ms: Some(read), plan_ms: Some(ms(planning.elapsed())), ..Default::default() };
@@ -85,6 +90,7 @@ pub async fn browse(
         plan,
         source: src_url.redacted().to_string(),
         timings,
+        boots: options.boots,
     })
 }
 
@@ -156,9 +162,12 @@ pub(crate) fn finish(
     started: Instant,
     against: &str,
 ) -> Prepared {
+    // the TFTP trees' PXE configs, read here: the plan itself does no I/O
+    let mut options = options.clone();
+    options.boots = Arc::new(tftp::learn(&inventory, &options.tftp_roots));
     let read = ms(started.elapsed());
     let planning = Instant::now();
-    let plan = plan::plan(&inventory, &target, nova.as_ref(), options, resolutions);
+    let plan = plan::plan(&inventory, &target, nova.as_ref(), &options, resolutions);
     let timings = Phases { read_ms: Some(read), plan_ms: Some(ms(planning.elapsed())), ..Default::default() };
     tracing::info!(
         create = plan.summary.create,
@@ -171,5 +180,6 @@ pub(crate) fn finish(
     for c in &plan.conflicts {
         tracing::info!(code = %c.code, subject = ?c.subject, action = ?c.action, decided_by = ?c.decided_by, "conflict: {}", c.detail);
     }
-    Prepared { inventory, target_db, target, nova, plan, source: src_url.redacted().to_string(), timings }
+    let boots = options.boots;
+    Prepared { inventory, target_db, target, nova, plan, source: src_url.redacted().to_string(), timings, boots }
 }

@@ -42,6 +42,9 @@ pub struct WrittenNode {
     /// `--via api`: where the node stands in Ironic and the last error
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api: Option<ApiProgress>,
+    /// `ramdisk` for an instance whose next boot was learned (modern; docs/mapping.md 2.12)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deploy_interface: Option<String>,
 }
 
 /// A node's progress through Ironic's API (`--via api`).
@@ -95,6 +98,7 @@ pub(crate) fn written(node: &IronicNode, ports: &[IronicPort], nova_bm_id: i64, 
             .collect(),
         replaced,
         api: None,
+        deploy_interface: node.deploy_interface.clone(),
     }
 }
 

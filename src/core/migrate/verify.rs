@@ -63,17 +63,25 @@ struct TargetNode {
     properties: Value,
     instance_info: Value,
     maintenance: bool,
+    /// read only when the run wrote one (Juno has no such column)
+    deploy_interface: Option<String>,
 }
 
 fn parse(s: Option<String>) -> Value {
     s.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Value::Null)
 }
 
-/// The target's nodes of `marks` (an IN list of uuids): what a run sets.
-fn nodes_sql(d: Dialect, marks: &str) -> String {
+/// The target's nodes of `marks` (an IN list of uuids): what a run sets (`deploy_interface` when
+/// `interfaces`: the run wrote one, so the column exists).
+fn nodes_sql(d: Dialect, marks: &str, interfaces: bool) -> String {
     let text = |c| d.cast(Cast::Text, c);
+    let deploy = if interfaces {
+        format!("{} AS deploy_interface", text("deploy_interface"))
+    } else {
+        format!("{} AS deploy_interface", text("NULL"))
+    };
     format!(
-        "SELECT {}, {}, {}, {}, {}, {}, {}, {} FROM nodes WHERE uuid IN {marks}",
+        "SELECT {}, {}, {}, {}, {}, {}, {}, {}, {deploy} FROM nodes WHERE uuid IN {marks}",
         text("uuid"),
         text("instance_uuid"),
         text("provision_state"),
@@ -98,12 +106,13 @@ fn ports_sql(d: Dialect, marks: &str) -> String {
 async fn read_nodes(
     db: &Db,
     uuids: &[String],
+    interfaces: bool,
 ) -> Result<(HashMap<String, TargetNode>, HashMap<String, BTreeSet<String>>), DbError> {
     let d = db.dialect();
     let nodes = db
         .fetch_map_in(
             uuids,
-            |m| nodes_sql(d, m),
+            |m| nodes_sql(d, m, interfaces),
             |r| {
                 Ok((
                     r.string("uuid")?,
@@ -115,6 +124,7 @@ async fn read_nodes(
                         properties: parse(r.opt_string("properties")?),
                         instance_info: parse(r.opt_string("instance_info")?),
                         maintenance: r.get::<i64, _>("maintenance")? != 0,
+                        deploy_interface: r.opt_string("deploy_interface")?,
                     },
                 ))
             },
@@ -248,7 +258,8 @@ pub async fn verify(
     api: Option<&IronicApi>,
 ) -> Result<VerifyReport, DbError> {
     let uuids: Vec<String> = run.written.iter().map(|w| w.uuid.clone()).collect();
-    let (nodes, ports) = read_nodes(db, &uuids).await?;
+    let interfaces = run.written.iter().any(|w| w.deploy_interface.is_some());
+    let (nodes, ports) = read_nodes(db, &uuids, interfaces).await?;
     let by_id: HashMap<i64, &InventoryNode> = source.nodes.iter().map(|n| (n.node.id, n)).collect();
     let mut out = Vec::new();
     let mut ports_checked = 0;
@@ -264,7 +275,11 @@ pub async fn verify(
                 d.check("driver", &Some(w.driver.clone()), &t.driver);
                 d.check("maintenance", &w.maintenance, &t.maintenance);
                 d.check_object("properties", &w.properties, &t.properties);
+                // with the next boot's kernel, ramdisk and ramdisk_kernel_arguments
                 d.check_object("instance_info", &w.instance_info, &t.instance_info);
+                if w.deploy_interface.is_some() {
+                    d.check("deploy_interface", &w.deploy_interface, &t.deploy_interface);
+                }
                 for k in driver_info_matches(&w.driver_info, &t.driver_info) {
                     d.check(
                         &format!("driver_info.{k}"),
@@ -287,6 +302,11 @@ pub async fn verify(
                     d.check("instance_uuid", &w.instance_uuid, &v["instance_uuid"].as_str().map(String::from));
                     d.check("maintenance", &w.maintenance, &v["maintenance"].as_bool().unwrap_or(false));
                     d.check_object("properties", &w.properties, &v["properties"]);
+                    d.check_object("instance_info", &w.instance_info, &v["instance_info"]);
+                    if w.deploy_interface.is_some() {
+                        let found = v["deploy_interface"].as_str().map(String::from);
+                        d.check("deploy_interface", &w.deploy_interface, &found);
+                    }
                 }
             }
             match api.node_port_addresses(&w.uuid).await {

@@ -17,6 +17,8 @@ pub struct BaremetalConf {
     pub virtual_power_host_key: Option<String>,
     pub deploy_kernel: Option<String>,
     pub deploy_ramdisk: Option<String>,
+    /// where nova baremetal wrote each instance's PXE config (`<tftp_root>/<instance uuid>/config`)
+    pub tftp_root: Option<String>,
     /// `flavor_extra_specs = cpu_arch:x86_64,...` as a map
     pub flavor_extra_specs: BTreeMap<String, String>,
 }

@@ -195,6 +195,7 @@ impl NovaConf {
             virtual_power_host_key: g("virtual_power_host_key"),
             deploy_kernel: g("deploy_kernel"),
             deploy_ramdisk: g("deploy_ramdisk"),
+            tftp_root: g("tftp_root"),
             flavor_extra_specs,
         };
         let nova_db = match ini.url("database", "connection")? {

@@ -13,6 +13,7 @@ use crate::core::auth::{self, AuthError};
 use crate::core::db::secret::Secret;
 use crate::core::db::url::{DbUrl, UrlError};
 use crate::core::ironic::api::ApiTarget;
+use crate::core::source::tftp::TftpRoot;
 use conf_file::{ConfError, IronicConf, NovaConf};
 
 /// Where a setting's value came from (shown to the operator, and used to warn about `ps`).
@@ -50,6 +51,8 @@ pub struct ConnectionFlags {
     pub ironic_url: Option<String>,
     pub nova_conf: Option<PathBuf>,
     pub ironic_conf: Option<PathBuf>,
+    /// `--tftp-root DIR` or `HOST=DIR` (repeatable)
+    pub tftp_root: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +66,8 @@ pub enum SettingsError {
     /// `--flag ''` or `VAR=` (the easy mistake is an unset shell variable): never taken as a value
     #[error("{what} is empty (an unset shell variable?): give a value, or leave it out")]
     Blank { what: String },
+    #[error("{0}")]
+    TftpRoot(String),
 }
 
 impl SettingsError {
@@ -73,6 +78,7 @@ impl SettingsError {
             SettingsError::Url { .. }
                 | SettingsError::IronicUrl { .. }
                 | SettingsError::Blank { .. }
+                | SettingsError::TftpRoot(_)
                 | SettingsError::Conf(ConfError::BadUrl { .. } | ConfError::Blank { .. } | ConfError::BadValue { .. })
         )
     }
@@ -89,8 +95,12 @@ pub struct ConnectionSettings {
     pub ironic_url: Option<Setting<String>>,
     pub nova_conf: Option<NovaConf>,
     pub ironic_conf: Option<IronicConf>,
+    /// copies of the compute hosts' TFTP trees: `--tftp-root` (repeatable) > `BM2IRONIC_TFTP_ROOT`
+    /// (one bare DIR) > nova.conf `[baremetal] tftp_root`; empty: none given
+    pub tftp_roots: Vec<TftpRoot>,
 }
 
+pub const ENV_TFTP_ROOT: &str = "BM2IRONIC_TFTP_ROOT";
 pub const ENV_NOVA_BM_DB: &str = "BM2IRONIC_NOVA_BM_DB";
 pub const ENV_IRONIC_DB: &str = "BM2IRONIC_IRONIC_DB";
 pub const ENV_NOVA_DB: &str = "BM2IRONIC_NOVA_DB";
@@ -174,7 +184,17 @@ impl ConnectionSettings {
                 });
             }
         }
-        Ok(ConnectionSettings { nova_bm_db, ironic_db, nova_db, nova_api_db, ironic_url, nova_conf, ironic_conf })
+        let tftp_roots = tftp_roots(flags, env, nova_conf.as_ref())?;
+        Ok(ConnectionSettings {
+            nova_bm_db,
+            ironic_db,
+            nova_db,
+            nova_api_db,
+            ironic_url,
+            nova_conf,
+            ironic_conf,
+            tftp_roots,
+        })
     }
 
     /// Where the flavors are: the Nova API database (modern Nova) when given, else the Nova database.
@@ -248,6 +268,28 @@ pub const ENV_IRONIC_SERVICE_PASSWORD: &str = "BM2IRONIC_IRONIC_SERVICE_PASSWORD
 
 pub fn ironic_service_password(env: &dyn Fn(&str) -> Option<String>) -> Option<crate::core::db::secret::Secret> {
     env(ENV_IRONIC_SERVICE_PASSWORD).filter(|v| !v.is_empty()).map(crate::core::db::secret::Secret::new)
+}
+
+/// The TFTP trees: every `--tftp-root`, else `BM2IRONIC_TFTP_ROOT` (one bare DIR), else nova.conf
+/// `[baremetal] tftp_root` (for every host).
+fn tftp_roots(
+    flags: &ConnectionFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+    conf: Option<&NovaConf>,
+) -> Result<Vec<TftpRoot>, SettingsError> {
+    if !flags.tftp_root.is_empty() {
+        return flags.tftp_root.iter().map(|r| TftpRoot::parse(r).map_err(SettingsError::TftpRoot)).collect();
+    }
+    if let Some(v) = env(ENV_TFTP_ROOT) {
+        if v.trim().is_empty() {
+            return Err(SettingsError::Blank { what: format!("environment variable {ENV_TFTP_ROOT}") });
+        }
+        return Ok(vec![TftpRoot { host: None, dir: PathBuf::from(v.trim()) }]);
+    }
+    Ok(conf
+        .and_then(|c| c.baremetal.tftp_root.as_ref())
+        .map(|d| vec![TftpRoot { host: None, dir: PathBuf::from(d) }])
+        .unwrap_or_default())
 }
 
 /// Where API runs are kept without an Ironic database: `flag` (`--state-dir`) >

@@ -1,5 +1,6 @@
 //! The Nova database (optional, read only): the instances nova_bm nodes hold (image_ref and sizes
-//! for Ironic's instance_info; deleted or missing ones are conflicts) and the nova-compute services'
+//! for Ironic's instance_info, kernel_id and ramdisk_id for their next boot; deleted or missing ones
+//! are conflicts) and the nova-compute services'
 //! heartbeats (a baremetal nova-compute still running during the load is a conflict).
 
 use std::collections::HashMap;
@@ -24,6 +25,9 @@ pub struct NovaInstance {
     pub vm_state: Option<String>,
     /// nova soft-deletes with `deleted = id`
     pub deleted: bool,
+    /// the instance's own kernel and ramdisk (Glance ids) that nova baremetal's PXE config boots
+    pub kernel_id: Option<String>,
+    pub ramdisk_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -71,10 +75,16 @@ pub async fn read_facts(url: &DbUrl, instance_uuids: &[String]) -> Result<NovaFa
     r
 }
 
-/// The instances of `marks` (an IN list), sizes and `deleted` as BIGINT.
-fn instances_sql(d: Dialect, marks: &str) -> String {
+/// The instances of `marks` (an IN list), sizes and `deleted` as BIGINT; `kernel_id` and
+/// `ramdisk_id` when the table has them (Nova's has; a trimmed copy may not: NULL then).
+fn instances_sql(d: Dialect, marks: &str, boot_ids: bool) -> String {
+    let ids = if boot_ids {
+        format!("{} AS kernel_id, {} AS ramdisk_id", d.cast(Cast::Text, "kernel_id"), d.cast(Cast::Text, "ramdisk_id"))
+    } else {
+        format!("{} AS kernel_id, {} AS ramdisk_id", d.cast(Cast::Text, "NULL"), d.cast(Cast::Text, "NULL"))
+    };
     format!(
-        "SELECT uuid, image_ref, {}, {}, node, host, vm_state, {} FROM instances WHERE uuid IN {marks}",
+        "SELECT uuid, image_ref, {}, {}, node, host, vm_state, {}, {ids} FROM instances WHERE uuid IN {marks}",
         d.column("root_gb", Cast::Int),
         d.column("ephemeral_gb", Cast::Int),
         d.column("deleted", Cast::Int),
@@ -101,11 +111,14 @@ pub async fn read_from(db: &Db, instance_uuids: &[String]) -> Result<NovaFacts, 
         }
     }
     let d = db.dialect();
+    let columns: Vec<String> =
+        db.column_names("instances").await?.into_iter().map(|c| c.to_ascii_lowercase()).collect();
+    let boot_ids = ["kernel_id", "ramdisk_id"].iter().all(|c| columns.iter().any(|x| x == c));
     let mut facts = NovaFacts::default();
     let rows = db
         .fetch_map_in(
             instance_uuids,
-            |m| instances_sql(d, m),
+            |m| instances_sql(d, m, boot_ids),
             |r| {
                 Ok(NovaInstance {
                     uuid: r.string("uuid")?,
@@ -116,6 +129,8 @@ pub async fn read_from(db: &Db, instance_uuids: &[String]) -> Result<NovaFacts, 
                     host: r.opt_string("host")?,
                     vm_state: r.opt_string("vm_state")?,
                     deleted: r.get::<Option<i64>, _>("deleted")?.unwrap_or(0) != 0,
+                    kernel_id: r.opt_string("kernel_id")?.filter(|s| !s.trim().is_empty()),
+                    ramdisk_id: r.opt_string("ramdisk_id")?.filter(|s| !s.trim().is_empty()),
                 })
             },
         )

@@ -22,6 +22,8 @@ pub fn options() -> PlanOptions {
         deploy_kernel: Some("file:///srv/deploy.kernel".into()),
         deploy_ramdisk: Some("file:///srv/deploy.initramfs".into()),
         resource_class: Some("baremetal".into()),
+        // the demo's instances' PXE configs, as `bm2ironic demo` writes them (in memory here)
+        boots: Arc::new(Fixture::demo().boots("/demo/tftpboot")),
         ..Default::default()
     }
 }
@@ -34,7 +36,9 @@ pub fn session(mode: Mode) -> Session {
     let opts = options();
     let plan = plan::plan(&inventory, &target, None, &opts, &Default::default());
     let timings = Default::default();
-    let prepared = Prepared { inventory, target_db: None, target, nova: None, plan, source: "demo".into(), timings };
+    let boots = Arc::clone(&opts.boots);
+    let prepared =
+        Prepared { inventory, target_db: None, target, nova: None, plan, source: "demo".into(), timings, boots };
     let mut s = Session::new(mode, opts.clone(), Default::default());
     s.set_prepared(Arc::new(prepared), &opts);
     s

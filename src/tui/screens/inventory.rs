@@ -218,6 +218,10 @@ impl Inventory {
         ));
         lines.push(row("power", "(not stored)".into(), or_dash(target.map(|_| "read from BMC".to_string()))));
         lines.push(row("driver", String::new(), or_dash(target.map(|t| t.driver.clone()))));
+        // the instance's next boot: how Ironic will boot it after the takeover (docs/mapping.md 2.12)
+        for (k, src, dst) in plan_node.and_then(|x| x.next_boot.as_ref()).map(|nb| nb.pane()).unwrap_or_default() {
+            lines.push(row(k, src.into(), dst));
+        }
         lines.push(row(
             "bmc",
             format!("{}@{}", dash(b.pm_user.as_deref()), dash(b.pm_address.as_deref())),

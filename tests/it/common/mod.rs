@@ -403,4 +403,8 @@ pub const STANDARD_RESOLUTIONS: &[&str] = &[
     "failed-deploy=maintenance",
     "--resolve",
     "missing-bmc=maintenance",
+    // the tests using this set are about other things and have no TFTP tree: each instance's boot is
+    // the operator's word (`local-boot`, today's mapping); tests/it/boot_plan.rs tests the learned boot
+    "--resolve",
+    "unknown-boot=local-boot",
 ];

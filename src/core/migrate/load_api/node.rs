@@ -95,6 +95,13 @@ pub(super) fn create_body(n: &IronicNode, run_id: &str, version: Option<(u32, u3
     if let Some(rc) = &n.resource_class {
         b["resource_class"] = json!(rc);
     }
+    // an instance whose next boot was learned: the ramdisk deploy netboots it (docs/mapping.md)
+    if let Some(d) = &n.deploy_interface {
+        b["deploy_interface"] = json!(d);
+    }
+    if let Some(bi) = &n.boot_interface {
+        b["boot_interface"] = json!(bi);
+    }
     if let Some(i) = &n.instance_uuid {
         b["instance_uuid"] = json!(i);
     }
@@ -136,6 +143,11 @@ pub(super) fn drifted(cur: &Value, n: &IronicNode) -> Map<String, Value> {
     if let Some(i) = &n.instance_uuid {
         if cur["instance_uuid"].as_str() != Some(i.as_str()) {
             out.insert("instance_uuid".into(), json!(i));
+        }
+    }
+    for (k, want) in [("deploy_interface", &n.deploy_interface), ("boot_interface", &n.boot_interface)] {
+        if let Some(w) = want.as_deref().filter(|w| cur[k].as_str() != Some(*w)) {
+            out.insert(k.into(), json!(w));
         }
     }
     out

@@ -116,8 +116,17 @@ pub(super) fn encode_node(b: &mut Vec<u8>, n: &NodePlan, rows: Option<&Rows>) {
 /// An Ironic node row, keys in order (as `IronicNode`'s `Serialize` through a `Value`).
 fn node(b: &mut Vec<u8>, n: &IronicNode) {
     b.push(b'{');
-    key(b, "created_at", true);
+    // the interfaces only when set, as `IronicNode`'s `Serialize`
+    if let Some(bi) = &n.boot_interface {
+        key(b, "boot_interface", true);
+        put(b, bi);
+    }
+    key(b, "created_at", n.boot_interface.is_none());
     put_time(b, &n.created_at);
+    if let Some(d) = &n.deploy_interface {
+        key(b, "deploy_interface", false);
+        put(b, d);
+    }
     key(b, "driver", false);
     put(b, &n.driver);
     key(b, "driver_info", false);

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
+use super::boot::NextBoot;
 use super::uuids::normalize_uuid;
 use crate::core::migrate::conflict::{Action, ConflictCode};
 use crate::core::source::model::BmNode;
@@ -50,6 +51,8 @@ pub(super) struct Fate {
     pub(super) replaces: Option<i64>,
     /// impossible sizes are left out of the rows (`invalid-size`)
     pub(super) cleaned: bool,
+    /// the instance's next boot (learned, or the operator's `unknown-boot` decision)
+    pub(super) boot: Option<NextBoot>,
 }
 
 impl Fate {
@@ -65,6 +68,7 @@ impl Fate {
             codes: Vec::new(),
             replaces: None,
             cleaned: false,
+            boot: None,
         }
     }
 

@@ -4,6 +4,7 @@
 //! `fate.rs`, uuids in `uuids.rs`, rules in `checks/` (docs/conflicts.md), rows in `rows.rs`
 //! (docs/mapping.md), the checksum in `checksum.rs`, invariants in `properties.rs`.
 
+mod boot;
 mod checks;
 mod checksum;
 mod fate;
@@ -26,6 +27,7 @@ use checksum::Checksum;
 use fate::Fate;
 use rows::{build_rows, driver_of, provision_state_of, RowContext, RowSpec};
 
+pub use boot::{BootHow, NextBoot};
 pub use fate::NodeAction;
 pub use model::{NodePlan, Plan, PlanSummary, SourceCounts, TargetInfo, WriteSummary};
 pub use options::{FreeState, PlanOptions};
@@ -297,6 +299,7 @@ fn plan_node(cx: &mut Checks, index: usize, entry: &InventoryNode, nova: Option<
     let arch = cx.arch(n, &mut f);
     cx.sizes(n, &mut f);
     cx.juno_instance_info(n, &mut f);
+    cx.boot(n, &mut f);
     cx.interfaces(entry, &mut f);
 
     let spec = (matches!(f.action, NodeAction::Create) && f.uuid.is_some()).then(|| RowSpec::new(n, &f, arch, nova));
@@ -315,6 +318,7 @@ fn finish(n: &BmNode, index: usize, f: Fate, spec: Option<RowSpec>) -> NodePlan 
         conflicts: f.codes,
         write: None,
         replaces: f.replaces,
+        next_boot: f.boot.filter(|_| spec.is_some()),
         index,
         spec,
     }

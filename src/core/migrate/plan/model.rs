@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::boot::NextBoot;
 use super::fate::NodeAction;
 use super::rows::{build_rows, RowContext, RowSpec, Rows};
 use crate::core::ironic::target::TargetKind;
@@ -25,6 +26,9 @@ pub struct NodePlan {
     pub write: Option<WriteSummary>,
     /// Ironic id of the node a `replace` deletes.
     pub replaces: Option<i64>,
+    /// how its instance boots after the takeover (written nodes that keep an instance)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_boot: Option<NextBoot>,
     /// its place in the inventory the plan was made from
     #[serde(skip)]
     pub(super) index: usize,

@@ -1,11 +1,13 @@
 //! What the operator tells the plan besides resolutions: deploy images, architectures, resource
-//! class, the state free nodes arrive in, and nova.conf's `[baremetal]`.
+//! class, the state free nodes arrive in, nova.conf's `[baremetal]`, and the TFTP trees' boots.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::core::settings::baremetal::BaremetalConf;
+use crate::core::source::tftp::{BootFacts, TftpRoot};
 
 /// How free nodes arrive in modern Ironic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -52,4 +54,8 @@ pub struct PlanOptions {
     pub baremetal: BaremetalConf,
     /// nova.conf `[DEFAULT] host`: the host whose `flavor_extra_specs` cpu_arch the conf gives
     pub conf_host: Option<String>,
+    /// copies of the compute hosts' TFTP trees (`--tftp-root`), read before the plan into `boots`
+    pub tftp_roots: Vec<TftpRoot>,
+    /// what the trees say of each instance's boot (read by `prepare`: the plan itself does no I/O)
+    pub boots: Arc<BootFacts>,
 }

@@ -291,11 +291,15 @@ proptest! {
 fn the_bench_inventory_on_threads_gives_the_checksum_of_one() {
     // several waves of full pieces on 3 threads, and the Value-based checksum
     let f = crate::core::demo::fixture::Fixture::bench(super::ROWS_CHUNK * 9 + 17, 40);
+    let boots = f.boots("/t");
     let inv = std::sync::Arc::new(Inventory::join(f.nodes, f.interfaces));
     let t = target(false, TargetKind::Modern);
-    let one = super::plan_on(&inv, &t, None, &options(), &Resolutions::default(), 1, super::ROWS_CHUNK);
+    // every instance's PXE config learned: the boot fields are in the rows and the checksum
+    let opts = PlanOptions { boots: std::sync::Arc::new(boots), ..options() };
+    let one = super::plan_on(&inv, &t, None, &opts, &Resolutions::default(), 1, super::ROWS_CHUNK);
     assert_eq!(one.checksum, reference_checksum(&one));
-    let three = super::plan_on(&inv, &t, None, &options(), &Resolutions::default(), 3, super::ROWS_CHUNK);
+    assert!(one.rows_to_write().any(|(_, r)| r.node.deploy_interface.as_deref() == Some("ramdisk")));
+    let three = super::plan_on(&inv, &t, None, &opts, &Resolutions::default(), 3, super::ROWS_CHUNK);
     same_plan(&one, &three).unwrap();
     for n in &one.nodes {
         let r = one.rows(n);

@@ -2,10 +2,13 @@
 //! decided its fate, and the driver and driver_info its power manager maps to. The column-by-column
 //! rules are in docs/mapping.md.
 
+use std::sync::Arc;
+
 use chrono::NaiveDateTime;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use super::boot::NextBoot;
 use super::fate::Fate;
 use super::options::PlanOptions;
 use super::uuids::{normalize_uuid, BM2IRONIC_NS};
@@ -139,6 +142,11 @@ pub struct IronicNode {
     pub service_host: Option<String>,
     /// Juno has no maintenance_reason column: `extra` carries it there
     pub kind: TargetKind,
+    /// `ramdisk` / `pxe` for an instance whose next boot was learned (modern); None: Ironic's default
+    pub deploy_interface: Option<String>,
+    pub boot_interface: Option<String>,
+    /// Juno: the learned root uuid, kept in the flat marker (`extra.bm2ironic_root_uuid`)
+    pub root_uuid: Option<String>,
 }
 
 impl IronicNode {
@@ -147,7 +155,11 @@ impl IronicNode {
     pub fn extra(&self) -> Value {
         let juno = self.kind == TargetKind::Juno;
         let reason = self.maintenance_reason.as_deref().filter(|_| juno);
-        marker::node_extra(juno, self.nova_bm_id, self.service_host.as_deref(), reason)
+        let mut extra = marker::node_extra(juno, self.nova_bm_id, self.service_host.as_deref(), reason);
+        if let (true, Some(r)) = (juno, &self.root_uuid) {
+            extra[marker::JUNO_ROOT_UUID] = json!(r);
+        }
+        extra
     }
 }
 
@@ -155,8 +167,15 @@ impl Serialize for IronicNode {
     /// The row's fields, `extra` last as a JSON object (as when it was stored).
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("IronicNode", 15)?;
+        let mut st = s.serialize_struct("IronicNode", 17)?;
         st.serialize_field("uuid", &self.uuid)?;
+        // only when set: a node without a learned boot serialises as before
+        if let Some(d) = &self.deploy_interface {
+            st.serialize_field("deploy_interface", d)?;
+        }
+        if let Some(b) = &self.boot_interface {
+            st.serialize_field("boot_interface", b)?;
+        }
         st.serialize_field("instance_uuid", &self.instance_uuid)?;
         st.serialize_field("instance_name", &self.instance_name)?;
         st.serialize_field("driver", &self.driver)?;
@@ -248,6 +267,8 @@ pub struct RowSpec {
     pub(super) image_source: Option<String>,
     pub(super) root_gb: Option<i64>,
     pub(super) ephemeral_gb: Option<i64>,
+    /// the instance's next boot, when it keeps one
+    pub(super) boot: Option<Arc<NextBoot>>,
 }
 
 impl RowSpec {
@@ -280,6 +301,7 @@ impl RowSpec {
             image_source: inst.and_then(|i| i.image_ref.clone()).filter(|s| !s.is_empty()),
             root_gb: inst.and_then(|i| i.root_gb),
             ephemeral_gb: inst.and_then(|i| i.ephemeral_gb),
+            boot: f.boot.clone().filter(|_| f.keep_instance).map(Arc::new),
         }
     }
 }
@@ -481,6 +503,9 @@ fn build_node(n: &BmNode, uuid: &str, spec: &RowSpec, ctx: &RowContext) -> Ironi
         instance_info.insert("ephemeral_gb".into(), json!(eph));
         instance_info.insert("preserve_ephemeral".into(), json!(n.preserve_ephemeral.unwrap_or(false)));
     }
+    let boot = spec.boot.as_deref().filter(|_| spec.keep_instance);
+    let (deploy_interface, boot_interface) =
+        boot.map_or((None, None), |b| b.write(kind, &mut instance_info, &mut props));
 
     IronicNode {
         uuid: uuid.to_string(),
@@ -500,6 +525,9 @@ fn build_node(n: &BmNode, uuid: &str, spec: &RowSpec, ctx: &RowContext) -> Ironi
         nova_bm_id: n.id,
         service_host: n.service_host.clone(),
         kind,
+        deploy_interface: deploy_interface.map(str::to_string),
+        boot_interface: boot_interface.map(str::to_string),
+        root_uuid: boot.and_then(|b| b.juno_root_uuid(kind)),
     }
 }
 

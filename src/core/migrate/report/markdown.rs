@@ -84,6 +84,15 @@ impl Report {
                 cell(&n.maintenance_reason.clone().unwrap_or_default())
             ));
         }
+        let boots: Vec<&NodeRow> = self.nodes.iter().filter(|n| n.next_boot.is_some()).collect();
+        if !boots.is_empty() {
+            line(String::new());
+            line("Next boot of each instance (`local boot (operator)`: the operator's word, not checked):".into());
+            line(String::new());
+            for n in boots {
+                line(format!("- {}: {}", cell(&opt(&n.uuid)), cell(n.next_boot.as_deref().unwrap_or_default())));
+            }
+        }
         line(String::new());
         line("## Timings".into());
         line(String::new());

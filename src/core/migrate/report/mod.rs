@@ -176,6 +176,9 @@ pub struct NodeRow {
     pub maintenance_reason: Option<String>,
     pub ports: usize,
     pub conflicts: Vec<String>,
+    /// how the instance boots after the takeover (docs/mapping.md 2.12), for nodes written with one
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_boot: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -311,6 +314,7 @@ impl Report {
                 maintenance_reason: maint.and_then(|r| r.node.maintenance_reason),
                 ports: n.write.map_or(0, |w| w.ports),
                 conflicts: n.conflicts.iter().map(|c| c.to_string()).collect(),
+                next_boot: n.next_boot.as_ref().filter(|_| n.write.is_some()).map(|b| b.line(input.plan.target.kind)),
             })
             .collect();
         let verify = match &input.verify {
