@@ -479,6 +479,8 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
         resource_class: Some("baremetal-gold".into()),
         deploy_kernel: Some(file("deploy.kernel")),
         deploy_ramdisk: Some(file("deploy.initramfs")),
+        // the instances' PXE configs, as the CLI's --tftp-root gives them
+        tftp_roots: vec![bm2ironic::core::source::tftp::TftpRoot { host: None, dir: env.files.join("tftpboot") }],
         ..Default::default()
     };
     let mut decisions = Resolutions::default();
