@@ -158,6 +158,8 @@ mod tests {
             host: Some(host.into()),
             vm_state: Some("active".into()),
             deleted: false,
+            kernel_id: None,
+            ramdisk_id: None,
         }
     }
 
