@@ -230,6 +230,9 @@ uuid() { printf '%s-0000-4000-8000-%012d' "$1" "$2"; }
 old_host() { echo "bm-compute-$(( 2 - $1 % 2 ))"; }
 old_service() { echo $(( 2 - $1 % 2 )); }
 NEW_HOST=ironic-compute
+# the nova.conf is bm-compute-1's: its flavor_extra_specs name that host's cpu_arch only; the
+# operator gives bm-compute-2's (plan, migrate and the wizard block on a node without one)
+ARCH2=(--arch bm-compute-2=x86_64)
 PW_PREFIX="bmc-secret-$RUN"   # distinctive: the end checks no output holds it
 DB_PW="db-secret-$RUN"
 
@@ -428,7 +431,7 @@ rehearse() {   # $1: db|api
 
   step "3/$V" "maintenance window: no baremetal nova-compute running (plan)"
   local out rc=0
-  out=$(bm plan "${CONFS[@]}" "${ARGS[@]}" --json 2>"$WORK/$V/plan.err") || rc=$?
+  out=$(bm plan "${CONFS[@]}" "${ARGS[@]}" "${ARCH2[@]}" --json 2>"$WORK/$V/plan.err") || rc=$?
   echo "$out" > "$WORK/$V/plan.json"
   [ "$rc" = 0 ] || fail "plan exit $rc (a blocking conflict?): $(tail -3 "$WORK/$V/plan.err")"
   ! grep -q nova-compute-running "$WORK/$V/plan.json" || fail "plan reports a running nova-compute"
@@ -449,7 +452,7 @@ rehearse() {   # $1: db|api
   fi
 
   step "5/$V" "load nova_bm into Ironic (migrate --via $V)"
-  local mig=(migrate "${CONFS[@]}" "${ARGS[@]}" --yes --json --via "$V")
+  local mig=(migrate "${CONFS[@]}" "${ARGS[@]}" "${ARCH2[@]}" --yes --json --via "$V")
   [ "$V" = api ] && mig+=(--os-cloud rehearsal)
   rc=0; bm "${mig[@]}" >"$WORK/$V/migrate.json" 2>"$WORK/$V/migrate.err" || rc=$?
   [ "$rc" = 0 ] || fail "migrate exit $rc: $(tail -3 "$WORK/$V/migrate.err")"
@@ -547,9 +550,10 @@ PY
   juno_nova_conf "$V" "$port"
   ok "$(grep -c '"action"' "$WORK/$V/nova-compute/config.json") change(s); compute_driver = nova.virt.ironic.IronicDriver, host = $NEW_HOST"
 
-  step "8/$V" "hosts: the instances of bm-compute-1 and -2 to $NEW_HOST (hosts --apply)"
-  local hosts_q="SELECT uuid, host, node FROM rh_${RUN}_${V}_nova.instances WHERE deleted = 0 ORDER BY uuid" hosts_before
+  step "8/$V" "hosts: instances of bm-compute-1, -2 to $NEW_HOST (hosts --apply)"
+  local hosts_q="SELECT uuid, host, node FROM rh_${RUN}_${V}_nova.instances WHERE deleted = 0 ORDER BY uuid" hosts_before by_host
   hosts_before=$(my -N -e "$hosts_q" | md5sum)
+  by_host=$(my -N -e "SELECT CONCAT(host, ': ', COUNT(*)) FROM rh_${RUN}_${V}_nova.instances WHERE deleted = 0 GROUP BY host ORDER BY host" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
   [ "$(my -N -e "SELECT COUNT(DISTINCT host) FROM rh_${RUN}_${V}_nova.instances WHERE deleted = 0 AND host LIKE 'bm-compute-_'")" = 2 ] \
     || fail "the instances are not on two old hosts: $(my -N -e "$hosts_q" | tr '\t\n' ' ;')"
   rc=0; bm hosts "${CONFS[@]}" --to "$NEW_HOST" --apply --yes --json >"$WORK/$V/hosts.json" 2>"$WORK/$V/hosts.err" || rc=$?
@@ -560,7 +564,7 @@ PY
     got=$(my -N -e "SELECT CONCAT(host, ' ', node) FROM rh_${RUN}_${V}_nova.instances WHERE uuid = '$(uuid aaaaaaaa "$id")'")
     [ "$got" = "$NEW_HOST $(uuid bbbbbbbb "$id")" ] || fail "instance of node $id after hosts --apply: host and node '$got'"
   done
-  ok "3 instances (from bm-compute-1: 2, bm-compute-2: 1) now on $NEW_HOST"
+  ok "3 instances (from $by_host) now on $NEW_HOST"
   # ---- end of steps 7 and 8
 
   step "7-9/$V" "Juno nova-compute (Ironic driver, Keystone token) takes the instances over; a machine switched off"
@@ -574,7 +578,7 @@ PY
   [ "$rc" = 0 ] || fail "verify exit $rc: $(tail -5 "$WORK/$V/verify.out")"
   ok "exit 0"
 
-  step "back/$V" "getting back: rollback (nodes, ports and the flavors)"
+  step "back/$V" "getting back: rollback (nodes, ports, flavors, the instances' hosts)"
   if [ "$V" = db ]; then
     stop_ironic   # the runbook: stop Ironic first; it has changed the nodes (power state), hence --force
     rc=0; bm rollback "${CONFS[@]}" --yes --force >"$WORK/$V/rollback.out" 2>&1 || rc=$?
@@ -626,7 +630,7 @@ wizard() {
   command -v tmux >/dev/null || fail "tmux is missing (scripts/test.sh installs it)"
   local sum_before
   sum_before=$(checksum db)
-  T new-session -d -s wiz -x 120 -y 40 "env -u NO_COLOR TERM=xterm-256color $BIN --log-dir $WORK/wizard/audit wizard --rehearse --nova-conf $WORK/db/etc/nova.conf --ironic-conf $WORK/db/etc/ironic.conf --deploy-kernel $KERNEL --deploy-ramdisk $RAMDISK --conductor-log $WORK/db/ironic/ironic.log; echo EXIT=\$?; sleep 600"
+  T new-session -d -s wiz -x 120 -y 40 "env -u NO_COLOR TERM=xterm-256color $BIN --log-dir $WORK/wizard/audit wizard --rehearse --nova-conf $WORK/db/etc/nova.conf --ironic-conf $WORK/db/etc/ironic.conf --deploy-kernel $KERNEL --deploy-ramdisk $RAMDISK ${ARCH2[*]} --conductor-log $WORK/db/ironic/ironic.log; echo EXIT=\$?; sleep 600"
   wait_screen "Connections and options"
   wait_screen "nova_bm database"
   sleep 1; shot 1-connections

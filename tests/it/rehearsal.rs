@@ -45,7 +45,10 @@ fn the_upgrade_rehearsed_end_to_end_with_both_loads() {
         // two old hosts to the new one; rollback put them back
         let cfg = stdout.lines().find(|l| l.starts_with(&format!("7/{load} "))).unwrap_or_default();
         assert!(cfg.contains("nova.virt.ironic.IronicDriver"), "{stdout}");
-        let hosts = stdout.lines().find(|l| l.starts_with(&format!("8/{load} ")) && l.contains("hosts --apply")).unwrap_or_default();
+        let hosts = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("8/{load} ")) && l.contains("hosts --apply"))
+            .unwrap_or_default();
         assert!(hosts.contains("now on ironic-compute"), "{stdout}");
         let back = stdout.lines().find(|l| l.starts_with(&format!("back/{load} "))).unwrap_or_default();
         assert!(back.contains("instances' hosts as before"), "{stdout}");
