@@ -125,19 +125,68 @@ juno_nova_schema() {   # $1: a database: made a copy of it (with its rows: migra
   mariadb-dump --defaults-extra-file="$MYCNF" "rh_${RUN}_junonova" | my "$1"
 }
 NOVA_BMC_ACTIONS=0   # the power actions steps 7-9 make on purpose (a machine switched off, Nova's stop)
-juno_nova_compute() {   # $1: db|api, $2: Ironic's port: Juno's nova-compute on this load's Nova DB
-  local v=$1 port=$2 nova=rh_${RUN}_${1}_nova dir=$WORK/$1/nova-compute conf token i want before
-  before=$(cat "$WORK"/bmc*.log 2>/dev/null | grep -c '^power ' || true)
+# ---- the nova.conf `bm2ironic config` wrote, and what only the rehearsal adds on top (step 7)
+JUNO_CONF=""
+juno_nova_conf() {   # $1: db|api, $2: Ironic's port; JUNO_CONF: the nova.conf's path
+  local v=$1 port=$2 nova=rh_${RUN}_${1}_nova dir=$WORK/$1/nova-compute conf token rc=0
+  conf=$dir/nova.conf
+  mkdir -p "$dir/state/lock" "$dir/state/instances"
+  bm --nova-conf "$WORK/$v/etc/nova.conf" --ironic-url "http://127.0.0.1:$port" config --target juno --ironic-noauth \
+    --host "$NEW_HOST" --write-nova "$conf" --json >"$dir/config.json" 2>"$dir/config.err" || rc=$?
+  [ "$rc" = 0 ] || fail "bm2ironic config exit $rc: $(tail -3 "$dir/config.err")"
+  grep -qx 'compute_driver = nova.virt.ironic.IronicDriver' "$conf" || fail "bm2ironic config wrote no 'compute_driver = nova.virt.ironic.IronicDriver' ($conf)"
+  grep -qx "host = $NEW_HOST" "$conf" || fail "bm2ironic config wrote no 'host = $NEW_HOST' ($conf)"
   # Juno's driver asks Keystone v2.0 for a token (admin_username, admin_password, admin_url), which
-  # Keystone 30 does not serve: it gets a system-scoped token from v3 instead (admin_auth_token)
+  # Keystone 30 does not serve: it gets a system-scoped token from v3 instead (admin_auth_token).
+  # `config` cannot write it (a token is made at run time and expires; it writes `noauth` with
+  # --ironic-noauth), so the rehearsal appends it; oslo.config takes an option's last value
   token=$("$VENV/bin/python" - "$KS" <<'PY'
 import sys, requests
 body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {"name": "admin", "domain": {"id": "default"}, "password": "adminpass"}}}, "scope": {"system": {"all": True}}}}
 print(requests.post(sys.argv[1] + "/auth/tokens", json=body, timeout=30).headers["X-Subject-Token"])
 PY
 ) || fail "no Keystone token for nova-compute"
-  conf=$(BM2_JUNO_DB_URL="mysql+pymysql://rh_${RUN}:$DB_PW@$MY_HOST:$MY_PORT/$nova?charset=utf8" BM2_JUNO_IRONIC_TOKEN=$token \
-    scripts/juno.sh nova-conf "$dir" env "http://127.0.0.1:$port/v1" bm-compute-1 3) || fail "juno.sh nova-conf"
+  cat >> "$conf" <<CONF
+
+# ---- added by the rehearsal on top of what bm2ironic config wrote: where this nova-compute keeps
+# its state and log; no broker (nova-compute calls its conductor in-process); fast periodic tasks
+[DEFAULT]
+state_path = $dir/state
+lock_path = $dir/state/lock
+instances_path = $dir/state/instances
+log_file = $dir/nova-compute.log
+debug = true
+# Juno's defaults, and ironicclient/keystoneclient at INFO: at DEBUG they log each request's token
+# and each node's driver_info with its IPMI password
+default_log_levels = amqp=WARN,amqplib=WARN,boto=WARN,qpid=WARN,sqlalchemy=WARN,suds=INFO,oslo.messaging=INFO,iso8601=WARN,requests.packages.urllib3.connectionpool=WARN,urllib3.connectionpool=WARN,websocket=WARN,keystonemiddleware=WARN,routes.middleware=WARN,stevedore=WARN,ironicclient=INFO,keystoneclient=INFO
+rpc_backend = fake
+rootwrap_config = ${JUNO_NOVA%/*}/nova-src/etc/nova/rootwrap.conf
+sync_power_state_interval = 3
+update_resources_interval = 3
+periodic_fuzzy_delay = 0
+heal_instance_info_cache_interval = -1
+image_cache_manager_interval = -1
+network_api_class = nova.network.api.API
+
+[conductor]
+use_local = True
+
+# the venv has PyMySQL, not MySQL-python (a C build): the same database through pymysql
+[database]
+connection = mysql+pymysql://rh_${RUN}:$DB_PW@$MY_HOST:$MY_PORT/$nova?charset=utf8
+
+[ironic]
+admin_auth_token = $token
+api_max_retries = 30
+api_retry_interval = 2
+CONF
+  JUNO_CONF=$conf
+}
+# ---- end of the nova.conf block
+
+juno_nova_compute() {   # $1: db|api, $2: Ironic's port, $3: the nova.conf: Juno's nova-compute on this load's Nova DB
+  local v=$1 port=$2 nova=rh_${RUN}_${1}_nova dir=$WORK/$1/nova-compute conf=$3 i want before
+  before=$(cat "$WORK"/bmc*.log 2>/dev/null | grep -c '^power ' || true)
   spawn scripts/juno.sh nova-compute "$conf" >"$dir/nova-compute.out" 2>&1
   local NOVA_PID=${PIDS[-1]}
   local rows="SELECT COUNT(DISTINCT hypervisor_hostname) FROM $nova.compute_nodes WHERE deleted = 0 AND hypervisor_type = 'ironic'"
@@ -148,13 +197,13 @@ PY
   for n in "${NODES[@]}"; do
     read -r id addr power inst del <<<"$n"
     [ "$inst" = - ] && continue
-    want="active 1 - 0 bm-compute-1"; [ "$inst" = S ] && want="stopped 4 - 0 bm-compute-1"
+    want="active 1 - 0 $NEW_HOST"; [ "$inst" = S ] && want="stopped 4 - 0 $NEW_HOST"
     [ "$(inst "$id")" = "$want" ] || fail "instance of node $id: Nova has '$(inst "$id")', expected '$want'"
   done
   [ "$(( $(cat "$WORK"/bmc*.log | grep -c '^power ' || true) - before ))" = 0 ] || fail "nova-compute's takeover made a power action reach a BMC"
   # node 6's machine is switched off at its BMC: Ironic records it, Nova stops the instance
   IPMI_PASSWORD="$PW_PREFIX-6" ipmitool -I lanplus -H 127.0.3.6 -U admin -E power off >/dev/null || fail "ipmitool power off"
-  want="stopped 4 - 0 bm-compute-1"
+  want="stopped 4 - 0 $NEW_HOST"
   for i in $(seq 60); do [ "$(inst 6)" = "$want" ] && break; sleep 1; done
   [ "$(inst 6)" = "$want" ] || fail "instance of node 6 after its machine was switched off: Nova has '$(inst 6)', expected '$want'"
   ! grep -q Traceback "$dir/nova-compute.log" || fail "a traceback in nova-compute's log ($dir/nova-compute.log)"
@@ -178,6 +227,15 @@ NODES=(
   "8 127.0.3.8 off - 1"        # soft-deleted
 )
 uuid() { printf '%s-0000-4000-8000-%012d' "$1" "$2"; }
+# two old baremetal compute hosts (docs/hosts.md): odd nodes on bm-compute-1, even ones on
+# bm-compute-2 (nova_bm's service_host, Nova's instances.host and the compute_nodes' service);
+# the Ironic driver's nova-compute runs as one new host
+old_host() { echo "bm-compute-$(( 2 - $1 % 2 ))"; }
+old_service() { echo $(( 2 - $1 % 2 )); }
+NEW_HOST=ironic-compute
+# the nova.conf is bm-compute-1's: its flavor_extra_specs name that host's cpu_arch only; the
+# operator gives bm-compute-2's (plan, migrate and the wizard block on a node without one)
+ARCH2=(--arch bm-compute-2=x86_64)
 PW_PREFIX="bmc-secret-$RUN"   # distinctive: the end checks no output holds it
 DB_PW="db-secret-$RUN"
 
@@ -294,7 +352,7 @@ make_cloud() {   # $1: db|api
       local iu=NULL ts=NULL name=NULL root=NULL d=$del
       [ "$inst" = - ] || { iu="'$(uuid aaaaaaaa "$id")'"; ts="'active'"; name="'instance-0000000$id'"; root=20480; }
       [ "$del" = 1 ] && ts="'deleted'"
-      echo "INSERT INTO bm_nodes (id, created_at, updated_at, deleted, cpus, memory_mb, local_gb, pm_address, pm_user, pm_password, service_host, instance_uuid, task_state, uuid, instance_name, root_mb, swap_mb, ephemeral_mb, preserve_ephemeral) VALUES ($id, '2014-05-01 10:00:00', NULL, $d, 8, 16384, 500, '$addr', 'admin', '$PW_PREFIX-$id', 'bm-compute-1', $iu, $ts, '$(uuid bbbbbbbb "$id")', $name, $root, 1024, 0, false);"
+      echo "INSERT INTO bm_nodes (id, created_at, updated_at, deleted, cpus, memory_mb, local_gb, pm_address, pm_user, pm_password, service_host, instance_uuid, task_state, uuid, instance_name, root_mb, swap_mb, ephemeral_mb, preserve_ephemeral) VALUES ($id, '2014-05-01 10:00:00', NULL, $d, 8, 16384, 500, '$addr', 'admin', '$PW_PREFIX-$id', '$(old_host "$id")', $iu, $ts, '$(uuid bbbbbbbb "$id")', $name, $root, 1024, 0, false);"
       local vif=NULL
       [ "$inst" = - ] || vif="'$(uuid cccccccc "$id")'"
       echo "INSERT INTO bm_interfaces (id, created_at, deleted, bm_node_id, address, vif_uuid) VALUES ($id, '2014-05-01 10:00:00', $([ "$del" = 1 ] && echo 1 || echo 0), $id, '52:54:00:00:03:0$id', $vif);"
@@ -309,20 +367,20 @@ make_cloud() {   # $1: db|api
   my "$nova" <<SQL
 INSERT INTO instance_types (created_at, name, id, memory_mb, vcpus, swap, flavorid, rxtx_factor, root_gb, ephemeral_gb, disabled, is_public, deleted) VALUES ($T, 'bm.large', 6, 16384, 8, 0, 'bm.large', 1.0, 20, 0, 0, 1, 0);
 INSERT INTO instance_type_extra_specs (instance_type_id, \`key\`, value, deleted, created_at) VALUES (6, 'cpu_arch', 'x86_64', 0, $T), (6, 'baremetal:deploy_kernel_id', 'nova-bm-deploy-kernel', 0, $T), (6, 'baremetal:deploy_ramdisk_id', 'nova-bm-deploy-ramdisk', 0, $T), ((SELECT id FROM instance_types WHERE name = 'm1.small'), 'hw:cpu_policy', 'shared', 0, $T);
-INSERT INTO services (created_at, updated_at, id, host, \`binary\`, topic, report_count, disabled, deleted) VALUES ($T, UTC_TIMESTAMP() - INTERVAL 1 HOUR, 1, 'bm-compute-1', 'nova-compute', 'compute', 100, 0, 0);
+INSERT INTO services (created_at, updated_at, id, host, \`binary\`, topic, report_count, disabled, deleted) VALUES ($T, UTC_TIMESTAMP() - INTERVAL 1 HOUR, 1, 'bm-compute-1', 'nova-compute', 'compute', 100, 0, 0), ($T, UTC_TIMESTAMP() - INTERVAL 1 HOUR, 2, 'bm-compute-2', 'nova-compute', 'compute', 100, 0, 0);
 SQL
   for n in "${NODES[@]}"; do
     read -r id addr power inst del <<<"$n"
     [ "$del" = 1 ] && continue
     local used=0 u
     [ "$inst" = - ] || used=1
-    echo "INSERT INTO compute_nodes (created_at, updated_at, service_id, vcpus, memory_mb, local_gb, vcpus_used, memory_mb_used, local_gb_used, hypervisor_type, hypervisor_version, cpu_info, free_ram_mb, free_disk_gb, current_workload, running_vms, hypervisor_hostname, deleted) VALUES ($T, $T, 1, 8, 16384, 500, $((used * 8)), $((used * 16384)), $((used * 20)), 'baremetal', 1, 'baremetal cpu', 0, 0, 0, $used, '$(uuid bbbbbbbb "$id")', 0);" | my "$nova"
+    echo "INSERT INTO compute_nodes (created_at, updated_at, service_id, vcpus, memory_mb, local_gb, vcpus_used, memory_mb_used, local_gb_used, hypervisor_type, hypervisor_version, cpu_info, free_ram_mb, free_disk_gb, current_workload, running_vms, hypervisor_hostname, deleted) VALUES ($T, $T, $(old_service "$id"), 8, 16384, 500, $((used * 8)), $((used * 16384)), $((used * 20)), 'baremetal', 1, 'baremetal cpu', 0, 0, 0, $used, '$(uuid bbbbbbbb "$id")', 0);" | my "$nova"
     [ "$inst" = - ] && continue
     local vm=active ps=1
     [ "$inst" = S ] && { vm=stopped; ps=4; }
     u=$(uuid aaaaaaaa "$id")
     {
-      echo "INSERT INTO instances (created_at, updated_at, user_id, project_id, image_ref, launch_index, power_state, vm_state, memory_mb, vcpus, root_gb, ephemeral_gb, hostname, host, node, launched_on, display_name, instance_type_id, uuid, launched_at, locked, shutdown_terminate, disable_terminate, cleaned, deleted, config_drive, architecture, os_type, reservation_id, progress) VALUES ($T, $T, 'demo-user', 'demo-project', 'file://$WORK/image.qcow2', 0, $ps, '$vm', 16384, 8, 20, 0, 'instance-0000000$id', 'bm-compute-1', '$(uuid bbbbbbbb "$id")', 'bm-compute-1', 'instance-0000000$id', 6, '$u', $T, 0, 0, 0, 0, 0, '', 'x86_64', 'linux', 'r-0000000$id', 0);"
+      echo "INSERT INTO instances (created_at, updated_at, user_id, project_id, image_ref, launch_index, power_state, vm_state, memory_mb, vcpus, root_gb, ephemeral_gb, hostname, host, node, launched_on, display_name, instance_type_id, uuid, launched_at, locked, shutdown_terminate, disable_terminate, cleaned, deleted, config_drive, architecture, os_type, reservation_id, progress) VALUES ($T, $T, 'demo-user', 'demo-project', 'file://$WORK/image.qcow2', 0, $ps, '$vm', 16384, 8, 20, 0, 'instance-0000000$id', '$(old_host "$id")', '$(uuid bbbbbbbb "$id")', '$(old_host "$id")', 'instance-0000000$id', 6, '$u', $T, 0, 0, 0, 0, 0, '', 'x86_64', 'linux', 'r-0000000$id', 0);"
       echo "INSERT INTO instance_info_caches (created_at, network_info, instance_uuid, deleted) VALUES ($T, '[]', '$u', 0);"
       echo "INSERT INTO instance_extra (created_at, deleted, instance_uuid) VALUES ($T, 0, '$u');"
       local kv
@@ -459,7 +517,7 @@ rehearse() {   # $1: db|api
 
   step "3/$V" "maintenance window: no baremetal nova-compute running (plan)"
   local out rc=0
-  out=$(bm plan "${CONFS[@]}" "${ARGS[@]}" --json 2>"$WORK/$V/plan.err") || rc=$?
+  out=$(bm plan "${CONFS[@]}" "${ARGS[@]}" "${ARCH2[@]}" --json 2>"$WORK/$V/plan.err") || rc=$?
   echo "$out" > "$WORK/$V/plan.json"
   [ "$rc" = 0 ] || fail "plan exit $rc (a blocking conflict?): $(tail -3 "$WORK/$V/plan.err")"
   ! grep -q nova-compute-running "$WORK/$V/plan.json" || fail "plan reports a running nova-compute"
@@ -480,7 +538,7 @@ rehearse() {   # $1: db|api
   fi
 
   step "5/$V" "load nova_bm into Ironic (migrate --via $V)"
-  local mig=(migrate "${CONFS[@]}" "${ARGS[@]}" --yes --json --via "$V")
+  local mig=(migrate "${CONFS[@]}" "${ARGS[@]}" "${ARCH2[@]}" --yes --json --via "$V")
   [ "$V" = api ] && mig+=(--os-cloud rehearsal)
   rc=0; bm "${mig[@]}" >"$WORK/$V/migrate.json" 2>"$WORK/$V/migrate.err" || rc=$?
   [ "$rc" = 0 ] || fail "migrate exit $rc: $(tail -3 "$WORK/$V/migrate.err")"
@@ -575,8 +633,30 @@ PY
   kill -TERM -- "-$PROXY_PID" 2>/dev/null || true
   ok "7 nodes listed, node 5's interface shown (novaclient 7.1.2 through Keystone)"
 
+  # ---- steps 7 and 8 (docs/config.md, docs/hosts.md): the new nova.conf, the instances to its host
+  step "7/$V" "config: nova.conf for the Ironic driver (bm2ironic config)"
+  juno_nova_conf "$V" "$port"
+  ok "$(grep -c '"action"' "$WORK/$V/nova-compute/config.json") change(s); compute_driver = nova.virt.ironic.IronicDriver, host = $NEW_HOST"
+
+  step "8/$V" "hosts: instances of bm-compute-1, -2 to $NEW_HOST (hosts --apply)"
+  local hosts_q="SELECT uuid, host, node FROM rh_${RUN}_${V}_nova.instances WHERE deleted = 0 ORDER BY uuid" hosts_before by_host
+  hosts_before=$(my -N -e "$hosts_q" | md5sum)
+  by_host=$(my -N -e "SELECT CONCAT(host, ': ', COUNT(*)) FROM rh_${RUN}_${V}_nova.instances WHERE deleted = 0 GROUP BY host ORDER BY host" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+  [ "$(my -N -e "SELECT COUNT(DISTINCT host) FROM rh_${RUN}_${V}_nova.instances WHERE deleted = 0 AND host LIKE 'bm-compute-_'")" = 2 ] \
+    || fail "the instances are not on two old hosts: $(my -N -e "$hosts_q" | tr '\t\n' ' ;')"
+  rc=0; bm hosts "${CONFS[@]}" --to "$NEW_HOST" --apply --yes --json >"$WORK/$V/hosts.json" 2>"$WORK/$V/hosts.err" || rc=$?
+  [ "$rc" = 0 ] || fail "hosts --apply exit $rc: $(tail -3 "$WORK/$V/hosts.err")"
+  for n in "${NODES[@]}"; do
+    read -r id addr power inst del <<<"$n"
+    [ "$inst" = - ] && continue
+    got=$(my -N -e "SELECT CONCAT(host, ' ', node) FROM rh_${RUN}_${V}_nova.instances WHERE uuid = '$(uuid aaaaaaaa "$id")'")
+    [ "$got" = "$NEW_HOST $(uuid bbbbbbbb "$id")" ] || fail "instance of node $id after hosts --apply: host and node '$got'"
+  done
+  ok "3 instances (from $by_host) now on $NEW_HOST"
+  # ---- end of steps 7 and 8
+
   step "7-9/$V" "Juno nova-compute (Ironic driver, Keystone token) takes the instances over; a machine switched off"
-  juno_nova_compute "$V" "$port"
+  juno_nova_compute "$V" "$port" "$JUNO_CONF"
   ok "7 compute_nodes rows; instances as their machines; node 6 switched off at its BMC: its instance stopped"
 
   step "5/$V" "verify (database or API against nova_bm)"
@@ -586,7 +666,7 @@ PY
   [ "$rc" = 0 ] || fail "verify exit $rc: $(tail -5 "$WORK/$V/verify.out")"
   ok "exit 0"
 
-  step "back/$V" "getting back: rollback (nodes, ports and the flavors)"
+  step "back/$V" "getting back: rollback (nodes, ports, flavors, the instances' hosts)"
   if [ "$V" = db ]; then
     stop_ironic   # the runbook: stop Ironic first; it has changed the nodes (power state), hence --force
     rc=0; bm rollback "${CONFS[@]}" --yes --force >"$WORK/$V/rollback.out" 2>&1 || rc=$?
@@ -599,11 +679,14 @@ PY
   [ "$nodes" = 0 ] && [ "$ports" = 0 ] || fail "after rollback Ironic still holds $nodes nodes and $ports ports"
   # rollback with the Nova database (nova.conf [database]) restores the flavors of the same change set
   grep -q "^Restored 2 flavor spec(s)" "$WORK/$V/rollback.out" || fail "rollback did not restore the flavors: $(cat "$WORK/$V/rollback.out")"
+  # ---- and the instances' hosts (hosts --apply of step 8), exactly: host and node as before
+  grep -q "^Restored the host and node of 3 instance(s)" "$WORK/$V/rollback.out" || fail "rollback did not restore the instances' hosts: $(cat "$WORK/$V/rollback.out")"
+  [ "$(my -N -e "$hosts_q" | md5sum)" = "$hosts_before" ] || fail "the instances' host and node are not as before: $(my -N -e "$hosts_q" | tr '\t\n' ' ;')"
   [ "$(flavor_specs "$V")" = "$flavors_before" ] || fail "the flavors are not as before: $(flavor_specs "$V" | tr '\t\n' ' ;')"
   n_actions=$(bmc_actions)
   [ "$n_actions" = 0 ] || fail "the rollback made $n_actions power action(s) reach the fake BMCs"
   [ "$(checksum "$V")" = "$sum_before" ] || fail "nova_bm changed"
-  ok "Ironic empty, flavors as before, no power action, nova_bm unchanged"
+  ok "Ironic empty, flavors and instances' hosts as before, no power action, nova_bm unchanged"
 
   step "10/$V" "end of the window: the audit log holds the run"
   local run_id
@@ -635,7 +718,7 @@ wizard() {
   command -v tmux >/dev/null || fail "tmux is missing (scripts/test.sh installs it)"
   local sum_before
   sum_before=$(checksum db)
-  T new-session -d -s wiz -x 120 -y 40 "env -u NO_COLOR TERM=xterm-256color $BIN --log-dir $WORK/wizard/audit wizard --rehearse --nova-conf $WORK/db/etc/nova.conf --ironic-conf $WORK/db/etc/ironic.conf --deploy-kernel $KERNEL --deploy-ramdisk $RAMDISK --conductor-log $WORK/db/ironic/ironic.log; echo EXIT=\$?; sleep 600"
+  T new-session -d -s wiz -x 120 -y 40 "env -u NO_COLOR TERM=xterm-256color $BIN --log-dir $WORK/wizard/audit wizard --rehearse --nova-conf $WORK/db/etc/nova.conf --ironic-conf $WORK/db/etc/ironic.conf --deploy-kernel $KERNEL --deploy-ramdisk $RAMDISK ${ARCH2[*]} --conductor-log $WORK/db/ironic/ironic.log; echo EXIT=\$?; sleep 600"
   wait_screen "Connections and options"
   wait_screen "nova_bm database"
   sleep 1; shot 1-connections

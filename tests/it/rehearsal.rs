@@ -29,7 +29,7 @@ fn the_upgrade_rehearsed_end_to_end_with_both_loads() {
     assert!(stdout.contains("REHEARSAL PASSED: both"), "{stdout}");
     // every step of the table ran and came out right, for both loads
     for load in ["db", "api"] {
-        for n in ["0", "1", "2", "3", "4", "5", "6", "7-9", "8", "back", "10"] {
+        for n in ["0", "1", "2", "3", "4", "5", "6", "7", "7-9", "8", "back", "10"] {
             let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with(&format!("{n}/{load} "))).collect();
             assert!(!rows.is_empty(), "no step {n}/{load} in\n{stdout}");
             assert!(rows.iter().all(|r| r.contains(" ok")), "{rows:?}");
@@ -48,6 +48,17 @@ fn the_upgrade_rehearsed_end_to_end_with_both_loads() {
         // Juno's nova-compute took the instances over, and stopped the one whose machine was switched off
         let nova = stdout.lines().find(|l| l.starts_with(&format!("7-9/{load} "))).unwrap_or_default();
         assert!(nova.contains("7 compute_nodes rows") && nova.contains("its instance stopped"), "{stdout}");
+        // on the nova.conf `bm2ironic config` wrote, after `hosts --apply` moved the instances of the
+        // two old hosts to the new one; rollback put them back
+        let cfg = stdout.lines().find(|l| l.starts_with(&format!("7/{load} "))).unwrap_or_default();
+        assert!(cfg.contains("nova.virt.ironic.IronicDriver"), "{stdout}");
+        let hosts = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("8/{load} ")) && l.contains("hosts --apply"))
+            .unwrap_or_default();
+        assert!(hosts.contains("now on ironic-compute"), "{stdout}");
+        let back = stdout.lines().find(|l| l.starts_with(&format!("back/{load} "))).unwrap_or_default();
+        assert!(back.contains("instances' hosts as before"), "{stdout}");
     }
     eprintln!("{stdout}");
 }
