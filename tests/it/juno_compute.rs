@@ -165,8 +165,9 @@ async fn nova_takes_over(nova: &TestDb, tgt: &TestDb, ironic: &str, bmcs: &[Proc
     eprintln!("{what}: instance stopped {took:?} after the BMC's power off; {:?} in all", t0.elapsed());
 }
 
-/// bm2ironic migrates the small cloud (and the flavors) for a Juno target.
-async fn migrate(src: &TestDb, nova: &TestDb, tgt: &TestDb, args: &[&str]) {
+/// bm2ironic migrates the small cloud (and the flavors); `tree`: the copy of nova baremetal's TFTP
+/// tree its instances' next boot is learned from (it must outlive the test: Ironic 39 reads it).
+async fn migrate(src: &TestDb, nova: &TestDb, tgt: &TestDb, args: &[&str], tree: &Path) {
     let logs = tempfile::tempdir().unwrap();
     let run = |a: &[&str]| {
         bm2ironic(logs.path())
@@ -180,7 +181,8 @@ async fn migrate(src: &TestDb, nova: &TestDb, tgt: &TestDb, args: &[&str]) {
     };
     let out = run(&["flavors", "--apply", "--yes"]);
     assert!(out.status.success(), "flavors: {}", text(&out));
-    let out = run(&["migrate", "--via", "db", "--yes", "--default-arch", "x86_64"]);
+    let tree = tree.to_str().unwrap();
+    let out = run(&["migrate", "--via", "db", "--yes", "--default-arch", "x86_64", "--tftp-root", tree]);
     assert!(out.status.success(), "migrate: {}", text(&out));
 }
 
@@ -213,7 +215,9 @@ async fn juno_nova_compute_takes_over_on_juno_ironic() {
     let src = TestDb::with_fixture(Backend::Sqlite, "jcsrc", &small_cloud(&addrs)).await.unwrap();
     let nova = juno_nova_db().await;
     let tgt = dbsync(&venv, Backend::Sqlite, "jctgt").await;
-    migrate(&src, &nova, &tgt, &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK]).await;
+    let tree = tempfile::tempdir().unwrap();
+    small_cloud(&addrs).write_tftp_tree(tree.path()).unwrap();
+    migrate(&src, &nova, &tgt, &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK], tree.path()).await;
     let bmcs: Vec<Proc> = [(1, "off"), (3, "on"), (6, "off")]
         .iter()
         .zip(addrs)
@@ -243,7 +247,9 @@ async fn juno_nova_compute_takes_over_on_ironic_39() {
     }
     let k = format!("file://{}", tmp.path().join("deploy.kernel").display());
     let r = format!("file://{}", tmp.path().join("deploy.initramfs").display());
-    migrate(&src, &nova, &tgt, &["--deploy-kernel", &k, "--deploy-ramdisk", &r]).await;
+    let tree = tmp.path().join("nova-tftpboot");
+    small_cloud(&addrs).write_tftp_tree(&tree).unwrap();
+    migrate(&src, &nova, &tgt, &["--deploy-kernel", &k, "--deploy-ramdisk", &r], &tree).await;
     let bmcs: Vec<Proc> = [(1, "off"), (3, "on"), (6, "off")]
         .iter()
         .zip(addrs)
@@ -257,6 +263,8 @@ async fn juno_nova_compute_takes_over_on_ironic_39() {
         .args(["conf", dir.to_str().unwrap(), &tgt.admin_url, &port.to_string()])
         .env("BM2_IRONIC_SYNC_INTERVAL", "2")
         .env("BM2_IRONIC_FORCE_POWER_SYNC", "false")
+        // the instances' kernel and ramdisk (the ramdisk deploy's file:// images) are in the tree
+        .env("BM2_IRONIC_FILE_PATHS", tmp.path())
         .output()
         .unwrap();
     assert!(out.status.success(), "ironic.sh conf: {}", text(&out));

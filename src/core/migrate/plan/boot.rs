@@ -102,11 +102,17 @@ impl NextBoot {
         if self.how != BootHow::Pxe {
             return (None, None);
         }
-        if let Some(k) = &self.kernel {
-            instance_info.insert("kernel".into(), json!(k));
-        }
-        if let Some(r) = &self.ramdisk {
-            instance_info.insert("ramdisk".into(), json!(r));
+        // Juno 2014.2 fetches images from Glance only (no file:// image service): there, a kernel
+        // and ramdisk pair of Glance ids, or nothing (it then reads them from the image's
+        // kernel_id / ramdisk_id properties in Glance, as nova baremetal did)
+        let glance = |v: &Option<String>| v.as_deref().is_some_and(|v| !v.contains("://"));
+        if kind == TargetKind::Modern || (glance(&self.kernel) && glance(&self.ramdisk)) {
+            if let Some(k) = &self.kernel {
+                instance_info.insert("kernel".into(), json!(k));
+            }
+            if let Some(r) = &self.ramdisk {
+                instance_info.insert("ramdisk".into(), json!(r));
+            }
         }
         match kind {
             TargetKind::Juno => (None, None),
@@ -167,8 +173,11 @@ mod tests {
     fn juno_keeps_kernel_ramdisk_and_the_root_in_the_marker() {
         let (mut ii, mut props) = (Map::new(), Map::new());
         assert_eq!(learned().write(TargetKind::Juno, &mut ii, &mut props), (None, None));
-        assert_eq!(ii.len(), 2, "kernel, ramdisk: {ii:?}");
+        assert!(ii.is_empty(), "a file:// kernel is not for Juno, which fetches from Glance only: {ii:?}");
         assert!(props.is_empty());
+        let glance = NextBoot { kernel: Some("glance-k".into()), ramdisk: Some("glance-r".into()), ..learned() };
+        glance.write(TargetKind::Juno, &mut ii, &mut props);
+        assert_eq!((ii["kernel"].as_str(), ii["ramdisk"].as_str()), (Some("glance-k"), Some("glance-r")));
         assert_eq!(learned().juno_root_uuid(TargetKind::Juno).as_deref(), Some("4f0c6e7a-1d2b-4c3d-9e8f-0a1b2c3d4e5f"));
         assert_eq!(learned().juno_root_uuid(TargetKind::Modern), None);
     }
