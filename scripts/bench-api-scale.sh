@@ -82,6 +82,14 @@ for i in range(1, n + 1):
                    (i * 2 - 1 + k, i, f"52:56:{k:02x}:00:{i >> 8:02x}:{i & 255:02x}", f"cccccccc-0000-4000-8000-{i * 2 + k:012d}" if inst else None))
     if inst:
         nova.execute("INSERT INTO instances VALUES (?,?,?,20,0,?,'bm-compute-1','active',1,0)", (i, inst, f"file://{w}/image.qcow2", uuid))
+        # the instance's next boot as nova baremetal left it (docs/mapping.md, "The next boot"): its
+        # PXE config and kernel/ramdisk; Ironic's ramdisk deploy copies them on the adopt
+        d = f"{w}/tftpboot/{inst}"
+        os.makedirs(d)
+        open(f"{d}/kernel", "w").write("kernel\n"); open(f"{d}/ramdisk", "w").write("ramdisk\n")
+        open(f"{d}/config", "w").write(
+            f"default boot\n\nlabel deploy\nkernel {d}/deploy_kernel\nappend initrd={d}/deploy_ramdisk selinux=0 troubleshoot=0 nofb\nipappend 3\n\n\n"
+            f"label boot\nkernel {d}/kernel\nappend initrd={d}/ramdisk root=UUID=dddddddd-0000-4000-8000-{i:012d} ro nofb\n")
 bm.commit(); nova.commit()
 PY
 
@@ -131,7 +139,7 @@ print(f"{t / hz:.1f}")
 PY
 }
 
-ARGS=(--via api --yes --json --default-arch x86_64 --resource-class baremetal
+ARGS=(--via api --yes --json --default-arch x86_64 --resource-class baremetal --tftp-root "$WORK/tftpboot"
       --deploy-kernel "file://$WORK/deploy.kernel" --deploy-ramdisk "file://$WORK/deploy.initramfs")
 RESULTS=()
 for layout in $LAYOUTS; do
