@@ -53,6 +53,8 @@ pub enum Command {
     Config(cmd::config::ConfigArgs),
     /// Serve Nova's old os-baremetal-nodes API read-only from Ironic (nova baremetal-node-list ...)
     Proxy(cmd::proxy::ProxyArgs),
+    /// Juno conductor host, after its takeover: PXE configs back to `default boot` with the root uuid (--apply)
+    JunoBoot(cmd::juno_boot::JunoBootArgs),
 }
 
 /// Entry point: parse, start the audit log, run, map the outcome to an exit code.
@@ -99,6 +101,7 @@ pub fn main() -> ExitCode {
         Some(Command::Rollback(a)) => !a.list,
         Some(Command::Flavors(a)) => a.apply || a.restore,
         Some(Command::Hosts(a)) => a.apply || a.restore,
+        Some(Command::JunoBoot(a)) => a.apply,
         _ => false,
     };
     if let (true, Some(why)) = (changes, &log.disabled) {
@@ -150,6 +153,7 @@ fn run_command(cli: Cli) -> Result<(), Failure> {
         Some(Command::Proxy(args)) => rt.block_on(cmd::proxy::run(&cli.global, args)),
         Some(Command::Config(args)) => rt.block_on(cmd::config::run(&cli.global, args)),
         Some(Command::Hosts(args)) => rt.block_on(cmd::hosts::run(&cli.global, args)),
+        Some(Command::JunoBoot(args)) => rt.block_on(cmd::juno_boot::run(&cli.global, args)),
     }
 }
 

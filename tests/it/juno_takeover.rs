@@ -257,5 +257,52 @@ async fn juno_conductor_takes_the_migrated_nodes_over() {
     assert!(asked.iter().any(|l| l == "POST /v2.0/tokens"), "the admin token: {asked:?}");
     let l = std::fs::read_to_string(&log).unwrap();
     assert!(!l.contains(" ERROR ") && !l.contains("Traceback"), "Juno's log has errors:\n{l}");
+    juno_boot_fixes_the_next_boot(logs.path(), &src, &nova, &tgt, &dir.join("tftpboot"));
     eprintln!("Juno's takeover: {took:?} after it started; the test {:?}", t0.elapsed());
+}
+
+/// After Juno's takeover, `bm2ironic juno-boot` (docs/juno.md): without `--apply` nothing changes;
+/// with it each active node's config boots its `label boot` with `root=UUID=<the uuid in nova
+/// baremetal's config>`, as Juno's own deploy leaves it; the free node gets none; a second run
+/// changes nothing.
+fn juno_boot_fixes_the_next_boot(logs: &Path, src: &TestDb, nova: &TestDb, tgt: &TestDb, tftp: &Path) {
+    let uuid = |id: i64| format!("bbbbbbbb-0000-4000-8000-{id:012}");
+    let config = |id: i64| std::fs::read_to_string(tftp.join(uuid(id)).join("config")).unwrap();
+    let before = [config(3), config(6)];
+    let run = |apply: bool| {
+        let mut c = cli(logs, src, nova, tgt);
+        c.args(["juno-boot", "--pxe-tftp-root"]).arg(tftp);
+        if apply {
+            c.arg("--apply");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let shown = run(false);
+    assert!(shown.contains("would switch") && shown.contains("2 node(s), 0 skipped"), "{shown}");
+    assert!(!shown.contains(&uuid(1)), "the free node is not looked at: {shown}");
+    assert_eq!([config(3), config(6)], before, "without --apply nothing changes");
+
+    let applied = run(true);
+    assert_eq!(applied.matches("switched").count(), 2, "{applied}");
+    // the root uuid nova baremetal's own config booted (the tree `migrate --tftp-root` read)
+    let nova_tree = logs.join("tftpboot");
+    for (id, old) in [3, 6].into_iter().zip(&before) {
+        let nova_cfg = std::fs::read_to_string(nova_tree.join(format!("aaaaaaaa-0000-4000-8000-{id:012}/config"))).unwrap();
+        let root = nova_cfg.split_whitespace().find_map(|w| w.strip_prefix("root=UUID=")).unwrap().to_string();
+        let cfg = config(id);
+        assert!(cfg.starts_with("default boot\n"), "{cfg}");
+        let boot = cfg.split("label boot\n").nth(1).unwrap();
+        let append = boot.lines().find(|l| l.starts_with("append ")).unwrap();
+        assert!(append.contains(&format!(" root=UUID={root} ro ")), "node {id}: {append}");
+        assert!(!cfg.contains("{{ ROOT }}"), "{cfg}");
+        // everything else as Juno wrote it (its switch_pxe_config changes those two things only)
+        let want = old.replacen("default deploy", "default boot", 1).replace("{{ ROOT }}", &format!("UUID={root}"));
+        assert_eq!(&cfg, &want);
+    }
+    assert!(!tftp.join(uuid(1)).exists(), "the free node has no config");
+    let again = run(true);
+    assert!(again.matches("already `default boot`").count() == 2 && !again.contains("switched"), "{again}");
+    assert_eq!(config(3).matches("default boot").count(), 1);
 }

@@ -6,6 +6,7 @@ pub mod demo;
 pub mod flavors;
 pub mod hosts;
 pub mod inventory;
+pub mod juno_boot;
 pub mod migrate;
 pub mod migrate_api;
 pub mod plan;

@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod json;
+pub mod juno_boot;
 pub mod marker;
 pub mod takeover;
 pub mod target;

@@ -1,0 +1,157 @@
+//! `bm2ironic juno-boot`: on the Juno conductor host, after Juno's takeover (and after any later
+//! one), puts each migrated instance node's PXE config back to `default boot` with its root uuid;
+//! without `--apply` it only shows what it would change. The transform and the choice of nodes are
+//! `core::ironic::juno_boot`; here the files: no symlink followed, at most 64 KiB read, written
+//! through a temporary file and a rename with the old mode and owner. docs/juno.md.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde_json::json;
+
+use crate::cli::args::GlobalArgs;
+use crate::cli::failure::{exit, Failure};
+use crate::cli::output::{print, print_json, Table};
+use crate::core::ironic::juno_boot::{self, Switch, MAX_CONFIG_BYTES};
+use crate::core::ironic::target::{self, TargetKind};
+use crate::core::migrate::prepare::PrepareError;
+use crate::core::text::visible_line;
+
+#[derive(Args, Debug, Default)]
+pub struct JunoBootArgs {
+    /// Juno's TFTP root on this conductor host (its ironic.conf [pxe] tftp_root, e.g. /tftpboot)
+    #[arg(long, value_name = "DIR")]
+    pub pxe_tftp_root: PathBuf,
+    /// Write the changes; without it only what would change is shown
+    #[arg(long)]
+    pub apply: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(global: &GlobalArgs, args: JunoBootArgs) -> Result<(), Failure> {
+    let settings = global.settings()?;
+    let tgt = settings.ironic_db.as_ref().ok_or(PrepareError::NoTarget)?;
+    let db = target::connect(&tgt.value).await?;
+    let rows = match target::detect(&db, None).await {
+        Ok(s) if s.kind == TargetKind::Juno => juno_boot::read_nodes(&db).await.map_err(Failure::from),
+        Ok(_) => Err(Failure::usage("the Ironic database is not Juno's: juno-boot is for Juno Ironic 2014.2 only")),
+        Err(e) => Err(e.into()),
+    };
+    db.close().await;
+    let rows = rows?;
+    let root = &args.pxe_tftp_root;
+    if !fs::metadata(root).is_ok_and(|m| m.is_dir()) {
+        return Err(Failure::usage(format!(
+            "--pxe-tftp-root {}: not a directory",
+            visible_line(&root.display().to_string())
+        )));
+    }
+    let mut skipped = 0;
+    let mut out = Vec::new();
+    for c in juno_boot::candidates(&rows) {
+        let result = match &c.root {
+            Ok(uuid) => one(root, &c.uuid, uuid, args.apply),
+            Err(why) => Err(why.clone()),
+        };
+        let (status, detail) = match result {
+            Ok(s) => s,
+            Err(why) => {
+                skipped += 1;
+                ("skipped", why)
+            }
+        };
+        out.push((c.uuid, status, detail));
+    }
+    if args.json {
+        let nodes: Vec<_> =
+            out.iter().map(|(n, s, d)| json!({"node": n, "status": s, "detail": d})).collect();
+        print_json(&json!({"applied": args.apply, "nodes": nodes}));
+    } else {
+        let mut t = Table::new(&[("NODE", false), ("STATUS", false), ("DETAIL", false)]);
+        for (n, s, d) in &out {
+            t.row(vec![visible_line(n).into_owned(), s.to_string(), visible_line(d).into_owned()]);
+        }
+        print(&t.render());
+        let hint = if args.apply || out.iter().all(|o| o.1 != "would switch") { "" } else { " (--apply to write)" };
+        print(&format!("{} node(s), {skipped} skipped{hint}\n", out.len()));
+    }
+    if skipped > 0 {
+        return Err(Failure {
+            code: exit::DIFFERENCES,
+            message: format!("{skipped} node(s) skipped: their next boot is not fixed (see above)"),
+        });
+    }
+    Ok(())
+}
+
+/// One node's config: `(status, detail)`, or why it is skipped.
+fn one(root: &Path, node: &str, root_uuid: &str, apply: bool) -> Result<(&'static str, String), String> {
+    let dir = root.join(node);
+    let path = dir.join("config");
+    let shown = format!("{node}/config");
+    match fs::symlink_metadata(&dir) {
+        Ok(m) if m.file_type().is_symlink() => return Err(format!("{node}: a symlink, not followed")),
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(format!("{node}: not a directory")),
+        Err(_) => return Err(format!("{shown}: missing (has Juno taken the node over?)")),
+    }
+    let meta = match fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_symlink() => return Err(format!("{shown}: a symlink, not followed")),
+        Ok(m) if !m.is_file() => return Err(format!("{shown}: not a regular file")),
+        Ok(m) if m.len() > MAX_CONFIG_BYTES => return Err(format!("{shown}: over {MAX_CONFIG_BYTES} bytes")),
+        Ok(m) => m,
+        Err(_) => return Err(format!("{shown}: missing (has Juno taken the node over?)")),
+    };
+    let text = read_capped(&path).map_err(|e| format!("{shown}: {e}"))?;
+    match juno_boot::switch(&text, root_uuid) {
+        Switch::AlreadyBoot => Ok(("boot", format!("{shown}: already `default boot`"))),
+        Switch::NotJunoForm(why) => Err(format!("{shown}: not Juno's form ({why})")),
+        Switch::Switched(new) => {
+            let what = format!("{shown}: `default boot`, root=UUID={root_uuid}");
+            if !apply {
+                return Ok(("would switch", what));
+            }
+            replace(&dir, &path, &meta, &new).map_err(|e| format!("{shown}: not written: {e}"))?;
+            Ok(("switched", what))
+        }
+    }
+}
+
+/// The file's text, at most [`MAX_CONFIG_BYTES`], not opened through a symlink.
+fn read_capped(path: &Path) -> Result<String, String> {
+    let f = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path).map_err(|e| e.to_string())?;
+    let mut buf = Vec::new();
+    f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut buf).map_err(|e| e.to_string())?;
+    if buf.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(format!("over {MAX_CONFIG_BYTES} bytes"));
+    }
+    String::from_utf8(buf).map_err(|_| "not UTF-8".to_string())
+}
+
+/// Writes `text` to a new file beside `path` with its mode and owner, then renames it over `path`.
+fn replace(dir: &Path, path: &Path, meta: &fs::Metadata, text: &str) -> std::io::Result<()> {
+    let tmp = dir.join(format!(".config.bm2ironic-{}", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f: File = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .mode(meta.mode() & 0o7777)
+            .open(&tmp)?;
+        // Juno's conductor (its own user) rewrites this file at its next takeover
+        std::os::unix::fs::fchown(&f, Some(meta.uid()), Some(meta.gid()))?;
+        f.set_permissions(fs::Permissions::from_mode(meta.mode() & 0o7777))?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    };
+    let r = write();
+    if r.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    r
+}
