@@ -289,7 +289,8 @@ fn juno_boot_fixes_the_next_boot(logs: &Path, src: &TestDb, nova: &TestDb, tgt: 
     // the root uuid nova baremetal's own config booted (the tree `migrate --tftp-root` read)
     let nova_tree = logs.join("tftpboot");
     for (id, old) in [3, 6].into_iter().zip(&before) {
-        let nova_cfg = std::fs::read_to_string(nova_tree.join(format!("aaaaaaaa-0000-4000-8000-{id:012}/config"))).unwrap();
+        let nova_cfg =
+            std::fs::read_to_string(nova_tree.join(format!("aaaaaaaa-0000-4000-8000-{id:012}/config"))).unwrap();
         let root = nova_cfg.split_whitespace().find_map(|w| w.strip_prefix("root=UUID=")).unwrap().to_string();
         let cfg = config(id);
         assert!(cfg.starts_with("default boot\n"), "{cfg}");

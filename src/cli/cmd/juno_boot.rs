@@ -67,8 +67,7 @@ pub async fn run(global: &GlobalArgs, args: JunoBootArgs) -> Result<(), Failure>
         out.push((c.uuid, status, detail));
     }
     if args.json {
-        let nodes: Vec<_> =
-            out.iter().map(|(n, s, d)| json!({"node": n, "status": s, "detail": d})).collect();
+        let nodes: Vec<_> = out.iter().map(|(n, s, d)| json!({"node": n, "status": s, "detail": d})).collect();
         print_json(&json!({"applied": args.apply, "nodes": nodes}));
     } else {
         let mut t = Table::new(&[("NODE", false), ("STATUS", false), ("DETAIL", false)]);
