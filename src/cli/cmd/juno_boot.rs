@@ -154,3 +154,71 @@ fn replace(dir: &Path, path: &Path, meta: &fs::Metadata, text: &str) -> std::io:
     }
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NODE: &str = "bbbbbbbb-0000-4000-8000-000000000003";
+    const ROOT: &str = "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9";
+    const JUNO: &str =
+        "default deploy\n\nlabel deploy\nkernel d\n\nlabel boot\nkernel k\nappend initrd=r root={{ ROOT }} ro text \n";
+
+    fn tree(config: Option<&[u8]>) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        fs::create_dir(t.path().join(NODE)).unwrap();
+        if let Some(c) = config {
+            fs::write(t.path().join(NODE).join("config"), c).unwrap();
+        }
+        t
+    }
+
+    #[test]
+    fn switches_in_place_keeping_the_mode_and_only_with_apply() {
+        let t = tree(Some(JUNO.as_bytes()));
+        let cfg = t.path().join(NODE).join("config");
+        fs::set_permissions(&cfg, fs::Permissions::from_mode(0o640)).unwrap();
+        assert_eq!(one(t.path(), NODE, ROOT, false).unwrap().0, "would switch");
+        assert_eq!(fs::read_to_string(&cfg).unwrap(), JUNO);
+        assert_eq!(one(t.path(), NODE, ROOT, true).unwrap().0, "switched");
+        let new = fs::read_to_string(&cfg).unwrap();
+        assert!(new.starts_with("default boot\n") && new.contains(&format!("root=UUID={ROOT} ro")), "{new}");
+        assert_eq!(fs::metadata(&cfg).unwrap().mode() & 0o7777, 0o640);
+        assert_eq!(fs::read_dir(t.path().join(NODE)).unwrap().count(), 1, "no temporary file left");
+        assert_eq!(one(t.path(), NODE, ROOT, true).unwrap().0, "boot");
+        assert_eq!(fs::read_to_string(&cfg).unwrap(), new);
+    }
+
+    #[test]
+    fn hostile_files_are_named_and_left_alone() {
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("config");
+        fs::write(&target, JUNO).unwrap();
+        // the config a symlink out of the tree
+        let t = tree(None);
+        std::os::unix::fs::symlink(&target, t.path().join(NODE).join("config")).unwrap();
+        assert!(one(t.path(), NODE, ROOT, true).unwrap_err().contains("a symlink, not followed"));
+        // the node's directory a symlink
+        let t2 = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), t2.path().join(NODE)).unwrap();
+        assert!(one(t2.path(), NODE, ROOT, true).unwrap_err().contains("a symlink, not followed"));
+        assert_eq!(fs::read_to_string(&target).unwrap(), JUNO, "nothing outside the tree written");
+        // 10 MB, missing, not Juno's form, not UTF-8, an escape sequence
+        let mut big = JUNO.as_bytes().to_vec();
+        big.resize(10 << 20, b' ');
+        for (config, why) in [
+            (Some(big.as_slice()), "over 65536 bytes"),
+            (None, "missing"),
+            (Some(b"default local\nlabel boot\n".as_slice()), "not Juno's form"),
+            (Some(b"default deploy\n\xff\n".as_slice()), "not UTF-8"),
+            (Some(JUNO.replace("text", "\x1b[2J").as_bytes()), "control character on line 8"),
+        ] {
+            let t = tree(config);
+            let e = one(t.path(), NODE, ROOT, true).unwrap_err();
+            assert!(e.contains(why) && !e.contains('\x1b'), "{why}: {e}");
+            if let Some(c) = config {
+                assert_eq!(fs::read(t.path().join(NODE).join("config")).unwrap(), c, "{why}: untouched");
+            }
+        }
+    }
+}
