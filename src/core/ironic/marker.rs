@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 
 /// Juno: the learned root partition uuid of an instance node (nova baremetal's `root=UUID=`), kept
 /// where Juno's takeover does not overwrite it (it rewrites the PXE config to `default deploy`,
-/// LP#1421370); the Juno conductor's boot fix reads it here.
+/// LP#1421370); `bm2ironic juno-boot` reads it here (`juno_boot.rs`).
 pub const JUNO_ROOT_UUID: &str = "bm2ironic_root_uuid";
 
 /// The object of the modern form, and the prefix of the flat form's keys (`bm2ironic_<name>`).
