@@ -18,6 +18,17 @@ import http.server
 import json
 import os
 import sys
+import threading
+
+# one line at a time: print() writes the text and the newline apart, and the server's threads
+# interleave them ("HEAD /a" + "GET /b" on one line, then an empty one)
+_OUT = threading.Lock()
+
+
+def say(line):
+    with _OUT:
+        sys.stdout.write(line + '\n')
+        sys.stdout.flush()
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -64,7 +75,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def images(self):
-        print('%s %s' % (self.command, self.path.split('?')[0]), flush=True)
+        say('%s %s' % (self.command, self.path.split('?')[0]))
         image_id, img = self.image()
         if img is None:
             return self.answer(404, {'Content-Type': 'text/plain'}, b'404 Not Found\n')
@@ -80,7 +91,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get('Content-Length') or 0)
         self.rfile.read(length)
-        print('POST %s' % self.path, flush=True)
+        say('POST %s' % self.path)
         if self.path.rstrip('/') != '/v2.0/tokens':
             return self.answer(404, {'Content-Type': 'text/plain'}, b'404 Not Found\n')
         body = {'access': {
@@ -104,5 +115,5 @@ if __name__ == '__main__':
         if not os.path.isfile(i['file']):
             sys.exit('fakeglance.py: no file ' + i['file'])
     srv = Server(('127.0.0.1', port), Handler)
-    print('listening on 127.0.0.1:%d' % port, flush=True)
+    say('listening on 127.0.0.1:%d' % port)
     srv.serve_forever()
