@@ -80,9 +80,41 @@ impl std::fmt::Debug for Session {
     }
 }
 
+/// How long a pooled connection may sit idle and still be reused. Servers close idle keep-alive
+/// connections on their own clock (gunicorn after 2 s, Apache after 5 s); a request written on a
+/// connection the server is closing at that moment fails with "connection reset by peer". Below
+/// the shortest of those clocks, reuse does not race the server's close.
+pub(crate) const POOL_IDLE: Duration = Duration::from_millis(1500);
+
+/// The client settings every OpenStack call uses: timeouts and [`POOL_IDLE`].
+pub(crate) fn client_builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .connect_timeout(Duration::from_secs(10))
+        .pool_idle_timeout(POOL_IDLE)
+}
+
+/// Sends a request that may safely be sent twice (a GET, or asking Keystone for a token) and sends
+/// it once more, on a new connection, when the first try failed at the connection (refused, or
+/// reset while the request was written): a server restarting a worker or closing a keep-alive
+/// connection at the wrong moment is not a reason to fail a migration or refuse a caller.
+/// A timeout is not retried (the server may be working on it), nor is any HTTP answer.
+pub(crate) async fn send_safe_twice(
+    make: impl Fn() -> reqwest::RequestBuilder,
+) -> Result<reqwest::Response, reqwest::Error> {
+    match make().send().await {
+        Err(e) if !e.is_timeout() && (e.is_connect() || e.is_request()) => {
+            tracing::info!(url = e.url().map(|u| u.as_str()).unwrap_or("-"), "connection failed; sending once more");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            make().send().await
+        }
+        r => r,
+    }
+}
+
 /// An HTTP client honouring `cacert` / `insecure`.
 pub fn http_client(cfg: &AuthConfig) -> Result<reqwest::Client, AuthError> {
-    let mut b = reqwest::Client::builder().timeout(Duration::from_secs(30)).connect_timeout(Duration::from_secs(10));
+    let mut b = client_builder();
     if let Some(ca) = &cfg.cacert {
         let bad = |reason: String| AuthError::CaCert { path: ca.display().to_string(), reason };
         let pem = std::fs::read(ca).map_err(|e| bad(e.to_string()))?;
@@ -191,11 +223,10 @@ async fn issue(client: &reqwest::Client, cfg: &AuthConfig, scope: &ScopeWanted) 
         auth["scope"] = s;
     }
     let url = format!("{}/auth/tokens", cfg.auth_url);
-    let resp =
-        client.post(&url).json(&json!({ "auth": auth })).send().await.map_err(|e| AuthError::Unreachable {
-            url: cfg.auth_url.clone(),
-            reason: cfg.secret().scrub(&reason(&e)),
-        })?;
+    let body = json!({ "auth": auth });
+    let resp = send_safe_twice(|| client.post(&url).json(&body))
+        .await
+        .map_err(|e| AuthError::Unreachable { url: cfg.auth_url.clone(), reason: cfg.secret().scrub(&reason(&e)) })?;
     let status = resp.status().as_u16();
     let header = resp.headers().get("x-subject-token").and_then(|h| h.to_str().ok()).map(Secret::new);
     let body = resp.text().await.unwrap_or_default();
@@ -313,17 +344,14 @@ impl Session {
         let mut own = self.token().await?;
         let mut renewed = false;
         loop {
-            let resp = self
-                .client
-                .get(&url)
-                .header("X-Auth-Token", own.expose())
-                .header("X-Subject-Token", subject.expose())
-                .send()
-                .await
-                .map_err(|e| AuthError::Unreachable {
-                    url: self.cfg.auth_url.clone(),
-                    reason: subject.scrub(&own.scrub(&reason(&e))),
-                })?;
+            let resp = send_safe_twice(|| {
+                self.client.get(&url).header("X-Auth-Token", own.expose()).header("X-Subject-Token", subject.expose())
+            })
+            .await
+            .map_err(|e| AuthError::Unreachable {
+                url: self.cfg.auth_url.clone(),
+                reason: subject.scrub(&own.scrub(&reason(&e))),
+            })?;
             let status = resp.status().as_u16();
             let body = resp.text().await.unwrap_or_default();
             match status {

@@ -83,9 +83,7 @@ impl IronicApi {
     ) -> Result<IronicApi, ApiError> {
         let client = match tls {
             Some(cfg) => keystone::http_client(cfg)?,
-            None => reqwest::Client::builder()
-                .timeout(Duration::from_secs(30))
-                .connect_timeout(Duration::from_secs(10))
+            None => keystone::client_builder()
                 .build()
                 .map_err(|e| ApiError::Unreachable { url: base.into(), reason: e.to_string() })?,
         };
@@ -236,24 +234,27 @@ impl IronicApi {
         let mut attempt = 1u32;
         let mut wait = self.retry.first;
         loop {
-            let mut rq = self.client.request(method.clone(), &url);
-            if let Some(v) = self.version_header() {
-                rq = rq.header(VERSION_HEADER, v);
-            }
-            if let Some(t) = &token {
-                rq = rq.header("X-Auth-Token", t.expose());
-            }
-            if let Some(b) = body {
-                rq = rq.json(b);
-            }
+            let make = || {
+                let mut rq = self.client.request(method.clone(), &url);
+                if let Some(v) = self.version_header() {
+                    rq = rq.header(VERSION_HEADER, v);
+                }
+                if let Some(t) = &token {
+                    rq = rq.header("X-Auth-Token", t.expose());
+                }
+                if let Some(b) = body {
+                    rq = rq.json(b);
+                }
+                rq
+            };
             let scrub = |s: String| match &token {
                 Some(t) => t.scrub(&s),
                 None => s,
             };
-            let resp = rq
-                .send()
-                .await
-                .map_err(|e| ApiError::Unreachable { url: url.clone(), reason: scrub(keystone::reason(&e)) })?;
+            // a GET is sent again after a reset connection; a write is not (Ironic may have done it)
+            let sent = if *method == Method::GET { keystone::send_safe_twice(make).await } else { make().send().await };
+            let resp =
+                sent.map_err(|e| ApiError::Unreachable { url: url.clone(), reason: scrub(keystone::reason(&e)) })?;
             let status = resp.status().as_u16();
             let text = resp
                 .text()
@@ -392,7 +393,8 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    /// A loopback HTTP server answering each connection with the next canned (status, body).
+    /// A loopback HTTP server answering each connection with the next canned (status, body);
+    /// status 0: read the request, then reset the connection (RST, as a server dropping it does).
     async fn canned(answers: Vec<(u16, &'static str)>) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", l.local_addr().unwrap());
@@ -404,6 +406,11 @@ mod tests {
                 let mut buf = vec![0u8; 8192];
                 let _ = c.read(&mut buf).await;
                 s2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if status == 0 {
+                    let _ = c.set_zero_linger();
+                    drop(c);
+                    continue;
+                }
                 let r = format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
                 let _ = c.write_all(r.as_bytes()).await;
             }
@@ -438,6 +445,26 @@ mod tests {
         let (url, _) = canned(vec![(401, "{}")]).await;
         let e = IronicApi::new(&url, None, TargetKind::Modern).unwrap().node("n1").await.unwrap_err();
         assert!(e.to_string().contains("asks for authentication (HTTP 401)"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_reset_connection_is_retried_for_a_read_never_for_a_write() {
+        let (url, seen) = canned(vec![(0, ""), (200, r#"{"uuid": "n1"}"#)]).await;
+        let api = IronicApi::new(&url, None, TargetKind::Modern).unwrap();
+        assert_eq!(api.node("n1").await.unwrap()["uuid"], "n1", "a GET is sent again on a new connection");
+        assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 2);
+
+        let (url, seen) = canned(vec![(0, ""), (201, "{}")]).await;
+        let api = IronicApi::new(&url, None, TargetKind::Modern).unwrap();
+        let e = api.post("/v1/ports", &serde_json::json!({})).await.unwrap_err();
+        assert!(matches!(e, ApiError::Unreachable { .. }), "{e}");
+        assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 1, "a write is not sent twice");
+
+        // only once: a server that keeps resetting is unreachable
+        let (url, seen) = canned(vec![(0, ""), (0, ""), (200, "{}")]).await;
+        let e = IronicApi::new(&url, None, TargetKind::Modern).unwrap().node("n1").await.unwrap_err();
+        assert!(matches!(e, ApiError::Unreachable { .. }), "{e}");
+        assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
     #[tokio::test]
