@@ -9,6 +9,9 @@
 #              port, so a second worker crash-loops on "Address already in use") + `ironic-conductor`,
 #              over JSON-RPC (the 1 December 2026 run did not finish: see docs/performance.md)
 #   BENCH_CONCURRENCY="16 32"  bm2ironic's --concurrency values (each run rolled back before the next)
+#   BENCH_BINS="before=/path/to/old/bm2ironic"   other builds to measure side by side, each LABEL=PATH,
+#                              each run in turn against the same Ironic (default: this tree's debug build
+#                              alone, labelled "this"; "this" may be named in the list)
 #   BENCH_IPMI_INTERVAL=5      [ipmi] min_command_interval (Ironic's default; it spaces commands to one
 #                              BMC address, so with a BMC per node it only spaces a node's own commands)
 # The other Ironic settings sized for the job (each printed with the results): [conductor]
@@ -59,6 +62,7 @@ MYSQLD_PID=$(pgrep -o -x mariadbd || pgrep -o -x mysqld || echo "")
 
 cargo build -q --bin bm2ironic
 BIN=${CARGO_TARGET_DIR:-target}/debug/bm2ironic   # the debug build: its CPU time is measured below
+BINS=${BENCH_BINS:-this}
 touch "$WORK/deploy.kernel" "$WORK/deploy.initramfs" "$WORK/image.qcow2"
 
 # nova_bm (N nodes, 2 NICs each, a BMC address each) and Nova (the instances' images) on SQLite: the
@@ -193,19 +197,22 @@ CONF
   log "Ironic ($layout) up on $URL: $N nodes, $(( N / 3 )) with an instance (adopt), the others provide"
 
   for c in $CONCURRENCY; do
+  for lb in $BINS; do
+    label=${lb%%=*}; bin=${lb#*=}; [ "$lb" != this ] || bin=$BIN
+    run=$layout-$c-$label
     : > "$dir/ironic.log"
     c0=$(cpu "${IRONIC_PIDS[@]}"); b0=$(cpu "${BMC_PIDS[@]}"); m0=$([ -n "$MYSQLD_PID" ] && cpu "$MYSQLD_PID" || echo 0)
     t0=$(date +%s.%N)
     rc=0
     /usr/bin/time -f '%U %S' -o "$WORK/bm.cpu" env BM2IRONIC_NOVA_BM_DB="sqlite:///$WORK/nova_bm.sqlite" BM2IRONIC_NOVA_DB="sqlite:///$WORK/nova.sqlite" \
-      BM2IRONIC_IRONIC_URL=$URL BM2IRONIC_STATE_DIR=$WORK/runs-$layout-$c \
-      "$BIN" --log-dir "$WORK/logs" migrate "${ARGS[@]}" --concurrency "$c" >"$WORK/migrate-$layout-$c.json" 2>"$WORK/migrate-$layout-$c.err" || rc=$?
+      BM2IRONIC_IRONIC_URL=$URL BM2IRONIC_STATE_DIR=$WORK/runs-$run \
+      "$bin" --log-dir "$WORK/logs" migrate "${ARGS[@]}" --concurrency "$c" >"$WORK/migrate-$run.json" 2>"$WORK/migrate-$run.err" || rc=$?
     t1=$(date +%s.%N)
     c1=$(cpu "${IRONIC_PIDS[@]}"); b1=$(cpu "${BMC_PIDS[@]}"); m1=$([ -n "$MYSQLD_PID" ] && cpu "$MYSQLD_PID" || echo 0)
-    [ "$rc" = 0 ] || { tail -5 "$WORK/migrate-$layout-$c.err" >&2; log "migrate exit $rc"; exit 1; }
-    row=$(python3 - "$WORK/migrate-$layout-$c.json" "$dir/ironic.log" "$t0" "$t1" "$c0" "$c1" "$b0" "$b1" "$m0" "$m1" "$(cat "$WORK/bm.cpu")" "$layout" "$c" "$N" <<'PY'
+    [ "$rc" = 0 ] || { tail -5 "$WORK/migrate-$run.err" >&2; log "migrate exit $rc"; exit 1; }
+    row=$(python3 - "$WORK/migrate-$run.json" "$dir/ironic.log" "$t0" "$t1" "$c0" "$c1" "$b0" "$b1" "$m0" "$m1" "$(cat "$WORK/bm.cpu")" "$layout" "$c" "$N" "$label" <<'PY'
 import datetime, json, re, sys
-(js, ilog, t0, t1, c0, c1, b0, b1, m0, m1, bm, layout, c, n) = sys.argv[1:]
+(js, ilog, t0, t1, c0, c1, b0, b1, m0, m1, bm, layout, c, n, label) = sys.argv[1:]
 wall = float(t1) - float(t0)
 calls, summary = [], {}
 for line in open(js):
@@ -234,7 +241,7 @@ waits = sum(t["total_ms"] for t in calls if t["kind"].startswith("wait")) / 1000
 cond_total = sum(cond.values())
 bm_u, bm_s = map(float, bm.split())
 out = {
-  "layout": layout, "concurrency": int(c), "nodes": done, "wall_s": wall, "rate": done / wall,
+  "layout": layout, "concurrency": int(c), "build": label, "nodes": done, "wall_s": wall, "rate": done / wall,
   "per_hour": done / wall * 3600,
   "api_s": api, "api_calls": sum(t["count"] for t in calls if not t["kind"].startswith("wait")),
   "wait_s": waits, "conductor_s": cond_total, "lag_s": waits - cond_total,
@@ -246,10 +253,11 @@ print(json.dumps(out))
 PY
 )
     RESULTS+=("$row")
-    log "$layout --concurrency $c: $(python3 -c "import json,sys; r=json.loads(sys.argv[1]); print(f\"{r['rate']:.2f} nodes/s ({r['nodes']} in {r['wall_s']:.0f} s)\")" "$row")"
+    log "$layout --concurrency $c, $label: $(python3 -c "import json,sys; r=json.loads(sys.argv[1]); print(f\"{r['rate']:.2f} nodes/s ({r['nodes']} in {r['wall_s']:.0f} s)\")" "$row")"
     env -u BM2IRONIC_NOVA_DB BM2IRONIC_NOVA_BM_DB="sqlite:///$WORK/nova_bm.sqlite" BM2IRONIC_IRONIC_URL=$URL \
-      BM2IRONIC_STATE_DIR=$WORK/runs-$layout-$c "$BIN" --log-dir "$WORK/logs" rollback --yes >"$WORK/rollback.out" 2>&1 \
+      BM2IRONIC_STATE_DIR=$WORK/runs-$run "$bin" --log-dir "$WORK/logs" rollback --yes >"$WORK/rollback.out" 2>&1 \
       || { tail -5 "$WORK/rollback.out" >&2; exit 1; }
+  done
   done
   stop_pids "${IRONIC_PIDS[@]}"; sleep 2
 done
@@ -262,16 +270,16 @@ n, ipmi, workers = sys.argv[2:5]
 print(f"\n{n} nodes ({int(n) // 3} adopted, the others provided), Ironic 39.0.0 on MariaDB, one fake BMC per node, "
       f"[ipmi] min_command_interval {ipmi}, [conductor] workers_pool_size 300, sync_power_state_interval -1, "
       f"[database] max_pool_size 20 / max_overflow 40; split: {workers} API workers. 2 cores.\n")
-print("| Ironic | --concurrency | nodes/s | 10,000 nodes in | per node: API requests | waiting for the conductor | of which its work | polling lag | CPU s: Ironic / BMCs / MariaDB / bm2ironic (of cores x wall) |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| Ironic | --concurrency | build | nodes/s | 10,000 nodes in | per node: API requests | waiting for the conductor | of which its work | polling lag | CPU s: Ironic / BMCs / MariaDB / bm2ironic (of cores x wall) |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     cpu, k = r["cpu"], max(r["nodes"], 1)
-    print(f"| {r['layout']} | {r['concurrency']} | {r['rate']:.2f} | {10000 / r['rate'] / 60:.0f} min | "
+    print(f"| {r['layout']} | {r['concurrency']} | {r['build']} | {r['rate']:.2f} | {10000 / r['rate'] / 60:.0f} min | "
           f"{r['api_calls'] / k:.1f} in {r['api_s'] / k:.2f} s | {r['wait_s'] / k:.2f} s | {r['conductor_s'] / k:.2f} s | {r['lag_s'] / k:.2f} s | "
           f"{cpu['ironic']:.0f} / {cpu['bmcs']:.0f} / {cpu['mariadb']:.0f} / {cpu['bm2ironic']:.1f} (of {2 * r['wall_s']:.0f}) |")
 print("\nPer request kind (mean ms as bm2ironic saw it; count) and the conductor's own time per node (mean s):")
 for r in rows:
     kinds = "; ".join(f"{t['kind']} {t['total_ms'] / t['count']:.0f} ms ×{t['count']}" for t in r["calls"])
     cond = "; ".join(f"{k} {v[1]:.2f} s ×{v[0]}" for k, v in sorted(r["conductor"].items()))
-    print(f"- {r['layout']} c{r['concurrency']}: {kinds}\n  conductor: {cond}")
+    print(f"- {r['layout']} c{r['concurrency']} {r['build']}: {kinds}\n  conductor: {cond}")
 PY

@@ -536,6 +536,10 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
     assert_eq!(count("wait → manageable"), 6, "{calls:?}");
     assert_eq!(count("wait → adopt failed"), 1, "{calls:?}");
     assert!(calls.iter().all(|t| t.total_ms > 0.0 && t.max_ms <= t.total_ms), "{calls:?}");
+    // the waits: one list request per state a round for all the nodes (load_api/watch.rs), and a
+    // node read once when it left its state, not polled (a poll per node per round before)
+    let actions = count("PUT /v1/nodes/{id}/states/provision");
+    assert!(count("GET /v1/nodes/{id}?…") <= 2 * actions, "{calls:?}");
 
     // the input fixed, the same job again: the same run, resumed, only node 6 changes
     let good = file("image.qcow2");

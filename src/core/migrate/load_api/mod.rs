@@ -3,7 +3,8 @@
 //! with Ironic's error and the others go on; the run is recorded (`record.rs`) and a rerun resumes
 //! it. `rollback` puts adopted nodes in maintenance and deletes them, never a power action. Here:
 //! the driver (`load_api`); the load's options in `options.rs`, what it fails with in `error.rs`,
-//! how long a node waits between polls in `pace.rs`.
+//! the shared watch of the nodes waiting on the conductor in `watch.rs`, how long a node polled by
+//! itself waits between polls in `pace.rs`.
 
 mod error;
 pub mod node;
@@ -13,6 +14,7 @@ pub mod prepare;
 pub mod record;
 pub mod rollback;
 pub mod verify;
+mod watch;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -33,6 +35,9 @@ use record::RunStore;
 
 pub use error::ApiLoadError;
 pub use options::{ApiLoadOptions, DEFAULT_CONCURRENCY};
+
+/// The time between two rounds of the watch's list requests.
+const WATCH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Nodes in a row that find Ironic not answering before the run stops.
 pub const UNANSWERED_STOP: usize = 3;
@@ -145,64 +150,73 @@ pub async fn load_api(
     // way at once, each with a long error, and leave the operator a list to read instead of a cause
     let stop = cancel.child_token();
     let pace = pace::Pace::default();
-    let cx = Cx { api, run_id: &run_id, opts, events, cancel: &stop, pace: &pace };
+    // one list request a second per state that nodes wait in, instead of a poll per node (watch.rs)
+    let watch = watch::Watch::new(opts.poll.min(WATCH_INTERVAL));
+    let watch_stop = CancellationToken::new();
+    let cx = Cx { api, run_id: &run_id, opts, events, cancel: &stop, pace: &pace, watch: &watch };
     let ids = &req.ids;
-    let futs: Vec<_> = to_write.iter().map(|(np, r)| one(&cx, np, r, ids)).collect();
-    let mut results = futures::stream::iter(futs).buffer_unordered(opts.concurrency.max(1));
     let (mut done, mut interrupted, mut settled) = (0usize, 0usize, 0usize);
     let (mut unanswered, mut gone): (usize, Option<String>) = (0, None);
-    while let Some((np, outcome)) = results.next().await {
-        done += 1;
-        let uuid = np.uuid.clone().unwrap_or_default();
-        let (progress, status) = match &outcome {
-            Outcome::Done { state, ports, changed, .. } => {
-                (unanswered, settled) = (0, settled + 1);
-                summary.created += usize::from(*changed);
-                summary.ports += ports;
-                (ApiProgress { state: state.clone(), error: None }, Some(NodeStatus::Written))
-            }
-            Outcome::Failed { state, error } => {
-                (unanswered, settled) = (0, settled + 1);
-                summary.errors += 1;
-                tracing::error!(run = %run_id, %uuid, state = %state, error = %error, "node failed");
-                (
-                    ApiProgress {
-                        state: format!("failed ({})", if state.is_empty() { "-" } else { state }),
-                        error: Some(error.clone()),
-                    },
-                    Some(NodeStatus::Failed { error: error.clone() }),
-                )
-            }
-            Outcome::Interrupted { state } => {
-                interrupted += 1;
-                (ApiProgress { state: state.clone(), error: None }, None)
-            }
-            Outcome::Unreachable { state, error } => {
-                interrupted += 1;
-                unanswered += 1;
-                if unanswered >= UNANSWERED_STOP && gone.is_none() {
-                    tracing::error!(run = %run_id, %error, "the Ironic API stopped answering: the run stops here");
-                    gone = Some(error.clone());
-                    stop.cancel();
+    let drive = async {
+        // the watch stops with the last node, or with an error of the record's store
+        let _stop_watch = watch_stop.clone().drop_guard();
+        let futs: Vec<_> = to_write.iter().map(|(np, r)| one(&cx, np, r, ids)).collect();
+        let mut results = futures::stream::iter(futs).buffer_unordered(opts.concurrency.max(1));
+        while let Some((np, outcome)) = results.next().await {
+            done += 1;
+            let uuid = np.uuid.clone().unwrap_or_default();
+            let (progress, status) = match &outcome {
+                Outcome::Done { state, ports, changed, .. } => {
+                    (unanswered, settled) = (0, settled + 1);
+                    summary.created += usize::from(*changed);
+                    summary.ports += ports;
+                    (ApiProgress { state: state.clone(), error: None }, Some(NodeStatus::Written))
                 }
-                (ApiProgress { state: state.clone(), error: None }, None)
+                Outcome::Failed { state, error } => {
+                    (unanswered, settled) = (0, settled + 1);
+                    summary.errors += 1;
+                    tracing::error!(run = %run_id, %uuid, state = %state, error = %error, "node failed");
+                    (
+                        ApiProgress {
+                            state: format!("failed ({})", if state.is_empty() { "-" } else { state }),
+                            error: Some(error.clone()),
+                        },
+                        Some(NodeStatus::Failed { error: error.clone() }),
+                    )
+                }
+                Outcome::Interrupted { state } => {
+                    interrupted += 1;
+                    (ApiProgress { state: state.clone(), error: None }, None)
+                }
+                Outcome::Unreachable { state, error } => {
+                    interrupted += 1;
+                    unanswered += 1;
+                    if unanswered >= UNANSWERED_STOP && gone.is_none() {
+                        tracing::error!(run = %run_id, %error, "the Ironic API stopped answering: the run stops here");
+                        gone = Some(error.clone());
+                        stop.cancel();
+                    }
+                    (ApiProgress { state: state.clone(), error: None }, None)
+                }
+            };
+            if let Some(status) = status {
+                let _ = events.send(LoadEvent::Node { nova_bm_id: np.nova_bm_id, uuid: uuid.clone(), status });
             }
-        };
-        if let Some(status) = status {
-            let _ = events.send(LoadEvent::Node { nova_bm_id: np.nova_bm_id, uuid: uuid.clone(), status });
+            let _ = events.send(LoadEvent::Progress {
+                done,
+                total: to_write.len(),
+                elapsed_ms: crate::core::migrate::timing::ms(started.elapsed()),
+            });
+            let mut run = shared.lock().await;
+            if let Some(w) = run.written.iter_mut().find(|w| w.uuid == uuid) {
+                w.api = Some(progress);
+            }
+            store.save(&run).await?;
         }
-        let _ = events.send(LoadEvent::Progress {
-            done,
-            total: to_write.len(),
-            elapsed_ms: crate::core::migrate::timing::ms(started.elapsed()),
-        });
-        let mut run = shared.lock().await;
-        if let Some(w) = run.written.iter_mut().find(|w| w.uuid == uuid) {
-            w.api = Some(progress);
-        }
-        store.save(&run).await?;
-    }
-    drop(results);
+        Ok::<(), ApiLoadError>(())
+    };
+    let (driven, ()) = tokio::join!(drive, watch.run(api, &watch_stop));
+    driven?;
     let mut run = shared.lock().await;
     run.finished_at = Some(now());
     run.status = if summary.errors == 0 && interrupted == 0 { record::DONE } else { record::PARTIAL }.into();

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::options::ApiLoadOptions;
 use super::pace::{Pace, MIN_WAIT};
+use super::watch::Watch;
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
 use crate::core::ironic::marker;
 use crate::core::ironic::target::TargetKind;
@@ -66,6 +67,8 @@ pub(super) struct Cx<'a> {
     pub cancel: &'a CancellationToken,
     /// how long each state usually lasts, learned from the nodes before (pace.rs)
     pub pace: &'a Pace,
+    /// the shared watch of the nodes waiting on the conductor (watch.rs)
+    pub watch: &'a Watch,
 }
 
 fn state(v: &Value) -> String {
@@ -162,16 +165,34 @@ impl Cx<'_> {
         });
     }
 
-    /// Polls the node until it leaves the transitional states (bounded by the step timeout); the
-    /// polls ask for the state fields only (cheaper for Ironic), the end for the whole node.
-    async fn settle(&self, np: &NodePlan, uuid: &str) -> Result<Value, StepErr> {
+    /// Waits until the node leaves the transitional states (bounded by the step timeout). With
+    /// `expect` (the state its action just put it in) it first waits on the shared watch
+    /// (`watch.rs`) for the node to leave that state, without a request of its own; then, and for
+    /// every state after, it reads the node. A node the watch cannot see (its state unchanged after
+    /// a wake) is polled by itself from there on, with the waits `pace.rs` learned. The reads ask
+    /// for the fields the load decides on only (cheaper for Ironic), and the last one is the
+    /// answer: what a rerun must compare in full, `drive` reads itself.
+    async fn settle(&self, np: &NodePlan, uuid: &str, expect: Option<&str>) -> Result<Value, StepErr> {
         let started = Instant::now();
         let mut wait = MIN_WAIT;
         let mut shown = String::new();
-        // the state the node was first seen in: how long it lasted teaches the next nodes (pace.rs)
+        if let Some(e) = expect {
+            self.emit(np, uuid, e);
+            shown = e.to_string();
+        }
+        // the state the node was first polled in: how long it lasted teaches the next nodes (pace.rs)
         let mut first: Option<String> = None;
-        let poll = format!("/v1/nodes/{uuid}?fields=uuid,provision_state,target_provision_state,last_error");
+        let mut watching = expect.map(String::from);
+        let mut watched: Option<String> = None;
+        let mut blind = false;
+        let poll =
+            format!("/v1/nodes/{uuid}?fields=uuid,provision_state,target_provision_state,last_error,maintenance");
         loop {
+            if let Some(st) = watching.take() {
+                let left = self.opts.step_timeout.saturating_sub(started.elapsed());
+                let _ = tokio::time::timeout(left, self.watch.until_left(&st, uuid)).await;
+                watched = Some(st);
+            }
             let v = self.api.get(&poll).await.map_err(|e| StepErr::Api(e, String::new()))?;
             let s = state(&v);
             if s != shown {
@@ -185,7 +206,7 @@ impl Cx<'_> {
                     self.pace.learn(f, started.elapsed());
                 }
                 self.api.timings().add(format!("wait → {s}"), started.elapsed());
-                return self.api.node(uuid).await.map_err(|e| StepErr::Api(e, String::new()));
+                return Ok(v);
             }
             if started.elapsed() > self.opts.step_timeout {
                 return Err(StepErr::Text(format!(
@@ -193,6 +214,15 @@ impl Cx<'_> {
                     self.opts.step_timeout.as_secs(),
                     last_error(&v)
                 )));
+            }
+            if !blind {
+                if watched.as_deref() != Some(s.as_str()) {
+                    watching = Some(s);
+                    continue;
+                }
+                // woken, yet still in the state: the watch's list does not show this node
+                tracing::debug!(%uuid, state = %s, "not seen by the state list: polled by itself");
+                blind = true;
             }
             if first.is_none() {
                 let left = self.opts.step_timeout.saturating_sub(started.elapsed());
@@ -213,11 +243,19 @@ impl Cx<'_> {
     async fn act(&self, np: &NodePlan, uuid: &str, target: &str) -> Result<Value, StepErr> {
         tracing::info!(run = %self.run_id, %uuid, target, "provision action");
         nodes::provision(self.api, uuid, target).await.map_err(|e| StepErr::Api(e, target.to_string()))?;
-        self.settle(np, uuid).await
+        // the state each action puts a node in at once (Ironic's state machine)
+        let expect = match target {
+            "manage" => Some("verifying"),
+            "adopt" => Some("adopting"),
+            "provide" => Some("cleaning"),
+            _ => None,
+        };
+        self.settle(np, uuid, expect).await
     }
 
-    async fn ensure_ports(&self, rows: &Rows, uuid: &str) -> Result<usize, ApiError> {
-        let existing = nodes::ports(self.api, uuid).await?;
+    /// The node's ports that Ironic does not have yet (a node enrolled just now has none).
+    async fn ensure_ports(&self, rows: &Rows, uuid: &str, created: bool) -> Result<usize, ApiError> {
+        let existing = if created { Vec::new() } else { nodes::ports(self.api, uuid).await? };
         let mut created = 0;
         for p in &rows.ports {
             if existing.iter().any(|e| e["address"].as_str() == Some(p.address.as_str())) {
@@ -241,28 +279,31 @@ impl Cx<'_> {
         let fail = |state: &str, error: String| Outcome::Failed { state: state.to_string(), error };
         let uuid = n.uuid.as_str();
         let mut created = false;
-        let mut cur = match nodes::find(self.api, uuid).await {
-            Err(e) => return api_fail("", "", e),
-            Ok(Some(v)) => {
-                if marker::nova_bm_id(&v["extra"]) != Some(np.nova_bm_id) {
-                    return fail(
-                        &state(&v),
-                        format!("Ironic node {uuid} exists and did not come from nova_bm node {}", np.nova_bm_id),
-                    );
-                }
+        // enrolled first and looked up only when Ironic already has the uuid (a rerun): a fresh
+        // node costs Ironic one request here, not two
+        let mut cur = match nodes::create(self.api, &create_body(n, self.run_id, self.api.version())).await {
+            Ok(v) => {
+                created = true;
+                tracing::info!(run = %self.run_id, %uuid, nova_bm_id = np.nova_bm_id, "node enrolled");
                 v
             }
-            Ok(None) => match nodes::create(self.api, &create_body(n, self.run_id, self.api.version())).await {
-                Ok(v) => {
-                    created = true;
-                    tracing::info!(run = %self.run_id, %uuid, nova_bm_id = np.nova_bm_id, "node enrolled");
+            Err(e) if e.status() == Some(409) => match nodes::find(self.api, uuid).await {
+                Err(e) => return api_fail("", "", e),
+                Ok(None) => return api_fail("", "enroll", e),
+                Ok(Some(v)) => {
+                    if marker::nova_bm_id(&v["extra"]) != Some(np.nova_bm_id) {
+                        return fail(
+                            &state(&v),
+                            format!("Ironic node {uuid} exists and did not come from nova_bm node {}", np.nova_bm_id),
+                        );
+                    }
                     v
                 }
-                Err(e) => return api_fail("", "enroll", e),
             },
+            Err(e) => return api_fail("", "enroll", e),
         };
         self.emit(np, uuid, &state(&cur));
-        let ports = match self.ensure_ports(rows, uuid).await {
+        let ports = match self.ensure_ports(rows, uuid, created).await {
             Ok(k) => k,
             Err(e) => return api_fail(&state(&cur), "ports", e),
         };
@@ -278,9 +319,19 @@ impl Cx<'_> {
                 break;
             }
             let step = match s.as_str() {
-                s if is_transitional(s) => self.settle(np, uuid).await,
+                s if is_transitional(s) => self.settle(np, uuid, None).await,
                 "enroll" | "manageable" | "adopt failed" => {
-                    let drift = drifted(&cur, n);
+                    // a node enrolled by this very run holds the plan already; one found (a rerun)
+                    // is read whole and its differences patched before the next action
+                    let drift = if created {
+                        Map::new()
+                    } else {
+                        match nodes::find(self.api, uuid).await {
+                            Ok(Some(full)) => drifted(&full, n),
+                            Ok(None) => return fail(&s, format!("Ironic node {uuid} is gone")),
+                            Err(e) => return api_fail(&s, "", e),
+                        }
+                    };
                     changed = true;
                     if let Err(e) = nodes::replace_fields(self.api, uuid, &drift).await {
                         let what = format!("update {}", drift.keys().cloned().collect::<Vec<_>>().join(", "));
