@@ -39,13 +39,20 @@ NOT_IN_PRESENT_STATE = 0xd5
 
 
 class LoopbackBmc(bmc.Bmc):
-    def __init__(self, authdata, port, addr='127.0.0.1', power='off'):
+    """A machine that is a power state only. `name`: printed after each power change (fakebmcs.py
+    serves many BMCs from one process and names each by its address)."""
+
+    def __init__(self, authdata, port, addr='127.0.0.1', power='off', name=None):
         if not addr.startswith('127.'):
             raise SystemExit('fakebmc.py: loopback addresses only (127.x.x.x), not ' + addr)
         # '::ffff:127.0.0.1' = IPv4 loopback on pyghmi's dual-stack UDP socket
         super().__init__(authdata, port, address='::ffff:' + addr)
         self.powerstate = power
         self.bootdevice = 'default'
+        self.name = name
+
+    def announce(self, what):
+        print(what if self.name is None else what + ' ' + self.name, flush=True)
 
     def get_boot_device(self):
         return self.bootdevice
@@ -61,11 +68,11 @@ class LoopbackBmc(bmc.Bmc):
 
     def power_off(self):
         self.powerstate = 'off'
-        print('power off', flush=True)
+        self.announce('power off')
 
     def power_on(self):
         self.powerstate = 'on'
-        print('power on', flush=True)
+        self.announce('power on')
 
     def power_reset(self):
         pass
@@ -232,4 +239,5 @@ def main():
     machine.listen()
 
 
-main()
+if __name__ == '__main__':
+    main()

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Many fake IPMI BMCs in one process (PyPI pyghmi; machines that are a power state only, as in fakebmc.py without --vm),
 for the API benchmark at 1,000 nodes: one BMC per node, as a real cloud has, without a process each.
+Each is fakebmc.py's LoopbackBmc (imported from beside this script).
 
 Usage: fakebmcs.py FIRST COUNT [USER PASS]     e.g. fakebmcs.py 127.0.1.1 250 admin benchpw
 Serves COUNT loopback addresses from FIRST upwards (127.a.b.c, c runs 1..254 then b goes up) on port
@@ -12,36 +13,7 @@ Run with the Ironic test venv (scripts/ironic.sh installs pyghmi there).
 import ipaddress
 import sys
 
-import pyghmi.ipmi.bmc as bmc
-
-
-class Named(bmc.Bmc):
-    def __init__(self, authdata, addr):
-        # '::ffff:127.x.y.z' = IPv4 loopback on pyghmi's dual-stack UDP socket
-        super().__init__(authdata, 623, address='::ffff:' + addr)
-        self.addr = addr
-        self.powerstate = 'off'
-        self.bootdevice = 'default'
-
-    def get_boot_device(self):
-        return self.bootdevice
-
-    def set_boot_device(self, bootdevice):
-        self.bootdevice = bootdevice
-
-    def cold_reset(self):
-        pass
-
-    def get_power_state(self):
-        return self.powerstate
-
-    def power_off(self):
-        self.powerstate = 'off'
-        print('power off', self.addr, flush=True)
-
-    def power_on(self):
-        self.powerstate = 'on'
-        print('power on', self.addr, flush=True)
+from fakebmc import LoopbackBmc  # the same machine as fakebmc.py's, beside this script
 
 
 def addresses(first, count):
@@ -62,7 +34,7 @@ def main():
     first, count = sys.argv[1], int(sys.argv[2])
     user = sys.argv[3] if len(sys.argv) > 3 else 'admin'
     password = sys.argv[4] if len(sys.argv) > 4 else 'password'
-    bmcs = [Named({user: password}, a) for a in addresses(first, count)]
+    bmcs = [LoopbackBmc({user: password}, 623, a, 'off', name=a) for a in addresses(first, count)]
     print('serving %d BMCs from %s' % (len(bmcs), first), flush=True)
     bmcs[0].listen()
 
