@@ -99,27 +99,32 @@ for i in range(1, n + 1):
 bm.commit(); nova.commit()
 PY
 
-# one BMC per node, 250 to a process (pyghmi select()s its sockets)
-BMC_PIDS=()
-left=$N; first=127.1.0.1
-while [ "$left" -gt 0 ]; do
-  k=$(( left < 250 ? left : 250 ))
-  setsid "$VENV/bin/python" scripts/fakebmcs.py "$first" "$k" admin benchpw >"$WORK/bmcs-$first.log" 2>&1 &
-  PIDS+=($!); BMC_PIDS+=($!)
-  first=$(python3 -c "
+# one BMC per node, 250 to a process (pyghmi select()s its sockets); started afresh for each run, so
+# that no run inherits the BMC sessions of the one before (a second run on the same BMCs saw IPMI
+# sessions fail: "Unable to establish IPMI v2 / RMCP+ session")
+start_bmcs() {
+  BMC_PIDS=()
+  left=$N; first=127.1.0.1
+  while [ "$left" -gt 0 ]; do
+    k=$(( left < 250 ? left : 250 ))
+    setsid "$VENV/bin/python" scripts/fakebmcs.py "$first" "$k" admin benchpw >"$WORK/bmcs-$first.log" 2>&1 &
+    PIDS+=($!); BMC_PIDS+=($!)
+    first=$(python3 -c "
 import ipaddress, sys
 a, k = ipaddress.IPv4Address(sys.argv[1]), int(sys.argv[2])
 while k:
     if str(a).split('.')[-1] not in ('0', '255'): k -= 1
     a += 1
 print(a)" "$first" "$k")
-  left=$(( left - k ))
-done
-for _ in $(seq 100); do IPMI_PASSWORD=benchpw ipmitool -I lanplus -H 127.1.0.1 -U admin -E -N 1 -R 1 power status >/dev/null 2>&1 && break; sleep 0.2; done
-sleep 1
-for p in "${BMC_PIDS[@]}"; do
-  kill -0 "$p" 2>/dev/null || { cat "$WORK"/bmcs-*.log >&2; log "a fake BMC process died (an address in use?)"; exit 1; }
-done
+    left=$(( left - k ))
+  done
+  for _ in $(seq 100); do IPMI_PASSWORD=benchpw ipmitool -I lanplus -H 127.1.0.1 -U admin -E -N 1 -R 1 power status >/dev/null 2>&1 && break; sleep 0.2; done
+  sleep 1
+  for p in "${BMC_PIDS[@]}"; do
+    kill -0 "$p" 2>/dev/null || { cat "$WORK"/bmcs-*.log >&2; log "a fake BMC process died (an address in use?)"; exit 1; }
+  done
+}
+stop_bmcs() { stop_pids "${BMC_PIDS[@]}"; BMC_PIDS=(); sleep 1; }
 
 # CPU seconds (user + system, with waited-for children: ipmitool) of process trees
 cpu() {   # pids... -> seconds
@@ -200,6 +205,7 @@ CONF
   for lb in $BINS; do
     label=${lb%%=*}; bin=${lb#*=}; [ "$lb" != this ] || bin=$BIN
     run=$layout-$c-$label
+    start_bmcs
     : > "$dir/ironic.log"
     c0=$(cpu "${IRONIC_PIDS[@]}"); b0=$(cpu "${BMC_PIDS[@]}"); m0=$([ -n "$MYSQLD_PID" ] && cpu "$MYSQLD_PID" || echo 0)
     t0=$(date +%s.%N)
@@ -257,6 +263,7 @@ PY
     env -u BM2IRONIC_NOVA_DB BM2IRONIC_NOVA_BM_DB="sqlite:///$WORK/nova_bm.sqlite" BM2IRONIC_IRONIC_URL=$URL \
       BM2IRONIC_STATE_DIR=$WORK/runs-$run "$bin" --log-dir "$WORK/logs" rollback --yes >"$WORK/rollback.out" 2>&1 \
       || { tail -5 "$WORK/rollback.out" >&2; exit 1; }
+    stop_bmcs
   done
   done
   stop_pids "${IRONIC_PIDS[@]}"; sleep 2

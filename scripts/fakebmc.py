@@ -49,6 +49,7 @@ class LoopbackBmc(bmc.Bmc):
         super().__init__(authdata, port, address='::ffff:' + addr)
         self.powerstate = power
         self.bootdevice = 'default'
+        self.addr = addr
         self.name = name
 
     def announce(self, what):

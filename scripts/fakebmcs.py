@@ -11,6 +11,7 @@ Prints "power on" / "power off" with the address when Ironic changes a power sta
 Run with the Ironic test venv (scripts/ironic.sh installs pyghmi there).
 """
 import ipaddress
+import socket
 import sys
 
 from fakebmc import LoopbackBmc  # the same machine as fakebmc.py's, beside this script
@@ -35,6 +36,13 @@ def main():
     user = sys.argv[3] if len(sys.argv) > 3 else 'admin'
     password = sys.argv[4] if len(sys.argv) > 4 else 'password'
     bmcs = [LoopbackBmc({user: password}, 623, a, 'off', name=a) for a in addresses(first, count)]
+    # pyghmi's I/O thread started select()ing on the first BMC's socket alone, and its own wake-up
+    # goes to [::1]:623, where nothing of ours listens: until a packet reaches the first BMC the
+    # others are deaf (a client of the second BMC timed out). A packet to the first wakes it, and it
+    # select()s on every socket from then on.
+    poke = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    poke.sendto(b'\x01', (bmcs[0].addr, 623))
+    poke.close()
     print('serving %d BMCs from %s' % (len(bmcs), first), flush=True)
     bmcs[0].listen()
 
