@@ -179,6 +179,7 @@ fn modern_ironic_conf_loads_in_ironic_39() {
         "DEFAULT.enabled_deploy_interfaces",
         "pxe.kernel_append_params",
         "database.connection",
+        "conductor.force_power_state_during_sync",
     ] {
         assert!(opts.contains(&o.to_string()), "{o} not written: {opts:?}");
     }

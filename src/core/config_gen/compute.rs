@@ -87,10 +87,12 @@ mod tests {
         assert_eq!(get(&j, ConfFile::Nova, "DEFAULT", "host"), Some("ironic-compute"));
         assert_eq!(get(&j, ConfFile::Ironic, "DEFAULT", "enabled_drivers"), Some("pxe_ipmitool"));
         assert_eq!(get(&j, ConfFile::Ironic, "conductor", "api_url"), Some("http://ironic:6385"));
+        assert_eq!(get(&j, ConfFile::Ironic, "conductor", "force_power_state_during_sync"), Some("false"));
         let m = compute(&inputs(TargetKind::Modern, false)).unwrap();
         assert_eq!(get(&m, ConfFile::Nova, "DEFAULT", "compute_driver"), Some("ironic.IronicDriver"));
         assert_eq!(get(&m, ConfFile::Nova, "ironic", "auth_url"), Some("http://k:35357/v3"));
         assert!(get(&m, ConfFile::Ironic, "database", "connection").unwrap().starts_with("mysql+pymysql://"));
+        assert_eq!(get(&m, ConfFile::Ironic, "conductor", "force_power_state_during_sync"), Some("false"));
         assert!(m.next_steps.iter().any(|s| s.contains("cell_v2 discover_hosts")));
         let n = compute(&inputs(TargetKind::Juno, true)).unwrap();
         assert_eq!(get(&n, ConfFile::Nova, "ironic", "admin_auth_token"), Some("noauth"));

@@ -67,6 +67,15 @@ pub fn changes<'a>(inp: &'a ConfInputs, warnings: &mut Vec<String>) -> ChangeLis
         if inp.noauth { "noauth" } else { "keystone" },
         if inp.noauth { "--ironic-noauth" } else { "tokens are checked with Keystone" },
     );
+    // Ironic's default (true) switches a machine found off at its BMC back on within a power sync:
+    // Nova never sees it off, and a machine switched off for hardware work comes back. nova
+    // baremetal never did that; with false Ironic records the change and Nova stops the instance
+    c.set_plain(
+        "conductor",
+        "force_power_state_during_sync",
+        "false",
+        "a machine found in another power state is recorded, not forced back (as under nova baremetal): switched off at its BMC, its instance ends stopped in Nova",
+    );
     let tftp_root = nova.get_exact("baremetal", "tftp_root").unwrap_or("/tftpboot");
     c.set_plain("pxe", "tftp_root", tftp_root, "where nova baremetal kept its TFTP files ([baremetal] tftp_root)");
     match inp.tftp_server.clone().or_else(|| nova.get_exact(D, "my_ip").map(str::to_string)) {
