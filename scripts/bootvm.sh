@@ -28,10 +28,10 @@ MARKER=BM2IRONIC-INSTANCE-BOOTED
 log() { echo "[bootvm] $*" >&2; }
 die() { echo "bootvm.sh: $*" >&2; exit 1; }
 
+. "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"   # one lock for every apt call of the project's scripts
 apt_install() {
   log "installing with apt: $*"
-  apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends "$@" >/dev/null
+  apt_ensure "$@"
 }
 
 tools() {
@@ -52,13 +52,14 @@ fetch_debs() {
   # the metapackage names the concrete kernel package (linux-image-<abi>-cloud-amd64)
   kernel=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}')
   if [ -z "$kernel" ]; then
-    apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null
+    apt_update
     kernel=$(apt-cache depends linux-image-cloud-amd64 | awk '/Depends: linux-image-/ {print $2; exit}')
   fi
   [ -n "$kernel" ] || die "apt knows no linux-image-cloud-amd64"
   log "downloading $kernel busybox-static pxelinux syslinux-common (apt-get download)"
   # apt's sandbox user cannot write into a root-owned /tmp directory: download as the caller, quietly
-  (cd "$dir" && apt-get -q -o APT::Sandbox::User=root download "$kernel" busybox-static pxelinux syslinux-common >/dev/null)
+  # under the project's apt lock: an update elsewhere rewrites the lists this reads
+  ( flock -w 900 9 && cd "$dir" && apt-get -q -o APT::Sandbox::User=root download "$kernel" busybox-static pxelinux syslinux-common >/dev/null ) 9>"$APT_LOCK"
 }
 
 unpack() {

@@ -46,9 +46,8 @@ install_missing() {
   command -v ss >/dev/null || pkgs+=(iproute2)   # the rsync SST looks for its daemon's port with ss
   ((${#pkgs[@]} == 0)) && return 0
   say "apt-get install ${pkgs[*]}"
-  # test.sh starts us beside other installers: wait for dpkg's lock rather than fail
-  apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q "${pkgs[@]}" >/dev/null
+  . "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"   # one lock for every apt call of the project's scripts
+  apt_ensure "${pkgs[@]}" || fail "installing ${pkgs[*]} failed"
   [ -e "$LIB" ] || fail "$LIB is still missing"
 }
 

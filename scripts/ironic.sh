@@ -23,10 +23,8 @@ export PYTHONWARNINGS=ignore
 log() { echo "[ironic] $*" >&2; }
 
 install() {
-  command -v ipmitool >/dev/null 2>&1 || {
-    log "installing ipmitool with apt (the ipmi hardware type refuses to load without it)"
-    apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q ipmitool >/dev/null; }
+  # the ipmi hardware type refuses to load without ipmitool
+  command -v ipmitool >/dev/null 2>&1 || { . "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"; apt_ensure ipmitool; }
   if [ ! -x "$VENV/bin/ironic" ] || [ "$(cat "$VENV/.spec" 2>/dev/null)" != "$SPEC+pyghmi" ]; then
     log "creating $VENV with $SPEC (about a minute, cached afterwards)"
     rm -rf "$VENV"

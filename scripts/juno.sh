@@ -125,10 +125,8 @@ install() {
   flock 9   # one install at a time (test.sh installs in the background while others may ask)
   if ! command -v qemu-img >/dev/null; then
     # Juno's pxe driver runs `qemu-img info` on every image it fetches (the takeover does)
-    log "installing qemu-utils (apt): Juno's takeover runs qemu-img"
-    { apt-get -o DPkg::Lock::Timeout=300 update -q && DEBIAN_FRONTEND=noninteractive \
-        apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends qemu-utils; } >"$BASE/apt.log" 2>&1 \
-      || { tail -20 "$BASE/apt.log" >&2; die "installing qemu-utils failed"; }
+    . "$REPO/scripts/lib/apt.sh"
+    apt_ensure qemu-utils || die "installing qemu-utils failed"
   fi
   local want; want=$(spec)
   if [ -x "$VENV/bin/ironic-api" ] && [ "$(cat "$VENV/.spec" 2>/dev/null)" = "$want" ]; then

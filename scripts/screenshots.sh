@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 VENV=${BM2_SHOT_VENV:-/tmp/bm2ironic-shot-venv}
 [ -x "$VENV/bin/python" ] || { python3 -m venv "$VENV"; "$VENV/bin/pip" install -q --disable-pip-version-check pillow; }
 FONT=${BM2_SHOT_FONT:-/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf}
-[ -f "$FONT" ] || { apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q fonts-dejavu-core >/dev/null; }
+[ -f "$FONT" ] || { . "$(dirname "$0")/lib/apt.sh"; apt_ensure fonts-dejavu-core; }
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 BM2IRONIC_SCREENSHOT_DIR="$WORK" cargo test --quiet --test it wizard::render_screenshots -- --ignored >/dev/null

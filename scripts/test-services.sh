@@ -36,8 +36,8 @@ ensure_installed() {
   [ -n "$(pg_bin)" ] || need+=(postgresql postgresql-client)
   if [ ${#need[@]} -gt 0 ]; then
     log "installing with apt: ${need[*]} (about a minute on a new machine)"
-    apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends "${need[@]}" >/dev/null
+    . "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+    apt_ensure "${need[@]}"
   fi
 }
 

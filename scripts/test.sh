@@ -7,10 +7,32 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first" >&2; exit 1; }
-if ! command -v tmux >/dev/null; then   # the wizard's end-to-end tests run the binary in tmux
-  echo "== installing tmux (apt) =="
-  apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q tmux >/dev/null
-fi
+
+# Where the time goes: each step's start and end (seconds since the start) in $PHASES, printed as a table at
+# the end (docs/performance.md keeps a fresh machine's figures). Steps in the background time themselves.
+PHASES=/tmp/bm2ironic-test-phases.tsv
+: >"$PHASES"
+T0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - T0 )); }
+# timed NAME CMD...: run CMD, noting NAME's start and end in $PHASES
+timed() {
+  local name=$1 start rc=0
+  shift
+  start=$(elapsed)
+  "$@" || rc=$?
+  printf '%s\t%s\t%s\n' "$name" "$start" "$(elapsed)" >>"$PHASES"
+  return "$rc"
+}
+print_phases() {
+  echo "== where the time went (seconds since the start; background steps overlap the others) =="
+  awk -F'\t' '{ printf "   %-58s %5d .. %5d  %5d s\n", $1, $2, $3, $3 - $2 }' "$PHASES"
+  echo "   total $(elapsed) s"
+}
+
+# Every Debian package the tests need, in one apt call, before anything starts in the background (the
+# set-ups below then never call apt: two `apt-get update` at once fail on the lists' lock).
+echo "== Debian packages the tests need (scripts/packages.sh; the list: scripts/lib/apt.sh) =="
+timed "apt: every package the tests need" scripts/packages.sh install || { echo "test.sh: installing the Debian packages failed (scripts/packages.sh): stopping" >&2; exit 1; }
 
 # A set-up script prints `export` lines for the tests. One that fails stops the run here, saying which
 # (`eval "$(script)"` alone would go on with its variables unset, and the tests would only skip).
@@ -24,34 +46,34 @@ setup() {
 echo "== starting test services (MariaDB, PostgreSQL) =="
 scripts/test-services.sh clean >/dev/null 2>&1 || true
 trap 'scripts/test-services.sh stop || true' EXIT
-setup "starting MariaDB and PostgreSQL" scripts/test-services.sh start
+setup "starting MariaDB and PostgreSQL" timed "mariadb + postgresql: start" scripts/test-services.sh start
 echo "   MariaDB    ${BM2IRONIC_TEST_MYSQL_ADMIN//:adminpass@/:***@}"
 echo "   PostgreSQL ${BM2IRONIC_TEST_PG_ADMIN//:adminpass@/:***@}"
 echo "   SQLite     in-process (temp files)"
 
 echo "== a 3-node MariaDB Galera cluster on 127.0.0.1:24311-24313 (scripts/galera.sh), started meanwhile =="
-{ scripts/galera.sh clean && scripts/galera.sh start >/tmp/bm2ironic-galera.env; } >/tmp/bm2ironic-galera.log 2>&1 &
+timed "galera: 3 nodes (background)" bash -c 'scripts/galera.sh clean && scripts/galera.sh start >/tmp/bm2ironic-galera.env' >/tmp/bm2ironic-galera.log 2>&1 &
 GALERA=$!
 trap 'scripts/galera.sh clean >/dev/null 2>&1 || true; scripts/test-services.sh stop || true' EXIT
 
 echo "== a machine to PXE-boot for the next-reboot test (scripts/bootvm.sh: QEMU, Debian's kernel, a disk as nova baremetal left it), built meanwhile =="
-scripts/bootvm.sh >/tmp/bm2ironic-bootvm.env 2>/tmp/bm2ironic-bootvm.log &
+timed "bootvm: the PXE test machine (background)" scripts/bootvm.sh >/tmp/bm2ironic-bootvm.env 2>/tmp/bm2ironic-bootvm.log &
 BOOTVM=$!
 
 echo "== the real clients, each in a cached venv, installed meanwhile: the openstack client (the rehearsal), python-novaclient 7.1.2 (the proxy), nova 34.0.0 (its options, for config::) =="
-{ scripts/clients.sh osc && scripts/novaclient.sh install >/tmp/bm2ironic-novaclient.out && scripts/nova.sh install >/tmp/bm2ironic-nova.out; } >/tmp/bm2ironic-clients.log 2>&1 &
+timed "clients: osc, novaclient, nova 34 venvs (background)" bash -c 'scripts/clients.sh osc && scripts/novaclient.sh install >/tmp/bm2ironic-novaclient.out && scripts/nova.sh install >/tmp/bm2ironic-nova.out' >/tmp/bm2ironic-clients.log 2>&1 &
 CLIENTS=$!
 
 echo "== the real Juno Ironic and nova-compute (2014.2 from their sources, scripts/juno.sh; docs/juno.md): their Python 2.7 venvs and a Juno Nova schema, made meanwhile =="
-{ scripts/juno.sh env && scripts/juno.sh nova-env && scripts/juno.sh nova-schema >/dev/null; } >/tmp/bm2ironic-juno.env 2>/tmp/bm2ironic-juno.log &
+timed "juno: Ironic and Nova 2014.2 venvs (background)" bash -c 'scripts/juno.sh env && scripts/juno.sh nova-env && scripts/juno.sh nova-schema >/dev/null' >/tmp/bm2ironic-juno.env 2>/tmp/bm2ironic-juno.log &
 JUNO=$!
 
 echo "== real Ironic (PyPI ironic==39.0.0): venv, and its schema from ironic-dbsync upgrade on both servers =="
-setup "the real Ironic's schemas" scripts/ironic-schemas.sh
+setup "the real Ironic's schemas" timed "ironic 39: venv and schemas" scripts/ironic-schemas.sh
 
 echo "== real Keystone (PyPI keystone==30.0.0) on 127.0.0.1:15000, shared by the Keystone tests =="
 trap 'scripts/galera.sh clean >/dev/null 2>&1 || true; scripts/keystone.sh stop || true; scripts/test-services.sh stop || true' EXIT
-setup "starting Keystone" scripts/keystone.sh start
+setup "starting Keystone" timed "keystone: venv and start" scripts/keystone.sh start
 
 wait "$CLIENTS" || { cat /tmp/bm2ironic-clients.log >&2; echo "installing the openstack client failed" >&2; exit 1; }
 BM2IRONIC_TEST_NOVACLIENT_VENV=$(tail -1 /tmp/bm2ironic-novaclient.out)
@@ -66,11 +88,11 @@ wait "$BOOTVM" || { cat /tmp/bm2ironic-bootvm.log >&2; echo "test.sh: building t
 setup "reading the boot test machine's settings" cat /tmp/bm2ironic-bootvm.env   # sets BM2IRONIC_TEST_BOOT_DIR: the boot:: test runs
 
 echo "== the house rules (scripts/check-house.py: no import cycle, no file over 600 lines, backends only in db/, docs' paths exist) =="
-python3 scripts/check-house.py
+timed "house rules" python3 scripts/check-house.py
 
 echo "== cargo fmt --check, cargo clippy (warnings are errors) =="
-cargo fmt --check
-cargo clippy --locked --all-targets -- -D warnings
+timed "cargo fmt --check" cargo fmt --check
+timed "cargo clippy" cargo clippy --locked --all-targets -- -D warnings
 
 # Each test that skips (tests/it/common: skip()) appends `<test>: <why>` here; libtest shows nothing of a
 # passing test, so the list is printed after the run. Every server was started above: under CI a skip
@@ -80,7 +102,19 @@ export BM2IRONIC_TEST_SKIPS=/tmp/bm2ironic-test-skips.txt
 
 echo "== cargo test (every server test runs once per backend it applies to: sqlite::, mysql::, postgres::) =="
 status=0
-cargo test --locked "$@" || status=$?
+timed "cargo test: build" cargo test --locked --no-run "$@"
+if [ $# -eq 0 ]; then
+  # the whole suite: each test's own time too (libtest's --report-time, allowed on a stable toolchain by
+  # RUSTC_BOOTSTRAP in the test binaries' environment only, not the compiler's); the 25 slowest are listed
+  CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="env RUSTC_BOOTSTRAP=1" \
+    timed "cargo test: run" cargo test --locked --lib --bins --tests -- -Z unstable-options --report-time \
+    2>&1 | tee /tmp/bm2ironic-test-output.txt || status=$?
+  echo "== the 25 slowest tests =="
+  sed -n 's/^test \(.*\) \.\.\. \([a-zA-Z]*\) <\([0-9.]*\)s>$/\3 \1 \2/p' /tmp/bm2ironic-test-output.txt \
+    | sort -rn | head -25 | awk '{ printf "   %7.1f s  %s %s\n", $1, $2, $3 }'
+else
+  timed "cargo test: run" cargo test --locked "$@" || status=$?
+fi
 if [ -s "$BM2IRONIC_TEST_SKIPS" ]; then
   echo "== $(cut -d' ' -f1 "$BM2IRONIC_TEST_SKIPS" | sort -u | wc -l) test(s) skipped ($BM2IRONIC_TEST_SKIPS) =="
   sort -u "$BM2IRONIC_TEST_SKIPS" | sed 's/^/   /'
@@ -91,4 +125,5 @@ if [ -s "$BM2IRONIC_TEST_SKIPS" ]; then
 else
   echo "== no test skipped =="
 fi
+print_phases
 exit "$status"
