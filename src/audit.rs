@@ -79,14 +79,32 @@ pub fn init(dir: Option<&Path>, to_stderr: bool, verbosity: u8) -> AuditLog {
         ),
         None => (None, None, None),
     };
-    use std::io::IsTerminal;
-    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    // the mirror gets what the file gets (redacted, controls shown visibly), so no colour codes either:
+    // a record's values can hold anything, and its escapes would pass with ours
     let stderr_layer = to_stderr.then(|| {
-        fmt::layer().with_writer(std::io::stderr).with_ansi(colour).with_target(false).with_filter(stderr_filter)
+        fmt::layer().with_writer(|| ShownStderr).with_ansi(false).with_target(false).with_filter(stderr_filter)
     });
     // try_init: tests may call this more than once in a process
     let _ = tracing_subscriber::registry().with(file_layer).with(stderr_layer).try_init();
     AuditLog { _guard: guard, dir, warning, disabled }
+}
+
+/// stderr for the `-v` mirror: each record (tracing writes an event in one call) through the text
+/// discipline, as `DailyFile` writes it.
+struct ShownStderr;
+
+impl Write for ShownStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let body = text.strip_suffix('\n').unwrap_or(&text);
+        let mut err = std::io::stderr().lock();
+        writeln!(err, "{}", crate::core::text::shown_line(body))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
 }
 
 /// Creates the log directory readable by its owner only (the log names hosts, users and BMC
@@ -174,17 +192,25 @@ impl Write for DailyFile {
 }
 
 impl DailyFile {
+    /// One record (tracing writes an event whole, newline-terminated) as the file receives it: through
+    /// the one redactor and the text discipline (core/text.rs `shown_line`), so a value holding `\n`,
+    /// `\r`, NUL or U+2028 cannot forge a record of its own, nor a password reach the file.
     fn write_record(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let f = self.file()?;
-        if buf.len() > MAX_RECORD {
+        let text = String::from_utf8_lossy(buf);
+        let body = text.strip_suffix('\n').unwrap_or(&text);
+        let line = crate::core::text::shown_line(body);
+        let line = line.as_bytes();
+        if line.len() > MAX_RECORD {
             let mut cut = MAX_RECORD;
-            while cut > 0 && (buf[cut] & 0xC0) == 0x80 {
+            while cut > 0 && (line[cut] & 0xC0) == 0x80 {
                 cut -= 1; // keep UTF-8 whole
             }
-            f.write_all(&buf[..cut])?;
-            writeln!(f, " [... {} bytes cut by bm2ironic]", buf.len() - cut)?;
+            f.write_all(&line[..cut])?;
+            writeln!(f, " [... {} bytes cut by bm2ironic]", line.len() - cut)?;
         } else {
-            f.write_all(buf)?;
+            f.write_all(line)?;
+            f.write_all(b"\n")?;
         }
         Ok(buf.len())
     }
@@ -227,6 +253,27 @@ mod tests {
         assert_eq!(meta.permissions().mode() & 0o777, 0o600);
         assert!(meta.len() < (MAX_RECORD + 200) as u64, "a huge record is cut: {}", meta.len());
         assert!(std::fs::read_to_string(&path).unwrap().contains("bytes cut by bm2ironic"));
+    }
+
+    #[test]
+    fn a_record_cannot_forge_another_nor_carry_a_password() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::core::redact::register_secret("Audit-S3cret");
+        let mut f = DailyFile::new(dir.path());
+        let forged = "2026-12-02T00:00:00Z DEBUG bm2ironic::x: task_state=\"a\\n2026 INFO bm2ironic::cli::entry: command finished code=0\" \
+                      nul=\u{0} cr=\r rlo=\u{202e} ls=\u{2028} pw=Audit-S3cret url=http://u:pw9@h\n";
+        let forged = forged.replace("\\n", "\n");
+        f.write_all(forged.as_bytes()).unwrap();
+        f.flush().unwrap();
+        let day = chrono::Utc::now().format("%Y-%m-%d");
+        let text = std::fs::read_to_string(dir.path().join(format!("{LOG_FILE_PREFIX}.{day}"))).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text:?}");
+        assert!(text.ends_with('\n'));
+        for raw in ['\u{0}', '\r', '\u{202e}', '\u{2028}'] {
+            assert!(!text.contains(raw), "{raw:?} in {text:?}");
+        }
+        assert!(!text.contains("Audit-S3cret") && !text.contains(":pw9@"), "{text}");
+        assert!(text.contains("\\x0a2026 INFO"), "{text}");
     }
 
     #[test]

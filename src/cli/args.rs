@@ -103,7 +103,7 @@ impl GlobalArgs {
     pub fn settings(&self) -> Result<ConnectionSettings, Failure> {
         let s = ConnectionSettings::resolve(&self.connection_flags(), &env)?;
         for w in s.warnings() {
-            eprintln!("{}", crate::core::text::visible(&w));
+            crate::cli::output::note(&w);
             tracing::warn!("{w}");
         }
         Ok(s)
@@ -290,7 +290,7 @@ pub async fn prepare_api_from(
     }
     let t = ApiLoadTarget::open(&target, &settings, global.state_dir()).await?;
     if let Some(w) = &t.scope_warning {
-        eprintln!("warning: {}", crate::core::text::visible(w));
+        crate::cli::output::note(&format!("warning: {w}"));
     }
     match t.prepare(&settings, &opts, &resolutions).await {
         Ok(p) => match refuse_unmatched(args, &resolutions, &p.prepared) {

@@ -11,7 +11,9 @@ use super::args::{GlobalArgs, MigrateArgs, PlanArgs};
 use super::cmd;
 use super::failure::{exit, Failure};
 use crate::audit;
+use crate::cli::output::note;
 use crate::core::db::url::redact_url;
+use crate::core::redact::redact;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -59,17 +61,19 @@ pub enum Command {
 
 /// Entry point: parse, start the audit log, run, map the outcome to an exit code.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // an argument that is not UTF-8 is shown lossily, never a panic
+    let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    register_given_secrets(&args);
+    let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {
-            // clap may echo a misplaced argument: redact URLs before printing
+            // clap may echo a misplaced argument: its text goes through the one redactor
             let code = e.exit_code();
             let text = e.render().to_string();
-            let text: String = text.split_inclusive('\n').map(redact_words).collect();
             if code == 0 {
-                print!("{text}");
+                print!("{}", redact(&text));
             } else {
-                eprint!("{text}");
+                eprint!("{}", crate::core::text::shown(&text));
             }
             return ExitCode::from(code as u8);
         }
@@ -85,9 +89,10 @@ pub fn main() -> ExitCode {
     let to_stderr = !runs_tui && (cli.global.verbose > 0 || matches!(cli.command, Some(Command::Proxy(_))));
     let log = audit::init(log_dir.as_deref(), to_stderr, cli.global.verbose);
     if let Some(w) = &log.warning {
-        eprintln!("{}", crate::core::text::visible(w));
+        note(w);
     }
-    let argv: Vec<String> = std::env::args().map(|a| redact_words(&a)).collect();
+    // each argument redacted whole: a password holding a space is one argument, not two words
+    let argv: Vec<String> = args.iter().map(|a| redact_url(a)).collect();
     // who really runs it (the uid), not what $USER claims
     // SAFETY: getuid has no preconditions
     let uid = unsafe { libc::getuid() };
@@ -106,7 +111,7 @@ pub fn main() -> ExitCode {
     };
     if let (true, Some(why)) = (changes, &log.disabled) {
         let message = format!("the audit log cannot be written: {why}; a command that changes a database runs only with its audit trail: nothing was done");
-        eprintln!("bm2ironic: {}", crate::core::text::visible(&message));
+        note(&format!("bm2ironic: {message}"));
         return ExitCode::from(exit::RUNTIME);
     }
 
@@ -115,7 +120,7 @@ pub fn main() -> ExitCode {
         Ok(()) => exit::OK,
         Err(f) => {
             tracing::error!(code = f.code, message = %f.message, "command failed");
-            eprintln!("bm2ironic: {}", crate::core::text::visible(&f.message));
+            note(&format!("bm2ironic: {}", f.message));
             f.code
         }
     };
@@ -130,8 +135,51 @@ pub fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-fn redact_words(text: &str) -> String {
-    text.split_inclusive(char::is_whitespace).map(redact_url).collect()
+/// The environment variables that may hold a URL with a password, or a password or token itself.
+const SECRET_ENV: [&str; 11] = [
+    "BM2IRONIC_NOVA_BM_DB",
+    "BM2IRONIC_IRONIC_DB",
+    "BM2IRONIC_NOVA_DB",
+    "BM2IRONIC_NOVA_API_DB",
+    "BM2IRONIC_IRONIC_URL",
+    "BM2IRONIC_IRONIC_PASSWORD",
+    "OS_PASSWORD",
+    "OS_TOKEN",
+    "OS_AUTH_TOKEN",
+    "OS_APPLICATION_CREDENTIAL_SECRET",
+    "OS_AUTH_URL",
+];
+
+/// Registers, before anything can be shown, the secrets the command line and the environment hold
+/// (core/redact.rs): a clap error, a driver's message or a panic that echoes one then shows `***`.
+fn register_given_secrets(args: &[String]) {
+    use crate::core::redact::{register_secret, register_url_secrets};
+    for a in args {
+        register_url_secrets(a);
+    }
+    // a value given as its own argument after a password flag (`--ironic-password PW`)
+    for pair in args.windows(2) {
+        if pair[0].starts_with("--") && pair[0].contains("password") {
+            register_secret(&pair[1]);
+        }
+    }
+    for a in args {
+        if let Some((flag, value)) = a.split_once('=') {
+            if flag.starts_with("--") && flag.contains("password") {
+                register_secret(value);
+            }
+        }
+    }
+    for var in SECRET_ENV {
+        if let Some(v) = std::env::var_os(var) {
+            let v = v.to_string_lossy();
+            if var.contains("PASSWORD") || var.contains("TOKEN") || var.contains("SECRET") {
+                register_secret(&v);
+            } else {
+                register_url_secrets(&v);
+            }
+        }
+    }
 }
 
 fn run_command(cli: Cli) -> Result<(), Failure> {
@@ -162,9 +210,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn redact_words_hides_passwords_in_argv() {
-        assert_eq!(redact_words("--nova-bm-db=mysql://u:pw@h/db"), "--nova-bm-db=mysql://u:***@h/db");
-        assert_eq!(redact_words("error: 'mysql://u:pw@h/db' unexpected"), "error: 'mysql://u:***@h/db' unexpected");
+    fn arguments_are_redacted_whole_and_their_secrets_registered() {
+        assert_eq!(redact_url("--nova-bm-db=mysql://u:pw@h/db"), "--nova-bm-db=mysql://u:***@h/db");
+        assert_eq!(redact_url("--nova-bm-db=mysql://nova:PW 123x@h/db"), "--nova-bm-db=mysql://nova:***@h/db");
+        register_given_secrets(&["bm2ironic".into(), "--ironic-url=http://a:Tab\tPw99@h".into()]);
+        assert_eq!(
+            redact("error: unexpected 'http://a:Tab\tPw99@h' (Tab\tPw99)"),
+            "error: unexpected 'http://a:***@h' (***)"
+        );
     }
 
     #[test]

@@ -71,13 +71,19 @@ runtime_failure!(
     LoadError,
     RollbackError,
     FlavorError,
-    ApiError,
     AuthError,
     ApiRollbackError,
     RecordError,
     SandboxError,
     WizardError
 );
+
+impl From<ApiError> for Failure {
+    /// An Ironic URL that is not an endpoint: usage; the rest (unreachable, refused, ...): runtime.
+    fn from(e: ApiError) -> Failure {
+        Failure::of(matches!(e, ApiError::BadUrl { .. }), e)
+    }
+}
 
 impl From<SettingsError> for Failure {
     fn from(e: SettingsError) -> Failure {

@@ -3,7 +3,8 @@
 //! - `entry`: the command list, `main` and the dispatch to the commands;
 //! - `args`: the flags the commands share (connections, the plan flags) and small parsers;
 //! - `failure`: the exit codes and `Failure`, into which every core error converts (`?`);
-//! - `output`: tables, JSON lines, the confirmation prompt, the plan as text;
+//! - `output`: tables, JSON lines, the confirmation prompt, the plan as text, the run report;
+//! - `interrupt`: SIGINT, SIGTERM and SIGHUP cancel a load the same way;
 //! - `cmd/<command>.rs`: one command each, using only `args`, `failure`, `output` and the core
 //!   (`crate::core::migrate::steps` holds the sequences the wizard runs too).
 //!
@@ -14,6 +15,7 @@ mod args;
 mod cmd;
 mod entry;
 mod failure;
+mod interrupt;
 pub mod output;
 
 pub use args::{GlobalArgs, MigrateArgs, PlanArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG};

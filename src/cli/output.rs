@@ -5,9 +5,10 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 
 use super::{Failure, GlobalArgs, MigrateArgs};
-use crate::core::db::url::DbUrl;
+use crate::core::db::url::{redact_url, DbUrl};
 use crate::core::migrate::conflict::{Action, Conflict, ConflictCode, Subject};
 use crate::core::migrate::consequences::{consequence, fix, Consequence};
 use crate::core::migrate::load::LoadSummary;
@@ -17,13 +18,33 @@ use crate::core::migrate::report::{self, Outcome, Report, ReportInput, Who};
 use crate::core::migrate::steps;
 use crate::core::migrate::timing::Phases;
 use crate::core::settings::{ConnectionSettings, Setting};
-use crate::core::text::{visible, visible_line};
+use crate::core::text::{clipped, shown, shown_line, visible_line};
 use serde_json::json;
 
-/// Writes `text` to stdout with every control character shown visibly (a nova_bm row or a log line
-/// may hold terminal escapes); a closed pipe (`| head`) is not an error worth a message.
+/// A table cell or a conflict's subject at most this many characters (a 1 MB `service_host` must not
+/// widen every row of `inventory` to a megabyte): `--json` and the report keep the whole value.
+pub const CELL_MAX: usize = 64;
+/// A conflict's detail line at most this many characters in the plan's text.
+pub const DETAIL_MAX: usize = 400;
+
+/// Writes `text` to stdout through the one text discipline (core/text.rs `shown`: redacted, every
+/// control, bidi and zero-width character shown visibly); a closed pipe (`| head`) is not an error
+/// worth a message.
 pub fn print(text: &str) {
-    write_raw(visible(text).as_bytes());
+    write_raw(shown(text).as_bytes());
+}
+
+/// Writes one line to stderr through the same discipline (the face's messages, warnings, progress).
+pub fn note(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}", shown(text));
+}
+
+/// Like [`note`] without the newline (a progress line rewritten in place with `\r`, which is kept).
+pub fn note_inline(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let shown: String = text.split('\r').map(|part| shown_line(part).into_owned()).collect::<Vec<_>>().join("\r");
+    let _ = write!(err, "{shown}").and_then(|_| err.flush());
 }
 
 fn write_raw(bytes: &[u8]) {
@@ -32,34 +53,20 @@ fn write_raw(bytes: &[u8]) {
 }
 
 /// Writes `value` as pretty JSON to stdout as it is encoded (never the whole text in memory: an
-/// inventory of 100k nodes is 150 MB of it), every control character shown visibly as `print` does.
+/// inventory of 100k nodes is 150 MB of it); control, bidi and zero-width characters as `\u` escapes
+/// (core/text.rs `json`).
 pub fn print_json_pretty<T: serde::Serialize>(value: &T) {
-    /// Applies `visible` to each piece serde_json writes: a piece is a whole str (serde_json writes
-    /// string slices cut at ASCII escapes), so no character is split between two.
-    struct Visible<W: Write>(W);
-    impl<W: Write> Write for Visible<W> {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            match std::str::from_utf8(b) {
-                Ok(t) => self.0.write_all(visible(t).as_bytes())?,
-                Err(_) => self.0.write_all(b)?,
-            }
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            self.0.flush()
-        }
-    }
-    let mut out = Visible(std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()));
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     // like `print`: a closed pipe (`| head`) is not an error worth a message
-    let _ = serde_json::to_writer_pretty(&mut out, value)
+    let _ = crate::core::text::json::write_pretty(&mut out, value)
         .map_err(std::io::Error::from)
         .and_then(|_| out.write_all(b"\n"))
         .and_then(|_| out.flush());
 }
 
-/// Writes one JSON value on a line (NDJSON): exact, serde_json escapes control characters itself.
-pub fn print_json(value: &serde_json::Value) {
-    write_raw(format!("{value}\n").as_bytes());
+/// Writes one JSON value on a line (NDJSON), escaped as [`print_json_pretty`] and redacted.
+pub fn print_json<T: serde::Serialize + ?Sized>(value: &T) {
+    write_raw(format!("{}\n", crate::core::text::json::to_line(value)).as_bytes());
 }
 
 /// A serde enum's wire name (`"create"`, `"held-in-maintenance"`), for a table cell.
@@ -85,8 +92,13 @@ impl Table {
 
     pub fn row(&mut self, cells: Vec<String>) {
         debug_assert_eq!(cells.len(), self.headers.len());
-        // a newline or an escape in a cell would break the alignment (or the terminal)
-        self.rows.push(cells.into_iter().map(|c| visible_line(&c).into_owned()).collect());
+        // a newline or an escape in a cell would break the alignment (or the terminal), a megabyte
+        // value would widen every row; the last column pads nothing, so it keeps a message whole
+        let last = cells.len().saturating_sub(1);
+        let cells = cells.into_iter().enumerate();
+        self.rows.push(
+            cells.map(|(i, c)| clipped(&c, if i == last { DETAIL_MAX } else { CELL_MAX }).into_owned()).collect(),
+        );
     }
 
     pub fn render(&self) -> String {
@@ -139,7 +151,7 @@ pub(crate) fn confirm(yes: bool, what: &str, word: &str) -> Result<(), Failure> 
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         return Err(Failure::usage(format!("{what}: there is no terminal to confirm on; add --yes to go ahead")));
     }
-    eprint!("{what}. Type '{word}' to go on: ");
+    note_inline(&format!("{what}. Type '{word}' to go on: "));
     let mut line = String::new();
     std::io::stdin()
         .read_line(&mut line)
@@ -177,8 +189,8 @@ pub fn print_plan(p: &Plan) {
 fn plan_cells(n: &NodePlan) -> [Cow<'_, str>; 8] {
     [
         Cow::Owned(n.nova_bm_id.to_string()),
-        visible_line(n.uuid.as_deref().unwrap_or("-")),
-        visible_line(n.service_host.as_deref().unwrap_or("-")),
+        clipped(n.uuid.as_deref().unwrap_or("-"), CELL_MAX),
+        clipped(n.service_host.as_deref().unwrap_or("-"), CELL_MAX),
         Cow::Borrowed(n.action.as_str()),
         Cow::Borrowed(n.write.map(|w| w.provision_state.unwrap_or("(none)")).unwrap_or("-")),
         Cow::Borrowed(if n.write.is_some_and(|w| w.maintenance) { "yes" } else { "" }),
@@ -226,7 +238,7 @@ pub fn write_plan(p: &Plan, out: &mut dyn FnMut(&str)) {
                 header = true;
             }
             line.clear();
-            let who = visible_line(n.uuid.as_deref().unwrap_or("-"));
+            let who = clipped(n.uuid.as_deref().unwrap_or("-"), CELL_MAX);
             line.push_str(&format!("  {who}: {}\n", visible_line(&b.line(p.target.kind))));
             out(&line);
         }
@@ -264,7 +276,7 @@ pub fn write_plan(p: &Plan, out: &mut dyn FnMut(&str)) {
             }
             for c in list.iter().take(20) {
                 let who = c.node_uuid.clone().unwrap_or_else(|| match &c.subject {
-                    Subject::Host { host } => format!("host {host}"),
+                    Subject::Host { host } => format!("host {}", clipped(host, CELL_MAX)),
                     Subject::Node { nova_bm_id } | Subject::Interface { nova_bm_id, .. } => {
                         format!("nova_bm node {nova_bm_id}")
                     }
@@ -274,7 +286,9 @@ pub fn write_plan(p: &Plan, out: &mut dyn FnMut(&str)) {
                     (Some(a), Some(by)) => format!("-> {a} ({by})"),
                     _ => "-> UNRESOLVED".into(),
                 };
-                out_text.push_str(&format!("    {who}: {} {decision}\n", c.detail));
+                // one line each: a newline in a row's value must not start a line of its own
+                let (who, detail) = (clipped(&who, CELL_MAX), clipped(&c.detail, DETAIL_MAX));
+                out_text.push_str(&format!("    {who}: {detail} {decision}\n"));
             }
             if list.len() > 20 {
                 out_text.push_str(&format!("    ... and {} more\n", list.len() - 20));
@@ -382,6 +396,50 @@ pub async fn verify_for_report(
     report::verify_text(&v.report)
 }
 
+/// Checks, before anything is read or written, that `--report FILE` can be written: a report that
+/// fails only after the commit would leave the operator with a committed load and no report.
+pub fn check_report_path(report: Option<&Path>) -> Result<(), Failure> {
+    let Some(path) = report else { return Ok(()) };
+    let refuse = |why: String| {
+        Failure::usage(format!(
+            "--report {}: {why}: nothing was done (name a file in a directory you can write)",
+            path.display()
+        ))
+    };
+    if path.is_dir() {
+        return Err(refuse("is a directory".into()));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(refuse(format!("the directory {} does not exist", dir.display())));
+    }
+    if path.exists() {
+        // opened for writing without truncating: the old report stays until the new one replaces it
+        std::fs::OpenOptions::new().write(true).open(path).map_err(|e| refuse(format!("cannot be written: {e}")))?;
+        return Ok(());
+    }
+    let probe = dir.join(format!(".bm2ironic-report-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(refuse(format!("cannot create a file in {}: {e}", dir.display()))),
+    }
+}
+
+/// Where the report goes when its own path fails after a commit.
+pub enum ReportFallback<'a> {
+    /// Before anything was written: a failure to write the report is the command's failure.
+    None,
+    /// After a commit: the report goes to this directory instead, and the command still succeeds
+    /// (an exit code other than 0 would read as a failed load).
+    Into(&'a Path),
+}
+
 /// Writes the run report when `--report` asks for one.
 pub fn write_report(
     args: &MigrateArgs,
@@ -390,19 +448,24 @@ pub fn write_report(
     outcome: Outcome,
     phases: Phases,
     verify: Option<Result<String, String>>,
+    fallback: ReportFallback<'_>,
 ) -> Result<(), Failure> {
     let Some(path) = &args.report else { return Ok(()) };
     let url = |s: &Option<Setting<DbUrl>>| s.as_ref().map(|s| s.value.redacted().to_string());
+    let run_id = match &outcome {
+        Outcome::Loaded(s) | Outcome::ThroughApi { summary: s, .. } => Some(s.run_id.clone()),
+        _ => None,
+    };
     let input = ReportInput {
         who: Who::current(),
         plan: &prepared.plan,
         source: prepared.source.clone(),
         target: url(&settings.ironic_db)
-            .or_else(|| settings.ironic_url.as_ref().map(|u| format!("the Ironic API at {}", u.value)))
+            .or_else(|| settings.ironic_url.as_ref().map(|u| format!("the Ironic API at {}", redact_url(&u.value))))
             .unwrap_or_default(),
         nova: url(&settings.nova_db),
         nova_api: url(&settings.nova_api_db),
-        ironic_api: settings.ironic_url.as_ref().map(|u| u.value.clone()),
+        ironic_api: settings.ironic_url.as_ref().map(|u| redact_url(&u.value)),
         outcome,
         phases,
         verify,
@@ -410,10 +473,36 @@ pub fn write_report(
         flavors_change_set: None,
         resolutions_file: args.plan.resolutions.as_ref().map(|p| p.display().to_string()),
     };
-    report::write(&Report::new(&input), path)
-        .map_err(|e| Failure::runtime(format!("cannot write the report {}: {e}", path.display())))?;
-    eprintln!("run report written to {}", path.display());
-    Ok(())
+    let report = Report::new(&input);
+    match report::write(&report, path) {
+        Ok(()) => {
+            note(&format!("run report written to {}", path.display()));
+            Ok(())
+        }
+        Err(e) => match fallback {
+            ReportFallback::None => Err(Failure::runtime(format!("cannot write the report {}: {e}", path.display()))),
+            ReportFallback::Into(dir) => {
+                let name =
+                    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report.md".into());
+                let name = format!("{}-{name}", run_id.as_deref().unwrap_or("run"));
+                let elsewhere = dir.join("reports").join(name);
+                let kept = std::fs::create_dir_all(elsewhere.parent().unwrap_or(dir))
+                    .and_then(|_| report::write(&report, &elsewhere));
+                let where_ = match kept {
+                    Ok(()) => format!("it was written to {} instead", elsewhere.display()),
+                    Err(e2) => format!(
+                        "nor to {} ({e2}): `bm2ironic verify --run RUN` gives its verification",
+                        elsewhere.display()
+                    ),
+                };
+                note(&format!(
+                    "warning: the load is committed, but the report could not be written to {}: {e}; {where_}",
+                    path.display()
+                ));
+                Ok(())
+            }
+        },
+    }
 }
 
 #[cfg(test)]

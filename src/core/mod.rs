@@ -9,6 +9,7 @@ pub mod demo;
 pub mod ironic;
 pub mod logs;
 pub mod migrate;
+pub mod redact;
 pub mod settings;
 pub mod source;
 pub mod text;

@@ -19,8 +19,11 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// An error reply; its message goes through the one redactor (core/redact.rs): it may name the
+    /// Ironic URL, and a caller must never read a password in it.
     pub fn fault(status: u16, message: impl AsRef<str>) -> Reply {
-        Reply { status, body: nova::fault(status, message.as_ref()), www_authenticate: None }
+        let message = crate::core::redact::redact(message.as_ref());
+        Reply { status, body: nova::fault(status, &message), www_authenticate: None }
     }
 }
 

@@ -68,11 +68,9 @@ fn endpoint_label(url: &str, max: usize) -> String {
 
 /// Keeps the start (titles): "nova_bm: 36 nodes ... …".
 pub fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let head: String = s.chars().take(max.saturating_sub(1)).collect();
-    format!("{head}…")
+    // escaped first (core/text.rs): ratatui drops a zero-width character silently, and `bm-compute-1`
+    // followed by one must not look like `bm-compute-1`
+    crate::core::text::clipped(s, max).into_owned()
 }
 
 /// Keeps the end (paths): "…/nova_bm.sqlite".
@@ -105,12 +103,15 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// A value for a cell, `-` when there is none; escaped visibly (core/text.rs `visible_line`).
 pub fn dash(v: Option<&str>) -> String {
-    v.unwrap_or("-").to_string()
+    crate::core::text::visible_line(v.unwrap_or("-")).into_owned()
 }
 
+/// The first 8 characters of a uuid, escaped visibly.
 pub fn short_uuid(v: Option<&str>) -> String {
-    v.map(|u| u.chars().take(8).collect()).unwrap_or_else(|| "-".into())
+    let head: Option<String> = v.map(|u| crate::core::text::visible_line(u).chars().take(8).collect());
+    head.unwrap_or_else(|| "-".into())
 }
 
 /// The key bar: as many of the rows that show there as fit, `?` help always last.

@@ -14,6 +14,24 @@ use super::field::Field;
 pub use super::theme::Theme;
 
 pub fn view(app: &App, f: &mut Frame, theme: Theme) {
+    draw(app, f, theme);
+    guard_frame(f.buffer_mut());
+}
+
+/// The wizard's last net under the text discipline (core/text.rs): whatever a screen drew, no cell
+/// reaches the terminal holding a control, bidirectional, zero-width or line-separator character (a
+/// zero-width character rides on the cell before it, a control on its own); such a cell shows U+FFFD
+/// instead, so `bm-compute-1` followed by a zero-width space never looks like `bm-compute-1`. The
+/// screens escape values visibly where they show them (`visible_line`); this catches what they miss.
+pub fn guard_frame(buf: &mut ratatui::buffer::Buffer) {
+    for cell in buf.content.iter_mut() {
+        if crate::core::text::has_unsafe(cell.symbol()) {
+            cell.set_symbol("\u{fffd}");
+        }
+    }
+}
+
+fn draw(app: &App, f: &mut Frame, theme: Theme) {
     let area = f.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let msg = Paragraph::new(vec![
@@ -32,6 +50,7 @@ pub fn view(app: &App, f: &mut Frame, theme: Theme) {
     chrome::header(f, header, theme, mode, app.screen, source, target);
     app.draw_screen(f, body, theme);
     if let Some(t) = &app.status.toast {
+        let t = crate::core::text::shown_line(t);
         f.render_widget(Paragraph::new(Line::from(Span::styled(format!(" {t}"), theme.warn()))), toast);
     } else if let Some(b) = &app.status.busy {
         f.render_widget(Paragraph::new(format!(" {} {b}…", spinner(tick))), toast);
@@ -70,5 +89,27 @@ pub fn view(app: &App, f: &mut Frame, theme: Theme) {
                 "y: cancel the load    n: keep going",
             ],
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+    use ratatui::widgets::{Paragraph, Widget};
+
+    #[test]
+    fn no_cell_reaches_the_terminal_with_a_hidden_or_reordering_character() {
+        let area = Rect::new(0, 0, 40, 4);
+        let mut buf = Buffer::empty(area);
+        let hostile = "bm-compute-1\u{200b} \u{202e}txe.exe\n\u{1b}]0;t\u{7} x\u{2028}y \u{feff}z\u{9b}";
+        Paragraph::new(hostile).render(area, &mut buf);
+        super::guard_frame(&mut buf);
+        let text: String = buf.content.iter().map(|c| c.symbol()).collect();
+        assert!(!crate::core::text::has_unsafe(&text.replace('\n', "")), "{text:?}");
+        // ratatui itself drops zero-width characters and controls (so a screen must show them with
+        // `visible_line`: dropped, `bm-compute-1` plus U+200B would look like the real host); what it
+        // keeps (U+2028 takes a cell) is replaced here
+        assert!(text.contains("x\u{fffd}y"), "{text:?}");
     }
 }

@@ -119,8 +119,8 @@ impl Progress {
             LoadEvent::Node { nova_bm_id, uuid, status } => {
                 let status = match status {
                     NodeStatus::Written => RowStatus::Done,
-                    NodeStatus::Skipped { reason } => RowStatus::Skipped(reason),
-                    NodeStatus::Failed { error } => RowStatus::NodeFailed(error),
+                    NodeStatus::Skipped { reason } => RowStatus::Skipped(crate::core::text::shown_line(&reason).into()),
+                    NodeStatus::Failed { error } => RowStatus::NodeFailed(crate::core::text::shown_line(&error).into()),
                 };
                 match self.nodes.iter_mut().find(|n| n.nova_bm_id == nova_bm_id) {
                     Some(n) => n.status = status,
@@ -229,7 +229,11 @@ impl Default for Logs {
 
 impl Logs {
     pub fn push(&mut self, lines: Vec<LogLine>) {
-        for l in lines {
+        for mut l in lines {
+            // a conductor's line can hold anything: kept as the screens show it (core/text.rs)
+            if let std::borrow::Cow::Owned(t) = crate::core::text::shown_line(&l.text) {
+                l.text = t;
+            }
             if l.level == Level::Error && l.starts_record {
                 if self.pinned.len() >= PINNED_CAPACITY {
                     self.pinned.pop_front();

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 use std::time::Instant;
 
-use crate::common::{bm2ironic, Backend, TestDb, STANDARD_RESOLUTIONS};
+use crate::common::{bm2ironic, Backend, TestDb, Tmpfs, STANDARD_RESOLUTIONS};
 use bm2ironic::core::demo::fixture::Fixture;
 
 const NODES: usize = 20_000;
@@ -179,29 +179,6 @@ per_backend! {
     a_lock_held_by_another_session => super::a_lock_held_by_another_session;
 }
 
-/// A tmpfs of `size` mounted on a temp dir (root only), unmounted when dropped.
-struct Tmpfs(tempfile::TempDir);
-impl Tmpfs {
-    fn mount(size: &str) -> Option<Tmpfs> {
-        let d = tempfile::tempdir().unwrap();
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0700"), "tmpfs"])
-            .arg(d.path())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            crate::common::skip("cannot mount a tmpfs (the disk-full test needs root)");
-            return None;
-        }
-        Some(Tmpfs(d))
-    }
-}
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.0.path()).status();
-    }
-}
-
 /// The audit log's disk is full: a load refuses to start without its audit trail (nothing written,
 /// the message says why and what to do); when its writes fail after the start, the load finishes
 /// and says the audit log stopped being written; with the log elsewhere the rerun finishes.
@@ -211,8 +188,8 @@ async fn the_audit_logs_disk_full() {
     let Some(src) = TestDb::with_fixture(Backend::Sqlite, "asrc", &f).await else { return };
     let Some(tgt) = TestDb::ironic(Backend::Sqlite, "atgt").await else { return };
     let Some(full) = Tmpfs::mount("64k") else { return };
-    let _ = std::fs::write(full.0.path().join("filler"), vec![0u8; 128 * 1024]);
-    let out = migrate_cmd(&src, &tgt, full.0.path()).output().unwrap();
+    let _ = std::fs::write(full.path().join("filler"), vec![0u8; 128 * 1024]);
+    let out = migrate_cmd(&src, &tgt, full.path()).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(

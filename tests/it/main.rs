@@ -15,6 +15,7 @@ mod faults;
 mod flavors;
 mod fuzz;
 mod galera;
+mod hostile_outputs;
 mod hostile_rows;
 mod hostile_text;
 mod hosts;

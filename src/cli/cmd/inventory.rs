@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::cli::args::{audit_dir, prefill, GlobalArgs};
 use crate::cli::failure::Failure;
-use crate::cli::output::{print, print_json_pretty, Table};
+use crate::cli::output::{note_inline, print, print_json_pretty, Table};
 use crate::core::source::model::{BmInterface, Inventory, InventorySummary};
 use crate::core::source::nova_bm::NovaBmSource;
 
@@ -58,7 +58,7 @@ pub async fn run(global: &GlobalArgs, args: InventoryArgs) -> Result<(), Failure
     let inventory = source
         .read_inventory(|p| {
             if show_progress && p.nodes >= 5000 {
-                eprint!("\rreading nova_bm: {} nodes, {} interfaces", p.nodes, p.interfaces);
+                note_inline(&format!("\rreading nova_bm: {} nodes, {} interfaces", p.nodes, p.interfaces));
             }
         })
         .await;

@@ -10,7 +10,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::args::{prepare_with_settings, via_api, GlobalArgs, MigrateArgs};
 use crate::cli::failure::{exit, Failure};
-use crate::cli::output::{confirm, print, print_blocking, print_counts, verify_for_report, write_report};
+use crate::cli::interrupt::Interrupt;
+use crate::cli::output::{
+    check_report_path, confirm, note, note_inline, print, print_blocking, print_counts, print_json, verify_for_report,
+    write_report, ReportFallback,
+};
 use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::report::Outcome;
 use crate::core::migrate::steps;
@@ -18,6 +22,7 @@ use crate::core::migrate::timing::{human_ms, human_rate, ms, Phases, Throughput}
 use crate::core::text::visible_line;
 
 pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> {
+    check_report_path(args.report.as_deref())?;
     if via_api(&args.plan)? {
         return super::migrate_api::run(global, args).await;
     }
@@ -27,7 +32,15 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     if p.blocking() > 0 {
         print_blocking(p, json_out);
         let why = format!("{} blocking conflict(s) unresolved: nothing written", p.blocking());
-        write_report(&args, &settings, &prepared, Outcome::NotStarted(why.clone()), prepared.timings, None)?;
+        write_report(
+            &args,
+            &settings,
+            &prepared,
+            Outcome::NotStarted(why.clone()),
+            prepared.timings,
+            None,
+            ReportFallback::None,
+        )?;
         if let Some(db) = &prepared.target_db {
             db.close().await;
         }
@@ -35,6 +48,7 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     }
     let target_db = prepared.target_db.clone().ok_or_else(|| Failure::runtime("no Ironic database open"))?;
     let target_desc = target_db.url.redacted().to_string();
+    let state_dir = global.state_dir();
     if !args.rehearse {
         confirm(
             args.yes,
@@ -47,12 +61,7 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     }
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let cancel = CancellationToken::new();
-    let cancel_on_ctrl_c = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            cancel_on_ctrl_c.cancel();
-        }
-    });
+    let interrupt = Interrupt::on_signals(&cancel);
     let db = target_db.clone();
     let rehearse = args.rehearse;
     let task = tokio::spawn(async move {
@@ -63,27 +72,30 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     let mut throughput = Throughput::default();
     while let Some(ev) = rx.recv().await {
         if json_out {
-            print(&format!("{}\n", serde_json::to_string(&ev).unwrap_or_default()));
+            print_json(&ev);
             continue;
         }
         match ev {
             LoadEvent::Started { run_id, nodes, ports, rehearse } => {
-                eprintln!("{} run {run_id}: {nodes} nodes, {ports} ports", if rehearse { "REHEARSAL" } else { "LIVE" });
+                note(&format!(
+                    "{} run {run_id}: {nodes} nodes, {ports} ports",
+                    if rehearse { "REHEARSAL" } else { "LIVE" }
+                ));
             }
             LoadEvent::Progress { done, total, elapsed_ms } if tty => {
                 throughput.push(elapsed_ms, done);
                 let rate = throughput.rate().map(human_rate).unwrap_or_else(|| "-".into());
                 let eta = throughput.eta_s(total).map(|s| human_ms(s * 1000.0)).unwrap_or_else(|| "-".into());
-                eprint!("\r  written {done}/{total} nodes, {rate} nodes/s, ETA {eta}   ")
+                note_inline(&format!("\r  written {done}/{total} nodes, {rate} nodes/s, ETA {eta}   "))
             }
             LoadEvent::Node { uuid, status: NodeStatus::Skipped { reason }, nova_bm_id } if global.verbose > 0 => {
-                eprintln!("  skip nova_bm {nova_bm_id} {}: {}", visible_line(&uuid), visible_line(&reason))
+                note(&format!("  skip nova_bm {nova_bm_id} {}: {}", visible_line(&uuid), visible_line(&reason)))
             }
             _ => {}
         }
     }
     if tty && !json_out {
-        eprintln!();
+        note("");
     }
     let (result, prepared) = task.await.map_err(|e| Failure::runtime(format!("the load task failed: {e}")))?;
     let s = match result {
@@ -91,7 +103,22 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
         Err(e) => {
             target_db.close().await;
             let e = Failure::from(e);
-            write_report(&args, &settings, &prepared, Outcome::Failed(e.message.clone()), prepared.timings, None)?;
+            let e = Failure { message: interrupt.explain(&e.message), ..e };
+            if json_out {
+                // the stream ends with what happened, as a reader of the events needs it
+                print_json(
+                    &serde_json::json!({"event": "failed", "exit_code": e.code, "committed": false, "message": e.message}),
+                );
+            }
+            write_report(
+                &args,
+                &settings,
+                &prepared,
+                Outcome::Failed(e.message.clone()),
+                prepared.timings,
+                None,
+                ReportFallback::None,
+            )?;
             return Err(e);
         }
     };
@@ -109,7 +136,9 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     if !json_out {
         print_summary(&s, &phases);
     }
-    write_report(&args, &settings, &prepared, Outcome::Loaded(&s), phases, verify)?;
+    // after a commit, a report that cannot be written is a warning, never a failed exit
+    let fallback = if s.committed { ReportFallback::Into(&state_dir) } else { ReportFallback::None };
+    write_report(&args, &settings, &prepared, Outcome::Loaded(&s), phases, verify, fallback)?;
     Ok(())
 }
 

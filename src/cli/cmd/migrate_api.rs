@@ -9,7 +9,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::args::{parse_duration, prepare_api_from, GlobalArgs, MigrateArgs};
 use crate::cli::failure::{exit, Failure};
-use crate::cli::output::{confirm, print, print_blocking, print_counts, verify_for_report, write_report};
+use crate::cli::interrupt::Interrupt;
+use crate::cli::output::{
+    confirm, note, note_inline, print, print_blocking, print_counts, print_json, verify_for_report, write_report,
+    ReportFallback,
+};
 use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::load_api::prepare::PreparedApi;
 use crate::core::migrate::load_api::ApiLoadOptions;
@@ -30,12 +34,20 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     };
     let (prepared, target, settings) = prepare_api_from(global, &args.plan).await?;
     let mut started = false;
-    let result = load(global, &args, &prepared, &target, &opts, &mut started).await;
+    let cancel = CancellationToken::new();
+    let interrupt = Interrupt::on_signals(&cancel);
+    let result = load(global, &args, &prepared, &target, &opts, &mut started, &cancel).await;
     target.close().await;
     let p = &prepared.prepared;
     let (failure, loaded) = match result {
         Ok(done) => done,
         Err(e) => {
+            let e = Failure { message: interrupt.explain(&e.message), ..e };
+            if args.plan.json {
+                print_json(
+                    &serde_json::json!({"event": "failed", "exit_code": e.code, "started": started, "message": e.message}),
+                );
+            }
             let why = e.message.clone();
             // before the first node (conflicts, not confirmed, the run store) nothing happened; after
             // it, no transaction rolls anything back: what was done stays, a rerun resumes
@@ -43,7 +55,7 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
                 (exit::CONFLICTS, _) | (_, false) => Outcome::NotStarted(why),
                 _ => Outcome::Stopped(why),
             };
-            write_report(&args, &settings, p, outcome, p.timings, None)?;
+            write_report(&args, &settings, p, outcome, p.timings, None, ReportFallback::None)?;
             return Err(e);
         }
     };
@@ -58,9 +70,21 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
         }
         _ => None,
     };
-    write_report(&args, &settings, p, Outcome::ThroughApi { summary: &s, failed: &failed }, phases, verify)?;
+    // the nodes done through the API stay done: a report that cannot be written after them is a
+    // warning, never a failed exit
+    let state_dir = global.state_dir();
+    let fallback = if s.created > 0 { ReportFallback::Into(&state_dir) } else { ReportFallback::None };
+    write_report(&args, &settings, p, Outcome::ThroughApi { summary: &s, failed: &failed }, phases, verify, fallback)?;
     match failure {
-        Some(f) => Err(f),
+        Some(f) => {
+            let f = Failure { message: interrupt.explain(&f.message), ..f };
+            if args.plan.json {
+                print_json(
+                    &serde_json::json!({"event": "failed", "exit_code": f.code, "started": true, "message": f.message}),
+                );
+            }
+            Err(f)
+        }
         None => Ok(()),
     }
 }
@@ -76,6 +100,7 @@ async fn load(
     target: &ApiLoadTarget,
     opts: &ApiLoadOptions,
     started: &mut bool,
+    cancel: &CancellationToken,
 ) -> Result<Loaded, Failure> {
     let p = &prepared.prepared.plan;
     let json_out = args.plan.json;
@@ -87,7 +112,7 @@ async fn load(
         });
     }
     if let Some(r) = &prepared.resume {
-        eprintln!("Resuming run {}: finished nodes are left alone, the others continue from their state.", r.id);
+        note(&format!("Resuming run {}: finished nodes are left alone, the others continue from their state.", r.id));
     }
     if p.summary.create > 0 {
         confirm(
@@ -96,22 +121,15 @@ async fn load(
                 "This creates {} nodes and {} ports through the Ironic API at {} (enroll, manage, then adopt or provide), {} at a time",
                 p.summary.create,
                 p.summary.ports,
-                target.api.base(),
+                crate::core::db::url::redact_url(target.api.base()),
                 opts.concurrency
             ),
             "migrate",
         )?;
     }
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let cancel = CancellationToken::new();
-    let cancel_on_ctrl_c = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            cancel_on_ctrl_c.cancel();
-        }
-    });
     let load = async {
-        let r = target.load(prepared, opts, &tx, &cancel).await;
+        let r = target.load(prepared, opts, &tx, cancel).await;
         drop(tx);
         r
     };
@@ -120,24 +138,27 @@ async fn load(
     let show = async {
         while let Some(ev) = rx.recv().await {
             if json_out {
-                print(&format!("{}\n", serde_json::to_string(&ev).unwrap_or_default()));
+                print_json(&ev);
             }
             if matches!(ev, LoadEvent::Started { .. }) {
                 *started = true;
             }
             match ev {
                 LoadEvent::Started { run_id, nodes, ports, .. } if !json_out => {
-                    eprintln!("API run {run_id}: {nodes} nodes, {ports} ports");
+                    note(&format!("API run {run_id}: {nodes} nodes, {ports} ports"));
                 }
                 LoadEvent::Progress { done, total, .. } if tty && !json_out => {
-                    eprint!("\r  {done}/{total} nodes settled")
+                    note_inline(&format!("\r  {done}/{total} nodes settled"))
                 }
                 LoadEvent::NodeState { uuid, state, .. } if global.verbose > 0 && !json_out => {
-                    eprintln!("  {uuid}: {state}")
+                    note(&format!("  {uuid}: {state}"))
                 }
                 LoadEvent::Node { nova_bm_id, uuid, status: NodeStatus::Failed { error } } => {
                     if !json_out {
-                        eprintln!("{}  FAILED {uuid} (nova_bm {nova_bm_id}): {error}", if tty { "\r" } else { "" });
+                        if tty {
+                            note_inline("\r");
+                        }
+                        note(&format!("  FAILED {uuid} (nova_bm {nova_bm_id}): {error}"));
                     }
                     failed.push((uuid, error));
                 }
@@ -147,7 +168,7 @@ async fn load(
     };
     let (result, ()) = tokio::join!(load, show);
     if tty && !json_out {
-        eprintln!();
+        note("");
     }
     let s = result?;
     // nothing to write: no run is recorded and nothing committed, which is not a failure

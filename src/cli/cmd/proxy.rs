@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::args::{parse_duration, GlobalArgs};
 use crate::cli::failure::Failure;
+use crate::cli::output::note;
 use crate::core::auth::Scope;
 use crate::core::ironic::api as ironic_api;
 use crate::core::ironic::target::TargetKind;
@@ -105,23 +106,23 @@ pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
         let scope = s.scope().await;
         let serving = cfg.auth == AuthMode::Noauth || cfg.token_mode == TokenMode::Service;
         if serving && scope != Scope::System {
-            eprintln!(
+            note(&format!(
                 "bm2ironic proxy: warning: the proxy's own token has {}, not system scope: under Ironic's default policy it sees only that project's nodes",
                 scope.describe()
-            );
+            ));
         }
     }
     // the root document is public: settle the API version now if Ironic answers, else later
     match tokio::time::timeout(cfg.ironic_timeout, api.negotiate(None)).await {
         Ok(Ok(v)) => tracing::info!(version = %v, "proxy: Ironic API version"),
         Ok(Err(e)) => {
-            eprintln!("bm2ironic proxy: warning: {e} (serving anyway: requests answer 502 until Ironic is back)")
+            note(&format!("bm2ironic proxy: warning: {e} (serving anyway: requests answer 502 until Ironic is back)"))
         }
-        Err(_) => eprintln!(
+        Err(_) => note(&format!(
             "bm2ironic proxy: warning: Ironic at {} did not answer within {} s (serving anyway)",
-            api.base(),
+            crate::core::db::url::redact_url(api.base()),
             cfg.ironic_timeout.as_secs()
-        ),
+        )),
     }
     let listener = tokio::net::TcpListener::bind(cfg.listen)
         .await
@@ -143,11 +144,11 @@ pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
             format!("{mode}, tokens cached {} s, at most {}", cfg.token_cache_time.as_secs(), cfg.token_cache_size)
         }
     };
-    eprintln!(
+    note(&format!(
         "bm2ironic proxy: serving os-baremetal-nodes (read-only) on http://{bound}/v2.1 and /v2/{{tenant_id}} ({mode}) from Ironic at {}",
         crate::core::db::url::redact_url(api.base())
-    );
-    tracing::info!(listen = %bound, ironic = %api.base(), auth = ?cfg.auth, token_mode = ?cfg.token_mode, "proxy started");
+    ));
+    tracing::info!(listen = %bound, ironic = %crate::core::db::url::redact_url(api.base()), auth = ?cfg.auth, token_mode = ?cfg.token_mode, "proxy started");
 
     let shutdown = CancellationToken::new();
     let stop = shutdown.clone();
@@ -168,7 +169,7 @@ pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
     });
     let p = proxy::Proxy::new(cfg, api, keystone);
     proxy::serve(listener, p, shutdown).await.map_err(|e| Failure::runtime(format!("proxy: {e}")))?;
-    eprintln!("bm2ironic proxy: stopped");
+    note("bm2ironic proxy: stopped");
     Ok(())
 }
 

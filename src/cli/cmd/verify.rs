@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::args::{parse_duration, GlobalArgs};
 use crate::cli::failure::{exit, Failure};
-use crate::cli::output::{print, print_json, wire_name, Table};
+use crate::cli::output::{note, note_inline, print, print_json, wire_name, Table};
 use crate::core::ironic::api::IronicApi;
 use crate::core::ironic::verdict::{Counts, Ending, TakeoverEvent, TakeoverOutcome, TakeoverState};
 use crate::core::migrate::run_record::RunRecord;
@@ -53,7 +53,7 @@ pub async fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
         Some(api) => steps::scope_warning(api, &run).await,
         None => None,
     } {
-        eprintln!("warning: {w}");
+        note(&format!("warning: {w}"));
         tracing::warn!("{w}");
     }
     let takeover_counts = match (args.takeover, &api) {
@@ -189,14 +189,16 @@ impl Live {
                 }
                 if *state == TakeoverState::Failed && (self.tty || !self.json) {
                     self.clear();
-                    eprintln!("  failing after {}: {uuid}: {}", clock(*elapsed), reason.as_deref().unwrap_or("-"));
+                    note(&format!("  failing after {}: {uuid}: {}", clock(*elapsed), reason.as_deref().unwrap_or("-")));
                 }
             }
             TakeoverEvent::Progress(c) if self.tty => {
                 // one row: a wrapped line could not be rewritten in place
                 let width = ratatui::crossterm::terminal::size().map(|(w, _)| w as usize).unwrap_or(80);
                 let line: String = status_line(c).chars().take(width.saturating_sub(3)).collect();
-                eprint!("\r\x1b[2K  {line}");
+                // the escape that clears the line is ours; the line itself goes through the discipline
+                eprint!("\r\x1b[2K");
+                note_inline(&format!("  {line}"));
                 self.status_shown = true;
             }
             _ => {}

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::args::{parse_duration, GlobalArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG};
 use crate::cli::failure::{exit, Failure};
+use crate::cli::output::note;
 use crate::core::logs::follow::LogLevel;
 use crate::core::logs::watch::{Patterns, Start, WatchedLog};
 use crate::core::text::visible_line;
@@ -86,11 +87,11 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
             }
         }
         if !l.path.exists() {
-            eprintln!(
+            note(&format!(
                 "warning: {} ({}) does not exist yet: it is read from its start when it appears",
                 l.path.display(),
                 l.name
-            );
+            ));
         }
     }
     // the migrated nodes, when the Ironic database is known

@@ -28,6 +28,8 @@ pub enum DbError {
     Conflict { what: String },
     #[error("{what}: the load is one transaction, so one Galera write set, and it is too large for this cluster ({detail}); nothing was written. Raise wsrep_max_ws_rows / wsrep_max_ws_size on every node (SET GLOBAL, and in the configuration), then run again")]
     WriteSetTooLarge { what: String, detail: String },
+    #[error("{what}: the disk holding the database is full ({detail}); the statement failed and its transaction was rolled back: nothing of it was written (free space on the server, then run again)")]
+    DiskFull { what: String, detail: String },
     #[error("{what}: {message}")]
     Other { what: String, message: String },
 }
@@ -60,6 +62,8 @@ pub(super) fn classify(url: &DbUrl, e: sqlx::Error) -> DbError {
                     // ER_NET_PACKET_TOO_LARGE (the size is filled in by `statement_error`)
                     1153 => return DbError::PacketTooLarge { what, bytes: 0, limit: 0 },
                     1213 => return DbError::Conflict { what },
+                    // ER_RECORD_FILE_FULL, ER_DISK_FULL
+                    1114 | 1021 => return DbError::DiskFull { what, detail: url.scrub(my.message()) },
                     // WSREP has not yet prepared node for application use
                     1047 if my.message().contains("WSREP") => {
                         return no_quorum(url, "ERROR 1047: WSREP has not yet prepared node for application use".into())
@@ -71,6 +75,11 @@ pub(super) fn classify(url: &DbUrl, e: sqlx::Error) -> DbError {
                 Some("28P01") | Some("28000") => return DbError::AccessDenied { what },
                 Some("3D000") => return DbError::UnknownDatabase { what, database },
                 Some("55P03") => return DbError::LockTimeout { what, seconds: lock_timeout_s() },
+                Some("53100") => return DbError::DiskFull { what, detail: url.scrub(dbe.message()) },
+                // SQLITE_FULL
+                Some("13") if url.backend == Backend::Sqlite => {
+                    return DbError::DiskFull { what, detail: url.scrub(dbe.message()) }
+                }
                 // SQLITE_BUSY after the busy timeout
                 Some("5") if url.backend == Backend::Sqlite => {
                     return DbError::LockTimeout { what, seconds: lock_timeout_s() }

@@ -106,9 +106,13 @@ impl DbUrl {
                 };
                 let u = decode(u).map_err(|_| err("the user name is not valid percent-encoded UTF-8"))?;
                 let p = match p {
-                    Some(p) => Some(Secret::new(
-                        decode(p).map_err(|_| err("the password is not valid percent-encoded UTF-8"))?,
-                    )),
+                    Some(p) => {
+                        let plain = decode(p).map_err(|_| err("the password is not valid percent-encoded UTF-8"))?;
+                        // from now on no output shows it, as written or decoded (core/redact.rs)
+                        crate::core::redact::register_secret(p);
+                        crate::core::redact::register_secret(&plain);
+                        Some(Secret::new(plain))
+                    }
                     None => None,
                 };
                 (if u.is_empty() { None } else { Some(u) }, p)
@@ -142,7 +146,10 @@ impl DbUrl {
             let v = decode(v).map_err(|_| err("a query parameter is not valid percent-encoded UTF-8"))?;
             match (backend, k) {
                 // libpq and SQLAlchemy's drivers accept the credentials as parameters too
-                (_, "password" | "passwd") if password.is_none() => password = Some(Secret::new(v)),
+                (_, "password" | "passwd") if password.is_none() => {
+                    crate::core::redact::register_secret(&v);
+                    password = Some(Secret::new(v))
+                }
                 (_, "user" | "username") if user.is_none() && !v.is_empty() => user = Some(v),
                 (Backend::MySql, "charset" | "ssl-mode" | "ssl_mode" | "ssl-ca") => {
                     params.push((k.replace('_', "-"), v))
@@ -292,60 +299,8 @@ fn decode(s: &str) -> Result<String, std::str::Utf8Error> {
     percent_decode_str(s).decode_utf8().map(|c| c.into_owned())
 }
 
-/// Redacts the password of any URL-looking text (`scheme://user:password@host...` ->
-/// `scheme://user:***@host...`). Works on strings that do not parse, so error messages about a
-/// malformed URL can still name it safely.
-pub fn redact_url(text: &str) -> String {
-    redact_query_passwords(&redact_userinfo(text))
-}
-
-/// `...?password=SECRET&...` (and `passwd=`) -> `...?password=***&...`, wherever it appears.
-fn redact_query_passwords(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    loop {
-        let lower = rest.to_ascii_lowercase();
-        let hit = ["password=", "passwd="]
-            .iter()
-            .filter_map(|k| {
-                lower.match_indices(k).find(|(i, _)| *i > 0 && matches!(rest.as_bytes()[i - 1], b'?' | b'&' | b';'))
-            })
-            .min_by_key(|(i, _)| *i);
-        let Some((i, k)) = hit else {
-            out.push_str(rest);
-            return out;
-        };
-        let value_start = i + k.len();
-        let value_end = rest[value_start..]
-            .find(|c: char| c == '&' || c == ';' || c.is_whitespace() || c == '\'' || c == '"')
-            .map(|e| value_start + e)
-            .unwrap_or(rest.len());
-        out.push_str(&rest[..value_start]);
-        if value_end > value_start {
-            out.push_str("***");
-        }
-        rest = &rest[value_end..];
-    }
-}
-
-fn redact_userinfo(text: &str) -> String {
-    let Some(idx) = text.find("://") else {
-        // malformed (`mysql:/u:p@h`, `u:p@h`): hide whatever follows the first ':' of the userinfo
-        let Some(at) = text.rfind('@') else { return text.to_string() };
-        let start = text[..at].rfind('/').map(|i| i + 1).unwrap_or(0);
-        return match text[start..at].find(':') {
-            Some(c) => format!("{}:***{}", &text[..start + c], &text[at..]),
-            None => text.to_string(),
-        };
-    };
-    let (head, rest) = text.split_at(idx + 3);
-    let Some(at) = rest.rfind('@') else { return text.to_string() };
-    let userinfo = &rest[..at];
-    match userinfo.split_once(':') {
-        Some((user, _password)) => format!("{head}{user}:***{}", &rest[at..]),
-        None => text.to_string(),
-    }
-}
+/// One URL (or argument) with its password hidden: the project's one redactor (core/redact.rs).
+pub use crate::core::redact::redact_url;
 
 #[cfg(test)]
 mod tests {

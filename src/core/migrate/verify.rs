@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::core::db::{Cast, Db, DbError, Dialect};
 use crate::core::ironic::api::IronicApi;
+use crate::core::migrate::plan::size_is_possible;
 use crate::core::migrate::run_record::{RunRecord, WrittenNode};
 use crate::core::source::model::{Inventory, InventoryNode};
 
@@ -233,8 +234,21 @@ pub(crate) fn check_source(out: &mut Vec<Difference>, w: &WrittenNode, src: Opti
             let n = &src.node;
             d.check("uuid", &Some(w.uuid.clone()), &n.uuid.clone().or(Some(w.uuid.clone())));
             for (k, v) in [("cpus", n.cpus), ("memory_mb", n.memory_mb), ("local_gb", n.local_gb)] {
-                if let Some(v) = v {
-                    d.check(&format!("properties.{k}"), &Some(serde_json::json!(v)), &w.properties.get(k).cloned());
+                let Some(v) = v else { continue };
+                let found = w.properties.get(k).cloned();
+                if size_is_possible(v) {
+                    d.check(&format!("properties.{k}"), &Some(serde_json::json!(v)), &found);
+                } else if let Some(found) = found {
+                    // `invalid-size` leaves an impossible value out on purpose (the node goes to
+                    // maintenance without it): what is a difference is finding one there
+                    d.out.push(Difference {
+                        uuid: w.uuid.clone(),
+                        nova_bm_id: w.nova_bm_id,
+                        against: "source",
+                        field: format!("properties.{k}"),
+                        expected: format!("left out (nova_bm holds the impossible value {v}: invalid-size)"),
+                        found: show(&found),
+                    });
                 }
             }
             if w.instance_uuid.is_some() {

@@ -408,3 +408,37 @@ pub const STANDARD_RESOLUTIONS: &[&str] = &[
     "--resolve",
     "unknown-boot=local-boot",
 ];
+
+/// A tmpfs of `size` mounted on a temp dir (root only), unmounted when dropped: a disk that fills up.
+pub struct Tmpfs(tempfile::TempDir);
+
+impl Tmpfs {
+    pub fn mount(size: &str) -> Option<Tmpfs> {
+        let d = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0700"), "tmpfs"])
+            .arg(d.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            skip("cannot mount a tmpfs (a disk-full test needs root)");
+            return None;
+        }
+        Some(Tmpfs(d))
+    }
+
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+/// A loopback TCP port free at the time of asking (the kernel's pick; a test binds it at once).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}

@@ -21,6 +21,8 @@ pub enum ApiError {
     TooOld { url: String, min: String, max: String, needed: String },
     #[error("the Ironic API at {url} has no API versions (its root document names only v1: Ironic Juno, 2014.2, or older); {needed}. A Juno Ironic is loaded through its database: --via db")]
     Unversioned { url: String, needed: String },
+    #[error("the Ironic API URL {url} {reason}: give the endpoint alone, as in http://ironic.example:6385")]
+    BadUrl { url: String, reason: String },
     #[error(transparent)]
     Auth(#[from] AuthError),
 }

@@ -87,7 +87,18 @@ impl IronicApi {
                 .build()
                 .map_err(|e| ApiError::Unreachable { url: base.into(), reason: e.to_string() })?,
         };
-        let base = base.trim_end_matches('/').trim_end_matches("/v1").to_string();
+        let base = base.trim().trim_end_matches('/').trim_end_matches("/v1").to_string();
+        // a query or fragment would be glued before every path (and a `?token=` sent on every call)
+        let bad =
+            |reason: &str| ApiError::BadUrl { url: crate::core::redact::redact_url(&base), reason: reason.into() };
+        match reqwest::Url::parse(&base) {
+            Err(e) => return Err(bad(&format!("is not a URL ({e})"))),
+            Ok(u) if !matches!(u.scheme(), "http" | "https") => return Err(bad("is neither http:// nor https://")),
+            Ok(u) if u.query().is_some() || u.fragment().is_some() => {
+                return Err(bad("holds a query or a fragment (?..., #...)"))
+            }
+            Ok(_) => {}
+        }
         Ok(IronicApi {
             base,
             client,

@@ -13,6 +13,7 @@ mod options;
 #[cfg(test)]
 mod properties;
 mod rows;
+pub use rows::{size_is_possible, MAX_SIZE};
 mod uuids;
 
 use std::collections::BTreeMap;

@@ -356,6 +356,17 @@ pub struct Rows {
 }
 
 /// Values no machine has (`invalid-size`): negative sizes, a terminal port outside 1..=65535.
+/// The largest size a node can have: Nova keeps a compute node's vcpus, memory_mb and local_gb in
+/// 32-bit INTEGER columns (`compute_nodes`), and a flavor's too, so a larger value cannot be scheduled
+/// and is a typo or garbage in nova_bm (2^63-1 was seen), never a machine.
+pub const MAX_SIZE: i64 = i32::MAX as i64;
+
+/// Whether nova_bm's size value could be a real machine's (0 is possible: `incomplete-properties`
+/// names it; negative and over [`MAX_SIZE`] are `invalid-size`).
+pub fn size_is_possible(v: i64) -> bool {
+    (0..=MAX_SIZE).contains(&v)
+}
+
 pub(super) fn invalid_sizes(n: &BmNode) -> Vec<String> {
     let mut bad = Vec::new();
     for (name, v) in [
@@ -366,8 +377,8 @@ pub(super) fn invalid_sizes(n: &BmNode) -> Vec<String> {
         ("swap_mb", n.swap_mb),
         ("ephemeral_mb", n.ephemeral_mb),
     ] {
-        if let Some(v) = v.filter(|v| *v < 0) {
-            bad.push(format!("{name}={v}"));
+        if let Some(v) = v.filter(|v| !size_is_possible(*v)) {
+            bad.push(if v < 0 { format!("{name}={v}") } else { format!("{name}={v} (over {MAX_SIZE}, Nova's limit)") });
         }
     }
     if let Some(p) = n.terminal_port.filter(|p| *p < 0 || *p > 65535) {
@@ -381,7 +392,7 @@ pub(super) fn invalid_sizes(n: &BmNode) -> Vec<String> {
 fn without_invalid_sizes(n: &BmNode) -> BmNode {
     let mut c = n.clone();
     for v in [&mut c.cpus, &mut c.memory_mb, &mut c.local_gb, &mut c.root_mb, &mut c.swap_mb, &mut c.ephemeral_mb] {
-        if v.is_some_and(|x| x < 0) {
+        if v.is_some_and(|x| !size_is_possible(x)) {
             *v = None;
         }
     }

@@ -1,12 +1,15 @@
 //! The run report written as Markdown (the change ticket's text); `mod.rs` builds it.
 
 use super::*;
+use crate::core::text::{shown, visible_line};
 
 impl Report {
     pub fn markdown(&self) -> String {
         let mut o = String::new();
+        // every line through the text discipline (redacted, controls shown): the values in it were
+        // made one line each where they are put in (`one`, `cell`), so a value cannot start a line
         let mut line = |s: String| {
-            o.push_str(&s);
+            o.push_str(&shown(&s));
             o.push('\n');
         };
         let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
@@ -43,7 +46,7 @@ impl Report {
             line(format!("- Decisions saved in `{r}` (replay: `bm2ironic migrate --resolutions FILE`)"));
         }
         for w in &p.warnings {
-            line(format!("- Warning: {w}"));
+            line(format!("- Warning: {}", one(w)));
         }
         line(String::new());
         line(format!("## Decisions ({})", self.decisions.len()));
@@ -53,17 +56,17 @@ impl Report {
         }
         for d in &self.decisions {
             let who = match &d.node_uuid {
-                Some(u) => format!("{} (`{u}`)", d.about),
-                None => d.about.clone(),
+                Some(u) => format!("{} (`{}`)", one(&d.about), one(u)),
+                None => one(&d.about),
             };
             let action = match (&d.action, d.decided_by) {
                 (Some(a), Some(by)) => format!("**{a}** (decided by {by})"),
                 (Some(a), None) => format!("**{a}**"),
                 _ => "**UNDECIDED**".into(),
             };
-            line(format!("- `{}`, {who}: {}. Action: {action}.", d.code, d.detail));
+            line(format!("- `{}`, {who}: {}. Action: {action}.", d.code, one(&d.detail)));
             if let Some(c) = &d.consequence {
-                line(format!("  {c}"));
+                line(format!("  {}", one(c)));
             }
         }
         line(String::new());
@@ -131,7 +134,7 @@ impl Report {
             line(String::new());
             for t in &self.takeover.errors {
                 let node = t.node_uuid.as_deref().map(|u| format!("`{u}`")).unwrap_or_else(|| "(no node named)".into());
-                line(format!("- {node}: {}", t.text));
+                line(format!("- {node}: {}", one(&t.text)));
             }
         }
         line(String::new());
@@ -144,7 +147,12 @@ impl Report {
     }
 }
 
-/// A Markdown table cell: no pipes, no line breaks.
+/// A value on one line of Markdown: newlines, controls, bidi and zero-width characters shown visibly.
+fn one(s: &str) -> String {
+    visible_line(s).into_owned()
+}
+
+/// A Markdown table cell: one line, no pipes.
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    visible_line(s).replace('|', "\\|")
 }

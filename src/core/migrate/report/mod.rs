@@ -400,7 +400,8 @@ impl Report {
     }
 
     pub fn json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+        // control, bidi and zero-width characters as \u escapes, registered secrets scrubbed
+        crate::core::text::json::to_pretty(self) + "\n"
     }
 }
 
