@@ -103,7 +103,7 @@ impl GlobalArgs {
     pub fn settings(&self) -> Result<ConnectionSettings, Failure> {
         let s = ConnectionSettings::resolve(&self.connection_flags(), &env)?;
         for w in s.warnings() {
-            crate::cli::output::note(&w);
+            eprintln!("{}", crate::core::text::shown(&w));
             tracing::warn!("{w}");
         }
         Ok(s)
@@ -290,7 +290,7 @@ pub async fn prepare_api_from(
     }
     let t = ApiLoadTarget::open(&target, &settings, global.state_dir()).await?;
     if let Some(w) = &t.scope_warning {
-        crate::cli::output::note(&format!("warning: {w}"));
+        eprintln!("warning: {}", crate::core::text::shown(w));
     }
     match t.prepare(&settings, &opts, &resolutions).await {
         Ok(p) => match refuse_unmatched(args, &resolutions, &p.prepared) {

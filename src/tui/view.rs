@@ -104,7 +104,7 @@ mod tests {
         let mut buf = Buffer::empty(area);
         let hostile = "bm-compute-1\u{200b} \u{202e}txe.exe\n\u{1b}]0;t\u{7} x\u{2028}y \u{feff}z\u{9b}";
         Paragraph::new(hostile).render(area, &mut buf);
-        super::guard_frame(&mut buf);
+        crate::tui::view::guard_frame(&mut buf);
         let text: String = buf.content.iter().map(|c| c.symbol()).collect();
         assert!(!crate::core::text::has_unsafe(&text.replace('\n', "")), "{text:?}");
         // ratatui itself drops zero-width characters and controls (so a screen must show them with
