@@ -198,3 +198,41 @@ fn watch_patterns_from_a_file_and_a_bad_file() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("bad.toml") && err.contains("regular expression"), "{err}");
 }
+
+/// A log that never appears was not watched: `watch --for` ends saying so in its last line, exit 1
+/// (before: "0 takeover error(s)" and exit 0, ten minutes of false calm with `--for 10m`); a log that
+/// appears while it runs is read from its start.
+#[test]
+fn a_log_that_never_appears_is_not_an_all_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nonexistent.log");
+    let out = bm2ironic(logs.path())
+        .args(["watch", "--for", "1s", "--log"])
+        .arg(format!("ironic={}", missing.display()))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(last.contains("NOT WATCHED: ironic") && last.contains("no such file"), "{stdout}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not every log was watched"));
+
+    let late = dir.path().join("late.log");
+    let writer = {
+        let late = late.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            std::fs::write(&late, "2014-10-02 12:00:00.000 1 INFO ironic.conductor.manager [-] started\n").unwrap();
+        })
+    };
+    let out = bm2ironic(logs.path())
+        .args(["watch", "--for", "2s", "--all", "--log"])
+        .arg(format!("ironic={}", late.display()))
+        .output()
+        .unwrap();
+    writer.join().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("watch: 1 records, 0 takeover error(s)"), "{stdout}");
+}

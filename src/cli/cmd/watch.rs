@@ -145,7 +145,7 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
             tracing::warn!(source = %r.source, category = ?r.category, nodes = ?r.nodes, "takeover error: {}", r.message);
         }
         if args.json {
-            let _ = writeln!(out, "{}", json!({"event": "record", "record": r}));
+            let _ = writeln!(out, "{}", crate::core::text::json::to_line(&json!({"event": "record", "record": r})));
         } else if args.all || r.level >= LogLevel::Warning || r.category.is_some() {
             let nodes = if r.nodes.is_empty() {
                 String::new()
@@ -177,21 +177,37 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
         let _ = out.flush();
     }
     task.await.map_err(|e| Failure::runtime(format!("watch task failed: {e}")))??;
+    // a log that never appeared was not watched: "0 takeover errors" would be ten minutes of false calm
+    let not_watched: Vec<String> = logs
+        .iter()
+        .filter(|l| !l.path.is_file())
+        .map(|l| format!("{} ({}: no such file)", l.name, l.path.display()))
+        .collect();
     if args.json {
         let _ = writeln!(
             out,
             "{}",
-            json!({"event": "summary", "records": records, "takeover_errors": errors, "nodes_with_errors": error_nodes})
+            crate::core::text::json::to_line(&json!({"event": "summary", "records": records, "takeover_errors": errors, "nodes_with_errors": error_nodes, "not_watched": not_watched}))
         );
     } else {
         let _ = writeln!(
             out,
-            "watch: {records} records, {errors} takeover error(s){}",
-            if error_nodes.is_empty() { String::new() } else { format!(" on {}", error_nodes.join(", ")) }
+            "watch: {records} records, {errors} takeover error(s){}{}",
+            if error_nodes.is_empty() { String::new() } else { format!(" on {}", error_nodes.join(", ")) },
+            if not_watched.is_empty() {
+                String::new()
+            } else {
+                format!("; NOT WATCHED: {}", visible_line(&not_watched.join(", ")))
+            }
         );
     }
     if errors > 0 {
         Err(Failure { code: exit::DIFFERENCES, message: format!("{errors} takeover error(s) seen") })
+    } else if !not_watched.is_empty() {
+        Err(Failure::runtime(format!(
+            "not every log was watched: {} (check the path, or start watch once the service has created its log)",
+            not_watched.join(", ")
+        )))
     } else {
         Ok(())
     }
