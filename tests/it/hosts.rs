@@ -96,15 +96,30 @@ async fn instance_rows(t: &TestDb) -> Vec<Vec<String>> {
     .await
 }
 
+/// An Ironic database (SQLite) that holds the nodes of `uuids`: what `hosts --apply` checks.
+async fn ironic_holding(uuids: &[&str]) -> TestDb {
+    let t = TestDb::ironic(Backend::Sqlite, "hosts_ironic").await.unwrap();
+    for u in uuids {
+        t.exec(&format!(
+            "INSERT INTO nodes (uuid, version, maintenance, console_enabled) VALUES ('{u}', '1.44', 0, 0)"
+        ))
+        .await;
+    }
+    t
+}
+
 fn run(bm: &TestDb, nova_url: &str, args: &[&str]) -> (i32, String, String) {
+    run_with(bm, nova_url, None, args)
+}
+
+fn run_with(bm: &TestDb, nova_url: &str, ironic: Option<&str>, args: &[&str]) -> (i32, String, String) {
     let logs = tempfile::tempdir().unwrap();
-    let out = bm2ironic(logs.path())
-        .env("BM2IRONIC_NOVA_BM_DB", &bm.reader_url)
-        .env("BM2IRONIC_NOVA_DB", nova_url)
-        .arg("hosts")
-        .args(args)
-        .output()
-        .unwrap();
+    let mut c = bm2ironic(logs.path());
+    c.env("BM2IRONIC_NOVA_BM_DB", &bm.reader_url).env("BM2IRONIC_NOVA_DB", nova_url);
+    if let Some(i) = ironic {
+        c.env("BM2IRONIC_IRONIC_DB", i);
+    }
+    let out = c.arg("hosts").args(args).output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into(),
@@ -134,8 +149,20 @@ async fn two_old_hosts_plan_apply_restore(backend: Backend) {
     assert_eq!(moves[1]["new_node"], U2, "the node is the Ironic node's uuid, lower-cased");
     assert_eq!(instance_rows(&nova).await, before, "a plan changes nothing");
 
+    // apply checks that Ironic holds the nodes: none there (a rollback ran), or no Ironic given
+    let empty = ironic_holding(&[]).await;
+    let (code, _, err) = run_with(&bm, &nova.admin_url, Some(&empty.admin_url), &["--to", TO, "--apply", "--yes"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains(&format!("Ironic holds no node {U1} for instance {I1}")), "{err}");
+    let (code, _, err) = run_with(&bm, &nova.admin_url, None, &["--to", TO, "--apply", "--yes"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("give the Ironic database"), "{err}");
+    assert_eq!(instance_rows(&nova).await, before, "nothing written");
+
     // apply: exactly the two instances, host and node
-    let (code, out, err) = run(&bm, &nova.admin_url, &["--to", TO, "--apply", "--yes", "--json"]);
+    let ironic = ironic_holding(&[U1, U2]).await;
+    let (code, out, err) =
+        run_with(&bm, &nova.admin_url, Some(&ironic.admin_url), &["--to", TO, "--apply", "--yes", "--json"]);
     assert_eq!(code, 0, "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["applied"], true);
@@ -193,7 +220,8 @@ async fn running_old_host_and_changed_instance_are_refused(backend: Backend) {
         Backend::Sqlite => "CURRENT_TIMESTAMP",
     };
     nova.exec(&format!("UPDATE services SET updated_at = {now} WHERE host = 'bm-1'")).await;
-    let (code, out, err) = run(&bm, &nova.admin_url, &["--to", TO, "--apply", "--yes"]);
+    let ironic = ironic_holding(&[U1, U2]).await;
+    let (code, out, err) = run_with(&bm, &nova.admin_url, Some(&ironic.admin_url), &["--to", TO, "--apply", "--yes"]);
     assert_eq!(code, 3, "{out}{err}");
     assert!(err.contains("old host bm-1 is running"), "{err}");
     assert_eq!(instance_rows(&nova).await, before, "nothing written");

@@ -123,21 +123,38 @@ pub async fn run(global: &GlobalArgs, args: HostsArgs) -> Result<(), Failure> {
     let nova_bm = settings.nova_bm_db.as_ref().ok_or_else(|| {
         Failure::usage("no nova_bm database given: use --nova-bm-db URL (BM2IRONIC_NOVA_BM_DB, nova.conf [baremetal] sql_connection); it says which node holds which instance")
     })?;
+    // the move is right only for nodes Ironic holds: --apply checks them in Ironic's database
+    let ironic = match (&settings.ironic_db, args.apply) {
+        (Some(i), _) => Some(crate::core::db::Db::connect(&i.value, Access::ReadOnly).await?),
+        (None, true) => {
+            return Err(Failure::usage(
+                "hosts --apply checks that Ironic holds every node whose instance moves: give the Ironic database (--ironic-db URL, BM2IRONIC_IRONIC_DB, or --ironic-conf)",
+            ))
+        }
+        (None, false) => None,
+    };
     let access = if args.apply { Access::ReadWrite } else { Access::ReadOnly };
     let db = hosts::open_nova(&nova.value, access).await.map_err(failure)?;
-    let result = plan_and_apply(&db, &nova_bm.value, &to, &args, nova.value.redacted()).await;
+    let result = plan_and_apply(&db, ironic.as_ref(), &nova_bm.value, &to, &args, nova.value.redacted()).await;
     db.close().await;
+    if let Some(i) = ironic {
+        i.close().await;
+    }
     result
 }
 
 async fn plan_and_apply(
     db: &crate::core::db::Db,
+    ironic: Option<&crate::core::db::Db>,
     nova_bm: &crate::core::db::url::DbUrl,
     to: &str,
     args: &HostsArgs,
     nova_shown: &str,
 ) -> Result<(), Failure> {
-    let plan = hosts::preview_hosts(nova_bm, db, to).await.map_err(failure)?;
+    let mut plan = hosts::preview_hosts(nova_bm, db, to).await.map_err(failure)?;
+    if let Some(i) = ironic {
+        hosts::check_ironic_holds(i, &mut plan).await.map_err(failure)?;
+    }
     if !args.json {
         print_plan(&plan, args.apply);
     }

@@ -187,7 +187,9 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
         let _ = writeln!(
             out,
             "{}",
-            crate::core::text::json::to_line(&json!({"event": "summary", "records": records, "takeover_errors": errors, "nodes_with_errors": error_nodes, "not_watched": not_watched}))
+            crate::core::text::json::to_line(
+                &json!({"event": "summary", "records": records, "takeover_errors": errors, "nodes_with_errors": error_nodes, "not_watched": not_watched})
+            )
         );
     } else {
         let _ = writeln!(

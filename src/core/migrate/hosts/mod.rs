@@ -6,4 +6,6 @@ pub mod plan;
 pub mod store;
 
 pub use plan::{check_host_name, plan_hosts, HostMove, HostNote, HostPlan};
-pub use store::{apply_hosts, open_nova, preview_hosts, restore_hosts, HostsError, HOST_CHANGES_TABLE};
+pub use store::{
+    apply_hosts, check_ironic_holds, open_nova, preview_hosts, restore_hosts, HostsError, HOST_CHANGES_TABLE,
+};

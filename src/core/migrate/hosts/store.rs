@@ -47,6 +47,29 @@ pub async fn preview_hosts(nova_bm: &DbUrl, nova_db: &Db, to: &str) -> Result<Ho
     Ok(plan_hosts(&nodes, &facts, to))
 }
 
+/// Refuses every move whose node Ironic does not hold: an instance moved to the Ironic driver's host
+/// whose node is gone (a rollback ran, or the load did not) is an instance nova-compute cannot find a
+/// node for (before: `hosts --apply` right after a rollback moved 11 instances with no word).
+pub async fn check_ironic_holds(ironic: &Db, plan: &mut HostPlan) -> Result<(), HostsError> {
+    let wanted: Vec<String> = plan.moves.iter().map(|m| m.node_uuid.to_ascii_lowercase()).collect();
+    let mut held = std::collections::HashSet::new();
+    for chunk in wanted.chunks(500) {
+        let sql = format!("SELECT uuid FROM nodes WHERE LOWER(uuid) IN {}", crate::core::db::sql::marks(chunk.len()));
+        let found: Vec<String> = ironic.fetch_column(&sql, crate::core::db::sql::texts(chunk)).await?;
+        held.extend(found.into_iter().map(|u| u.to_ascii_lowercase()));
+    }
+    for m in &plan.moves {
+        if !held.contains(&m.node_uuid.to_ascii_lowercase()) {
+            plan.refusals.push(format!(
+                "Ironic holds no node {} for instance {}: migrate it first (or was the load rolled back?); nova-compute would find no node for the instance",
+                crate::core::text::visible_line(&m.node_uuid),
+                crate::core::text::visible_line(&m.instance_uuid)
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn changes_ddl(d: Dialect) -> String {
     let ts = d.timestamp_type();
     let id = d.serial_primary_key();
