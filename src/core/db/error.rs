@@ -42,6 +42,20 @@ pub(super) fn no_quorum(url: &DbUrl, state: String) -> DbError {
     DbError::NoQuorum { what: url.describe(), endpoint: url.endpoint(), state }
 }
 
+/// What a failed connect means: as [`classify`], but a connection closed before the login finished
+/// is "cannot reach" (nothing had connected, no statement ran, nothing was rolled back).
+pub(super) fn connect_error(url: &DbUrl, e: sqlx::Error) -> DbError {
+    match classify(url, e) {
+        DbError::ConnectionLost { what, reason, .. } => DbError::Unreachable {
+            what,
+            reason: format!(
+                "{reason}: the server closed the connection before the login finished (the wrong port or protocol, TLS, a proxy, or the server's max_connections)"
+            ),
+        },
+        other => other,
+    }
+}
+
 /// What a failed sqlx call means, for an operator.
 pub(super) fn classify(url: &DbUrl, e: sqlx::Error) -> DbError {
     let what = url.describe();

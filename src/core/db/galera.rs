@@ -6,7 +6,7 @@
 use sqlx::mysql::MySqlConnectOptions;
 use sqlx::{Connection, MySqlConnection, Row as _};
 
-use crate::core::db::error::{classify, DbError};
+use crate::core::db::error::{classify, connect_error, DbError};
 use crate::core::db::sql::Val;
 use crate::core::db::url::DbUrl;
 
@@ -34,7 +34,7 @@ pub struct Galera {
 /// Uses a connection of its own, before the pool's sessions are set up (they depend on the answer).
 pub(super) async fn detect(options: &MySqlConnectOptions, url: &DbUrl) -> Result<Option<Galera>, DbError> {
     let err = |e: sqlx::Error| classify(url, e);
-    let mut c = MySqlConnection::connect_with(options).await.map_err(err)?;
+    let mut c = MySqlConnection::connect_with(options).await.map_err(|e| connect_error(url, e))?;
     let value = async |c: &mut MySqlConnection, sql: &str| -> Result<Option<String>, DbError> {
         let row = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_optional(&mut *c).await.map_err(err)?;
         Ok(match row {

@@ -12,7 +12,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
 use sqlx::{Connection, Database, Executor};
 
 use crate::core::db::dialect::Dialect;
-use crate::core::db::error::{classify, no_answer, no_quorum, DbError};
+use crate::core::db::error::{classify, connect_error, no_answer, no_quorum, DbError};
 use crate::core::db::galera::{self, Galera};
 use crate::core::db::timeouts::{lock_timeout_s, CONNECT_TIMEOUT};
 use crate::core::db::url::{Backend, DbUrl};
@@ -318,7 +318,7 @@ impl Db {
 async fn probe<C: sqlx::Connection>(options: &<C as sqlx::Connection>::Options, url: &DbUrl) -> Result<(), DbError> {
     match tokio::time::timeout(CONNECT_TIMEOUT, C::connect_with(options)).await {
         Err(_) => Err(no_answer(url)),
-        Ok(Err(e)) => Err(classify(url, e)),
+        Ok(Err(e)) => Err(connect_error(url, e)),
         Ok(Ok(c)) => {
             let _ = c.close().await;
             Ok(())
@@ -329,6 +329,26 @@ async fn probe<C: sqlx::Connection>(options: &<C as sqlx::Connection>::Options, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server that closes the connection at once (before the handshake): "cannot reach", never
+    /// "closed the connection during a statement ... rolled back" (nothing had connected).
+    #[tokio::test]
+    async fn a_connection_closed_before_the_login_is_unreachable() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((s, _)) = listener.accept().await {
+                drop(s);
+            }
+        });
+        for scheme in ["mysql", "postgresql"] {
+            let url = DbUrl::parse(&format!("{scheme}://ironic:pw1234@127.0.0.1:{port}/ironic")).unwrap();
+            let e = Db::connect(&url, Access::ReadWrite).await.map(|_| ()).unwrap_err();
+            let text = e.to_string();
+            assert!(matches!(e, DbError::Unreachable { .. }), "{scheme}: {text}");
+            assert!(text.starts_with("cannot reach") && !text.contains("rolled back"), "{scheme}: {text}");
+        }
+    }
 
     #[test]
     fn mariadb_versions() {
