@@ -10,6 +10,7 @@ mod api_load;
 mod bad_input;
 mod boot;
 mod config;
+mod console_cli;
 mod e2e_tmux;
 mod faults;
 mod flavors;

@@ -45,29 +45,23 @@ pub async fn run(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure>
     }
     let tgt = settings.ironic_db.as_ref().ok_or(PrepareError::NoTarget)?;
     let db = target::connect(&tgt.value).await?;
+    let runs = crate::core::migrate::run_record::runs(&db).await?;
     if args.list {
-        let runs = crate::core::migrate::run_record::runs(&db).await?;
-        let mut t =
-            Table::new(&[("RUN", false), ("STARTED", false), ("STATUS", false), ("NODES", true), ("CHECKSUM", false)]);
-        for r in &runs {
-            t.row(vec![
-                r.id.clone(),
-                r.started_at.to_string(),
-                r.status.clone(),
-                r.written.len().to_string(),
-                r.plan_checksum.chars().take(12).collect(),
-            ]);
-        }
-        print(&t.render());
+        db.close().await;
+        list_runs(&runs, args.json, true);
         return Ok(());
     }
+    // the prompt names the run it undoes: which one, when, how many nodes
+    let what = match rollback::pick_run(runs, args.run.as_deref()) {
+        Ok(r) => format!("run {} of {} ({} nodes)", r.id, when(&r.started_at), r.written.len()),
+        Err(e) => {
+            db.close().await;
+            return Err(e.into());
+        }
+    };
     confirm(
         args.yes,
-        &format!(
-            "This removes from {} the nodes and ports that run {} wrote",
-            tgt.value.redacted(),
-            args.run.as_deref().unwrap_or("(newest)")
-        ),
+        &format!("This removes from {} the nodes and ports that {what} wrote", tgt.value.redacted()),
         "rollback",
     )?;
     let r = rollback::rollback(&db, args.run.as_deref(), args.force).await;
@@ -90,6 +84,39 @@ pub async fn run(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure>
         }
     }
     restore_flavors(&settings).await
+}
+
+/// A run's start as an operator reads it: to the second, with its zone (the run records keep UTC).
+fn when(t: &chrono::NaiveDateTime) -> String {
+    t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+}
+
+/// `--list`: the recorded runs, a table or (`--json`) one JSON document.
+fn list_runs(runs: &[crate::core::migrate::run_record::RunRecord], json_out: bool, checksum: bool) {
+    if json_out {
+        let list: Vec<_> = runs
+            .iter()
+            .map(|r| {
+                json!({"run_id": r.id, "started_at": r.started_at.and_utc().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                       "status": r.status, "nodes": r.written.len(), "plan_checksum": r.plan_checksum})
+            })
+            .collect();
+        crate::cli::output::print_json_pretty(&json!({ "runs": list }));
+        return;
+    }
+    let mut headers = vec![("RUN", false), ("STARTED", false), ("STATUS", false), ("NODES", true)];
+    if checksum {
+        headers.push(("CHECKSUM", false));
+    }
+    let mut t = Table::new(&headers);
+    for r in runs {
+        let mut row = vec![r.id.clone(), when(&r.started_at), r.status.clone(), r.written.len().to_string()];
+        if checksum {
+            row.push(r.plan_checksum.chars().take(12).collect());
+        }
+        t.row(row);
+    }
+    print(&t.render());
 }
 
 /// The flavors changed for the upgrade go back too, when the Nova DB is given.
@@ -137,11 +164,7 @@ async fn api_rollback(
             if settings.ironic_db.is_some() {
                 return Ok(false); // the SQL listing shows every run
             }
-            let mut t = Table::new(&[("RUN", false), ("STARTED", false), ("STATUS", false), ("NODES", true)]);
-            for r in store.list().await? {
-                t.row(vec![r.id.clone(), r.started_at.to_string(), r.status.clone(), r.written.len().to_string()]);
-            }
-            print(&t.render());
+            list_runs(&store.list().await?, args.json, false);
             return Ok(true);
         }
         let Some(run) = store.pick(args.run.as_deref()).await? else {
@@ -160,10 +183,11 @@ async fn api_rollback(
         confirm(
             args.yes,
             &format!(
-                "This puts in maintenance and deletes, through the Ironic API at {}, the {} node(s) run {} created (no power action, no teardown)",
-                api.base(),
+                "This puts in maintenance and deletes, through the Ironic API at {}, the {} node(s) run {} of {} created (no power action, no teardown)",
+                crate::core::db::url::redact_url(api.base()),
                 run.written.len(),
-                run.id
+                run.id,
+                when(&run.started_at)
             ),
             "rollback",
         )?;
