@@ -32,6 +32,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// The interactive wizard (full-screen terminal UI); also what runs without a command
+    #[command(mut_arg("json", |a| a.hide(true)))]
     Wizard(cmd::wizard::WizardArgs),
     /// Build a rehearsal sandbox on embedded SQLite and open it
     Demo(cmd::demo::DemoArgs),

@@ -43,3 +43,16 @@ async fn rollback_names_its_run_and_lists_runs_as_json() {
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(err.contains(&format!("run {id} of ")) && err.contains(" UTC (") && err.contains("nodes)"), "{err}");
 }
+
+/// `wizard --help` lists only what the wizard uses (before: `--json`, which it ignored); `--json`
+/// given anyway is refused, naming the commands it is for.
+#[test]
+fn the_wizard_does_not_offer_json() {
+    let logs = tempfile::tempdir().unwrap();
+    let help = bm2ironic(logs.path()).args(["wizard", "--help"]).output().unwrap();
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(text.contains("--rehearse") && !text.contains("--json"), "{text}");
+    let out = bm2ironic(logs.path()).args(["wizard", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--json is for the scriptable commands"));
+}

@@ -30,6 +30,11 @@ fn no_terminal(what: &str) -> Failure {
 }
 
 pub async fn run(global: &GlobalArgs, args: WizardArgs) -> Result<(), Failure> {
+    if args.plan.json {
+        return Err(Failure::usage(
+            "--json is for the scriptable commands (plan, migrate, verify, ...): the wizard draws a terminal",
+        ));
+    }
     if !crate::tui::have_terminal() {
         return Err(no_terminal("the wizard"));
     }
