@@ -69,6 +69,8 @@ pub struct App {
     pub status: Status,
     /// where the audit log is written (shown on the summary)
     pub audit_log: Option<String>,
+    /// where the next steps' checklist is kept (the state directory)
+    pub state_dir: Option<std::path::PathBuf>,
 }
 
 impl App {
@@ -86,6 +88,7 @@ impl App {
             summary: Summary::default(),
             status: Status::default(),
             audit_log: None,
+            state_dir: None,
         }
     }
 
@@ -206,13 +209,26 @@ impl App {
             Msg::LoadDone(r) => {
                 let committed = r.as_ref().is_ok_and(|s| s.committed);
                 self.progress.finish(r.map_err(text));
-                if committed {
-                    return vec![Effect::Verify];
+                self.summary.facts = Some(self.run_facts());
+                let mut out = Vec::new();
+                if let (Some(f), Some(Ok(s))) = (&self.summary.facts, &self.progress.finished) {
+                    if s.committed && !s.rehearse {
+                        let steps = crate::core::migrate::next_steps::next_steps(f);
+                        let text = crate::core::migrate::next_steps::checklist(f, &steps);
+                        out.push(Effect::WriteChecklist { run_id: s.run_id.clone(), text });
+                    }
                 }
+                if committed {
+                    out.push(Effect::Verify);
+                }
+                return out;
             }
             Msg::Logs(lines) => self.logs.push(lines),
             Msg::Saved(Ok(p)) => {
                 self.status.toast = Some(format!("decisions saved: {p}"));
+                if let Some(f) = &mut self.summary.facts {
+                    f.resolutions = Some(p.clone());
+                }
                 self.summary.saved_to = Some(p);
             }
             Msg::Saved(Err(e)) => self.status.toast = Some(format!("could not save decisions: {e}")),
@@ -267,6 +283,40 @@ impl App {
             load_ms: load,
             commit_ms: commit,
             verify_ms: self.summary.verify_ms,
+        }
+    }
+
+    /// What the load and the steps before it did, for the summary's next steps.
+    pub fn run_facts(&self) -> crate::core::migrate::next_steps::RunFacts {
+        use crate::core::migrate::next_steps::{Flavors as F, RunFacts};
+        let plan = self.session.plan.as_ref();
+        let (committed, failed, run_id, rehearsal) = match &self.progress.finished {
+            Some(Ok(s)) => (s.committed, None, Some(s.run_id.clone()), s.rehearse),
+            Some(Err(e)) => (false, Some(e.clone()), None, self.session.mode == Mode::Rehearsal),
+            None => (false, None, None, self.session.mode == Mode::Rehearsal),
+        };
+        let flavors = match &self.flavors.result {
+            Some(Ok(v)) if v.applied.is_some() => F::Applied(v.applied.clone().unwrap_or_default()),
+            Some(Ok(v)) if v.changes.is_empty() => F::NoChange,
+            Some(Ok(_)) => F::Pending,
+            _ => F::Unknown,
+        };
+        let log = |name: &str| self.logs.files.iter().find(|(n, _)| n == name).map(|(_, p)| p.clone());
+        let url = self.connections.value(Field::IronicApi);
+        RunFacts {
+            kind: plan.map(|p| p.target.kind),
+            rehearsal,
+            committed,
+            failed,
+            run_id,
+            via_api: self.confirm.via_api,
+            resolutions: self.summary.saved_to.clone(),
+            flavors,
+            instances: plan.map_or(0, |p| p.summary.active),
+            ironic_url: (url.starts_with("http://") || url.starts_with("https://"))
+                .then(|| crate::core::redact::redact_url(url)),
+            conductor_log: log("ironic"),
+            compute_log: log("nova-compute"),
         }
     }
 

@@ -34,6 +34,11 @@ pub enum Effect {
     CheckTakeover,
     PlanFlavors,
     ApplyFlavors,
+    /// keep the summary's next steps as a checklist in the state directory (`next-steps-RUN.md`)
+    WriteChecklist {
+        run_id: String,
+        text: String,
+    },
     Quit,
 }
 

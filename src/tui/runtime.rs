@@ -288,6 +288,18 @@ impl<B: Backend> Runner<B> {
                     c.cancel();
                 }
             }
+            Effect::WriteChecklist { run_id, text } => {
+                let Some(dir) = self.app.state_dir.clone() else { return };
+                let path = dir.join(format!("next-steps-{run_id}.md"));
+                let written = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, text));
+                match written {
+                    Ok(()) => self.app.summary.checklist = Some(path.display().to_string()),
+                    Err(e) => {
+                        self.app.status.toast =
+                            Some(format!("could not keep the next steps in {}: {e}", path.display()))
+                    }
+                }
+            }
             Effect::SaveResolutions => {
                 let msg = jobs::save_resolutions(
                     self.app.session.resolutions_path.clone(),

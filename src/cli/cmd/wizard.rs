@@ -48,6 +48,7 @@ pub async fn run(global: &GlobalArgs, args: WizardArgs) -> Result<(), Failure> {
     }
     let mut app = crate::tui::App::new(mode, pre, opts, resolutions);
     app.audit_log = audit_dir(global);
+    app.state_dir = Some(global.state_dir());
     app.confirm.multiplexer = crate::tui::in_multiplexer();
     let ctx = crate::tui::Context {
         logs: vec![

@@ -9,6 +9,7 @@ pub mod hosts;
 pub mod load;
 pub mod load_api;
 pub mod load_sql;
+pub mod next_steps;
 pub mod plan;
 pub mod prepare;
 pub mod report;

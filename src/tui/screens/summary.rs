@@ -9,12 +9,15 @@ use ratatui::Frame;
 
 use super::{Ctx, DrawCtx, Out, Page, Screen};
 use crate::core::ironic::verdict::{Counts, Ending, TakeoverEvent, TakeoverState};
+use crate::core::migrate::next_steps::{next_steps, RunFacts};
 use crate::core::migrate::timing::human_ms;
-use crate::tui::chrome::{clip, short_uuid};
-use crate::tui::keys::{ch, Bar, Binding};
+use crate::core::text::visible_line;
+use crate::tui::chrome::{clip, short_uuid, wrap_words};
+use crate::tui::keys::{ch, code, Bar, Binding};
 use crate::tui::msg::Effect;
 use crate::tui::theme::Theme;
 use crate::tui::views::{Logs, Progress};
+use ratatui::crossterm::event::KeyCode;
 
 #[derive(Debug, Clone, Default)]
 pub struct Summary {
@@ -28,6 +31,14 @@ pub struct Summary {
     pub saved_to: Option<String>,
     /// where the run report was written
     pub report: Option<String>,
+    /// what the load really did (the next steps are worked out from it), once it ended
+    pub facts: Option<RunFacts>,
+    /// where the next steps were kept as a checklist
+    pub checklist: Option<String>,
+    /// the first line shown (the summary is taller than an 80x24 terminal)
+    pub scroll: u16,
+    /// the furthest `scroll` goes at the last drawing's size (the drawing learns it)
+    max_scroll: std::cell::Cell<u16>,
 }
 
 /// The takeover check as its events tell it.
@@ -90,6 +101,10 @@ pub enum Act {
     Logs,
     Inventory,
     Report,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
 }
 
 static LOGS: Binding<Act> = Binding { keys: &[(ch('L'), Act::Logs)], label: "L", what: "logs", bar: Bar::Yes };
@@ -97,15 +112,49 @@ static INVENTORY: Binding<Act> =
     Binding { keys: &[(ch('i'), Act::Inventory)], label: "i", what: "inventory", bar: Bar::Yes };
 static REPORT: Binding<Act> =
     Binding { keys: &[(ch('s'), Act::Report)], label: "s", what: "write the run report", bar: Bar::As("s", "report") };
-static TABLE: [&Binding<Act>; 3] = [&REPORT, &LOGS, &INVENTORY];
+static SCROLL: Binding<Act> = Binding {
+    keys: &[
+        (code(KeyCode::Up), Act::Up),
+        (code(KeyCode::Down), Act::Down),
+        (ch('k'), Act::Up),
+        (ch('j'), Act::Down),
+        (code(KeyCode::PageUp), Act::PageUp),
+        (code(KeyCode::PageDown), Act::PageDown),
+    ],
+    label: "↑/↓ j/k PgUp/PgDn",
+    what: "scroll",
+    bar: Bar::As("↑/↓", "scroll"),
+};
+static TABLE: [&Binding<Act>; 4] = [&REPORT, &LOGS, &INVENTORY, &SCROLL];
 
-const NEXT_STEPS: [&str; 5] = [
-    "1. Start Ironic; watch the takeover (L here, or bm2ironic watch).",
-    "2. nova-scheduler: Ironic host manager, exact-match filters; restart.",
-    "3. nova-compute: Ironic driver (ClusteredComputeManager); restart.",
-    "4. Watch nova-compute's log: every node's resources reported.",
-    "5. bm2ironic verify --ironic-url URL; undo: bm2ironic rollback.",
-];
+/// The next steps as lines of at most `width` columns: each step numbered (`✓` when done) and
+/// wrapped under its text, its command on the lines below, indented further.
+fn next_step_lines(facts: Option<&RunFacts>, theme: Theme, width: usize) -> Vec<Line<'static>> {
+    let Some(f) = facts else {
+        return vec![Line::from("  (once the load has run)")];
+    };
+    let mut lines = Vec::new();
+    for (i, s) in next_steps(f).iter().enumerate() {
+        let mark = if s.done { "✓".to_string() } else { format!("{}.", i + 1) };
+        let style = if s.done { theme.dim() } else { ratatui::style::Style::new() };
+        for (j, l) in wrap_words(&visible_line(&s.what), width.saturating_sub(6)).into_iter().enumerate() {
+            let head = if j == 0 { format!("  {mark:>3} ") } else { " ".repeat(6) };
+            lines.push(Line::from(Span::styled(format!("{head}{l}"), style)));
+        }
+        if let Some(c) = &s.command {
+            for (j, l) in wrap_words(&visible_line(c), width.saturating_sub(8)).into_iter().enumerate() {
+                lines.push(Line::from(Span::styled(
+                    format!("{}{l}", " ".repeat(if j == 0 { 6 } else { 8 })),
+                    theme.key(),
+                )));
+            }
+        }
+    }
+    lines
+}
+
+/// Lines a page key moves.
+const PAGE: u16 = 10;
 
 /// Nodes listed with their takeover errors (the logs screen has them all).
 const MAX_NODES: usize = 6;
@@ -191,10 +240,6 @@ impl Page for Summary {
         }
         if let Some(r) = &self.saved_to {
             lines.push(Line::from(format!("  Decisions      {r}")));
-            lines.push(Line::from(Span::styled(
-                "                 replay them with: bm2ironic migrate --resolutions FILE",
-                theme.dim(),
-            )));
         }
         lines.push(Line::from(vec![
             Span::raw("  Run report     "),
@@ -227,18 +272,27 @@ impl Page for Summary {
                 .push(Line::from(format!("    … and {} more node(s): L shows every error", by_node.len() - MAX_NODES)));
         }
         lines.push(Line::from(""));
-        lines.push(Line::from(Span::styled("  Next steps", theme.key())));
-        for s in NEXT_STEPS {
-            lines.push(Line::from(format!("  {s}")));
-        }
-        f.render_widget(
-            Paragraph::new(lines).block(Block::bordered().title(" Summary ")).wrap(Wrap { trim: false }),
-            area,
-        );
+        let kept = self.checklist.as_deref().map(|p| format!(" (kept in {p})")).unwrap_or_default();
+        lines.push(Line::from(Span::styled(format!("  Next steps{kept}"), theme.key())));
+        lines.extend(next_step_lines(self.facts.as_ref(), theme, area.width.saturating_sub(2) as usize));
+        let para = Paragraph::new(lines).wrap(Wrap { trim: false });
+        let (shown, total) = (area.height.saturating_sub(2), para.line_count(area.width.saturating_sub(2)) as u16);
+        self.max_scroll.set(total.saturating_sub(shown));
+        let top = self.scroll.min(total.saturating_sub(shown));
+        // where the window is, when the summary does not fit (an 80x24 console)
+        let title = if total > shown {
+            let more = if top + shown < total { " ↓ more" } else { "" };
+            format!(" Summary: lines {}-{} of {total}{more} ", top + 1, (top + shown).min(total))
+        } else {
+            " Summary ".to_string()
+        };
+        f.render_widget(para.block(Block::bordered().title(title)).scroll((top, 0)), area);
     }
 
     fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
-        TABLE.to_vec()
+        // scrolling is offered when the summary does not fit (the last drawing said so)
+        let fits = self.max_scroll.get() == 0 && self.scroll == 0;
+        TABLE.iter().copied().filter(|b| !fits || !std::ptr::eq(*b, &SCROLL)).collect()
     }
 
     fn act(&mut self, act: Act, _cx: &Ctx) -> Vec<Out> {
@@ -246,6 +300,22 @@ impl Page for Summary {
             Act::Logs => vec![Out::Go(Screen::Logs)],
             Act::Inventory => vec![Out::Go(Screen::Inventory)],
             Act::Report => vec![Out::Effect(Effect::WriteReport)],
+            Act::Up => {
+                self.scroll = self.scroll.saturating_sub(1);
+                vec![]
+            }
+            Act::Down => {
+                self.scroll = self.scroll.saturating_add(1).min(self.max_scroll.get());
+                vec![]
+            }
+            Act::PageUp => {
+                self.scroll = self.scroll.saturating_sub(PAGE);
+                vec![]
+            }
+            Act::PageDown => {
+                self.scroll = self.scroll.saturating_add(PAGE).min(self.max_scroll.get());
+                vec![]
+            }
         }
     }
 }
@@ -301,6 +371,7 @@ mod tests {
             verify_ms: Some(230.0),
             saved_to: Some("/srv/bm2ironic-resolutions.toml".into()),
             report: None,
+            ..Default::default()
         };
         let mut logs = Logs::default();
         let line = |text: &str| crate::core::logs::follow::LogLine {
@@ -333,6 +404,97 @@ mod tests {
         assert!(text.contains("read 12 ms · plan 3.1 ms · load 1.48 s · commit 41 ms · verify 230 ms"), "{text}");
         assert!(text.contains("aaaaaaaa (nova_bm 7)") && text.contains("(+1 more)"), "{text}");
         insta::assert_snapshot!(text);
+    }
+
+    fn finished(rehearse: bool) -> Progress {
+        let mut p = Progress::default();
+        p.finish(Ok(LoadSummary {
+            run_id: "6f1c2a9e-run".into(),
+            rehearse,
+            committed: !rehearse,
+            read: 36,
+            created: 35,
+            skipped: 1,
+            already_migrated: 0,
+            maintenance: 3,
+            ports: 58,
+            errors: 0,
+            elapsed_ms: 1521.0,
+            load_ms: 1480.5,
+            commit_ms: 40.6,
+            plan_checksum: "0123456789abcdef".into(),
+            started_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 0).unwrap(),
+            finished_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 2).unwrap(),
+        }));
+        p
+    }
+
+    /// The next steps follow the run: a rehearsal says nothing stayed and how to load for real, a
+    /// live Juno run names its run id, the hosts move first and juno-boot, a modern one neither
+    /// ClusteredComputeManager nor juno-boot; at 80x24 the summary scrolls and says where it is.
+    #[test]
+    fn next_steps_follow_the_run_at_80x24_and_120x36() {
+        use crate::core::ironic::target::TargetKind;
+        use crate::core::migrate::next_steps::Flavors;
+        let cases = [
+            ("rehearsal", true, TargetKind::Juno, Flavors::Pending),
+            ("live_juno", false, TargetKind::Juno, Flavors::Applied("cs-42".into())),
+            ("live_modern", false, TargetKind::Modern, Flavors::Pending),
+        ];
+        for (name, rehearse, kind, flavors) in cases {
+            let p = finished(rehearse);
+            let facts = RunFacts {
+                kind: Some(kind),
+                rehearsal: rehearse,
+                committed: !rehearse,
+                run_id: Some("6f1c2a9e-run".into()),
+                resolutions: Some("/srv/decisions.toml".into()),
+                flavors,
+                instances: 11,
+                ironic_url: Some("http://ironic-api:6385".into()),
+                conductor_log: Some("/var/log/ironic/ironic-conductor.log".into()),
+                ..Default::default()
+            };
+            let sum =
+                Summary { facts: Some(facts), saved_to: Some("/srv/decisions.toml".into()), ..Default::default() };
+            let s = fixture::session(if rehearse { Mode::Rehearsal } else { Mode::Live });
+            let cx = DrawCtx { progress: &p, audit_log: Some("/var/log/bm2ironic"), ..fixture::draw_ctx(&s) };
+            let big = fixture::draw(120, 36, &sum, &cx);
+            let small = fixture::draw(80, 22, &sum, &cx);
+            match name {
+                "rehearsal" => {
+                    assert!(
+                        big.contains("Nothing stayed") && big.contains("--resolutions /srv/decisions.toml"),
+                        "{big}"
+                    );
+                    assert!(!big.contains("rollback") && !big.contains("Start ironic"), "{big}");
+                }
+                "live_juno" => {
+                    assert!(big.contains("rollback --run 6f1c2a9e-run") || small.contains("Summary: lines"), "{big}");
+                    assert!(big.contains("juno-boot") && big.contains("11 instance(s)"), "{big}");
+                    assert!(big.contains("✓ Flavors changed (change set cs-42)"), "{big}");
+                }
+                _ => assert!(!big.contains("juno-boot") && !big.contains("ClusteredComputeManager"), "{big}"),
+            }
+            if !rehearse {
+                assert!(small.contains("Summary: lines 1-20 of"), "80 columns scroll, with a mark: {small}");
+            }
+            insta::assert_snapshot!(format!("next_steps_{name}_120x36"), big);
+            insta::assert_snapshot!(format!("next_steps_{name}_80x24"), small);
+        }
+        // scrolling moves the window, never past the end
+        let p = finished(false);
+        let facts = RunFacts { kind: Some(TargetKind::Juno), committed: true, instances: 3, ..Default::default() };
+        let mut sum = Summary { facts: Some(facts), ..Default::default() };
+        let s = fixture::session(Mode::Live);
+        let cx = DrawCtx { progress: &p, ..fixture::draw_ctx(&s) };
+        let _ = fixture::draw(80, 22, &sum, &cx);
+        let ctx = fixture::ctx(&s);
+        for _ in 0..100 {
+            sum.on_key(code(KeyCode::PageDown).event(), &ctx);
+        }
+        let bottom = fixture::draw(80, 22, &sum, &cx);
+        assert!(bottom.contains("rollback --run RUN") && !bottom.contains("↓ more"), "{bottom}");
     }
 
     #[test]
@@ -384,6 +546,7 @@ mod tests {
             verify_ms: None,
             saved_to: None,
             report: None,
+            ..Default::default()
         };
         let s = fixture::session(Mode::Live);
         let cx = DrawCtx { progress: &p, ..fixture::draw_ctx(&s) };
