@@ -226,12 +226,20 @@ impl App {
             Msg::Logs(lines) => self.logs.push(lines),
             Msg::Saved(Ok(p)) => {
                 self.status.toast = Some(format!("decisions saved: {p}"));
+                self.session.saved = self.session.resolutions.clone();
                 if let Some(f) = &mut self.summary.facts {
                     f.resolutions = Some(p.clone());
                 }
                 self.summary.saved_to = Some(p);
+                if std::mem::take(&mut self.status.quit_after_save) {
+                    self.status.quit = true;
+                    return vec![Effect::Quit];
+                }
             }
-            Msg::Saved(Err(e)) => self.status.toast = Some(format!("could not save decisions: {e}")),
+            Msg::Saved(Err(e)) => {
+                self.status.quit_after_save = false;
+                self.status.toast = Some(format!("could not save decisions: {e}"))
+            }
             Msg::ReportWritten(Ok(p)) => {
                 self.status.toast = Some(format!("run report written: {p}"));
                 self.summary.report = Some(p);
@@ -332,6 +340,11 @@ impl App {
         self.status.toast = None;
         if self.status.quit_asked {
             self.status.quit_asked = false;
+            if !self.work_running() && matches!(key.code, KeyCode::Char('w')) {
+                // save, then quit once saved (`Msg::Saved`)
+                self.status.quit_after_save = true;
+                return vec![Effect::SaveResolutions];
+            }
             if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
                 self.status.quit = true;
                 let cancel = self.work_running().then_some(Effect::Cancel);
@@ -378,6 +391,10 @@ impl App {
                 Out::Busy(b) => self.status.busy = Some(b),
                 Out::Decide { code, subject, action, all } => {
                     self.session.decide(code, subject.as_ref(), action, all);
+                    effects.push(Effect::Journal {
+                        path: self.session.journal_path(),
+                        text: self.session.resolutions.to_toml(),
+                    });
                     let item = self.conflicts.item;
                     self.replan();
                     self.conflicts.after_decide(code, item, &self.session);
@@ -404,10 +421,11 @@ impl App {
 
     /// Quits at once, or asks first while a load runs.
     fn ask_quit(&mut self) -> Vec<Effect> {
-        let running = self.work_running();
-        self.status.quit_asked = running;
-        self.status.quit = !running;
-        if running {
+        // a load runs, or decisions were made and not saved: ask (a stray `q` beside `w` loses nothing)
+        let ask = self.work_running() || self.session.unsaved();
+        self.status.quit_asked = ask;
+        self.status.quit = !ask;
+        if ask {
             vec![]
         } else {
             vec![Effect::Quit]

@@ -25,3 +25,42 @@ fn a_clean_verify_with_an_api_starts_the_takeover_check_and_its_events_reach_the
     let diff = JobError::Differences { count: 1, run: "r".into() };
     assert!(app(Some("http://ironic:6385")).update(Msg::Verified(Err(diff), 1.0)).is_empty(), "not after differences");
 }
+
+/// A decision not saved: `q` asks instead of quitting (before: exit 0, no prompt, the decisions
+/// lost); `w` there saves and quits once saved; the decision was journalled as it was made.
+#[test]
+fn q_asks_while_decisions_are_unsaved_and_w_saves_then_quits() {
+    let mut a =
+        App::new(Mode::Live, Prefill::default(), crate::tui::screens::fixture::options(), Resolutions::default());
+    a.session.prepared = crate::tui::screens::fixture::session(Mode::Live).prepared;
+    a.replan();
+    a.screen = Screen::Conflicts;
+    let code = a.session.plan.as_ref().unwrap().conflicts[0].code;
+    let action = code.actions()[0];
+    let effects = a.apply(vec![Out::Decide { code, subject: None, action, all: true }]);
+    assert!(
+        matches!(&effects[..], [Effect::Journal { text, .. }] if text.contains(code.as_str())),
+        "the decision is journalled: {effects:?}"
+    );
+    let q = KeyEvent::new(KeyCode::Char('q'), crossterm_none());
+    assert!(a.update(Msg::Key(q)).is_empty());
+    assert!(a.status.quit_asked && !a.status.quit, "q asks");
+    let text = crate::tui::screens::fixture::render(80, 24, |f| {
+        crate::tui::view::view(&a, f, crate::tui::theme::Theme { color: false })
+    });
+    assert!(text.contains("Decisions not saved") && text.contains("w: save and quit"), "{text}");
+    insta::assert_snapshot!("quit_with_unsaved_decisions_80x24", text);
+    let w = KeyEvent::new(KeyCode::Char('w'), crossterm_none());
+    assert_eq!(a.update(Msg::Key(w)), vec![Effect::SaveResolutions]);
+    assert!(!a.status.quit, "not before the save");
+    assert_eq!(a.update(Msg::Saved(Ok("/tmp/d.toml".into()))), vec![Effect::Quit]);
+    assert!(a.status.quit && !a.session.unsaved());
+    // nothing unsaved: q quits at once
+    let mut b = app(None);
+    b.screen = Screen::Conflicts;
+    assert_eq!(b.update(Msg::Key(q)), vec![Effect::Quit]);
+}
+
+fn crossterm_none() -> ratatui::crossterm::event::KeyModifiers {
+    ratatui::crossterm::event::KeyModifiers::NONE
+}

@@ -195,9 +195,14 @@ pub async fn load_api(
     Msg::LoadDone(r)
 }
 
-/// Writes the operator's decisions where they can be replayed (`migrate --resolutions FILE`).
-pub fn save_resolutions(path: String, text: String) -> Msg {
-    Msg::Saved(std::fs::write(&path, text).map(|_| path.clone()).map_err(|source| JobError::Save { path, source }))
+/// Writes the operator's decisions where they can be replayed (`migrate --resolutions FILE`); the
+/// journal of unsaved decisions goes once they are saved.
+pub fn save_resolutions(path: String, text: String, journal: String) -> Msg {
+    let saved = std::fs::write(&path, text).map(|_| path.clone()).map_err(|source| JobError::Save { path, source });
+    if saved.is_ok() {
+        let _ = std::fs::remove_file(journal);
+    }
+    Msg::Saved(saved)
 }
 
 /// Writes the run report (Markdown) for the change ticket.

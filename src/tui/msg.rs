@@ -34,6 +34,11 @@ pub enum Effect {
     CheckTakeover,
     PlanFlavors,
     ApplyFlavors,
+    /// journal the decisions (every one, as it is made): the next wizard reloads them
+    Journal {
+        path: String,
+        text: String,
+    },
     /// keep the summary's next steps as a checklist in the state directory (`next-steps-RUN.md`)
     WriteChecklist {
         run_id: String,
@@ -79,6 +84,8 @@ pub struct Status {
     pub busy: Option<String>,
     pub help: bool,
     pub quit_asked: bool,
+    /// `w` at the quit question: quit once the decisions are saved
+    pub quit_after_save: bool,
     pub spinner: usize,
     pub quit: bool,
 }

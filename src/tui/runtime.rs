@@ -61,6 +61,26 @@ pub struct Runner<B: Backend> {
     dirty: bool,
 }
 
+/// Decisions an earlier wizard journalled and never saved (it ended, was killed, or `q` was pressed)
+/// come back, unless decisions were given at start (`--resolutions`, `--resolve`).
+fn reload_journal(app: &mut App) {
+    let journal = app.session.journal_path();
+    if app.session.resolutions != Default::default() || !std::path::Path::new(&journal).is_file() {
+        return;
+    }
+    match crate::core::migrate::conflict::Resolutions::load(std::path::Path::new(&journal)) {
+        Ok(r) if r != Default::default() => {
+            let n = r.defaults.len() + r.decisions.len();
+            app.session.resolutions = r;
+            app.status.toast = Some(format!(
+                "{n} decision(s) of an earlier session reloaded from {journal} (not saved: w saves them)"
+            ));
+        }
+        Ok(_) => {}
+        Err(e) => app.status.toast = Some(format!("the decisions journal {journal} was not reloaded: {e}")),
+    }
+}
+
 const FRAME: Duration = Duration::from_millis(33);
 const TICK: Duration = Duration::from_millis(120);
 
@@ -72,6 +92,7 @@ impl<B: Backend> Runner<B> {
         if let Some(d) = &ctx.resolutions_dir {
             app.session.resolutions_path = d.join("bm2ironic-resolutions.toml").display().to_string();
         }
+        reload_journal(&mut app);
         Runner {
             app,
             terminal,
@@ -288,6 +309,13 @@ impl<B: Backend> Runner<B> {
                     c.cancel();
                 }
             }
+            Effect::Journal { path, text } => {
+                // written whole, then renamed: a crash mid-write leaves the previous journal
+                let tmp = format!("{path}.tmp");
+                if let Err(e) = std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, &path)) {
+                    self.app.status.toast = Some(format!("could not journal the decisions in {path}: {e}"));
+                }
+            }
             Effect::WriteChecklist { run_id, text } => {
                 let Some(dir) = self.app.state_dir.clone() else { return };
                 let path = dir.join(format!("next-steps-{run_id}.md"));
@@ -304,6 +332,7 @@ impl<B: Backend> Runner<B> {
                 let msg = jobs::save_resolutions(
                     self.app.session.resolutions_path.clone(),
                     self.app.session.resolutions.to_toml(),
+                    self.app.session.journal_path(),
                 );
                 let _ = self.tx.send(msg);
             }

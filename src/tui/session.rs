@@ -38,6 +38,8 @@ pub struct Session {
     pub resolutions: Resolutions,
     /// where `w` saves the decisions
     pub resolutions_path: String,
+    /// the decisions as last saved (or given at start): `q` asks while they differ
+    pub saved: Resolutions,
     pub plan: Option<Plan>,
     /// how long the last plan took to compute (ms)
     pub plan_ms: Option<f64>,
@@ -52,6 +54,7 @@ impl Session {
             prepared: None,
             inv_summary: Default::default(),
             plan_options,
+            saved: resolutions.clone(),
             resolutions,
             resolutions_path: "bm2ironic-resolutions.toml".into(),
             plan: None,
@@ -103,6 +106,17 @@ impl Session {
         } else if let Some(s) = subject {
             self.resolutions.decide_item(code, s, action);
         }
+    }
+
+    /// Decisions made since the last save (`w`): `q` asks before they would be lost.
+    pub fn unsaved(&self) -> bool {
+        self.resolutions != self.saved
+    }
+
+    /// Where every decision is journalled as it is made (beside the decisions file): reloaded by the
+    /// next wizard when a session ended without `w`.
+    pub fn journal_path(&self) -> String {
+        format!("{}.journal", self.resolutions_path)
     }
 
     /// Node conflict marker: (number of conflicts, any unresolved blocking).

@@ -62,7 +62,7 @@ fn draw(app: &App, f: &mut Frame, theme: Theme) {
     if app.status.help {
         chrome::help(f, area, theme, app.screen.title(), &rows, &[last]);
     }
-    if app.status.quit_asked {
+    if app.status.quit_asked && app.work_running() {
         chrome::popup(
             f,
             area,
@@ -73,6 +73,20 @@ fn draw(app: &App, f: &mut Frame, theme: Theme) {
                 "transaction is rolled back, nothing stays.",
                 "",
                 "y: cancel and quit    any other key: stay",
+            ],
+        );
+    } else if app.status.quit_asked {
+        chrome::popup(
+            f,
+            area,
+            theme,
+            "Quit? Decisions not saved",
+            &[
+                "The decisions made here are not saved for",
+                "`migrate --resolutions` (the journal keeps",
+                "them for the next wizard).",
+                "",
+                "w: save and quit   y: quit   other key: stay",
             ],
         );
     }
