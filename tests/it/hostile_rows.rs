@@ -438,6 +438,7 @@ per_backend! {
     four_byte_utf8_reaches_a_utf8mb3_target_escaped => super::four_byte_utf8_reaches_a_utf8mb3_target_escaped;
     a_failed_load_leaves_nothing_behind_and_names_the_row => super::a_failed_load_leaves_nothing_behind_and_names_the_row;
     // these need no server: one run each
+    [sqlite] broadcast_zero_and_multicast_macs_are_invalid_mac => super::broadcast_zero_and_multicast_macs_are_invalid_mac;
     [sqlite] a_missing_sqlite_target_is_never_created => super::a_missing_sqlite_target_is_never_created;
     [sqlite] blank_options_are_usage_errors => super::blank_options_are_usage_errors;
     [sqlite] a_decision_that_matches_nothing_is_a_usage_error => super::a_decision_that_matches_nothing_is_a_usage_error;
@@ -456,5 +457,30 @@ async fn a_decision_that_matches_nothing_is_a_usage_error(_backend: Backend) {
         assert_eq!(r.code, 2, "{cmd:?}: {}{}", r.stdout, r.stderr);
         assert!(r.stderr.contains("#1 (code = mid-deploy, node = 99, action = maintenance)"), "{}", r.stderr);
         assert!(tgt.dump() == before);
+    }
+}
+
+/// Well-formed MACs no NIC has (broadcast, all zeros, multicast) were written as ports without a
+/// word: each is `invalid-mac` now, and says which.
+async fn broadcast_zero_and_multicast_macs_are_invalid_mac(_backend: Backend) {
+    let Some(src) = TestDb::with_fixture(Backend::Sqlite, "src", &fleet(3)).await else { return };
+    let Some(tgt) = TestDb::ironic(Backend::Sqlite, "tgt").await else { return };
+    let macs = ["ff:ff:ff:ff:ff:ff", "00:00:00:00:00:00", "01:00:5e:00:00:fb"];
+    for (k, m) in macs.iter().enumerate() {
+        src.exec(&format!("UPDATE bm_interfaces SET address = '{m}' WHERE id = (SELECT MIN(id) FROM bm_interfaces WHERE bm_node_id = {})", k + 1)).await;
+    }
+    let r = run(&["plan", "--json"], &src, &tgt);
+    assert_eq!(r.code, 3, "blocking: {}{}", r.stdout, r.stderr);
+    let plan: Value = serde_json::from_str(&r.stdout).unwrap();
+    let invalid: Vec<(i64, &str)> = plan["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["code"] == "invalid-mac")
+        .map(|c| (c["subject"]["interface"]["nova_bm_id"].as_i64().unwrap(), c["detail"].as_str().unwrap()))
+        .collect();
+    assert_eq!(invalid.iter().map(|c| c.0).collect::<Vec<_>>(), vec![1, 2, 3], "{invalid:?}");
+    for ((_, d), why) in invalid.iter().zip(["the broadcast address", "all zeros", "a multicast address"]) {
+        assert!(d.contains(why), "{d}");
     }
 }
