@@ -7,11 +7,15 @@ use std::path::{Path, PathBuf};
 use crate::core::db::secret::Secret;
 use crate::core::db::url::{DbUrl, UrlError};
 use crate::core::settings::baremetal::BaremetalConf;
+use crate::core::settings::file::{self, FileProblem, MAX_CONFIG_FILE};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfError {
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
+    /// not a regular file, over the bound, not UTF-8
+    #[error("cannot read {path}: {problem}")]
+    File { path: PathBuf, problem: FileProblem },
     #[error("{path} line {line}: {reason}")]
     Syntax { path: PathBuf, line: usize, reason: String },
     #[error("{path} has no [baremetal] section: it is not the nova.conf of a nova-compute that runs the baremetal driver (give that host's nova.conf, or --nova-bm-db)")]
@@ -25,6 +29,14 @@ pub enum ConfError {
     Blank { path: PathBuf, section: String, key: String },
 }
 
+/// The text of a config file: a regular file of at most [`MAX_CONFIG_FILE`] bytes of UTF-8.
+pub fn read_text(path: &Path) -> Result<String, ConfError> {
+    file::read_text(path, MAX_CONFIG_FILE).map_err(|problem| match problem {
+        FileProblem::Io(source) => ConfError::Read { path: path.to_path_buf(), source },
+        problem => ConfError::File { path: path.to_path_buf(), problem },
+    })
+}
+
 /// An oslo.config style INI file: `[section]`, `key = value`, `#`/`;` comment lines, indented
 /// continuation lines. Later duplicates win (as in oslo.config for single-valued options).
 #[derive(Debug, Default, Clone)]
@@ -35,12 +47,19 @@ pub struct IniFile {
 
 impl IniFile {
     pub fn load(path: &Path) -> Result<IniFile, ConfError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| ConfError::Read { path: path.to_path_buf(), source })?;
-        IniFile::parse(path, &text)
+        IniFile::parse(path, &read_text(path)?)
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<IniFile, ConfError> {
+        if text.starts_with('\u{feff}') {
+            // oslo.config reads with Python's "utf-8" codec, which keeps the mark: its parser then
+            // fails on line 1 ("No ':' or '=' found in assignment: '\ufeff[DEFAULT]'")
+            return Err(ConfError::Syntax {
+                path: path.into(),
+                line: 1,
+                reason: "the file starts with a byte order mark (U+FEFF), which oslo.config refuses too (nova and Ironic would not start with it): save the file without one".into(),
+            });
+        }
         let mut ini = IniFile { path: path.to_path_buf(), sections: BTreeMap::new() };
         let mut section: Option<String> = None;
         let mut last_key: Option<String> = None;
