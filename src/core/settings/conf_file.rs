@@ -136,6 +136,90 @@ impl IniFile {
             .unwrap_or_default()
     }
 
+    /// `[section] key` as oslo.config gives it to the service: `$name` and `${name}` replaced by the
+    /// value of option `name` (in `section`, else `[DEFAULT]`; `${group.name}` in `[group]`),
+    /// recursively; `$$` and `\$` are a `$`. `Ok(None)` when the file does not set it. An option
+    /// the file does not set cannot be substituted here (its default is the service's: nova's
+    /// `state_path` defaults to where its Python package is installed), so it is refused, naming
+    /// the setting, rather than guessed.
+    pub fn interpolated(&self, section: &str, key: &str) -> Result<Option<String>, ConfError> {
+        let Some(raw) = self.get_exact(section, key) else { return Ok(None) };
+        self.substitute(section, raw, 0).map(Some).map_err(|reason| ConfError::BadValue {
+            path: self.path.clone(),
+            setting: format!("[{section}] {key} = {raw}"),
+            reason,
+        })
+    }
+
+    fn substitute(&self, section: &str, value: &str, depth: usize) -> Result<String, String> {
+        if depth > 8 {
+            return Err("its substitutions refer to each other without end".into());
+        }
+        let value = value.replace("\\$", "$$");
+        let b = value.as_bytes();
+        let mut out = String::with_capacity(value.len());
+        let mut k = 0;
+        // oslo.config's Template: idpattern `[_a-z][\._a-z0-9]*`, case-insensitive
+        let ident = |from: usize| {
+            let mut e = from;
+            while e < b.len() && (b[e].is_ascii_alphanumeric() || b[e] == b'_' || (e > from && b[e] == b'.')) {
+                if e == from && b[e].is_ascii_digit() {
+                    break;
+                }
+                e += 1;
+            }
+            e
+        };
+        while k < b.len() {
+            if b[k] != b'$' {
+                let next = value[k..].find('$').map_or(b.len(), |n| k + n);
+                out.push_str(&value[k..next]);
+                k = next;
+                continue;
+            }
+            let (name, end) = match b.get(k + 1) {
+                Some(b'$') => {
+                    out.push('$');
+                    k += 2;
+                    continue;
+                }
+                Some(b'{') => match value[k + 2..].find('}') {
+                    Some(n) if ident(k + 2) == k + 2 + n && n > 0 => (&value[k + 2..k + 2 + n], k + 3 + n),
+                    _ => return Err(format!("'{}' is not a substitution oslo.config reads", &value[k..])),
+                },
+                _ => {
+                    let e = ident(k + 1);
+                    if e == k + 1 {
+                        // a `$` before no name is left as it is (oslo.config's safe_substitute)
+                        out.push('$');
+                        k += 1;
+                        continue;
+                    }
+                    (&value[k + 1..e], e)
+                }
+            };
+            let found = match name.split_once('.') {
+                Some((g, o)) => self.get_exact(g, o).map(|v| (g, v)),
+                None => None,
+            }
+            .or_else(|| self.get_exact(section, name).map(|v| (section, v)))
+            .or_else(|| self.get_exact("DEFAULT", name).map(|v| ("DEFAULT", v)));
+            let Some((in_section, v)) = found else {
+                let default = if name == "state_path" || name == "pybasedir" {
+                    " (nova's own default for it is the directory its Python package is installed in, which bm2ironic cannot know)"
+                } else {
+                    ""
+                };
+                return Err(format!(
+                    "it uses ${name}, which this file does not set{default}: set [DEFAULT] {name} in it, or write the path out"
+                ));
+            };
+            out.push_str(&self.substitute(in_section, v, depth + 1)?);
+            k = end;
+        }
+        Ok(out)
+    }
+
     /// A value, looked up in `section` and then `[DEFAULT]` (oslo semantics). Empty values count as unset.
     pub fn get(&self, section: &str, key: &str) -> Option<&str> {
         let v = self.sections.get(section).and_then(|m| m.get(key)).map(String::as_str);
@@ -214,7 +298,8 @@ impl NovaConf {
             virtual_power_host_key: g("virtual_power_host_key"),
             deploy_kernel: g("deploy_kernel"),
             deploy_ramdisk: g("deploy_ramdisk"),
-            tftp_root: g("tftp_root"),
+            // as nova read it: `$state_path/tftp` is nova's state_path, not ours
+            tftp_root: ini.interpolated("baremetal", "tftp_root")?.filter(|v| !v.trim().is_empty()),
             flavor_extra_specs,
         };
         let nova_db = match ini.url("database", "connection")? {
@@ -317,5 +402,31 @@ flavor_extra_specs = cpu_arch:x86_64, hw:foo:bar
         let e = IniFile::parse(Path::new("x"), "k = v\n").unwrap_err();
         assert!(e.to_string().contains("line 1"), "{e}");
         assert!(IniFile::parse(Path::new("x"), "[a\n").is_err());
+    }
+
+    #[test]
+    fn substitutions_as_oslo_config_makes_them() {
+        let ini = IniFile::parse(
+            Path::new("nova.conf"),
+            "[DEFAULT]\nstate_path = /srv/nova\nroot = $state_path/x\n[baremetal]\na = $state_path/tftp\nb = ${state_path}b\nc = $root/y\nd = cost $$5 and \\$6\ne = ${baremetal.a}/z\nf = $nope/tftp\ng = $\nh = $h\n",
+        )
+        .unwrap();
+        let v = |k: &str| ini.interpolated("baremetal", k).map_err(|e| e.to_string());
+        assert_eq!(v("a").unwrap().as_deref(), Some("/srv/nova/tftp"));
+        assert_eq!(v("b").unwrap().as_deref(), Some("/srv/novab"));
+        assert_eq!(v("c").unwrap().as_deref(), Some("/srv/nova/x/y"));
+        assert_eq!(v("d").unwrap().as_deref(), Some("cost $5 and $6"));
+        assert_eq!(v("e").unwrap().as_deref(), Some("/srv/nova/tftp/z"));
+        assert_eq!(v("g").unwrap().as_deref(), Some("$"));
+        assert_eq!(v("missing").unwrap(), None);
+        let e = v("f").unwrap_err();
+        assert!(
+            e.contains("[baremetal] f = $nope/tftp") && e.contains("uses $nope, which this file does not set"),
+            "{e}"
+        );
+        assert!(v("h").unwrap_err().contains("without end"));
+        let no_state = IniFile::parse(Path::new("nova.conf"), "[baremetal]\ntftp_root = $state_path/tftp\n").unwrap();
+        let e = no_state.interpolated("baremetal", "tftp_root").unwrap_err().to_string();
+        assert!(e.contains("[baremetal] tftp_root = $state_path/tftp") && e.contains("cannot know"), "{e}");
     }
 }
