@@ -1,12 +1,14 @@
-//! The cache of validated caller tokens (`--token-cache-time`, `--token-cache-size`).
+//! The caches of callers' tokens Keystone answered for (`--token-cache-time`, `--token-cache-size`).
 //!
 //! Keystone validates a caller's token once; what it said (user, scope, roles) is kept for at most
 //! `ttl` (300 s by default, keystonemiddleware's `token_cache_time`) and never past the token's own
 //! `expires_at`. A token revoked at Keystone is therefore still accepted for at most `ttl` seconds
 //! after its validation, the same window keystonemiddleware gives. `ttl` 0 turns the cache off (every
-//! request asks Keystone). Only valid tokens are kept: a refused token asks Keystone every time.
+//! request asks Keystone). The same type, with `()` for a value, keeps the tokens Keystone refused
+//! (see `tokens.rs`: keystonemiddleware's negative cache), so that one bogus token repeated does not
+//! cost one validation a request.
 //!
-//! The key is the SHA-256 of a per-process random salt and the token: the cache never holds a token,
+//! The key is the SHA-256 of a per-process random salt and the token: a cache never holds a token,
 //! and its keys cannot be matched against tokens seen elsewhere. At most `capacity` entries (10 000
 //! by default, about 3 MB): when full, the expired entries go first, then the least recently used.
 
@@ -27,32 +29,39 @@ pub struct Validated {
     pub roles: Vec<String>,
 }
 
-type Key = [u8; 32];
+pub(super) type Key = [u8; 32];
 
-struct Entry {
-    value: Validated,
+struct Entry<V> {
+    value: V,
     until: Instant,
     /// the last use, for the LRU order
     tick: u64,
 }
 
-#[derive(Default)]
-struct Inner {
-    entries: HashMap<Key, Entry>,
+struct Inner<V> {
+    entries: HashMap<Key, Entry<V>>,
     /// last use -> key, oldest first
     order: BTreeMap<u64, Key>,
     tick: u64,
 }
 
-pub struct TokenCache {
+impl<V> Default for Inner<V> {
+    fn default() -> Self {
+        Inner { entries: HashMap::new(), order: BTreeMap::new(), tick: 0 }
+    }
+}
+
+/// Tokens (by salted hash) and what Keystone said of each: `Validated` for the valid ones, `()`
+/// for the refused ones.
+pub struct TokenCache<V = Validated> {
     ttl: Duration,
     capacity: usize,
     salt: [u8; 16],
-    inner: Mutex<Inner>,
+    inner: Mutex<Inner<V>>,
 }
 
-impl TokenCache {
-    pub fn new(ttl: Duration, capacity: usize) -> TokenCache {
+impl<V: Clone> TokenCache<V> {
+    pub fn new(ttl: Duration, capacity: usize) -> TokenCache<V> {
         TokenCache { ttl, capacity, salt: *uuid::Uuid::new_v4().as_bytes(), inner: Mutex::new(Inner::default()) }
     }
 
@@ -68,11 +77,11 @@ impl TokenCache {
     }
 
     /// What was said about `token`, if it was validated less than `ttl` ago and has not expired.
-    pub fn get(&self, token: &str) -> Option<Validated> {
+    pub fn get(&self, token: &str) -> Option<V> {
         self.get_at(token, Instant::now())
     }
 
-    fn get_at(&self, token: &str, now: Instant) -> Option<Validated> {
+    fn get_at(&self, token: &str, now: Instant) -> Option<V> {
         if !self.enabled() {
             return None;
         }
@@ -95,18 +104,11 @@ impl TokenCache {
 
     /// Keeps what Keystone said about `token` until `ttl` from now or the token's expiry, whichever
     /// comes first.
-    pub fn put(&self, token: &str, value: Validated, expires_at: Option<DateTime<Utc>>) {
+    pub fn put(&self, token: &str, value: V, expires_at: Option<DateTime<Utc>>) {
         self.put_at(token, value, expires_at, Instant::now(), Utc::now())
     }
 
-    fn put_at(
-        &self,
-        token: &str,
-        value: Validated,
-        expires_at: Option<DateTime<Utc>>,
-        now: Instant,
-        wall: DateTime<Utc>,
-    ) {
+    fn put_at(&self, token: &str, value: V, expires_at: Option<DateTime<Utc>>, now: Instant, wall: DateTime<Utc>) {
         if !self.enabled() {
             return;
         }
@@ -128,6 +130,8 @@ impl TokenCache {
         }
         if inner.entries.len() >= self.capacity {
             // the expired ones first, then the least recently used
+            // (one pass over the entries, only when full: a cache filled with bogus tokens costs this
+            // once per insertion at capacity, bounded by `capacity`)
             let expired: Vec<(Key, u64)> =
                 inner.entries.iter().filter(|(_, e)| e.until <= now).map(|(k, e)| (*k, e.tick)).collect();
             for (k, tick) in expired {
@@ -166,7 +170,7 @@ mod tests {
 
     #[test]
     fn kept_for_the_cache_time_and_never_past_expiry() {
-        let c = TokenCache::new(Duration::from_secs(300), 10);
+        let c: TokenCache = TokenCache::new(Duration::from_secs(300), 10);
         let (now, wall) = (Instant::now(), Utc::now());
         c.put_at("t1", v("a"), Some(wall + chrono::Duration::hours(1)), now, wall);
         assert_eq!(c.get_at("t1", now + Duration::from_secs(299)), Some(v("a")));
@@ -184,7 +188,7 @@ mod tests {
 
     #[test]
     fn bounded_least_recently_used_goes_first() {
-        let c = TokenCache::new(Duration::from_secs(300), 3);
+        let c: TokenCache = TokenCache::new(Duration::from_secs(300), 3);
         let now = Instant::now();
         let wall = Utc::now();
         for t in ["a", "b", "c"] {
@@ -198,7 +202,7 @@ mod tests {
             assert!(c.get_at(t, now).is_some(), "{t}");
         }
         // expired entries make room before any live one is evicted
-        let c = TokenCache::new(Duration::from_secs(10), 2);
+        let c: TokenCache = TokenCache::new(Duration::from_secs(10), 2);
         c.put_at("old", v("old"), None, now, wall);
         c.put_at("live", v("live"), None, now + Duration::from_secs(5), wall);
         c.put_at("new", v("new"), None, now + Duration::from_secs(11), wall);
@@ -208,10 +212,10 @@ mod tests {
 
     #[test]
     fn off_at_zero_and_keys_are_not_tokens() {
-        let c = TokenCache::new(Duration::ZERO, 10);
+        let c: TokenCache = TokenCache::new(Duration::ZERO, 10);
         c.put("t", v("a"), None);
         assert!(c.get("t").is_none() && c.is_empty());
-        let c = TokenCache::new(Duration::from_secs(1), 10);
+        let c: TokenCache<()> = TokenCache::new(Duration::from_secs(1), 10);
         let k = c.key("secret-token");
         assert_ne!(&k[..], &Sha256::digest(b"secret-token")[..], "salted");
         assert!(!format!("{k:?}").contains("secret"));

@@ -7,7 +7,9 @@
 //! - `state.rs`: the modes (`AuthMode`, `TokenMode`), `ProxyConfig` and the shared state `Proxy`;
 //! - `nova.rs`: the bodies (pure): Ironic's node and ports to Nova's JSON, Nova's fault bodies;
 //! - `version.rs`: the compute microversion a request asks for, and Nova's answers to it (pure);
-//! - `cache.rs`: the validated callers' tokens, by salted hash, bounded in time and number;
+//! - `cache.rs`: the callers' tokens Keystone answered for, by salted hash, bounded in time and number;
+//! - `tokens.rs`: validating them: the caches (valid and refused), one validation per token at a
+//!   time, a bound on validations towards Keystone;
 //! - `index.rs`: nova_bm id -> Ironic node, for the integer ids of nova baremetal's scripts;
 //! - `reply.rs`: Nova's refusals, and what passes between the layers of a request;
 //! - `policy.rs`: the checks before a handler, in Nova's order (token, microversion, tenant, role);
@@ -26,6 +28,7 @@ mod reply;
 mod routes;
 mod server;
 mod state;
+mod tokens;
 mod version;
 
 pub use routes::router;

@@ -1,8 +1,8 @@
 //! The checks before a handler, in Nova's order (keystonemiddleware, then
 //! `nova.api.openstack.wsgi.Resource`, then the method's policy):
 //!
-//! 1. `--auth keystone`: the X-Auth-Token, validated with Keystone or found in the token cache
-//!    (`cache.rs`): missing, invalid, expired or revoked **401**; Keystone unreachable **503**;
+//! 1. `--auth keystone`: the X-Auth-Token, validated with Keystone or found in a token cache
+//!    (`tokens.rs`): missing, invalid, expired or revoked **401**; Keystone unreachable **503**;
 //! 2. the microversion headers (`version.rs`): malformed **400**, out of Nova's range **406**
 //!    (ignored under `/v2/{tenant_id}`, Nova's legacy v2 mode);
 //! 3. a tenant id in the path (`/v2/{tenant_id}`, `/v2.1/{tenant_id}`) must be the token's project:
@@ -18,7 +18,6 @@ use axum::extract::{OriginalUri, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::cache::Validated;
 use super::nova;
 use super::reply::{Caller, Logged, Reply, Served};
 use super::state::{AuthMode, Proxy, TokenMode};
@@ -60,27 +59,6 @@ pub fn tenant_mismatch(path_id: &str, token_project: Option<&str>) -> String {
     )
 }
 
-/// Validates `token`: from the cache, else with Keystone (and cached when valid).
-async fn validate(p: &Proxy, token: &Secret) -> Result<Option<Validated>, Reply> {
-    if let Some(v) = p.tokens.get(token.expose()) {
-        return Ok(Some(v));
-    }
-    let Some(session) = &p.keystone else { return Ok(None) };
-    match tokio::time::timeout(p.cfg.ironic_timeout, session.validate(token)).await {
-        Err(_) => Err(Reply::fault(503, "Keystone did not answer in time: the token cannot be validated.")),
-        Ok(Err(e)) => {
-            tracing::warn!(error = %e, "token validation failed");
-            Err(Reply::fault(503, format!("The token cannot be validated: {e}")))
-        }
-        Ok(Ok(None)) => Ok(None),
-        Ok(Ok(Some(t))) => {
-            let v = Validated { user: t.user.clone(), scope: t.scope.clone(), roles: t.roles.clone() };
-            p.tokens.put(token.expose(), v.clone(), t.expires_at);
-            Ok(Some(v))
-        }
-    }
-}
-
 fn with<T: Clone + Send + Sync + 'static>(mut r: Response, ext: Option<T>) -> Response {
     if let Some(e) = ext {
         r.extensions_mut().insert(e);
@@ -109,7 +87,7 @@ pub async fn policy(State(p): State<Arc<Proxy>>, mut req: Request, next: Next) -
             .map(str::trim)
             .filter(|t| !t.is_empty() && t.len() <= 8192);
         let Some(token) = token.map(Secret::new) else { return unauthorized() };
-        match validate(&p, &token).await {
+        match p.validations.validate(p.keystone.as_ref(), &token, p.cfg.ironic_timeout).await {
             Err(r) => return r.into_response(),
             Ok(None) => return unauthorized(),
             Ok(Some(v)) => (Some(token), Some(v)),

@@ -1,15 +1,15 @@
 //! What the proxy is started with and shares between requests: how callers are checked
 //! ([`AuthMode`]), which token Ironic sees ([`TokenMode`]), the limits and deadlines
 //! ([`ProxyConfig`]), and the shared state ([`Proxy`]: the config, the Ironic client, the Keystone
-//! session, the bound on concurrent calls, the token cache, the nova_bm id index, the last health
+//! session, the bound on concurrent calls, the token caches and validations, the nova_bm id index, the last health
 //! probe). `routes.rs`, `policy.rs` and `server.rs` import it; it imports none of them.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::cache::TokenCache;
 use super::index::NovaBmIndex;
+use super::tokens::Validations;
 use crate::core::auth::Session;
 use crate::core::ironic::api::IronicApi;
 
@@ -57,8 +57,11 @@ pub struct ProxyConfig {
     pub shutdown_grace: Duration,
     /// how long a validated token is trusted without asking Keystone again (0: not cached)
     pub token_cache_time: Duration,
-    /// the most tokens cached
+    /// the most tokens cached (valid ones; as many refused ones again)
     pub token_cache_size: usize,
+    /// validations of callers' tokens in flight towards Keystone at once; more wait their turn
+    /// (within `ironic_timeout`)
+    pub max_validations: usize,
     /// the least time between two scans of Ironic's nodes for the nova_bm id index (per view)
     pub index_rescan_after: Duration,
     /// the deadline of `/healthz`'s probe of Ironic
@@ -80,6 +83,7 @@ impl Default for ProxyConfig {
             shutdown_grace: Duration::from_secs(10),
             token_cache_time: Duration::from_secs(300),
             token_cache_size: 10_000,
+            max_validations: 8,
             index_rescan_after: Duration::from_secs(10),
             health_timeout: Duration::from_secs(2),
         }
@@ -96,8 +100,9 @@ pub struct Proxy {
     pub keystone: Option<Arc<Session>>,
     /// the bound on requests talking to Ironic at once (`max_concurrent`)
     pub(super) permits: tokio::sync::Semaphore,
-    /// the callers' tokens Keystone validated (`token_cache_time`, `token_cache_size`)
-    pub(super) tokens: TokenCache,
+    /// the callers' tokens Keystone validated or refused, the validations in flight, the bound on
+    /// them (`token_cache_time`, `token_cache_size`, `max_validations`)
+    pub(super) validations: Arc<Validations>,
     /// nova_bm id -> Ironic node, for the integer ids of nova baremetal
     pub(super) index: NovaBmIndex,
     /// the last probe of Ironic by `/healthz` (when, and what it found); one probe at a time
@@ -107,8 +112,8 @@ pub struct Proxy {
 impl Proxy {
     pub fn new(cfg: ProxyConfig, api: IronicApi, keystone: Option<Arc<Session>>) -> Arc<Proxy> {
         let permits = tokio::sync::Semaphore::new(cfg.max_concurrent.max(1));
-        let tokens = TokenCache::new(cfg.token_cache_time, cfg.token_cache_size);
+        let validations = Arc::new(Validations::new(cfg.token_cache_time, cfg.token_cache_size, cfg.max_validations));
         let index = NovaBmIndex::new(cfg.index_rescan_after);
-        Arc::new(Proxy { cfg, api, keystone, permits, tokens, index, health: Default::default() })
+        Arc::new(Proxy { cfg, api, keystone, permits, validations, index, health: Default::default() })
     }
 }

@@ -1,5 +1,7 @@
 //! Bad input gets exit 1 (or 2 for usage) and ONE clear line naming what to fix; never a panic.
 
+use std::path::Path;
+
 use crate::common::{bm2ironic, server_env, Backend, TestDb, MYSQL_READER, PG_READER};
 use bm2ironic::core::demo::fixture::Fixture;
 
@@ -82,7 +84,9 @@ async fn malformed_row_names_row_and_column(backend: Backend) {
     let Some(db) = TestDb::with_fixture(backend, "badrow", &Fixture::standard()).await else { return };
     db.exec("UPDATE bm_nodes SET cpus = 'eight' WHERE id = 4").await;
     let o = inventory_with_env_url(&db.reader_url, &[]);
-    assert_one_line(&o, 1, &["bm_nodes row id 4", "column cpus", "expected an integer"]);
+    assert_one_line(&o, 1, &["bm_nodes row id 4", "column cpus: holds the TEXT value 'eight', expected an integer"]);
+    // in the operator's words: no Rust type names (sqlx's "Rust type `core::option::Option<i64>`")
+    assert!(!o.stderr.contains("Rust type") && !o.stderr.contains("core::"), "{}", o.stderr);
 }
 
 per_backend! {
@@ -191,4 +195,77 @@ async fn a_failing_connection_from_nova_conf_names_the_setting() {
     assert!(stderr.contains(&format!("({} [database] connection)", conf.display())), "names the setting: {stderr}");
     assert!(!stderr.contains("Wrong-Conf-pw"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+}
+
+/// Config files are read only when they are regular files of at most 16 MiB: `--nova-conf
+/// /dev/zero` grew to 5 GB, a FIFO hung the tool for ever. Each gets one line naming the file and
+/// what it is (or its size and the bound), at once. A nova.conf starting with a byte order mark is
+/// named so (oslo.config refuses it too); clouds.yaml may start with one (YAML allows it).
+#[test]
+fn config_files_only_regular_bounded_and_a_bom_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("nova.conf.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let big = dir.path().join("big.conf");
+    std::fs::File::create(&big).unwrap().set_len(17 * 1024 * 1024).unwrap(); // sparse
+    let bom = dir.path().join("bom.conf");
+    std::fs::write(&bom, "\u{feff}[DEFAULT]\nhost = h\n[baremetal]\nsql_connection = sqlite:////tmp/x\n").unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let run = |flag: &str, file: &Path| {
+        let started = std::time::Instant::now();
+        let out = bm2ironic(logs.path())
+            .args(["inventory", flag])
+            .arg(file)
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{flag} {}: not at once", file.display());
+        Outcome {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into(),
+            stderr: String::from_utf8_lossy(&out.stderr).into(),
+        }
+    };
+    let zero = Path::new("/dev/zero");
+    let fifo_s = fifo.display().to_string();
+    let big_s = big.display().to_string();
+    let bom_s = bom.display().to_string();
+    let cases: [(&str, &Path, Vec<&str>); 5] = [
+        ("--nova-conf", zero, vec!["cannot read /dev/zero", "not a regular file but a character device"]),
+        ("--ironic-conf", zero, vec!["cannot read /dev/zero", "not a regular file but a character device"]),
+        ("--nova-conf", &fifo, vec![&fifo_s, "a FIFO (named pipe)"]),
+        ("--nova-conf", &big, vec![&big_s, "17825792 bytes, over the 16 MiB bound"]),
+        ("--nova-conf", &bom, vec![&bom_s, "line 1", "byte order mark (U+FEFF)", "oslo.config refuses too"]),
+    ];
+    for (flag, file, words) in cases {
+        let o = run(flag, file);
+        assert!(o.code == 1 || o.code == 2, "{flag} {}: exit {} {}", file.display(), o.code, o.stderr);
+        assert_one_line(&o, o.code, &words);
+    }
+
+    // clouds.yaml: the same bound (a device or FIFO is passed over by the search already), and a
+    // leading byte order mark is YAML's own (openstacksdk reads it)
+    let huge = dir.path().join("huge-clouds.yaml");
+    std::fs::File::create(&huge).unwrap().set_len(17 * 1024 * 1024).unwrap();
+    let huge_s = format!("cannot read {}", huge.display());
+    let clouds = dir.path().join("clouds.yaml");
+    std::fs::write(&clouds, "\u{feff}clouds:\n  down:\n    auth:\n      auth_url: http://127.0.0.1:9/v3\n      username: u\n      password: p\n      user_domain_name: Default\n      system_scope: all\n").unwrap();
+    for (file, words) in [
+        (huge.as_path(), vec![huge_s.as_str(), "17825792 bytes, over the 16 MiB bound"]),
+        // parsed: the cloud asked for is not there, and the one that is, is named
+        (clouds.as_path(), vec!["no cloud 'nope'", "(clouds there: down)"]),
+    ] {
+        let out = bm2ironic(logs.path())
+            .env("OS_CLIENT_CONFIG_FILE", file)
+            .args(["--os-cloud", "nope", "proxy", "--ironic-url", "http://127.0.0.1:9", "--listen", "127.0.0.1:0"])
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        for w in words {
+            assert!(stderr.contains(w), "'{w}' missing: {stderr}");
+        }
+    }
 }

@@ -244,3 +244,62 @@ fn refuses_to_overwrite_and_hides_passwords() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--host") && !err.contains('\x1b'), "{err}");
 }
+
+/// `[baremetal] tftp_root = $state_path/tftp` (or `${state_path}`) in nova.conf: oslo.config
+/// substitutes nova.conf's own `[DEFAULT] state_path`. Copied as it was into ironic.conf, Ironic
+/// substituted ITS state_path (another directory). The value written is the one nova read,
+/// checked with the real oslo.config on both sides: nova.conf as nova's options read it, the
+/// written ironic.conf as Ironic 39's registered options read it. A `$state_path` nova.conf does
+/// not set cannot be known here (nova's default is its package directory): refused, naming it.
+#[test]
+fn tftp_root_with_state_path_is_the_directory_nova_used() {
+    let Some(py) = venv_python(IRONIC_VENV) else { return };
+    let nova_view = |file: &Path| {
+        let script = "import sys\nfrom oslo_config import cfg\nc = cfg.ConfigOpts()\n\
+            c.register_opts([cfg.StrOpt('pybasedir', default='/usr/lib/python2.7/dist-packages/nova'), cfg.StrOpt('state_path', default='$pybasedir')])\n\
+            c.register_opt(cfg.StrOpt('tftp_root', default='/tftpboot'), group='baremetal')\n\
+            c(args=[], default_config_files=[sys.argv[1]])\nprint(c.baremetal.tftp_root)\n";
+        let out = Command::new(&py).args(["-c", script]).arg(file).env("PYTHONWARNINGS", "ignore").output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let ironic_view = |file: &Path| {
+        let script = "import sys\nimport ironic.conf\nc = ironic.conf.CONF\nc(args=[], default_config_files=[sys.argv[1]])\nprint(c.pxe.tftp_root)\n";
+        let out = Command::new(&py).args(["-c", script]).arg(file).env("PYTHONWARNINGS", "ignore").output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    for root in ["$state_path/tftp", "${state_path}/tftp"] {
+        let dir = tempfile::tempdir().unwrap();
+        let nova = dir.path().join("nova.conf");
+        let text = NOVA_CONF
+            .replace("tftp_root = /srv/tftp", &format!("tftp_root = {root}"))
+            .replace("[DEFAULT]\nhost = bm-compute-1\n", "[DEFAULT]\nhost = bm-compute-1\nstate_path = /srv/nova\n");
+        std::fs::write(&nova, text).unwrap();
+        let ironic = dir.path().join("ironic.conf");
+        let out = bm2ironic(dir.path())
+            .env("BM2IRONIC_IRONIC_DB", "mysql://ironic:IrDbPw1@127.0.0.1/ironic")
+            .args(["--nova-conf", nova.to_str().unwrap(), "--ironic-url", "http://127.0.0.1:6385", "config"])
+            .args(["--target", "modern", "--write-ironic"])
+            .arg(&ironic)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(nova_view(&nova), "/srv/nova/tftp", "{root}: what nova read");
+        assert_eq!(ironic_view(&ironic), "/srv/nova/tftp", "{root}: what Ironic reads from the file written");
+    }
+    // nova.conf does not set state_path: refused, naming the setting
+    let dir = tempfile::tempdir().unwrap();
+    let nova = dir.path().join("nova.conf");
+    std::fs::write(&nova, NOVA_CONF.replace("tftp_root = /srv/tftp", "tftp_root = $state_path/tftp")).unwrap();
+    let out = bm2ironic(dir.path())
+        .args(["--nova-conf", nova.to_str().unwrap(), "--ironic-url", "http://127.0.0.1:6385", "config"])
+        .args(["--target", "modern", "--write-ironic"])
+        .arg(dir.path().join("ironic.conf"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("[baremetal] tftp_root = $state_path/tftp") && stderr.contains("does not set"), "{stderr}");
+    assert!(!dir.path().join("ironic.conf").exists(), "nothing written on a guess");
+}

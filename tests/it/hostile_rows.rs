@@ -437,7 +437,9 @@ per_backend! {
     negative_sizes_are_their_own_conflict => super::negative_sizes_are_their_own_conflict;
     four_byte_utf8_reaches_a_utf8mb3_target_escaped => super::four_byte_utf8_reaches_a_utf8mb3_target_escaped;
     a_failed_load_leaves_nothing_behind_and_names_the_row => super::a_failed_load_leaves_nothing_behind_and_names_the_row;
+    a_bad_timestamp_is_its_rows_problem_not_the_reads => super::a_bad_timestamp_is_its_rows_problem_not_the_reads;
     // these need no server: one run each
+    [sqlite] broadcast_zero_and_multicast_macs_are_invalid_mac => super::broadcast_zero_and_multicast_macs_are_invalid_mac;
     [sqlite] a_missing_sqlite_target_is_never_created => super::a_missing_sqlite_target_is_never_created;
     [sqlite] blank_options_are_usage_errors => super::blank_options_are_usage_errors;
     [sqlite] a_decision_that_matches_nothing_is_a_usage_error => super::a_decision_that_matches_nothing_is_a_usage_error;
@@ -456,5 +458,97 @@ async fn a_decision_that_matches_nothing_is_a_usage_error(_backend: Backend) {
         assert_eq!(r.code, 2, "{cmd:?}: {}{}", r.stdout, r.stderr);
         assert!(r.stderr.contains("#1 (code = mid-deploy, node = 99, action = maintenance)"), "{}", r.stderr);
         assert!(tgt.dump() == before);
+    }
+}
+
+/// A timestamp the server holds but that is no date (SQLite: any text; MariaDB: a zero date under
+/// a permissive sql_mode; PostgreSQL: `infinity`) stopped even the read-only `inventory` (one
+/// soft-deleted row blocked everything). Now: the read goes on, the value is NULL and named in
+/// `inventory --json` (`bad_values`); `plan` warns about the live row it writes with one, and says
+/// nothing of the soft-deleted row it skips; `migrate` writes the live row with NULL there.
+async fn a_bad_timestamp_is_its_rows_problem_not_the_reads(backend: Backend) {
+    let Some(src) = TestDb::with_fixture(backend, "src", &fleet(4)).await else { return };
+    let Some(tgt) = TestDb::ironic(backend, "tgt").await else { return };
+    let (bad, shown) = match backend {
+        Backend::Sqlite => ("'sometime in 2014'", "'sometime in 2014'"),
+        Backend::MySql => ("'0000-00-00 00:00:00'", "'0000-00-00 00:00:00'"),
+        Backend::Postgres => ("'infinity'", "'infinity'"),
+    };
+    // MariaDB keeps a zero date only under a permissive sql_mode, as old deployments had it
+    let set =
+        |sql: String| if backend == Backend::MySql { format!("SET STATEMENT sql_mode = '' FOR {sql}") } else { sql };
+    let yes = if backend == Backend::Postgres { "true" } else { "1" };
+    src.exec(&set(format!("UPDATE bm_nodes SET deleted = {yes}, deleted_at = {bad} WHERE id = 2"))).await;
+    src.exec(&set(format!("UPDATE bm_nodes SET created_at = {bad} WHERE id = 3"))).await;
+    src.exec(&set(format!("UPDATE bm_interfaces SET updated_at = {bad} WHERE bm_node_id = 3"))).await;
+
+    let logs = tempfile::tempdir().unwrap();
+    let out = bm2ironic(logs.path())
+        .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
+        .args(["inventory", "--json"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "the read-only inventory is not blocked: {stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("core::"), "{stderr}");
+    let inv: Value = serde_json::from_str(&stdout).unwrap();
+    let node = |id: i64| inv["nodes"].as_array().unwrap().iter().find(|n| n["id"] == id).unwrap().clone();
+    let found = |v: &Value| {
+        v["bad_values"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|b| (b["column"].as_str().unwrap().to_string(), b["found"].as_str().unwrap().to_string()))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(found(&node(2)), vec![("deleted_at".to_string(), shown.to_string())], "{}", node(2));
+    assert_eq!(node(2)["deleted_at"], Value::Null);
+    assert_eq!(found(&node(3)), vec![("created_at".to_string(), shown.to_string())]);
+    assert!(found(&node(1)).is_empty() && node(1)["created_at"].is_string());
+
+    let r = run(&["plan", "--json"], &src, &tgt);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let plan: Value = serde_json::from_str(&r.stdout).unwrap();
+    let warnings: Vec<&str> = plan["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
+    let named: Vec<&&str> = warnings.iter().filter(|w| w.contains("read as NULL")).collect();
+    assert_eq!(named.len(), 1, "only the live row written: {warnings:?}");
+    assert!(
+        named[0].starts_with("nova_bm node 3: bm_nodes row id 3: column created_at holds") && named[0].contains(shown),
+        "{}",
+        named[0]
+    );
+    assert!(named[0].contains("bm_interfaces row id") && named[0].contains("column updated_at"), "{}", named[0]);
+    let r = run(&["migrate", "--yes"], &src, &tgt);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let rows =
+        tgt.rows("SELECT uuid, CASE WHEN created_at IS NULL THEN 'null' ELSE 'set' END FROM nodes ORDER BY uuid").await;
+    let of = |id: i64| rows.iter().find(|r| r[0].ends_with(&format!("{id:012}"))).map(|r| r[1].clone());
+    assert_eq!((of(1).as_deref(), of(2), of(3).as_deref()), (Some("set"), None, Some("null")), "{rows:?}");
+}
+
+/// Well-formed MACs no NIC has (broadcast, all zeros, multicast) were written as ports without a
+/// word: each is `invalid-mac` now, and says which.
+async fn broadcast_zero_and_multicast_macs_are_invalid_mac(_backend: Backend) {
+    let Some(src) = TestDb::with_fixture(Backend::Sqlite, "src", &fleet(3)).await else { return };
+    let Some(tgt) = TestDb::ironic(Backend::Sqlite, "tgt").await else { return };
+    let macs = ["ff:ff:ff:ff:ff:ff", "00:00:00:00:00:00", "01:00:5e:00:00:fb"];
+    for (k, m) in macs.iter().enumerate() {
+        src.exec(&format!("UPDATE bm_interfaces SET address = '{m}' WHERE id = (SELECT MIN(id) FROM bm_interfaces WHERE bm_node_id = {})", k + 1)).await;
+    }
+    let r = run(&["plan", "--json"], &src, &tgt);
+    assert_eq!(r.code, 3, "blocking: {}{}", r.stdout, r.stderr);
+    let plan: Value = serde_json::from_str(&r.stdout).unwrap();
+    let invalid: Vec<(i64, &str)> = plan["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["code"] == "invalid-mac")
+        .map(|c| (c["subject"]["interface"]["nova_bm_id"].as_i64().unwrap(), c["detail"].as_str().unwrap()))
+        .collect();
+    assert_eq!(invalid.iter().map(|c| c.0).collect::<Vec<_>>(), vec![1, 2, 3], "{invalid:?}");
+    for ((_, d), why) in invalid.iter().zip(["the broadcast address", "all zeros", "a multicast address"]) {
+        assert!(d.contains(why), "{d}");
     }
 }

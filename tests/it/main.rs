@@ -29,6 +29,7 @@ mod migrate;
 mod next_boot;
 mod plan_then_load;
 mod proxy;
+mod proxy_tokens;
 mod real_ironic;
 mod rehearsal;
 mod report;

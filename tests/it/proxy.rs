@@ -44,15 +44,15 @@ use bm2ironic::core::demo::fixture::Fixture;
 pub const NOVACLIENT_VENV: &str = "BM2IRONIC_TEST_NOVACLIENT_VENV";
 
 /// A running `bm2ironic proxy`.
-struct Proxy {
-    base: String,
+pub(crate) struct Proxy {
+    pub(crate) base: String,
     stderr: PathBuf,
     logs: PathBuf,
     proc: Option<Killed>,
 }
 
 impl Proxy {
-    fn output(&self) -> String {
+    pub(crate) fn output(&self) -> String {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
     /// SIGTERM, and how it ended.
@@ -74,7 +74,7 @@ impl Proxy {
 
 /// Starts the proxy on 127.0.0.1:`port` with `args` and `env`, and waits for /healthz to answer
 /// (200, or 503 when the Ironic it is given does not answer).
-async fn start_proxy(port: u16, args: &[&str], env: &[(&str, &str)]) -> Proxy {
+pub(crate) async fn start_proxy(port: u16, args: &[&str], env: &[(&str, &str)]) -> Proxy {
     let dir = tempfile::tempdir().unwrap().keep();
     let stderr = dir.join("proxy.stderr");
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("bm2ironic"));
@@ -189,7 +189,7 @@ fn expected(node: &Value, macs: Option<&[String]>) -> Value {
 }
 
 /// A migrated Ironic database: `count` generated nodes (every 3rd holds an instance, 2 NICs each).
-async fn migrated(tag: &str, count: usize) -> Option<(TestDb, TestDb)> {
+pub(crate) async fn migrated(tag: &str, count: usize) -> Option<(TestDb, TestDb)> {
     let mut f = Fixture::generated(count, 1);
     for n in &mut f.nodes {
         n.pm_address = Some("127.0.0.1".into());

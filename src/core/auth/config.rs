@@ -112,7 +112,8 @@ pub fn search_path(env: &dyn Fn(&str) -> Option<String>, stem: &str) -> Vec<Path
 }
 
 fn read_yaml(path: &Path) -> Result<Yaml, AuthError> {
-    let text = std::fs::read_to_string(path)
+    // a leading byte order mark is YAML's own (openstacksdk's PyYAML skips it, and so does libyaml)
+    let text = crate::core::settings::file::read_text(path, crate::core::settings::file::MAX_CONFIG_FILE)
         .map_err(|e| AuthError::CloudsFile { path: path.display().to_string(), reason: e.to_string() })?;
     serde_norway::from_str(&text)
         .map_err(|e| AuthError::CloudsFile { path: path.display().to_string(), reason: e.to_string() })

@@ -117,7 +117,8 @@ pub fn http_client(cfg: &AuthConfig) -> Result<reqwest::Client, AuthError> {
     let mut b = client_builder();
     if let Some(ca) = &cfg.cacert {
         let bad = |reason: String| AuthError::CaCert { path: ca.display().to_string(), reason };
-        let pem = std::fs::read(ca).map_err(|e| bad(e.to_string()))?;
+        let pem = crate::core::settings::file::read_bytes(ca, crate::core::settings::file::MAX_CONFIG_FILE)
+            .map_err(|e| bad(e.to_string()))?;
         for c in reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| bad(e.to_string()))? {
             b = b.add_root_certificate(c);
         }

@@ -76,8 +76,17 @@ pub fn changes<'a>(inp: &'a ConfInputs, warnings: &mut Vec<String>) -> ChangeLis
         "false",
         "a machine found in another power state is recorded, not forced back (as under nova baremetal): switched off at its BMC, its instance ends stopped in Nova",
     );
-    let tftp_root = nova.get_exact("baremetal", "tftp_root").unwrap_or("/tftpboot");
-    c.set_plain("pxe", "tftp_root", tftp_root, "where nova baremetal kept its TFTP files ([baremetal] tftp_root)");
+    // as nova read it (`$state_path/tftp` substituted from nova.conf: Ironic would substitute its
+    // own state_path, another directory); one that cannot be worked out is not written
+    match nova.interpolated("baremetal", "tftp_root") {
+        Ok(root) => {
+            let root = root.filter(|r| !r.trim().is_empty()).unwrap_or_else(|| "/tftpboot".into());
+            c.set_plain("pxe", "tftp_root", &root, "where nova baremetal kept its TFTP files ([baremetal] tftp_root)");
+        }
+        Err(e) => {
+            warnings.push(format!("{e}: [pxe] tftp_root is not written (set it to nova's TFTP directory by hand)"))
+        }
+    }
     match inp.tftp_server.clone().or_else(|| nova.get_exact(D, "my_ip").map(str::to_string)) {
         Some(ip) => c.set_plain(
             "pxe",

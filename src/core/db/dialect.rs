@@ -20,6 +20,10 @@ pub enum Cast {
     Char,
     /// A timestamp without time zone (`NaiveDateTime`).
     Time,
+    /// A timestamp as text (`String`), `YYYY-MM-DD HH:MM:SS[.ffffff]` whatever the session's date
+    /// style, for a reader that must survive values sqlx cannot decode (MariaDB's zero dates come
+    /// as `0000-00-00 00:00:00`, PostgreSQL's `infinity` as `infinity`).
+    TimeText,
 }
 
 /// One value per backend, for what cannot be composed from the vocabulary (a schema file written
@@ -54,6 +58,12 @@ impl Dialect {
             (Backend::Postgres, Cast::Flag) => format!("{expr}::int::bigint"),
             (Backend::Postgres, Cast::Text | Cast::Char) => format!("{expr}::text"),
             (Backend::Postgres, Cast::Time) => format!("{expr}::timestamp"),
+            (Backend::MySql, Cast::TimeText) => format!("CAST({expr} AS CHAR)"),
+            // the text output of a timestamp follows the session's DateStyle: to_char does not
+            // (and gives no text for infinity, which ::text names)
+            (Backend::Postgres, Cast::TimeText) => format!(
+                "CASE WHEN isfinite({expr}::timestamp) THEN to_char({expr}::timestamp, 'YYYY-MM-DD HH24:MI:SS.US') ELSE {expr}::text END"
+            ),
             _ => expr.to_string(),
         }
     }
@@ -194,6 +204,14 @@ mod tests {
             ["CAST(repository_id AS CHAR)", "repository_id::text", "repository_id"]
         );
         assert_eq!(each(|d| d.cast(Cast::Time, "updated_at")), ["updated_at", "updated_at::timestamp", "updated_at"]);
+        assert_eq!(
+            each(|d| d.cast(Cast::TimeText, "t")),
+            [
+                "CAST(t AS CHAR)",
+                "CASE WHEN isfinite(t::timestamp) THEN to_char(t::timestamp, 'YYYY-MM-DD HH24:MI:SS.US') ELSE t::text END",
+                "t"
+            ]
+        );
     }
 
     #[test]

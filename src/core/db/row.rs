@@ -64,13 +64,82 @@ impl From<SqliteRow> for Row {
 
 type R<T> = Result<T, sqlx::Error>;
 
+/// What a Rust type is to an operator: "an integer", "text", "a date and time".
+fn expected<T>() -> &'static str {
+    let t = std::any::type_name::<T>();
+    if t.contains("NaiveDateTime") {
+        "a date and time"
+    } else if ["i64", "i32", "i16", "i8", "u64", "u32"].iter().any(|k| t.contains(k)) {
+        "an integer"
+    } else if t.contains("String") || t.contains("str") {
+        "text"
+    } else if t.contains("bool") {
+        "a boolean"
+    } else if t.contains("f64") || t.contains("f32") {
+        "a number"
+    } else {
+        "another kind of value"
+    }
+}
+
 impl Row {
-    /// The column decoded as `T` exactly as the backend's driver decodes it (no widening).
+    /// The column decoded as `T` exactly as the backend's driver decodes it (no widening). A value
+    /// that does not decode is explained in the operator's words, never with Rust's type names
+    /// (sqlx says "Rust type `core::option::Option<i64>` ... is not compatible with SQL type
+    /// `TEXT`"): `ColumnDecode { index: <column name>, source: "holds the TEXT value 'eight',
+    /// expected an integer" }`.
     pub fn get<T: Decodable, I: ColumnRef>(&self, col: I) -> R<T> {
-        match &self.0 {
+        let r = match &self.0 {
             Inner::MySql(r) => r.try_get(col),
             Inner::Postgres(r) => r.try_get(col),
             Inner::Sqlite(r) => r.try_get(col),
+        };
+        r.map_err(|e| match e {
+            sqlx::Error::ColumnDecode { index, .. } => {
+                let (name, found) = self.describe(col).unwrap_or((index, "a value".into()));
+                let why = format!("holds {found}, expected {}", expected::<T>());
+                sqlx::Error::ColumnDecode { index: name, source: why.into() }
+            }
+            other => other,
+        })
+    }
+
+    /// The column's name and what it holds, as an operator reads it: `NULL`, or the SQL type and
+    /// the value (shown without control characters, at most 60 characters).
+    fn describe<I: ColumnRef>(&self, col: I) -> Option<(String, String)> {
+        use sqlx::{Column, TypeInfo, ValueRef};
+        fn told<R: sqlx::Row>(r: &R, col: impl ColumnIndex<R>) -> Option<(String, String)>
+        where
+            usize: ColumnIndex<R>,
+            i64: for<'a> Decode<'a, R::Database>,
+            String: for<'a> Decode<'a, R::Database>,
+        {
+            let i = col.index(r).ok()?;
+            let name = r.columns().get(i)?.name().to_string();
+            let raw = r.try_get_raw(i).ok()?;
+            if raw.is_null() {
+                return Some((name, "NULL".into()));
+            }
+            let ty = raw.type_info().name().to_string();
+            let integer = ["INT", "SERIAL"].iter().any(|k| ty.to_ascii_uppercase().contains(k));
+            let value = if integer {
+                r.try_get_unchecked::<i64, usize>(i).ok().map(|v| v.to_string())
+            } else {
+                r.try_get_unchecked::<String, usize>(i).ok()
+            };
+            let found = match value {
+                Some(v) => {
+                    let shown: String = crate::core::text::visible_line(&v).chars().take(60).collect();
+                    format!("the {ty} value '{shown}'")
+                }
+                None => format!("a value of SQL type {ty}"),
+            };
+            Some((name, found))
+        }
+        match &self.0 {
+            Inner::MySql(r) => told(r, col),
+            Inner::Postgres(r) => told(r, col),
+            Inner::Sqlite(r) => told(r, col),
         }
     }
 

@@ -106,7 +106,7 @@ impl Patterns {
     }
 
     pub fn load(path: &Path) -> Result<Patterns, WatchError> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::core::settings::file::read_text(path, crate::core::settings::file::MAX_CONFIG_FILE)
             .map_err(|e| WatchError::Patterns { path: path.display().to_string(), reason: e.to_string() })?;
         Patterns::parse(&text, &path.display().to_string())
     }

@@ -234,20 +234,12 @@ pub enum ResolutionError {
 
 impl Resolutions {
     pub fn load(path: &Path) -> Result<Resolutions, ResolutionError> {
-        use std::io::Read;
         let shown = path.display().to_string();
         let read_err = |reason: String| ResolutionError::Read { path: shown.clone(), reason };
-        let file = std::fs::File::open(path).map_err(|e| read_err(e.to_string()))?;
-        let meta = file.metadata().map_err(|e| read_err(e.to_string()))?;
-        if !meta.is_file() {
-            return Err(read_err("not a regular file".into()));
-        }
-        let mut bytes = Vec::new();
-        file.take(MAX_RESOLUTIONS_FILE + 1).read_to_end(&mut bytes).map_err(|e| read_err(e.to_string()))?;
-        if bytes.len() as u64 > MAX_RESOLUTIONS_FILE {
-            return Err(read_err(format!("larger than {} KiB: not a resolutions file", MAX_RESOLUTIONS_FILE / 1024)));
-        }
-        let text = String::from_utf8(bytes).map_err(|_| read_err("not UTF-8 text".into()))?;
+        // a regular file only (opened without blocking: a FIFO hung the read), at most 1 MiB; a
+        // leading byte order mark is skipped by the TOML parser (TOML 1.1 allows it)
+        let text =
+            crate::core::settings::file::read_text(path, MAX_RESOLUTIONS_FILE).map_err(|e| read_err(e.to_string()))?;
         let r: Resolutions = toml::from_str(&text)
             .map_err(|e| ResolutionError::Parse { path: shown.clone(), reason: clip(&e.to_string()) })?;
         r.validate().map_err(|reason| ResolutionError::Parse { path: shown.clone(), reason: clip(&reason) })?;
@@ -493,7 +485,17 @@ mod tests {
         let e = Resolutions::load(Path::new("/dev/zero")).unwrap_err().to_string();
         assert!(e.contains("not a regular file"), "{e}");
         let e = load_text(&"# x\n".repeat(400_000)).unwrap_err();
-        assert!(e.contains("larger than"), "{e}");
+        assert!(e.contains("1600000 bytes, over the 1 MiB bound"), "{e}");
+        // a FIFO: refused at once (opening it waited for a writer for ever)
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("r.toml");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = Resolutions::load(&fifo).unwrap_err().to_string();
+        assert!(e.contains("a FIFO (named pipe)"), "{e}");
+        // a leading byte order mark (Notepad writes one) is allowed, as TOML 1.1 allows it
+        let r = load_text("\u{feff}[defaults]\nduplicate-mac = \"skip-port\"\n").unwrap();
+        assert_eq!(r.defaults.get(&ConflictCode::DuplicateMac), Some(&Action::SkipPort));
     }
 
     #[test]

@@ -7,11 +7,15 @@ use std::path::{Path, PathBuf};
 use crate::core::db::secret::Secret;
 use crate::core::db::url::{DbUrl, UrlError};
 use crate::core::settings::baremetal::BaremetalConf;
+use crate::core::settings::file::{self, FileProblem, MAX_CONFIG_FILE};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfError {
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
+    /// not a regular file, over the bound, not UTF-8
+    #[error("cannot read {path}: {problem}")]
+    File { path: PathBuf, problem: FileProblem },
     #[error("{path} line {line}: {reason}")]
     Syntax { path: PathBuf, line: usize, reason: String },
     #[error("{path} has no [baremetal] section: it is not the nova.conf of a nova-compute that runs the baremetal driver (give that host's nova.conf, or --nova-bm-db)")]
@@ -25,6 +29,14 @@ pub enum ConfError {
     Blank { path: PathBuf, section: String, key: String },
 }
 
+/// The text of a config file: a regular file of at most [`MAX_CONFIG_FILE`] bytes of UTF-8.
+pub fn read_text(path: &Path) -> Result<String, ConfError> {
+    file::read_text(path, MAX_CONFIG_FILE).map_err(|problem| match problem {
+        FileProblem::Io(source) => ConfError::Read { path: path.to_path_buf(), source },
+        problem => ConfError::File { path: path.to_path_buf(), problem },
+    })
+}
+
 /// An oslo.config style INI file: `[section]`, `key = value`, `#`/`;` comment lines, indented
 /// continuation lines. Later duplicates win (as in oslo.config for single-valued options).
 #[derive(Debug, Default, Clone)]
@@ -35,12 +47,19 @@ pub struct IniFile {
 
 impl IniFile {
     pub fn load(path: &Path) -> Result<IniFile, ConfError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| ConfError::Read { path: path.to_path_buf(), source })?;
-        IniFile::parse(path, &text)
+        IniFile::parse(path, &read_text(path)?)
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<IniFile, ConfError> {
+        if text.starts_with('\u{feff}') {
+            // oslo.config reads with Python's "utf-8" codec, which keeps the mark: its parser then
+            // fails on line 1 ("No ':' or '=' found in assignment: '\ufeff[DEFAULT]'")
+            return Err(ConfError::Syntax {
+                path: path.into(),
+                line: 1,
+                reason: "the file starts with a byte order mark (U+FEFF), which oslo.config refuses too (nova and Ironic would not start with it): save the file without one".into(),
+            });
+        }
         let mut ini = IniFile { path: path.to_path_buf(), sections: BTreeMap::new() };
         let mut section: Option<String> = None;
         let mut last_key: Option<String> = None;
@@ -115,6 +134,90 @@ impl IniFile {
             .get(section)
             .map(|m| m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
             .unwrap_or_default()
+    }
+
+    /// `[section] key` as oslo.config gives it to the service: `$name` and `${name}` replaced by the
+    /// value of option `name` (in `section`, else `[DEFAULT]`; `${group.name}` in `[group]`),
+    /// recursively; `$$` and `\$` are a `$`. `Ok(None)` when the file does not set it. An option
+    /// the file does not set cannot be substituted here (its default is the service's: nova's
+    /// `state_path` defaults to where its Python package is installed), so it is refused, naming
+    /// the setting, rather than guessed.
+    pub fn interpolated(&self, section: &str, key: &str) -> Result<Option<String>, ConfError> {
+        let Some(raw) = self.get_exact(section, key) else { return Ok(None) };
+        self.substitute(section, raw, 0).map(Some).map_err(|reason| ConfError::BadValue {
+            path: self.path.clone(),
+            setting: format!("[{section}] {key} = {raw}"),
+            reason,
+        })
+    }
+
+    fn substitute(&self, section: &str, value: &str, depth: usize) -> Result<String, String> {
+        if depth > 8 {
+            return Err("its substitutions refer to each other without end".into());
+        }
+        let value = value.replace("\\$", "$$");
+        let b = value.as_bytes();
+        let mut out = String::with_capacity(value.len());
+        let mut k = 0;
+        // oslo.config's Template: idpattern `[_a-z][\._a-z0-9]*`, case-insensitive
+        let ident = |from: usize| {
+            let mut e = from;
+            while e < b.len() && (b[e].is_ascii_alphanumeric() || b[e] == b'_' || (e > from && b[e] == b'.')) {
+                if e == from && b[e].is_ascii_digit() {
+                    break;
+                }
+                e += 1;
+            }
+            e
+        };
+        while k < b.len() {
+            if b[k] != b'$' {
+                let next = value[k..].find('$').map_or(b.len(), |n| k + n);
+                out.push_str(&value[k..next]);
+                k = next;
+                continue;
+            }
+            let (name, end) = match b.get(k + 1) {
+                Some(b'$') => {
+                    out.push('$');
+                    k += 2;
+                    continue;
+                }
+                Some(b'{') => match value[k + 2..].find('}') {
+                    Some(n) if ident(k + 2) == k + 2 + n && n > 0 => (&value[k + 2..k + 2 + n], k + 3 + n),
+                    _ => return Err(format!("'{}' is not a substitution oslo.config reads", &value[k..])),
+                },
+                _ => {
+                    let e = ident(k + 1);
+                    if e == k + 1 {
+                        // a `$` before no name is left as it is (oslo.config's safe_substitute)
+                        out.push('$');
+                        k += 1;
+                        continue;
+                    }
+                    (&value[k + 1..e], e)
+                }
+            };
+            let found = match name.split_once('.') {
+                Some((g, o)) => self.get_exact(g, o).map(|v| (g, v)),
+                None => None,
+            }
+            .or_else(|| self.get_exact(section, name).map(|v| (section, v)))
+            .or_else(|| self.get_exact("DEFAULT", name).map(|v| ("DEFAULT", v)));
+            let Some((in_section, v)) = found else {
+                let default = if name == "state_path" || name == "pybasedir" {
+                    " (nova's own default for it is the directory its Python package is installed in, which bm2ironic cannot know)"
+                } else {
+                    ""
+                };
+                return Err(format!(
+                    "it uses ${name}, which this file does not set{default}: set [DEFAULT] {name} in it, or write the path out"
+                ));
+            };
+            out.push_str(&self.substitute(in_section, v, depth + 1)?);
+            k = end;
+        }
+        Ok(out)
     }
 
     /// A value, looked up in `section` and then `[DEFAULT]` (oslo semantics). Empty values count as unset.
@@ -195,7 +298,8 @@ impl NovaConf {
             virtual_power_host_key: g("virtual_power_host_key"),
             deploy_kernel: g("deploy_kernel"),
             deploy_ramdisk: g("deploy_ramdisk"),
-            tftp_root: g("tftp_root"),
+            // as nova read it: `$state_path/tftp` is nova's state_path, not ours
+            tftp_root: ini.interpolated("baremetal", "tftp_root")?.filter(|v| !v.trim().is_empty()),
             flavor_extra_specs,
         };
         let nova_db = match ini.url("database", "connection")? {
@@ -298,5 +402,31 @@ flavor_extra_specs = cpu_arch:x86_64, hw:foo:bar
         let e = IniFile::parse(Path::new("x"), "k = v\n").unwrap_err();
         assert!(e.to_string().contains("line 1"), "{e}");
         assert!(IniFile::parse(Path::new("x"), "[a\n").is_err());
+    }
+
+    #[test]
+    fn substitutions_as_oslo_config_makes_them() {
+        let ini = IniFile::parse(
+            Path::new("nova.conf"),
+            "[DEFAULT]\nstate_path = /srv/nova\nroot = $state_path/x\n[baremetal]\na = $state_path/tftp\nb = ${state_path}b\nc = $root/y\nd = cost $$5 and \\$6\ne = ${baremetal.a}/z\nf = $nope/tftp\ng = $\nh = $h\n",
+        )
+        .unwrap();
+        let v = |k: &str| ini.interpolated("baremetal", k).map_err(|e| e.to_string());
+        assert_eq!(v("a").unwrap().as_deref(), Some("/srv/nova/tftp"));
+        assert_eq!(v("b").unwrap().as_deref(), Some("/srv/novab"));
+        assert_eq!(v("c").unwrap().as_deref(), Some("/srv/nova/x/y"));
+        assert_eq!(v("d").unwrap().as_deref(), Some("cost $5 and $6"));
+        assert_eq!(v("e").unwrap().as_deref(), Some("/srv/nova/tftp/z"));
+        assert_eq!(v("g").unwrap().as_deref(), Some("$"));
+        assert_eq!(v("missing").unwrap(), None);
+        let e = v("f").unwrap_err();
+        assert!(
+            e.contains("[baremetal] f = $nope/tftp") && e.contains("uses $nope, which this file does not set"),
+            "{e}"
+        );
+        assert!(v("h").unwrap_err().contains("without end"));
+        let no_state = IniFile::parse(Path::new("nova.conf"), "[baremetal]\ntftp_root = $state_path/tftp\n").unwrap();
+        let e = no_state.interpolated("baremetal", "tftp_root").unwrap_err().to_string();
+        assert!(e.contains("[baremetal] tftp_root = $state_path/tftp") && e.contains("cannot know"), "{e}");
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod baremetal;
 pub mod conf_file;
+pub mod file;
 
 use std::path::{Path, PathBuf};
 

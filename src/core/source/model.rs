@@ -39,6 +39,26 @@ pub struct BmNode {
     pub deleted_raw: Option<i64>,
     /// Soft-deleted (`deleted` set and not 0).
     pub deleted: bool,
+    /// Values of this row that could not be read as what their column holds (a timestamp that is
+    /// no date): read as NULL, and named (the plan warns about each row it writes with one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bad_values: Vec<BadValue>,
+}
+
+/// A value of a row that is not what its column should hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BadValue {
+    pub column: &'static str,
+    /// what it holds, as shown to an operator (no control characters, clipped)
+    pub found: String,
+    /// what it should be ("a date and time")
+    pub expected: &'static str,
+}
+
+impl std::fmt::Display for BadValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "column {} holds {}, which is not {}", self.column, self.found, self.expected)
+    }
 }
 
 /// One `bm_interfaces` row.
@@ -58,6 +78,9 @@ pub struct BmInterface {
     pub deleted_at: Option<NaiveDateTime>,
     pub deleted_raw: Option<i64>,
     pub deleted: bool,
+    /// as for [`BmNode::bad_values`]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bad_values: Vec<BadValue>,
 }
 
 impl BmInterface {

@@ -9,7 +9,7 @@ use crate::core::db::{Access, Cast, Db, DbError, Dialect, Row};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::core::source::model::{BmInterface, BmNode, InterfaceRuns, Inventory, InventoryBuilder};
+use crate::core::source::model::{BadValue, BmInterface, BmNode, InterfaceRuns, Inventory, InventoryBuilder};
 use crate::core::AbortOnDrop;
 
 pub const NOVA_BM_REPOSITORY: &str = "nova_bm";
@@ -38,7 +38,14 @@ pub struct NovaBmSource {
     pub schema_version: i64,
 }
 
-use Cast::{Flag, Int, Text, Time};
+use Cast::{Flag, Int, Text};
+/// Timestamps are selected as text and read here (`timestamp`): a value the server holds but that
+/// is no date (MariaDB's `0000-00-00` under a permissive sql_mode, PostgreSQL's `infinity`, any
+/// text in SQLite) is then one row's named problem instead of a failed read of the whole table
+/// (sqlx refused the zero date, and panicked on PostgreSQL's `infinity`: `NaiveDateTime + TimeDelta`
+/// overflowed).
+#[allow(non_upper_case_globals)]
+const Time: Cast = Cast::TimeText;
 
 const NODE_COLUMNS: &[(&str, Cast)] = &[
     ("id", Int),
@@ -96,11 +103,47 @@ fn version_sql(d: Dialect) -> String {
     format!("SELECT {}, {} FROM migrate_version", d.cast(Cast::Char, "repository_id"), d.cast(Cast::Int, "version"))
 }
 
+/// Why a value did not decode, in an operator's words (`Row::get` says what the column holds and
+/// what was expected).
 fn decode_reason(e: sqlx::Error, expected: &str) -> String {
     match e {
-        sqlx::Error::ColumnDecode { source, .. } => format!("expected {expected}: {source}"),
+        sqlx::Error::ColumnDecode { source, .. } => source.to_string(),
         other => format!("expected {expected}: {other}"),
     }
+}
+
+/// A timestamp as the servers give it as text: `YYYY-MM-DD HH:MM[:SS[.fraction]]`, a `T` for the
+/// space, and `Z` or a zero offset (`+00`, `+00:00`) allowed after it; nova wrote UTC. None for
+/// anything else (a zero date, `infinity`, another offset, other text).
+pub(crate) fn timestamp(text: &str) -> Option<chrono::NaiveDateTime> {
+    let t = text.trim();
+    let t = t.strip_suffix('Z').or_else(|| t.strip_suffix("+00:00")).or_else(|| t.strip_suffix("+00")).unwrap_or(t);
+    let b = t.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        let d = b.get(r)?;
+        d.iter().all(u8::is_ascii_digit).then(|| d.iter().fold(0u32, |n, c| n * 10 + u32::from(c - b'0')))
+    };
+    if b.len() < 16 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b' ' || b[10] == b'T') || b[13] != b':' {
+        return None;
+    }
+    let date = chrono::NaiveDate::from_ymd_opt(num(0..4)? as i32, num(5..7)?, num(8..10)?)?;
+    let (h, m) = (num(11..13)?, num(14..16)?);
+    let (mut s, mut nanos) = (0, 0);
+    if b.len() > 16 {
+        if b[16] != b':' {
+            return None;
+        }
+        s = num(17..19)?;
+        if b.len() > 19 {
+            let digits = b[19..].strip_prefix(b".")?;
+            if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            let n = digits.iter().fold(0u32, |n, c| n * 10 + u32::from(c - b'0'));
+            nanos = n * 10u32.pow(9 - digits.len() as u32);
+        }
+    }
+    date.and_hms_nano_opt(h, m, s, nanos)
 }
 
 /// Where `name` is in `cols`, worked out when building (a name not in the list does not build).
@@ -138,6 +181,8 @@ struct RowDecoder<'a> {
     row: &'a Row,
     table: &'static str,
     what: &'a str,
+    /// the values read as NULL because they are not what their column holds (timestamps)
+    bad: std::cell::RefCell<Vec<BadValue>>,
 }
 
 type Col = (usize, &'static str);
@@ -154,8 +199,29 @@ impl RowDecoder<'_> {
     fn text(&self, (at, c): Col) -> Result<Option<String>, SourceError> {
         self.row.get(at).map_err(|e| self.bad(c, decode_reason(e, "text")))
     }
-    fn time(&self, (at, c): Col) -> Result<Option<chrono::NaiveDateTime>, SourceError> {
-        self.row.get(at).map_err(|e| self.bad(c, decode_reason(e, "a date and time")))
+    /// A timestamp, or None (NULL, or a value that is no date: noted in `bad`, never a failed read).
+    fn time(&self, (at, c): Col) -> Option<chrono::NaiveDateTime> {
+        let found = match self.row.get::<Option<String>, _>(at) {
+            Ok(None) => return None,
+            Ok(Some(text)) => match timestamp(&text) {
+                Some(t) => return Some(t),
+                None => {
+                    let shown: String = crate::core::text::visible_line(&text).chars().take(60).collect();
+                    format!("'{shown}'")
+                }
+            },
+            // what `Row::get` says the column holds ("holds the INTEGER value '12', expected text")
+            Err(sqlx::Error::ColumnDecode { source, .. }) => {
+                let why = source.to_string();
+                why.strip_prefix("holds ").and_then(|w| w.split(", expected").next()).unwrap_or(&why).to_string()
+            }
+            Err(other) => other.to_string(),
+        };
+        self.bad.borrow_mut().push(BadValue { column: c, found, expected: "a date and time" });
+        None
+    }
+    fn bad_values(&self) -> Vec<BadValue> {
+        self.bad.take()
     }
     fn id(&self) -> Result<i64, SourceError> {
         const ID: Col = (0, "id");
@@ -164,7 +230,7 @@ impl RowDecoder<'_> {
 }
 
 fn node_from_row(row: &Row, what: &str) -> Result<BmNode, SourceError> {
-    let d = RowDecoder { row, table: "bm_nodes", what };
+    let d = RowDecoder { row, table: "bm_nodes", what, bad: Default::default() };
     let deleted_raw = d.int(col!(NODE_COLUMNS, "deleted"))?;
     Ok(BmNode {
         id: d.id()?,
@@ -187,16 +253,17 @@ fn node_from_row(row: &Row, what: &str) -> Result<BmNode, SourceError> {
         swap_mb: d.int(col!(NODE_COLUMNS, "swap_mb"))?,
         ephemeral_mb: d.int(col!(NODE_COLUMNS, "ephemeral_mb"))?,
         preserve_ephemeral: d.int(col!(NODE_COLUMNS, "preserve_ephemeral"))?.map(|v| v != 0),
-        created_at: d.time(col!(NODE_COLUMNS, "created_at"))?,
-        updated_at: d.time(col!(NODE_COLUMNS, "updated_at"))?,
-        deleted_at: d.time(col!(NODE_COLUMNS, "deleted_at"))?,
+        created_at: d.time(col!(NODE_COLUMNS, "created_at")),
+        updated_at: d.time(col!(NODE_COLUMNS, "updated_at")),
+        deleted_at: d.time(col!(NODE_COLUMNS, "deleted_at")),
         deleted: deleted_raw.is_some_and(|v| v != 0),
         deleted_raw,
+        bad_values: d.bad_values(),
     })
 }
 
 fn interface_from_row(row: &Row, what: &str) -> Result<BmInterface, SourceError> {
-    let d = RowDecoder { row, table: "bm_interfaces", what };
+    let d = RowDecoder { row, table: "bm_interfaces", what, bad: Default::default() };
     let deleted_raw = d.int(col!(INTERFACE_COLUMNS, "deleted"))?;
     Ok(BmInterface {
         id: d.id()?,
@@ -206,11 +273,12 @@ fn interface_from_row(row: &Row, what: &str) -> Result<BmInterface, SourceError>
         datapath_id: d.text(col!(INTERFACE_COLUMNS, "datapath_id"))?,
         port_no: d.int(col!(INTERFACE_COLUMNS, "port_no"))?,
         vif_uuid: d.text(col!(INTERFACE_COLUMNS, "vif_uuid"))?.filter(|s| !s.is_empty()),
-        created_at: d.time(col!(INTERFACE_COLUMNS, "created_at"))?,
-        updated_at: d.time(col!(INTERFACE_COLUMNS, "updated_at"))?,
-        deleted_at: d.time(col!(INTERFACE_COLUMNS, "deleted_at"))?,
+        created_at: d.time(col!(INTERFACE_COLUMNS, "created_at")),
+        updated_at: d.time(col!(INTERFACE_COLUMNS, "updated_at")),
+        deleted_at: d.time(col!(INTERFACE_COLUMNS, "deleted_at")),
         deleted: deleted_raw.is_some_and(|v| v != 0),
         deleted_raw,
+        bad_values: d.bad_values(),
     }
     .normalize())
 }
@@ -382,12 +450,39 @@ mod tests {
         for d in Dialect::all() {
             let sql = select_sql(d, "bm_nodes", NODE_COLUMNS, &["id"]);
             assert!(sql.starts_with(&format!("SELECT {}, {}, ", d.column("id", Int), d.column("uuid", Text))), "{sql}");
-            // booleans and integers arrive as BIGINT, timestamps as timestamps
+            // booleans and integers arrive as BIGINT, timestamps as text (read by `timestamp`)
             for (c, k) in [("deleted", Flag), ("cpus", Int), ("created_at", Time)] {
                 assert!(sql.contains(&format!(", {}", d.column(c, k))), "{sql}");
             }
             // the table's column, not the cast of the select list (which no index gives)
             assert!(sql.ends_with(" ORDER BY bm_nodes.id"), "{sql}");
+        }
+    }
+
+    #[test]
+    fn timestamps_as_the_servers_write_them_and_nothing_else() {
+        let t = |s: &str| timestamp(s).map(|t| t.to_string());
+        assert_eq!(t("2014-05-01 10:00:00").as_deref(), Some("2014-05-01 10:00:00"));
+        assert_eq!(t("2014-05-01 10:00:00.5").as_deref(), Some("2014-05-01 10:00:00.500"));
+        assert_eq!(t("2014-05-01T10:00:00.123456Z").as_deref(), Some("2014-05-01 10:00:00.123456"));
+        assert_eq!(t("2014-05-01 10:00:00+00").as_deref(), Some("2014-05-01 10:00:00"));
+        assert_eq!(t("2014-05-01 10:00").as_deref(), Some("2014-05-01 10:00:00"));
+        for bad in [
+            "0000-00-00 00:00:00",
+            "2014-00-00 00:00:00",
+            "infinity",
+            "-infinity",
+            "2014-02-30 00:00:00",
+            "2014-05-01 25:00:00",
+            "2014-05-01 10:00:00+02",
+            "2014-05-01 10:00:00.",
+            "2014-05-01 10:00:00.1234567890",
+            "yesterday",
+            "",
+            "2014-05-01",
+            "\u{ff12}014-05-01 10:00:00",
+        ] {
+            assert_eq!(timestamp(bad), None, "{bad}");
         }
     }
 }

@@ -7,11 +7,11 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::model::Inventory;
 use super::pxe::{self, PxeBoot, PxeProblem};
+use crate::core::settings::file::FileProblem;
 
 /// A PXE config is a few hundred bytes; past this it is not one (a 10 MB file is named, not read).
 pub const MAX_CONFIG: u64 = 64 * 1024;
@@ -217,21 +217,12 @@ fn inside(path: &Path, canon_root: &Path) -> Result<PathBuf, BootProblem> {
 /// The config's text: inside the tree, a regular file, at most `MAX_CONFIG` bytes, UTF-8.
 fn read_config(path: &Path, canon_root: &Path) -> Result<String, BootProblem> {
     let real = inside(path, canon_root)?;
-    let unreadable = |e: std::io::Error| BootProblem::Unreadable { path: shown(path), reason: e.to_string() };
-    let file = std::fs::File::open(&real).map_err(unreadable)?;
-    let meta = file.metadata().map_err(unreadable)?;
-    if !meta.is_file() {
-        return Err(BootProblem::NotFile { path: shown(path) });
-    }
-    if meta.len() > MAX_CONFIG {
-        return Err(BootProblem::TooBig { path: shown(path), bytes: meta.len() });
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_CONFIG + 1).read_to_end(&mut bytes).map_err(unreadable)?;
-    if bytes.len() as u64 > MAX_CONFIG {
-        // it grew while read
-        return Err(BootProblem::TooBig { path: shown(path), bytes: bytes.len() as u64 });
-    }
+    // opened without blocking: a FIFO in the tree is named, not waited on
+    let bytes = crate::core::settings::file::read_bytes(&real, MAX_CONFIG).map_err(|e| match e {
+        FileProblem::NotRegular(_) => BootProblem::NotFile { path: shown(path) },
+        FileProblem::TooBig { bytes, .. } => BootProblem::TooBig { path: shown(path), bytes },
+        other => BootProblem::Unreadable { path: shown(path), reason: other.to_string() },
+    })?;
     String::from_utf8(bytes).map_err(|_| BootProblem::NotUtf8 { path: shown(path) })
 }
 
@@ -372,6 +363,11 @@ mod tests {
         let c = t.path().join(INST).join("config");
         std::fs::remove_file(&c).unwrap();
         std::fs::create_dir(&c).unwrap();
+        assert!(matches!(learn_one(&[bare(&t)]), Err(BootProblem::NotFile { .. })));
+        // a FIFO with no writer: named at once (File::open waited for a writer forever)
+        std::fs::remove_dir(&c).unwrap();
+        let path = std::ffi::CString::new(c.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
         assert!(matches!(learn_one(&[bare(&t)]), Err(BootProblem::NotFile { .. })));
         let t = tree(false);
         std::fs::write(t.path().join(INST).join("config"), [0xff, 0xfe, 0]).unwrap();

@@ -49,6 +49,10 @@ impl std::fmt::Debug for RunStore {
     }
 }
 
+/// A run record is a few MB even at 100,000 nodes; the bound only keeps a device or a huge file
+/// planted in the state directory from exhausting memory.
+const MAX_RECORD_FILE: u64 = 1 << 30;
+
 fn file_err(path: &Path, e: impl std::fmt::Display) -> RecordError {
     RecordError::File { path: path.display().to_string(), reason: e.to_string() }
 }
@@ -136,7 +140,10 @@ impl RunStore {
                     if p.extension().and_then(|x| x.to_str()) != Some("json") {
                         continue;
                     }
-                    let text = std::fs::read_to_string(&p).map_err(|e| file_err(&p, e))?;
+                    // ours, but in a directory others may write to: a FIFO or a device named *.json
+                    // must not hang or exhaust a rollback
+                    let text =
+                        crate::core::settings::file::read_text(&p, MAX_RECORD_FILE).map_err(|e| file_err(&p, e))?;
                     out.push(serde_json::from_str(&text).map_err(|e| file_err(&p, e))?);
                 }
                 out.sort_by(|a, b| b.started_at.cmp(&a.started_at).then(a.id.cmp(&b.id)));

@@ -79,7 +79,8 @@ fn plan_on(
 
     let kind = cx.kind;
     let conflicts = cx.into_conflicts();
-    let warnings = warnings(&nodes, without_image, kind, opts);
+    let mut warnings = warnings(&nodes, without_image, kind, opts);
+    warnings.extend(bad_values(inv, &nodes));
     let summary = summarise(&nodes, &conflicts);
     // the counts only (`Inventory::summary` also groups by host and state)
     let soft_deleted = inv.nodes.iter().filter(|n| n.node.deleted).count();
@@ -337,6 +338,45 @@ fn warnings(nodes: &[NodePlan], without_image: usize, kind: TargetKind, opts: &P
         warnings.push("no --resource-class: modern Nova schedules bare metal by resource class; nodes get none".into());
     }
     warnings
+}
+
+/// At most this many rows are named one by one for a value they hold that is not what its column
+/// should (the rest are counted).
+const BAD_VALUES_NAMED: usize = 20;
+
+/// The rows written with a value left out because it was not what its column holds (a timestamp
+/// that is no date, read as NULL: Ironic gets NULL there), one warning per row. Rows not written
+/// (a skipped soft-deleted node, a skipped or blocked one) are not named: nothing of them is written.
+fn bad_values(inv: &Inventory, nodes: &[NodePlan]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut more = 0usize;
+    for n in nodes {
+        let Some(entry) = inv.nodes.get(n.index) else { continue };
+        if !matches!(n.action, NodeAction::Create | NodeAction::Replace | NodeAction::Blocked) {
+            continue;
+        }
+        let mut said: Vec<String> =
+            entry.node.bad_values.iter().map(|b| format!("bm_nodes row id {}: {b}", n.nova_bm_id)).collect();
+        for i in entry.interfaces.iter().filter(|i| !i.deleted) {
+            said.extend(i.bad_values.iter().map(|b| format!("bm_interfaces row id {}: {b}", i.id)));
+        }
+        if said.is_empty() {
+            continue;
+        }
+        if out.len() >= BAD_VALUES_NAMED {
+            more += 1;
+            continue;
+        }
+        out.push(format!(
+            "nova_bm node {}: {}: read as NULL, and written so (the rest of the row is mapped as usual)",
+            n.nova_bm_id,
+            said.join("; ")
+        ));
+    }
+    if more > 0 {
+        out.push(format!("{more} more node(s) hold values that are not what their column should: read as NULL (see `inventory --json`, `bad_values`)"));
+    }
+    out
 }
 
 fn summarise(nodes: &[NodePlan], conflicts: &[Conflict]) -> PlanSummary {

@@ -96,6 +96,9 @@ pub(super) struct Checks<'a> {
     uuid_holder: &'a HashMap<Cow<'a, str>, i64>,
     instance_holder: &'a HashMap<Cow<'a, str>, i64>,
     instance_claimants: &'a HashMap<Cow<'a, str>, Vec<i64>>,
+    /// the entries the MAC checks examined (map lookups, and earlier interfaces compared): the
+    /// work of `interfaces`, counted so that a test can hold it to linear
+    pub(super) mac_probes: u64,
 }
 
 /// The lookup maps, built once from the target and the whole inventory.
@@ -256,6 +259,7 @@ impl<'a> Lookups<'a> {
             uuid_holder: &self.uuid_holder,
             instance_holder: &self.instance_holder,
             instance_claimants: &self.instance_claimants,
+            mac_probes: 0,
         }
     }
 }
