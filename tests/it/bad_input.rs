@@ -38,7 +38,9 @@ fn assert_one_line(o: &Outcome, code: i32, must_contain: &[&str]) {
 async fn wrong_password_names_host_and_user(backend: Backend) {
     let Some(db) = TestDb::with_fixture(backend, "pw", &Fixture::standard()).await else { return };
     let o = inventory_with_env_url(&db.reader_url_with_password("Wr0ng-pass-77"), &[]);
-    let endpoint = if backend == Backend::MySql { "127.0.0.1:13306" } else { "127.0.0.1:15432" };
+    // the server's host and port as the test services give them
+    let parsed = bm2ironic::core::db::url::DbUrl::parse(&db.reader_url).unwrap();
+    let endpoint = &parsed.endpoint();
     assert_one_line(&o, 1, &["cannot log in", endpoint, "bm_reader", "access denied"]);
     assert!(!o.stderr.contains("Wr0ng-pass-77"));
 }

@@ -119,17 +119,13 @@ pub async fn run(global: &GlobalArgs, args: ConfigArgs) -> Result<(), Failure> {
             }
         }
     }
-    let nova_text = std::fs::read_to_string(&nova_path).map_err(|e| {
-        Failure::runtime(format!(
-            "cannot read {}: {e}",
-            crate::core::text::visible_line(&nova_path.display().to_string())
-        ))
-    })?;
+    // a regular file, at most its cap (core/settings/file.rs): never a FIFO or /dev/zero
+    let nova_text =
+        crate::core::settings::conf_file::read_text(&nova_path).map_err(|e| Failure::runtime(e.to_string()))?;
     let nova = IniFile::parse(&nova_path, &nova_text).map_err(|e| Failure::usage(e.to_string()))?;
     let ironic_base = match &global.ironic_conf {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| Failure::runtime(format!("cannot read the ironic.conf: {e}")))?;
+            let text = crate::core::settings::conf_file::read_text(p).map_err(|e| Failure::runtime(e.to_string()))?;
             Some((IniFile::parse(p, &text).map_err(|e| Failure::usage(e.to_string()))?, text))
         }
         None => None,

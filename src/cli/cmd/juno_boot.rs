@@ -122,7 +122,15 @@ fn one(root: &Path, node: &str, root_uuid: &str, apply: bool) -> Result<(&'stati
 
 /// The file's text, at most [`MAX_CONFIG_BYTES`], not opened through a symlink.
 fn read_capped(path: &Path) -> Result<String, String> {
-    let f = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path).map_err(|e| e.to_string())?;
+    // O_NONBLOCK: a FIFO planted in the tree must not hang the command
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    if !f.metadata().map_err(|e| e.to_string())?.is_file() {
+        return Err("not a regular file".into());
+    }
     let mut buf = Vec::new();
     f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut buf).map_err(|e| e.to_string())?;
     if buf.len() as u64 > MAX_CONFIG_BYTES {

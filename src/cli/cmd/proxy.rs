@@ -52,6 +52,10 @@ pub struct ProxyArgs {
     /// The most validated tokens kept (least recently used dropped first)
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub token_cache_size: usize,
+    /// Token validations in flight towards Keystone at most (more wait their turn; a refused token
+    /// is remembered briefly, and callers of the same token share one validation)
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_validations: u16,
 }
 
 fn duration(flag: &str, v: &str) -> Result<std::time::Duration, Failure> {
@@ -76,6 +80,7 @@ pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
         token_cache_time: parse_duration(&args.token_cache_time)
             .map_err(|e| Failure::usage(format!("--token-cache-time: {e}")))?,
         token_cache_size: args.token_cache_size,
+        max_validations: usize::from(args.max_validations),
         ..ProxyConfig::default()
     };
     let settings = global.settings()?;
