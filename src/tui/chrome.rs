@@ -27,7 +27,8 @@ pub fn header(f: &mut Frame, area: Rect, theme: Theme, mode: Mode, screen: Scree
     let src = redact_url(source);
     let tgt = if mode == Mode::ReadOnly { "(read only)".to_string() } else { redact_url(target) };
     let w = area.width as usize;
-    let budget = w.saturating_sub(40) / 2;
+    // the badge (up to ` REHEARSAL `), ` bm2ironic  ` and ` -> ` take 27 columns
+    let budget = w.saturating_sub(28) / 2;
     let line1 = Line::from(vec![
         Span::styled(format!(" {} ", mode.label()), theme.mode(mode)),
         Span::raw(" bm2ironic  "),
@@ -53,17 +54,34 @@ pub fn header(f: &mut Frame, area: Rect, theme: Theme, mode: Mode, screen: Scree
     f.render_widget(Paragraph::new(vec![line1, Line::from(steps)]), area);
 }
 
-/// A database for the header: the (redacted) URL, or for a SQLite file too long to show, its name.
-fn endpoint_label(url: &str, max: usize) -> String {
+/// A database for the header in at most `max` characters, the server always shown: the whole
+/// (redacted) URL when it fits; else without its query, then as `host:port/database`, then with the
+/// host cut from its start (the port and the database stay). A SQLite file: its name.
+pub fn endpoint_label(url: &str, max: usize) -> String {
     if url.chars().count() <= max {
         return url.to_string();
     }
-    if let Some(path) = url.strip_prefix("sqlite:") {
-        let name = path.rsplit('/').next().unwrap_or(path);
+    let Ok(u) = crate::core::db::url::DbUrl::parse(url) else { return shorten(url, max) };
+    if let Some(path) = &u.path {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let label = format!("sqlite …/{name}");
-        return if label.chars().count() <= max { label } else { shorten(name, max) };
+        return if label.chars().count() <= max { label } else { shorten(&name, max) };
     }
-    shorten(url, max)
+    let no_query = url.split_once('?').map(|(h, _)| h).unwrap_or(url);
+    if no_query.chars().count() <= max {
+        return no_query.to_string();
+    }
+    let db = u.database.as_deref().map(|d| format!("/{d}")).unwrap_or_default();
+    let server = format!("{}{db}", u.endpoint());
+    if server.chars().count() <= max {
+        return server;
+    }
+    // the host cut from its start: `…example.org:3306/nova_bm`
+    let keep = format!(":{}{db}", u.port);
+    let room = max.saturating_sub(keep.chars().count() + 1);
+    let host: Vec<char> = u.host.chars().collect();
+    let tail: String = host[host.len().saturating_sub(room)..].iter().collect();
+    format!("…{tail}{keep}")
 }
 
 /// Keeps the start (titles): "nova_bm: 36 nodes ... …".
@@ -166,4 +184,22 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let [r] = Layout::horizontal([Constraint::Length(w.min(area.width))]).flex(Flex::Center).areas(area);
     let [r] = Layout::vertical([Constraint::Length(h.min(area.height))]).flex(Flex::Center).areas(r);
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::endpoint_label;
+
+    /// The server is always shown: the query goes first, then scheme and user, then the host's start.
+    #[test]
+    fn the_header_always_names_the_server() {
+        let url = "mysql+pymysql://nova:***@db-primary.example.org:3306/nova_bm?charset=utf8&read_timeout=30";
+        assert_eq!(endpoint_label(url, 200), url);
+        assert_eq!(endpoint_label(url, 66), "mysql+pymysql://nova:***@db-primary.example.org:3306/nova_bm");
+        assert_eq!(endpoint_label(url, 40), "db-primary.example.org:3306/nova_bm");
+        assert_eq!(endpoint_label(url, 26), "….example.org:3306/nova_bm");
+        assert_eq!(endpoint_label("sqlite:////var/lib/nova/nova_bm.sqlite", 26), "sqlite …/nova_bm.sqlite");
+        let small = endpoint_label("postgresql://ironic:***@127.0.0.1:15432/ironic?sslmode=require", 26);
+        assert_eq!(small, "127.0.0.1:15432/ironic");
+    }
 }
