@@ -134,25 +134,44 @@ pub fn short_uuid(v: Option<&str>) -> String {
 
 /// The key bar: as many of the rows that show there as fit, `?` help always last.
 pub fn key_bar(f: &mut Frame, area: Rect, theme: Theme, rows: &[Row]) {
+    let spans: Vec<Span> = bar_items(rows, area.width as usize)
+        .into_iter()
+        .flat_map(|(k, what, last)| {
+            [Span::styled(k, theme.key()), Span::raw(if last { format!(" {what}") } else { format!(" {what}  ") })]
+        })
+        .collect();
+    f.render_widget(Paragraph::new(Line::from([vec![Span::raw(" ")], spans].concat())), area);
+}
+
+/// What the key bar shows in `width` columns: help, back and quit always (at the end, help last),
+/// then the keys that move the operator on (next, confirm, save), then the others in the screen's
+/// order, as many as fit; the help lists every one. (key, words, last)
+pub fn bar_items<'a>(rows: &'a [Row], width: usize) -> Vec<(&'a str, &'a str, bool)> {
     let shown: Vec<(&str, &str)> = rows.iter().filter_map(Row::in_bar).collect();
-    let (help, rest): (Vec<_>, Vec<_>) = shown.into_iter().partition(|(k, _)| *k == "?");
-    let help_w = help.first().map(|(k, w)| k.len() + w.len() + 2).unwrap_or(0);
-    let mut spans = vec![Span::raw(" ")];
-    let mut used = 1;
-    for (k, what) in rest {
-        let w = k.chars().count() + what.chars().count() + 3;
-        if used + w + help_w > area.width as usize {
-            break;
+    let essential = |(k, w): &(&str, &str)| *k == "?" || *w == "back" || *w == "quit" || w.starts_with("quit");
+    let onward = |(_, w): &(&str, &str)| ["next", "confirm", "save", "start", "go on"].iter().any(|x| w.contains(x));
+    let cost = |(k, w): &(&str, &str)| k.chars().count() + w.chars().count() + 3;
+    let mut used = 1 + shown.iter().filter(|i| essential(i)).map(cost).sum::<usize>();
+    let mut keep = vec![false; shown.len()];
+    let order = (0..shown.len()).filter(|&i| onward(&shown[i])).chain((0..shown.len()).filter(|&i| !onward(&shown[i])));
+    for i in order {
+        if essential(&shown[i]) {
+            continue;
         }
-        used += w;
-        spans.push(Span::styled(k, theme.key()));
-        spans.push(Span::raw(format!(" {what}  ")));
+        if used + cost(&shown[i]) <= width {
+            used += cost(&shown[i]);
+            keep[i] = true;
+        }
     }
-    for (k, what) in help {
-        spans.push(Span::styled(k, theme.key()));
-        spans.push(Span::raw(format!(" {what}")));
+    let mut out: Vec<(&str, &str, bool)> =
+        shown.iter().enumerate().filter(|(i, _)| keep[*i]).map(|(_, (k, w))| (*k, *w, false)).collect();
+    let mut ends: Vec<(&str, &str)> = shown.iter().copied().filter(essential).collect();
+    ends.sort_by_key(|(k, _)| *k == "?");
+    out.extend(ends.into_iter().map(|(k, w)| (k, w, false)));
+    if let Some(l) = out.last_mut() {
+        l.2 = true;
     }
-    f.render_widget(Paragraph::new(Line::from(spans)), area);
+    out
 }
 
 /// The help popup: every row of the screen, then the rows that work everywhere (`trailer`).
@@ -189,6 +208,33 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 #[cfg(test)]
 mod tests {
     use super::endpoint_label;
+
+    /// At 80 columns the bar keeps help, back and quit, and what moves the operator on, before the rest.
+    #[test]
+    fn the_key_bar_keeps_help_back_and_quit() {
+        use crate::tui::keys::{Bar, Row};
+        let row = |label: &'static str, what: &'static str| Row { keys: vec![], label, what, bar: Bar::Yes };
+        let rows = vec![
+            row("↑/↓", "item"),
+            row("Tab", "groups/items"),
+            row("1-3", "choose action"),
+            row("a", "apply to all of code"),
+            row("x", "read all of it"),
+            row("w", "save decisions"),
+            row("n", "next: flavors"),
+            row("Esc", "back"),
+            row("q", "quit"),
+            row("?", "help"),
+        ];
+        let items = super::bar_items(&rows, 80);
+        let keys: Vec<&str> = items.iter().map(|(k, _, _)| *k).collect();
+        for k in ["w", "n", "Esc", "q", "?"] {
+            assert!(keys.contains(&k), "{k} kept at 80 columns: {keys:?}");
+        }
+        assert_eq!(keys.last(), Some(&"?"), "help last");
+        let width: usize = 1 + items.iter().map(|(k, w, _)| k.chars().count() + w.chars().count() + 3).sum::<usize>();
+        assert!(width <= 82, "{width}");
+    }
 
     /// The server is always shown: the query goes first, then scheme and user, then the host's start.
     #[test]
