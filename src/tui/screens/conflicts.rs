@@ -26,6 +26,8 @@ pub struct Conflicts {
     pub apply_all: bool,
     /// the consequences take the whole pane (`x`)
     pub explain: bool,
+    /// the first line of the consequences shown (PgUp/PgDn)
+    pub explain_scroll: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +40,8 @@ pub enum Act {
     Choose(u8),
     Save,
     Explain,
+    ExplainDown,
+    ExplainUp,
     Next,
     Back,
 }
@@ -59,6 +63,16 @@ static FOCUS: Binding<Act> = Binding {
     what: "groups/items",
     bar: Bar::As("Tab", "groups/items"),
 };
+/// The choose row as the bar shows it for a code of 1, 2, 3 or 4 actions (`1-3` for two was wrong).
+macro_rules! choose {
+    ($name:ident, $label:literal) => {
+        static $name: Binding<Act> = Binding { bar: Bar::As($label, "choose action"), ..CHOOSE };
+    };
+}
+choose!(CHOOSE_1, "1");
+choose!(CHOOSE_2, "1-2");
+choose!(CHOOSE_3, "1-3");
+choose!(CHOOSE_4, "1-4");
 static CHOOSE: Binding<Act> = Binding {
     keys: &[
         (ch('1'), Act::Choose(0)),
@@ -73,7 +87,7 @@ static CHOOSE: Binding<Act> = Binding {
     ],
     label: "1-9",
     what: "choose action",
-    bar: Bar::As("1-3", "choose action"),
+    bar: Bar::As("1-9", "choose action"),
 };
 static ALL: Binding<Act> =
     Binding { keys: &[(ch('a'), Act::All)], label: "a", what: "apply to all of code", bar: Bar::Yes };
@@ -85,10 +99,25 @@ static EXPLAIN: Binding<Act> = Binding {
     what: "what the actions do: full pane / not",
     bar: Bar::As("x", "explain"),
 };
-static NEXT: Binding<Act> = Binding { keys: &[(ch('n'), Act::Next)], label: "n", what: "confirm", bar: Bar::Yes };
+static SCROLL_DOWN: Binding<Act> = Binding {
+    keys: &[(code(KeyCode::PageDown), Act::ExplainDown)],
+    label: "PgDn",
+    what: "scroll what the actions do",
+    bar: Bar::No,
+};
+static SCROLL: Binding<Act> = Binding {
+    keys: &[(code(KeyCode::PageDown), Act::ExplainDown), (code(KeyCode::PageUp), Act::ExplainUp)],
+    label: "PgDn/PgUp",
+    what: "scroll what the actions do",
+    bar: Bar::No,
+};
+/// `n` says where it goes: the flavors step when a Nova database is given, else the confirmation.
+static NEXT: Binding<Act> =
+    Binding { keys: &[(ch('n'), Act::Next)], label: "n", what: "next: flavors", bar: Bar::As("n", "next: flavors") };
+static NEXT_CONFIRM: Binding<Act> =
+    Binding { keys: &[(ch('n'), Act::Next)], label: "n", what: "next: confirm", bar: Bar::As("n", "next: confirm") };
 static BACK: Binding<Act> =
     Binding { keys: &[(code(KeyCode::Esc), Act::Back)], label: "Esc", what: "back", bar: Bar::Yes };
-static TABLE: [&Binding<Act>; 8] = [&MOVE, &FOCUS, &CHOOSE, &ALL, &SAVE, &EXPLAIN, &NEXT, &BACK];
 
 impl Conflicts {
     /// After a decision and the new plan: stay on this code while it has undecided items, else go
@@ -119,11 +148,28 @@ impl Conflicts {
     }
 }
 
+/// The consequences' placeholders filled with the selected item's values where they are known
+/// (`'<state>'` with its task_state, `<uuid>` with its instance, `<values>` with what was impossible).
+fn filled(text: &str, fill: &[(&str, String)]) -> String {
+    fill.iter().fold(text.to_string(), |t, (k, v)| t.replace(k, v))
+}
+
 /// What each action of `code` does, wrapped to `width`; `decided` is marked.
 pub fn explain_lines(code: ConflictCode, decided: Option<Action>, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    explain_filled(code, decided, width, theme, &[])
+}
+
+fn explain_filled(
+    code: ConflictCode,
+    decided: Option<Action>,
+    width: usize,
+    theme: Theme,
+    fill: &[(&str, String)],
+) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(""), Line::from(Span::styled("What each action does", theme.key()))];
     let part = |lines: &mut Vec<Line<'static>>, label: &'static str, text: &str| {
-        for (i, w) in wrap_words(text, width.saturating_sub(4 + label.len())).into_iter().enumerate() {
+        let text = filled(text, fill);
+        for (i, w) in wrap_words(&text, width.saturating_sub(4 + label.len())).into_iter().enumerate() {
             let lead = if i == 0 {
                 Span::styled(format!("  {label} "), theme.dim())
             } else {
@@ -147,6 +193,30 @@ pub fn explain_lines(code: ConflictCode, decided: Option<Action>, width: usize, 
         part(&mut lines, "Fix:", f);
     }
     lines
+}
+
+/// The values the consequences' placeholders stand for, for conflict `c`.
+fn placeholders(session: &Session, c: &crate::core::migrate::conflict::Conflict) -> Vec<(&'static str, String)> {
+    let id = match &c.subject {
+        Subject::Node { nova_bm_id } | Subject::Interface { nova_bm_id, .. } => Some(*nova_bm_id),
+        _ => None,
+    };
+    let node = id.and_then(|id| {
+        session.prepared.as_ref().and_then(|p| p.inventory.nodes.iter().find(|n| n.node.id == id).map(|n| &n.node))
+    });
+    let mut out = Vec::new();
+    if let Some(n) = node {
+        if let Some(s) = &n.task_state {
+            out.push(("<state>", crate::core::text::visible_line(s).into_owned()));
+        }
+        if let Some(u) = &n.instance_uuid {
+            out.push(("<uuid>", crate::core::text::visible_line(u).into_owned()));
+        }
+    }
+    if let Some(v) = c.detail.strip_prefix("impossible values: ") {
+        out.push(("<values>", crate::core::text::visible_line(v).into_owned()));
+    }
+    out
 }
 
 impl Page for Conflicts {
@@ -212,7 +282,8 @@ impl Page for Conflicts {
         }
         head.push(Line::from(l));
         let selected = idx.get(self.item).map(|&ci| &plan.conflicts[ci]);
-        let explain = explain_lines(*code, selected.and_then(|c| c.action), inner.width as usize, theme);
+        let fill = selected.map(|c| placeholders(session, c)).unwrap_or_default();
+        let explain = explain_filled(*code, selected.and_then(|c| c.action), inner.width as usize, theme, &fill);
         // the items and, under them, what each action does (all of the pane with `x`)
         let body_h = inner.height.saturating_sub(head.len() as u16) as usize;
         let items_h =
@@ -248,19 +319,32 @@ impl Page for Conflicts {
             )));
         }
         f.render_widget(Paragraph::new(lines), items_area);
-        let mut shown: Vec<Line> = explain.into_iter().take(explain_h).collect();
-        if shown.len() == explain_h && explain_h > 0 && !self.explain && items_h > 0 {
-            let full = explain_lines(*code, None, inner.width as usize, theme).len();
-            if full > explain_h {
-                shown.pop();
-                shown.push(Line::from(Span::styled("… x: read all of it", theme.warn())));
-            }
+        // the consequences scroll (PgDn/PgUp), and say where they are when they do not fit
+        let total = explain.len();
+        let top = self.explain_scroll.min(total.saturating_sub(explain_h.saturating_sub(1)));
+        let mut shown: Vec<Line> = explain.into_iter().skip(top).take(explain_h).collect();
+        if total > explain_h && explain_h > 0 {
+            shown.truncate(explain_h.saturating_sub(1));
+            let end = top + shown.len();
+            let hint = if self.explain { "PgDn/PgUp" } else { "x, PgDn" };
+            let mark = clip(&format!("… lines {}-{end} of {total}: {hint}", top + 1), inner.width as usize);
+            shown.push(Line::from(Span::styled(mark, theme.warn())));
         }
         f.render_widget(Paragraph::new(shown), explain_area);
     }
 
-    fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
-        TABLE.to_vec()
+    fn table(&self, cx: &Ctx) -> Vec<&'static Binding<Act>> {
+        let actions = cx.session.conflict_groups().get(self.group).map(|(c, _)| c.actions().len()).unwrap_or(0);
+        let choose = match actions {
+            1 => &CHOOSE_1,
+            2 => &CHOOSE_2,
+            3 => &CHOOSE_3,
+            4 => &CHOOSE_4,
+            _ => &CHOOSE,
+        };
+        let next = if cx.nova_given { &NEXT } else { &NEXT_CONFIRM };
+        let scroll = if self.explain_scroll > 0 { &SCROLL } else { &SCROLL_DOWN };
+        vec![&MOVE, &FOCUS, choose, &ALL, &SAVE, &EXPLAIN, scroll, next, &BACK]
     }
 
     fn act(&mut self, act: Act, cx: &Ctx) -> Vec<Out> {
@@ -281,8 +365,22 @@ impl Page for Conflicts {
                 self.group = self.group.saturating_sub(1);
                 self.item = 0;
             }
-            Act::All => self.apply_all = !self.apply_all,
-            Act::Explain => self.explain = !self.explain,
+            Act::All => {
+                self.apply_all = !self.apply_all;
+                let code = groups.get(self.group).map(|(c, _)| c.as_str()).unwrap_or("-");
+                // said, not only drawn: the next choice decides every item of the code
+                return vec![Out::Toast(if self.apply_all {
+                    format!("the next action chosen applies to EVERY {code} (a again: one item)")
+                } else {
+                    format!("the next action chosen applies to the selected {code} item only")
+                })];
+            }
+            Act::Explain => {
+                self.explain = !self.explain;
+                self.explain_scroll = 0;
+            }
+            Act::ExplainDown => self.explain_scroll = (self.explain_scroll + 8).min(200),
+            Act::ExplainUp => self.explain_scroll = self.explain_scroll.saturating_sub(8),
             Act::Choose(i) => {
                 let Some((code, idx)) = groups.get(self.group) else { return vec![] };
                 let Some(action) = code.actions().get(i as usize).copied() else {
@@ -401,11 +499,26 @@ mod tests {
         let cx = fixture::ctx(&s);
         let mut c = Conflicts::default();
         let narrow = fixture::draw(80, 20, &c, &fixture::draw_ctx(&s));
-        assert!(narrow.contains("… x: read all of it"), "{narrow}");
+        assert!(narrow.contains("of 27: x, PgDn"), "{narrow}");
         c.on_key(ch('x').event(), &cx);
         assert!(c.explain);
         let full = fixture::draw(80, 20, &c, &fixture::draw_ctx(&s));
         assert!(!full.contains("UNDECIDED") && full.contains("Afterwards:"), "{full}");
+        // at 80x24 even the whole pane does not hold it all: PgDn reads on to the last sentence
+        let code = s.conflict_groups()[0].0;
+        let last = explain_lines(code, None, 46, crate::tui::theme::Theme { color: false }).len();
+        for _ in 0..10 {
+            c.on_key(code_key(KeyCode::PageDown), &cx);
+        }
+        let end = fixture::draw(80, 20, &c, &fixture::draw_ctx(&s));
+        assert!(end.contains(&format!("-{last} of {last}: PgDn/PgUp")), "{end}");
+        let tail = consequence(code, *code.actions().last().unwrap()).unwrap().afterwards;
+        let last_word = tail.split_whitespace().last().unwrap();
+        assert!(end.contains(last_word) || fix(code).is_some(), "the end is reachable: {end}");
+    }
+
+    fn code_key(k: KeyCode) -> ratatui::crossterm::event::KeyEvent {
+        ratatui::crossterm::event::KeyEvent::new(k, ratatui::crossterm::event::KeyModifiers::NONE)
     }
 
     #[test]
