@@ -146,7 +146,7 @@ pub fn key_bar(f: &mut Frame, area: Rect, theme: Theme, rows: &[Row]) {
 /// What the key bar shows in `width` columns: help, back and quit always (at the end, help last),
 /// then the keys that move the operator on (next, confirm, save), then the others in the screen's
 /// order, as many as fit; the help lists every one. (key, words, last)
-pub fn bar_items<'a>(rows: &'a [Row], width: usize) -> Vec<(&'a str, &'a str, bool)> {
+pub fn bar_items(rows: &[Row], width: usize) -> Vec<(&'static str, &'static str, bool)> {
     let shown: Vec<(&str, &str)> = rows.iter().filter_map(Row::in_bar).collect();
     let essential = |(k, w): &(&str, &str)| *k == "?" || *w == "back" || *w == "quit" || w.starts_with("quit");
     let onward = |(_, w): &(&str, &str)| ["next", "confirm", "save", "start", "go on"].iter().any(|x| w.contains(x));
@@ -163,7 +163,7 @@ pub fn bar_items<'a>(rows: &'a [Row], width: usize) -> Vec<(&'a str, &'a str, bo
             keep[i] = true;
         }
     }
-    let mut out: Vec<(&str, &str, bool)> =
+    let mut out: Vec<(&'static str, &'static str, bool)> =
         shown.iter().enumerate().filter(|(i, _)| keep[*i]).map(|(_, (k, w))| (*k, *w, false)).collect();
     let mut ends: Vec<(&str, &str)> = shown.iter().copied().filter(essential).collect();
     ends.sort_by_key(|(k, _)| *k == "?");
