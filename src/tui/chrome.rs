@@ -207,7 +207,7 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 
 #[cfg(test)]
 mod tests {
-    use super::endpoint_label;
+    use crate::tui::chrome::{bar_items, endpoint_label};
 
     /// At 80 columns the bar keeps help, back and quit, and what moves the operator on, before the rest.
     #[test]
@@ -226,7 +226,7 @@ mod tests {
             row("q", "quit"),
             row("?", "help"),
         ];
-        let items = super::bar_items(&rows, 80);
+        let items = bar_items(&rows, 80);
         let keys: Vec<&str> = items.iter().map(|(k, _, _)| *k).collect();
         for k in ["w", "n", "Esc", "q", "?"] {
             assert!(keys.contains(&k), "{k} kept at 80 columns: {keys:?}");
