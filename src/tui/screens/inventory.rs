@@ -34,6 +34,12 @@ pub struct Inventory {
     pub sort_desc: bool,
     /// indices into `inventory.nodes`, filtered and sorted
     pub rows: Vec<usize>,
+    /// Tab: the node's detail has the focus (↑/↓ scroll it; at 80 columns it takes more room)
+    pub detail_focus: bool,
+    /// the detail's first line shown
+    pub detail_scroll: u16,
+    /// the furthest the detail scrolls at the last drawing's size
+    detail_max: std::cell::Cell<u16>,
 }
 
 impl Default for Inventory {
@@ -45,6 +51,9 @@ impl Default for Inventory {
             sort: SortKey::Id,
             sort_desc: false,
             rows: Vec::new(),
+            detail_focus: false,
+            detail_scroll: 0,
+            detail_max: Default::default(),
         }
     }
 }
@@ -64,6 +73,9 @@ pub enum Act {
     Back,
     KeepFilter,
     ClearFilter,
+    Focus,
+    DetailDown,
+    DetailUp,
 }
 
 const PAGE: usize = 10;
@@ -97,12 +109,30 @@ static REVERSE: Binding<Act> = Binding { keys: &[(ch('r'), Act::Reverse)], label
 static NEXT: Binding<Act> = Binding {
     keys: &[(ch('n'), Act::Conflicts), (code(KeyCode::Right), Act::Conflicts)],
     label: "n →",
-    what: "conflicts",
-    bar: Bar::As("n", "conflicts"),
+    what: "next: conflicts",
+    bar: Bar::As("n", "next: conflicts"),
 };
 static BACK: Binding<Act> =
     Binding { keys: &[(code(KeyCode::Esc), Act::Back)], label: "Esc", what: "back", bar: Bar::Yes };
-static BROWSE: [&Binding<Act>; 6] = [&MOVE, &PAGE_KEYS, &ENDS, &FILTER, &SORT, &REVERSE];
+static FOCUS: Binding<Act> = Binding {
+    keys: &[(code(KeyCode::Tab), Act::Focus), (code(KeyCode::BackTab), Act::Focus)],
+    label: "Tab",
+    what: "table/detail",
+    bar: Bar::Yes,
+};
+static DETAIL_MOVE: Binding<Act> = Binding {
+    keys: &[
+        (code(KeyCode::Up), Act::DetailUp),
+        (code(KeyCode::Down), Act::DetailDown),
+        (ch('j'), Act::DetailDown),
+        (ch('k'), Act::DetailUp),
+    ],
+    label: "↑/↓ j/k",
+    what: "scroll the detail",
+    bar: Bar::As("↑/↓", "scroll"),
+};
+static BROWSE: [&Binding<Act>; 7] = [&MOVE, &PAGE_KEYS, &ENDS, &FILTER, &SORT, &REVERSE, &FOCUS];
+static DETAIL: [&Binding<Act>; 2] = [&DETAIL_MOVE, &FOCUS];
 
 static TYPE: Binding<Act> = Binding { keys: &[], label: "type", what: "filter", bar: Bar::Yes };
 static KEEP: Binding<Act> =
@@ -205,6 +235,12 @@ impl Inventory {
             Span::styled("Ironic", theme.key()),
         ]));
         lines.push(row("action", String::new(), action));
+        // what blocks or changes the node first: at 80x24 the pane holds a few lines
+        if let Some(pn) = plan_node {
+            for c in &pn.conflicts {
+                lines.push(Line::from(Span::styled(format!("! {c}"), theme.bad())));
+            }
+        }
         lines.push(row("uuid", short_uuid(b.uuid.as_deref()), or_dash(target.map(|t| short_uuid(Some(&t.uuid))))));
         lines.push(row(
             "state",
@@ -261,15 +297,19 @@ impl Inventory {
                 .unwrap_or("(not migrated)".into());
             lines.push(row("mac", dash(i.address.as_deref()), dst));
         }
-        if let Some(pn) = plan_node {
-            for c in &pn.conflicts {
-                lines.push(Line::from(Span::styled(format!("! {c}"), theme.bad())));
-            }
-        }
-        f.render_widget(
-            Paragraph::new(lines).block(Block::bordered().title(format!(" Node {} ", b.id))).wrap(Wrap { trim: false }),
-            area,
-        );
+        let para = Paragraph::new(lines).wrap(Wrap { trim: false });
+        let (shown, total) = (area.height.saturating_sub(2), para.line_count(area.width.saturating_sub(2)) as u16);
+        self.detail_max.set(total.saturating_sub(shown));
+        let top = self.detail_scroll.min(total.saturating_sub(shown));
+        let title = if total > shown {
+            let hint = if self.detail_focus { "↑/↓" } else { "Tab" };
+            format!(" Node {}: {}-{} of {total} ({hint}) ", b.id, top + 1, (top + shown).min(total))
+        } else {
+            format!(" Node {} ", b.id)
+        };
+        let style = if self.detail_focus { theme.key() } else { Style::new() };
+        let block = Block::bordered().title(Span::styled(title, style));
+        f.render_widget(para.block(block).scroll((top, 0)), area);
     }
 }
 
@@ -352,7 +392,9 @@ impl Page for Inventory {
             let [a, b] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(area);
             (a, b)
         } else {
-            let [a, b] = Layout::vertical([Constraint::Min(6), Constraint::Length(9)]).areas(area);
+            // the detail gets the room when it has the focus (Tab)
+            let detail = if self.detail_focus { Constraint::Percentage(65) } else { Constraint::Length(9) };
+            let [a, b] = Layout::vertical([Constraint::Min(6), detail]).areas(area);
             (a, b)
         };
         let s = &session.inv_summary;
@@ -368,13 +410,23 @@ impl Page for Inventory {
         } else {
             String::new()
         };
-        let title = format!(
-            " nova_bm: {} nodes ({} live, {} deleted) | sort {sort}{} {filter}",
-            s.nodes,
-            s.live,
-            s.soft_deleted,
-            if self.sort_desc { " desc" } else { "" }
-        );
+        // the filter and the count it leaves first: a clipped title must not hide them
+        let title = if filter.is_empty() {
+            format!(
+                " nova_bm: {} nodes ({} live, {} deleted) | sort {sort}{} ",
+                s.nodes,
+                s.live,
+                s.soft_deleted,
+                if self.sort_desc { " desc" } else { "" }
+            )
+        } else {
+            format!(
+                " {}of {} nodes:{filter}| sort {sort}{} ",
+                format_args!("{} ", self.rows.len()),
+                s.nodes,
+                if self.sort_desc { " desc" } else { "" }
+            )
+        };
         let bottom = format!(" {} ", states.join(", "));
         let block = Block::bordered()
             .title(clip(&title, table_area.width as usize - 2))
@@ -463,7 +515,7 @@ impl Page for Inventory {
         if self.filtering {
             return FILTERING.to_vec();
         }
-        let mut t = BROWSE.to_vec();
+        let mut t = if self.detail_focus { DETAIL.to_vec() } else { BROWSE.to_vec() };
         if cx.session.mode != Mode::ReadOnly {
             t.extend([&NEXT, &BACK]);
         }
@@ -472,8 +524,14 @@ impl Page for Inventory {
 
     fn act(&mut self, act: Act, cx: &Ctx) -> Vec<Out> {
         let last = self.rows.len().saturating_sub(1);
+        if matches!(act, Act::Down | Act::Up | Act::PageDown | Act::PageUp | Act::First | Act::Last) {
+            self.detail_scroll = 0; // another node: its detail from the top
+        }
         let s = &mut self.selected;
         match act {
+            Act::Focus => self.detail_focus = !self.detail_focus,
+            Act::DetailDown => self.detail_scroll = (self.detail_scroll + 1).min(self.detail_max.get()),
+            Act::DetailUp => self.detail_scroll = self.detail_scroll.saturating_sub(1),
             Act::Down => *s = (*s + 1).min(last),
             Act::Up => *s = s.saturating_sub(1),
             Act::PageDown => *s = (*s + PAGE).min(last),
@@ -516,77 +574,5 @@ impl Page for Inventory {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tui::keys::Key;
-    use crate::tui::screens::fixture;
-
-    fn screen(s: &Session) -> Inventory {
-        let mut inv = Inventory::default();
-        inv.refresh(s);
-        inv
-    }
-
-    #[test]
-    fn moves_filters_and_sorts() {
-        let s = fixture::session(Mode::Rehearsal);
-        let cx = fixture::ctx(&s);
-        let mut inv = screen(&s);
-        let n = inv.rows.len();
-        assert_eq!(n, s.prepared.as_ref().unwrap().inventory.nodes.len());
-        inv.on_key(ch('G').event(), &cx);
-        assert_eq!(inv.selected, n - 1);
-        inv.on_key(code(KeyCode::Home).event(), &cx);
-        assert_eq!(inv.selected, 0);
-        inv.on_key(code(KeyCode::PageDown).event(), &cx);
-        assert_eq!(inv.selected, PAGE);
-        inv.on_key(ch('/').event(), &cx);
-        assert!(inv.filtering);
-        for c in "bm-compute-2".chars() {
-            inv.on_key(ch(c).event(), &cx);
-        }
-        assert!(inv.rows.len() < n && !inv.rows.is_empty());
-        inv.on_key(code(KeyCode::Esc).event(), &cx);
-        assert_eq!(inv.rows.len(), n);
-        inv.on_key(ch('s').event(), &cx);
-        assert_eq!(inv.sort, SortKey::Host);
-        assert_eq!(inv.on_key(code(KeyCode::Right).event(), &cx), vec![Out::Go(Screen::Conflicts)]);
-    }
-
-    #[test]
-    fn read_only_has_no_way_on() {
-        let s = fixture::session(Mode::ReadOnly);
-        let cx = fixture::ctx(&s);
-        let mut inv = screen(&s);
-        assert!(inv.on_key(ch('n').event(), &cx).is_empty());
-        assert!(inv.on_key(Key::Code(KeyCode::Esc).event(), &cx).is_empty());
-        assert!(inv.rows(&cx).iter().all(|r| r.what != "conflicts" && r.what != "back"));
-    }
-
-    #[test]
-    fn snapshot() {
-        let s = fixture::session(Mode::Rehearsal);
-        let mut inv = screen(&s);
-        inv.selected = 3;
-        let text = fixture::draw(120, 20, &inv, &fixture::draw_ctx(&s));
-        insta::assert_snapshot!(text);
-    }
-
-    /// The states of each host's nodes as a bar chart under the detail, when there is room.
-    #[test]
-    fn states_per_host_as_a_bar_chart() {
-        let s = fixture::session(Mode::Rehearsal);
-        let inv = screen(&s);
-        let text = fixture::draw(120, 40, &inv, &fixture::draw_ctx(&s));
-        assert!(text.contains("States per host"), "{text}");
-        let by_host = &s.inv_summary.by_host;
-        assert_eq!(by_host.values().map(|st| st.values().sum::<usize>()).sum::<usize>(), 36);
-        for (host, states) in by_host {
-            let first = states.keys().next().unwrap();
-            assert!(text.contains(&format!("{host} {first}")), "{host} {first}:\n{text}");
-        }
-        insta::assert_snapshot!(text);
-        let small = fixture::draw(120, 24, &inv, &fixture::draw_ctx(&s));
-        assert!(!small.contains("States per host"), "no room: no chart");
-    }
-}
+#[path = "inventory_tests.rs"]
+mod tests;
