@@ -398,7 +398,22 @@ async fn a_full_disk_ends_the_stream_with_the_failure() {
     let stdout = text(&out.stdout);
     let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(last["event"], "failed", "{last}");
-    assert!(std::fs::read(&file).unwrap() == before, "the target changed");
+    let after = std::fs::read(&file).unwrap();
+    if after != before {
+        let diffs: Vec<usize> = (0..before.len().min(after.len())).filter(|&i| before[i] != after[i]).collect();
+        eprintln!(
+            "DIFF len {} -> {}, {} bytes differ, first {:?}",
+            before.len(),
+            after.len(),
+            diffs.len(),
+            &diffs[..diffs.len().min(20)]
+        );
+        for e in std::fs::read_dir(full.path()).unwrap().flatten() {
+            eprintln!("DIFF file {:?} {}", e.path(), e.metadata().unwrap().len());
+        }
+        eprintln!("DIFF stderr {stderr}");
+    }
+    assert!(after == before, "the target changed");
 }
 
 /// A 1 MB `service_host` on 20 nodes: the tables are clipped (a cell at most 64 characters), the

@@ -30,6 +30,7 @@ mod next_boot;
 mod plan_then_load;
 mod proxy;
 mod proxy_tokens;
+mod races;
 mod real_ironic;
 mod rehearsal;
 mod report;

@@ -45,6 +45,14 @@ pub async fn run(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure>
     }
     let tgt = settings.ironic_db.as_ref().ok_or(PrepareError::NoTarget)?;
     let db = target::connect(&tgt.value).await?;
+    if args.yes && !args.list {
+        // nobody to ask: straight to the transaction, which takes the target before anything else
+        // and picks the run inside it (a migrate started meanwhile waits, then sees the rollback)
+        let r = rollback::rollback(&db, args.run.as_deref(), args.force).await;
+        db.close().await;
+        print_report(&r?, args.json);
+        return restore_flavors(&settings).await;
+    }
     let runs = crate::core::migrate::run_record::runs(&db).await?;
     if args.list {
         db.close().await;
@@ -66,8 +74,13 @@ pub async fn run(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure>
     )?;
     let r = rollback::rollback(&db, args.run.as_deref(), args.force).await;
     db.close().await;
-    let r = r?;
-    if args.json {
+    print_report(&r?, args.json);
+    restore_flavors(&settings).await
+}
+
+/// What a rollback removed, as text or (`--json`) one summary event.
+fn print_report(r: &rollback::RollbackReport, json_out: bool) {
+    if json_out {
         print_json(
             &json!({"event": "summary", "run_id": r.run_id, "removed_nodes": r.removed_nodes, "removed_ports": r.removed_ports, "already_gone": r.already_gone, "forced": r.changed_but_forced, "not_restored": r.not_restored}),
         );
@@ -83,7 +96,6 @@ pub async fn run(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure>
             print(&format!("  NOT restored (deleted by `replace`): {n}\n"));
         }
     }
-    restore_flavors(&settings).await
 }
 
 /// A run's start as an operator reads it: to the second, with its zone (the run records keep UTC).

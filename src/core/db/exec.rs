@@ -199,12 +199,68 @@ impl Db {
         .map_err(|e| self.error(e))?;
         Ok(Tx { db: self, inner })
     }
+
+    /// After a write that failed: on SQLite, a write that failed for lack of space leaves the
+    /// connection's pager in an error state with the rollback journal still hot (the file changed,
+    /// and grown, until the next reader plays the journal back). One read on the connection plays it
+    /// back now, so the file is as it was before the command ends. Nothing on the servers.
+    pub async fn settle_after_failure(&self) {
+        if let Pool::Sqlite(_) = &self.pool {
+            if let Err(e) = self.fetch_optional("SELECT name FROM sqlite_master LIMIT 1", vec![]).await {
+                tracing::warn!(error = %e, "after the failed load, SQLite could not read the file back");
+            }
+        }
+    }
+
+    /// Opens a transaction that will write, holding the database's write lock from its first
+    /// statement on SQLite (`BEGIN IMMEDIATE`: another writer waits for it, up to the busy timeout,
+    /// and what it reads stays true until it commits). On MySQL/MariaDB and PostgreSQL the rows it
+    /// must keep are locked by the reads that need them (`FOR UPDATE`, see [`Tx::lock_suffix`]).
+    pub async fn begin_write(&self) -> Result<Tx<'_>, DbError> {
+        match &self.pool {
+            Pool::Sqlite(p) => {
+                let tx = p.begin_with("BEGIN IMMEDIATE").await.map_err(|e| self.error(e))?;
+                Ok(Tx { db: self, inner: TxInner::Sqlite(tx) })
+            }
+            _ => self.begin().await,
+        }
+    }
 }
 
 impl Tx<'_> {
     /// How this backend spells what differs (casts, quoting, DDL types, ...).
     pub fn dialect(&self) -> Dialect {
         self.db.dialect()
+    }
+
+    /// What ends a SELECT whose rows this transaction must keep as read until it ends: ` FOR UPDATE`
+    /// (a concurrent writer of those rows waits for us, and we for it, then read what it committed);
+    /// nothing on SQLite, whose [`Db::begin_write`] holds the whole file's write lock already.
+    pub fn lock_suffix(&self) -> &'static str {
+        match self.inner {
+            TxInner::Sqlite(_) => "",
+            _ => " FOR UPDATE",
+        }
+    }
+
+    /// Names of the tables, as the catalog spells them (seen from inside this transaction).
+    pub async fn table_names(&mut self) -> Result<Vec<String>, DbError> {
+        let sql = self.dialect().table_names_sql();
+        self.fetch_map(sql, vec![], |r| r.get(0)).await
+    }
+
+    /// [`Tx::fetch_map`] for `WHERE x IN (...)` over many keys, in chunks the servers accept.
+    pub async fn fetch_map_in<T>(
+        &mut self,
+        keys: &[String],
+        sql: impl Fn(&str) -> String,
+        mut f: impl FnMut(&Row) -> Result<T, sqlx::Error>,
+    ) -> Result<Vec<T>, DbError> {
+        let mut out = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(IN_CHUNK) {
+            out.extend(self.fetch_map(&sql(&marks(chunk.len())), texts(chunk), &mut f).await?);
+        }
+        Ok(out)
     }
 
     fn prepare(&self, sql: &str, vals: &[Val]) -> String {

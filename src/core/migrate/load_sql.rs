@@ -46,6 +46,8 @@ pub enum LoadError {
     Node { uuid: String, message: String },
     #[error("{last}; tried {attempts} times, rolled back each time: nothing was written (stop whatever else writes to Ironic's database, then run again)")]
     Conflicts { attempts: u32, last: DbError },
+    #[error("the target changed after the plan was made: {count} Ironic node(s) the plan counted on are gone (first: {first}); a rollback or another bm2ironic wrote to it meanwhile. Nothing was written: run the command again to plan from what is there now")]
+    TargetChanged { count: usize, first: String },
 }
 
 /// JSON for a TEXT column, written the way Ironic writes it (non-ASCII escaped).
@@ -183,6 +185,11 @@ pub async fn load_db(
     send_skipped(plan, events);
     let mut summary = LoadSummary::begin(plan, &req.run_id, req.rehearse);
     if to_write.is_empty() {
+        // "nothing to write" is a fact about the target only while it holds what the plan found there
+        let mut tx = db.begin_write().await?;
+        let still = recheck(&mut tx, plan).await;
+        let _ = tx.rollback().await;
+        still?;
         tracing::info!(run = %req.run_id, "nothing to write");
         return Ok(summary.nothing_to_write(started, events));
     }
@@ -219,7 +226,13 @@ pub async fn load_db(
     // again from the start, a bounded number of times
     let mut attempt_load = async || {
         summary.ports = 0;
-        let mut tx = db.begin().await?;
+        let mut tx = db.begin_write().await?;
+        // the plan was read outside this transaction: what it counts on in the target must still be
+        // there, and stays so until the commit (the rows locked; SQLite's write lock held)
+        if let Err(e) = recheck(&mut tx, plan).await {
+            let _ = tx.rollback().await;
+            return Err(e);
+        }
         if create_runs_table && !ddl_outside {
             for stmt in runs_ddl(dialect) {
                 tx.execute(&stmt.0, stmt.1).await?;
@@ -373,9 +386,10 @@ pub async fn load_db(
             };
             let (written_now, next_rows) = futures::future::join(this_batch, next_batch).await;
             if let Err(e) = written_now {
-                if matches!(e, LoadError::Node { .. }) {
-                    let _ = tx.rollback().await;
-                }
+                // rolled back here, before the command ends: a transaction only dropped is rolled back
+                // by the driver later, and a process that exits first leaves SQLite a hot journal (the
+                // file changed until the next opener rolls it back; on a full disk it grew 10x)
+                let _ = tx.rollback().await;
                 return Err(e);
             }
             pending = next_rows;
@@ -402,9 +416,13 @@ pub async fn load_db(
                     Val::Text(Some("[]".into())),
                 ]],
             );
-            tx.execute(&sql, vals).await?;
-            if let Some((sql, vals)) = record.and_then(RecordRows::finish) {
-                tx.execute(&sql, vals).await?;
+            let mut written = tx.execute(&sql, vals).await;
+            if let (Ok(_), Some((sql, vals))) = (&written, record.and_then(RecordRows::finish)) {
+                written = tx.execute(&sql, vals).await;
+            }
+            if let Err(e) = written {
+                let _ = tx.rollback().await;
+                return Err(e.into());
             }
         }
         if cancel.is_cancelled() {
@@ -443,6 +461,7 @@ pub async fn load_db(
         // a rolled-back INSERT still advances sequences / AUTO_INCREMENT: put them back
         restore_counters(db, &counters).await;
         drop_tables(db, ddl_outside, &missing_tables).await;
+        db.settle_after_failure().await;
     }
     outcome?;
     summary.elapsed_ms = ms(started.elapsed());
@@ -450,6 +469,16 @@ pub async fn load_db(
     summary.finished_at = now();
     let _ = events.send(LoadEvent::Summary(summary.clone()));
     Ok(summary)
+}
+
+/// The plan's facts about the target, read again inside the load's transaction
+/// ([`super::recheck::target_still_as_planned`]): a node gone meanwhile is a
+/// [`LoadError::TargetChanged`].
+async fn recheck(tx: &mut Tx<'_>, plan: &Plan) -> Result<(), LoadError> {
+    match super::recheck::target_still_as_planned(tx, plan).await? {
+        None => Ok(()),
+        Some(gone) => Err(LoadError::TargetChanged { count: gone.count, first: gone.first }),
+    }
 }
 
 /// Sets its flag when dropped (at the end of the future that holds it, however it ends).

@@ -12,6 +12,7 @@ pub mod load_sql;
 pub mod next_steps;
 pub mod plan;
 pub mod prepare;
+pub mod recheck;
 pub mod report;
 pub mod rollback;
 pub mod run_record;

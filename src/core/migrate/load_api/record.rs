@@ -154,7 +154,11 @@ impl RunStore {
 
     /// The API run `id`, or (None) the newest API run when it is newer than any SQL run.
     pub async fn pick(&self, id: Option<&str>) -> Result<Option<RunRecord>, RecordError> {
-        let runs = self.list().await?;
+        // an API run's record is whole in its own row: the SQL runs' per-node records are not read
+        let runs = match self {
+            RunStore::Db(db) => run_record::run_heads(db).await?,
+            RunStore::Dir(_) => self.list().await?,
+        };
         Ok(match id {
             Some(id) => runs.into_iter().find(|r| r.id == id && is_api(r)),
             None => runs.into_iter().find(|r| r.status == "committed" || is_api(r)).filter(is_api),
