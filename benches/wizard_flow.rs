@@ -2,7 +2,10 @@
 //! 1. key-to-frame while the progress screen receives 10,000 load events a second: what the runtime
 //!    does when a key arrives (run.rs: every queued message is handled, then one frame is drawn, at
 //!    most every 33 ms, so a key waits for at most one frame's worth of events: 330), for 100k nodes;
-//! 2. time to the inventory screen at 100k nodes: the prepare that Enter on the connections screen
+//! 2. key-to-frame of a decision on the conflicts screen at 100k nodes (`1`: the first action for the
+//!    item): the decision, the plan made again from it, and the frame that shows it (issue #33 item 5:
+//!    0.6-0.8 s a key before, with no busy sign and keys queueing behind it);
+//! 3. time to the inventory screen at 100k nodes: the prepare that Enter on the connections screen
 //!    starts (read nova_bm, plan), run by the real runtime until the inventory screen is drawn. The
 //!    inventory comes from BENCH_NOVA_BM_DB (scripts/bench.sh passes its 100k MariaDB source), else
 //!    an SQLite nova_bm built here (Fixture::bench).
@@ -100,6 +103,44 @@ fn key_to_frame(nodes: usize) {
     );
 }
 
+/// `1` on the conflicts screen, then frames until the decision's plan is shown: the first frame after
+/// the key (what the operator sees at once) and the frame that shows the new plan.
+fn decision_to_frame(nodes: usize, inline: bool) {
+    let mut a = progress_app(nodes);
+    // side by side: the plan made on the key, as before (`inline`), and on a worker thread
+    a.inline_replan_max = if inline { usize::MAX } else { bm2ironic::tui::app::INLINE_REPLAN_MAX };
+    a.replan();
+    a.screen = Screen::Conflicts;
+    let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    term.draw(|f| view(&a, f, Theme { color: true })).unwrap();
+    let (mut first, mut settled) = (Vec::new(), Vec::new());
+    for round in 0..12 {
+        let checksum = a.session.plan.as_ref().map(|p| p.checksum.clone());
+        // alternate the decision between the first two actions, so each key changes the plan
+        let key = if round % 2 == 0 { '2' } else { '1' };
+        let t = Instant::now();
+        let effects = a.update(Msg::Key(KeyEvent::new(KeyCode::Char(key), KeyModifiers::NONE)));
+        term.draw(|f| view(&a, f, Theme { color: true })).unwrap();
+        first.push(t.elapsed());
+        a.run_inline(effects);
+        term.draw(|f| view(&a, f, Theme { color: true })).unwrap();
+        settled.push(t.elapsed());
+        if round == 0 {
+            assert_ne!(a.session.plan.as_ref().map(|p| p.checksum.clone()), checksum, "the decision changed nothing");
+        }
+    }
+    first.sort();
+    settled.sort();
+    println!(
+        "a decision at {nodes} nodes (conflicts screen, 120x40), plan made {}: key to the next frame median {:.2?} (max {:.2?}); to the frame showing the new plan median {:.2?} (max {:.2?})",
+        if inline { "on the key (before)" } else { "on a worker thread" },
+        first[first.len() / 2],
+        first[first.len() - 1],
+        settled[settled.len() / 2],
+        settled[settled.len() - 1],
+    );
+}
+
 async fn to_inventory(nodes: usize) {
     let tmp = tempfile::tempdir().unwrap();
     let url = match std::env::var("BENCH_NOVA_BM_DB") {
@@ -128,6 +169,8 @@ async fn to_inventory(nodes: usize) {
 fn main() {
     let nodes: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(100_000);
     key_to_frame(nodes);
+    decision_to_frame(nodes, true);
+    decision_to_frame(nodes, false);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(to_inventory(nodes));
 }

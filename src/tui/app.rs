@@ -17,8 +17,8 @@ use super::screens::summary::{Summary, TakeoverView};
 use super::screens::{Ctx, DrawCtx, Out, Page};
 use super::theme::Theme;
 use super::views::{Logs, Progress};
-use crate::core::migrate::conflict::Resolutions;
-use crate::core::migrate::plan::PlanOptions;
+use crate::core::migrate::conflict::{ConflictCode, Resolutions};
+use crate::core::migrate::plan::{Plan, PlanOptions};
 use crate::core::migrate::timing::Phases;
 
 pub use super::field::{Field, FieldKind, FieldStatus};
@@ -71,7 +71,25 @@ pub struct App {
     pub audit_log: Option<String>,
     /// where the next steps' checklist is kept (the state directory)
     pub state_dir: Option<std::path::PathBuf>,
+    /// the plan being made again on a worker thread after a decision, if one is
+    pub replanning: Option<Replanning>,
+    /// the number of the last replan asked for (an older one that ends late is dropped)
+    pub replan_generation: u64,
+    /// inventories up to this many nodes are planned again at once ([`INLINE_REPLAN_MAX`])
+    pub inline_replan_max: usize,
 }
+
+/// A decision's replan in flight: the conflicts screen moves on from (code, item) once it is in.
+#[derive(Debug, Clone, Copy)]
+pub struct Replanning {
+    pub code: ConflictCode,
+    pub item: usize,
+}
+
+/// Inventories up to this many nodes are planned again at once after a decision (a few ms); larger
+/// ones on a worker thread, the wizard showing that it is busy and dropping keys meanwhile (100,000
+/// nodes took 0.6-0.8 s a key, with no sign, and keys queued behind it decided the next group).
+pub const INLINE_REPLAN_MAX: usize = 5_000;
 
 impl App {
     pub fn new(mode: Mode, prefill: impl Into<Prefill>, plan_options: PlanOptions, resolutions: Resolutions) -> App {
@@ -89,6 +107,9 @@ impl App {
             status: Status::default(),
             audit_log: None,
             state_dir: None,
+            replanning: None,
+            replan_generation: 0,
+            inline_replan_max: INLINE_REPLAN_MAX,
         }
     }
 
@@ -205,6 +226,7 @@ impl App {
                     Err(e) => self.status.toast = Some(e.to_string()),
                 }
             }
+            Msg::Replanned { generation, plan, ms } => self.replanned(generation, plan, ms),
             Msg::Load(ev) => self.progress.on_event(ev),
             Msg::LoadDone(r) => {
                 let committed = r.as_ref().is_ok_and(|s| s.committed);
@@ -328,6 +350,61 @@ impl App {
         }
     }
 
+    /// After a decision: the plan made again, at once for a small inventory, else on a worker thread
+    /// (`Effect::Replan`, answered by `Msg::Replanned`) with the busy sign up.
+    fn decided(&mut self, code: ConflictCode, item: usize) -> Vec<Effect> {
+        let nodes = self.session.prepared.as_ref().map_or(0, |p| p.inventory.nodes.len());
+        if nodes <= self.inline_replan_max {
+            self.replan();
+            self.conflicts.after_decide(code, item, &self.session);
+            return vec![];
+        }
+        self.replan_generation += 1;
+        self.replanning = Some(Replanning { code, item });
+        self.status.busy = Some(format!("planning {nodes} nodes again with the decision"));
+        vec![Effect::Replan { generation: self.replan_generation }]
+    }
+
+    /// Runs the effects a test or a bench cares about at once, on this thread, and takes their
+    /// messages (`Effect::Replan`); the others are dropped. The wizard's runtime spawns them instead.
+    pub fn run_inline(&mut self, effects: Vec<Effect>) {
+        for e in effects {
+            if let Effect::Replan { generation } = e {
+                let Some(prepared) = self.session.prepared.clone() else { continue };
+                let opts = self.connections.plan_options(&self.session.plan_options);
+                let msg = super::jobs::replan(generation, &prepared, &opts, &self.session.resolutions);
+                let more = self.update(msg);
+                self.run_inline(more);
+            }
+        }
+    }
+
+    /// A replan from a worker thread arrived: the newest one asked for is shown, older ones dropped.
+    fn replanned(&mut self, generation: u64, plan: Result<Box<Plan>, String>, ms: f64) {
+        if generation != self.replan_generation {
+            return;
+        }
+        let plan = match plan {
+            Ok(p) => *p,
+            Err(e) => {
+                // the decision is kept (journalled); the plan shown is the one before it
+                self.replanning = None;
+                self.status.busy = None;
+                self.status.toast = Some(format!(
+                    "planning again failed ({e}): the plan shown is the one before the decision; decide again"
+                ));
+                return;
+            }
+        };
+        self.session.install_plan(plan, ms);
+        self.inventory.refresh(&self.session);
+        self.conflicts.clamp(&self.session);
+        if let Some(r) = self.replanning.take() {
+            self.conflicts.after_decide(r.code, r.item, &self.session);
+        }
+        self.status.busy = None;
+    }
+
     /// Recomputes the plan after a decision (pure and fast: no I/O), with the options on the form.
     pub fn replan(&mut self) {
         let opts = self.connections.plan_options(&self.session.plan_options);
@@ -366,6 +443,12 @@ impl App {
             }
             None => {}
         }
+        if self.replanning.is_some() && key.code != KeyCode::Esc {
+            // a key typed while the decision's plan is made would act on the plan before it (a second
+            // `1` decided the next group): dropped, and said; Esc still goes back
+            self.status.toast = Some("still planning with the last decision: key ignored".into());
+            return vec![];
+        }
         // the screen changes while the rest is read: the context is built from the fields
         let c = self.ctx();
         let (nova_given, api_given, flavors_known, running, logs_back, busy) =
@@ -396,8 +479,7 @@ impl App {
                         text: self.session.resolutions.to_toml(),
                     });
                     let item = self.conflicts.item;
-                    self.replan();
-                    self.conflicts.after_decide(code, item, &self.session);
+                    effects.extend(self.decided(code, item));
                 }
                 Out::ShowErrors => {
                     if self.logs.show_first_error() {

@@ -64,3 +64,47 @@ fn q_asks_while_decisions_are_unsaved_and_w_saves_then_quits() {
 fn crossterm_none() -> ratatui::crossterm::event::KeyModifiers {
     ratatui::crossterm::event::KeyModifiers::NONE
 }
+
+/// A large inventory's decision (issue #33 item 5): the key answers at once with the busy sign up and
+/// the plan made on a worker thread (`Effect::Replan`); keys typed meanwhile are dropped and said (a
+/// second `1` decided the next group before); the plan, when it arrives, carries the decision and the
+/// busy sign goes; a replan overtaken by a newer one is dropped.
+#[test]
+fn a_large_inventorys_decision_is_planned_off_the_key_and_keys_meanwhile_are_dropped() {
+    let mut a =
+        App::new(Mode::Live, Prefill::default(), crate::tui::screens::fixture::options(), Resolutions::default());
+    a.session.prepared = crate::tui::screens::fixture::session(Mode::Live).prepared;
+    a.replan();
+    a.inline_replan_max = 0; // as if it held more than INLINE_REPLAN_MAX nodes
+    a.screen = Screen::Conflicts;
+    let before = a.session.plan.as_ref().unwrap().checksum.clone();
+    let blocking_before = a.session.plan.as_ref().unwrap().blocking();
+    let one = KeyEvent::new(KeyCode::Char('1'), crossterm_none());
+    let effects = a.update(Msg::Key(one));
+    let generation = match effects.iter().find(|e| matches!(e, Effect::Replan { .. })) {
+        Some(Effect::Replan { generation }) => *generation,
+        _ => panic!("no replan asked for: {effects:?}"),
+    };
+    assert!(a.status.busy.as_deref().is_some_and(|b| b.contains("planning")), "{:?}", a.status.busy);
+    assert_eq!(a.session.plan.as_ref().unwrap().checksum, before, "not planned on the key");
+    let decided = a.session.resolutions.clone();
+    // a second `1` while the plan is made: dropped, not a decision
+    assert!(a.update(Msg::Key(one)).is_empty());
+    assert_eq!(a.session.resolutions, decided, "the key typed meanwhile decided something");
+    assert!(a.status.toast.as_deref().is_some_and(|t| t.contains("key ignored")));
+    // an older replan that ends late is dropped
+    let prepared = a.session.prepared.clone().unwrap();
+    let opts = a.connections.plan_options(&a.session.plan_options);
+    let stale = crate::tui::jobs::replan(generation - 1, &prepared, &opts, &a.session.resolutions);
+    a.update(stale);
+    assert!(a.replanning.is_some(), "a stale replan ended the wait");
+    a.run_inline(effects);
+    assert!(a.replanning.is_none() && a.status.busy.is_none());
+    let after = a.session.plan.as_ref().unwrap();
+    assert_ne!(after.checksum, before, "the decision's plan was not installed");
+    assert!(after.blocking() <= blocking_before);
+    // keys act again
+    let down = KeyEvent::new(KeyCode::Down, crossterm_none());
+    a.update(Msg::Key(down));
+    assert!(!a.status.toast.as_deref().is_some_and(|t| t.contains("key ignored")));
+}

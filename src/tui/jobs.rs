@@ -197,6 +197,13 @@ pub async fn load_api(
 
 /// Writes the operator's decisions where they can be replayed (`migrate --resolutions FILE`); the
 /// journal of unsaved decisions goes once they are saved.
+/// The plan made again after a decision (pure, CPU-bound: run on a blocking thread).
+pub fn replan(generation: u64, prepared: &Prepared, opts: &PlanOptions, res: &Resolutions) -> Msg {
+    let started = Instant::now();
+    let plan = super::session::plan_for(prepared, opts, res);
+    Msg::Replanned { generation, plan: Ok(Box::new(plan)), ms: crate::core::migrate::timing::ms(started.elapsed()) }
+}
+
 pub fn save_resolutions(path: String, text: String, journal: String) -> Msg {
     let saved = std::fs::write(&path, text).map(|_| path.clone()).map_err(|source| JobError::Save { path, source });
     if saved.is_ok() {

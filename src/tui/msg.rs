@@ -39,6 +39,10 @@ pub enum Effect {
         path: String,
         text: String,
     },
+    /// make the plan again on a worker thread after a decision (large inventories: `App::decided`)
+    Replan {
+        generation: u64,
+    },
     /// keep the summary's next steps as a checklist in the state directory (`next-steps-RUN.md`)
     WriteChecklist {
         run_id: String,
@@ -72,6 +76,13 @@ pub enum Msg {
     TakeoverDone(Result<TakeoverOutcome, JobError>),
     Flavors(Result<FlavorView, JobError>),
     FlavorsApplied(Result<String, JobError>),
+    /// The plan made again after a decision, on a worker thread (`Effect::Replan`), and its time (ms).
+    Replanned {
+        generation: u64,
+        /// the plan, or why it could not be made (the worker thread panicked)
+        plan: Result<Box<crate::core::migrate::plan::Plan>, String>,
+        ms: f64,
+    },
     /// Something the operator should know while work goes on (a project-scoped token's limits).
     Warning(String),
 }

@@ -304,6 +304,15 @@ impl<B: Backend> Runner<B> {
                 let simulate = self.ctx.simulate_takeover.then(|| self.ctx.logs.clone());
                 self.spawn(jobs::load(prepared, plan, rehearse, cancel, self.tx.clone(), simulate));
             }
+            Effect::Replan { generation } => {
+                let Some(prepared) = self.app.session.prepared.clone() else { return };
+                let opts = self.app.connections.plan_options(&self.app.session.plan_options);
+                let res = self.app.session.resolutions.clone();
+                self.spawn(async move {
+                    let job = tokio::task::spawn_blocking(move || jobs::replan(generation, &prepared, &opts, &res));
+                    job.await.unwrap_or_else(|e| Msg::Replanned { generation, plan: Err(e.to_string()), ms: 0.0 })
+                });
+            }
             Effect::Cancel => {
                 if let Some(c) = &self.cancel_load {
                     c.cancel();

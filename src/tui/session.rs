@@ -74,13 +74,13 @@ impl Session {
     pub fn replan(&mut self, opts: &PlanOptions) {
         let Some(p) = &self.prepared else { return };
         let started = std::time::Instant::now();
-        // the boots the prepare read from the TFTP trees (the plan does no I/O)
-        let mut opts = opts.clone();
-        if p.boots.given {
-            opts.boots = Arc::clone(&p.boots);
-        }
-        let plan = plan::plan(&p.inventory, &p.target, p.nova.as_ref(), &opts, &self.resolutions);
-        self.plan_ms = Some(crate::core::migrate::timing::ms(started.elapsed()));
+        let plan = plan_for(p, opts, &self.resolutions);
+        self.install_plan(plan, crate::core::migrate::timing::ms(started.elapsed()));
+    }
+
+    /// Takes a plan made by [`plan_for`] (here or on a worker thread), and how long it took (ms).
+    pub fn install_plan(&mut self, plan: Plan, ms: f64) {
+        self.plan_ms = Some(ms);
         self.markers.clear();
         for c in &plan.conflicts {
             if let Subject::Node { nova_bm_id } | Subject::Interface { nova_bm_id, .. } = &c.subject {
@@ -154,4 +154,15 @@ impl Session {
             .map(|p| p.nodes.iter().filter(|n| matches!(n.action, NodeAction::Create | NodeAction::Replace)).count())
             .unwrap_or(0)
     }
+}
+
+/// The plan of a prepared inventory with `opts` and the decisions `res` (pure: no I/O, so it may run
+/// on a worker thread: at 100,000 nodes it takes a good part of a second).
+pub fn plan_for(p: &Prepared, opts: &PlanOptions, res: &Resolutions) -> Plan {
+    // the boots the prepare read from the TFTP trees (the plan does no I/O)
+    let mut opts = opts.clone();
+    if p.boots.given {
+        opts.boots = Arc::clone(&p.boots);
+    }
+    plan::plan(&p.inventory, &p.target, p.nova.as_ref(), &opts, res)
 }
