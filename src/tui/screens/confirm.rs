@@ -92,9 +92,9 @@ impl Page for Confirm {
             Line::from(path),
             Line::from(Span::styled(needs, theme.dim())),
             Line::from(""),
-            Line::from(format!("  Create        {create} nodes, {ports} ports")),
-            Line::from(format!("  Skip          {skip} nodes")),
-            Line::from(format!("  Maintenance   {maint} nodes (held, with a reason)")),
+            Line::from(format!("  Create        {}, {}", count(create, "node"), count(ports, "port"))),
+            Line::from(format!("  Skip          {}", count(skip, "node"))),
+            Line::from(format!("  Maintenance   {} (held, with a reason)", count(maint, "node"))),
             Line::from(""),
         ];
         for w in session.plan.as_ref().map(|p| p.warnings.clone()).unwrap_or_default() {
@@ -173,6 +173,15 @@ impl Page for Confirm {
     }
 }
 
+/// "1 node", "2 nodes" ("Skip 1 nodes" was on the screen).
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,5 +249,34 @@ mod tests {
         let c = Confirm { word: Input::new("migr".into()), multiplexer: false, via_api: false };
         let text = fixture::draw(100, 22, &c, &DrawCtx { target: "mysql://u:pw@db/ironic", ..fixture::draw_ctx(&s) });
         insta::assert_snapshot!(text);
+    }
+
+    /// One node is "1 node" (the screen said "Skip 1 nodes").
+    #[test]
+    fn one_node_is_one_node() {
+        assert_eq!(
+            (count(1, "node"), count(0, "node"), count(2, "port")),
+            ("1 node".into(), "0 nodes".into(), "2 ports".into())
+        );
+        let mut s = fixture::session(Mode::Live);
+        // one node skipped: the first conflict of a node that `skip` decides
+        let skip_action = crate::core::migrate::conflict::Action::Skip;
+        let (code, subject) = s
+            .plan
+            .as_ref()
+            .unwrap()
+            .conflicts
+            .iter()
+            .find(|c| c.code.actions().contains(&skip_action) && c.code.as_str() != "deleted-node")
+            .map(|c| (c.code, c.subject.clone()))
+            .unwrap();
+        s.decide(code, Some(&subject), skip_action, false);
+        s.replan(&fixture::options());
+        let (_, skip, _, _) = s.plan_counts();
+        assert_eq!(skip, 1, "one node skipped");
+        let c = Confirm { word: Input::new(String::new()), multiplexer: true, via_api: false };
+        let text = fixture::draw(100, 22, &c, &DrawCtx { target: "sqlite:///x", ..fixture::draw_ctx(&s) });
+        assert!(text.contains(&format!("Skip          {}", count(skip, "node"))), "{text}");
+        assert!(!text.contains(" 1 nodes"), "{text}");
     }
 }
