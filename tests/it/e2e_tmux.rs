@@ -120,7 +120,10 @@ fn demo_rehearsal_end_to_end_in_a_real_terminal() {
     s.keys(&["Enter"]);
     let summary = s.wait_for("Nothing stayed");
     assert!(summary.contains("35") && summary.contains("58"), "{summary}");
+    // the decisions were not saved: q asks first, y quits without saving
     s.keys(&["q"]);
+    s.wait_for("Decisions not saved");
+    s.keys(&["y"]);
     assert_eq!(s.wait_exit(), "0", "exit status");
     assert_eq!(s.format("#{alternate_on}"), "0", "the alternate screen was left");
     assert_eq!(s.format("#{cursor_flag}"), "1", "the cursor is visible again");
