@@ -79,7 +79,7 @@ fn plan_on(
 
     let kind = cx.kind;
     let conflicts = cx.into_conflicts();
-    let mut warnings = warnings(&nodes, without_image, kind, opts);
+    let mut warnings = warnings(&nodes, (without_image, nova.is_some()), kind, opts);
     warnings.extend(bad_values(inv, &nodes));
     let summary = summarise(&nodes, &conflicts);
     // the counts only (`Inventory::summary` also groups by host and state)
@@ -327,11 +327,20 @@ fn finish(n: &BmNode, index: usize, f: Fate, spec: Option<RowSpec>) -> NodePlan 
 }
 
 /// What the operator should know that is no conflict.
-fn warnings(nodes: &[NodePlan], without_image: usize, kind: TargetKind, opts: &PlanOptions) -> Vec<String> {
+/// `without_image`: how many nodes with an instance get no image, and whether Nova's database was read
+/// (the remedy differs: give it, or look at those instances in it).
+fn warnings(
+    nodes: &[NodePlan],
+    (without_image, nova_read): (usize, bool),
+    kind: TargetKind,
+    opts: &PlanOptions,
+) -> Vec<String> {
     let mut warnings = Vec::new();
     if without_image > 0 {
+        // "(give --nova-db)" was said with the Nova database connected too
+        let remedy = if nova_read { "Nova's instances hold no image_ref for them" } else { "give --nova-db" };
         warnings.push(format!(
-            "{without_image} node(s) with an instance get no instance_info.image_source (give --nova-db): Ironic cannot tear them down later (LP#1368984)"
+            "{without_image} node(s) with an instance get no instance_info.image_source ({remedy}): Ironic cannot tear them down later (LP#1368984)"
         ));
     }
     if kind == TargetKind::Modern && opts.resource_class.is_none() && nodes.iter().any(|n| n.write.is_some()) {
@@ -396,4 +405,62 @@ fn summarise(nodes: &[NodePlan], conflicts: &[Conflict]) -> PlanSummary {
     }
     summary.blocking = conflicts.iter().filter(|c| c.is_unresolved_blocking()).count();
     summary
+}
+
+#[cfg(test)]
+mod warnings_tests {
+    use super::*;
+    use crate::core::demo::fixture::Fixture;
+    use crate::core::ironic::target::TargetSchema;
+    use crate::core::migrate::conflict::{Action, ConflictCode};
+    use crate::core::source::nova::NovaInstance;
+
+    /// Instances without an image: "(give --nova-db)" only when Nova's database was not read (the
+    /// wizard said it with Nova connected).
+    #[test]
+    fn the_missing_image_warning_names_the_remedy_that_applies() {
+        let f = Fixture::bench(8, 1);
+        let inv = Arc::new(Inventory::join(f.nodes, f.interfaces));
+        let target = TargetState { schema: TargetSchema::known(TargetKind::Modern), nodes: vec![], ports: vec![] };
+        let opts = PlanOptions {
+            default_arch: Some("x86_64".into()),
+            deploy_kernel: Some("k".into()),
+            deploy_ramdisk: Some("r".into()),
+            resource_class: Some("baremetal".into()),
+            ..Default::default()
+        };
+        let nova = NovaFacts {
+            instances: inv
+                .nodes
+                .iter()
+                .filter_map(|n| n.node.instance_uuid.clone().map(|u| (n.node.service_host.clone(), u)))
+                .map(|(host, uuid)| {
+                    let i = NovaInstance {
+                        uuid: uuid.clone(),
+                        image_ref: None,
+                        root_gb: None,
+                        ephemeral_gb: None,
+                        node: None,
+                        host,
+                        vm_state: Some("active".into()),
+                        deleted: false,
+                        kernel_id: None,
+                        ramdisk_id: None,
+                    };
+                    (uuid, i)
+                })
+                .collect(),
+            ..Default::default()
+        };
+        // instances boot as they do (no TFTP tree here): their nodes are written
+        let mut res = Resolutions::default();
+        res.defaults.insert(ConflictCode::UnknownBoot, Action::LocalBoot);
+        let image_warning = |p: &Plan| p.warnings.iter().find(|w| w.contains("image_source")).cloned();
+        let without = plan(&inv, &target, None, &opts, &res);
+        let with = plan(&inv, &target, Some(&nova), &opts, &res);
+        let w = image_warning(&without).expect("instances without an image");
+        assert!(w.contains("give --nova-db"), "{w}");
+        let w = image_warning(&with).expect("Nova holds no image_ref for them");
+        assert!(!w.contains("give --nova-db") && w.contains("no image_ref"), "{w}");
+    }
 }
