@@ -77,6 +77,8 @@ pub struct App {
     pub replan_generation: u64,
     /// inventories up to this many nodes are planned again at once ([`INLINE_REPLAN_MAX`])
     pub inline_replan_max: usize,
+    /// the screen the logs were opened from (`Esc` goes back there)
+    pub logs_from: Option<Screen>,
 }
 
 /// A decision's replan in flight: the conflicts screen moves on from (code, item) once it is in.
@@ -110,6 +112,7 @@ impl App {
             replanning: None,
             replan_generation: 0,
             inline_replan_max: INLINE_REPLAN_MAX,
+            logs_from: None,
         }
     }
 
@@ -123,7 +126,19 @@ impl App {
     }
 
     /// Where Esc on the logs screen goes (on the logs screen no load counts as running).
+    /// Going to `to`: the logs remember the screen they were opened from, for `Esc`.
+    fn note_logs_from(&mut self, to: Screen) {
+        if to == Screen::Logs && self.screen != Screen::Logs {
+            self.logs_from = Some(self.screen);
+        }
+    }
+
+    /// Where `Esc` on the logs goes: the screen they were opened from (after the load, `L` on the
+    /// progress screen then `Esc` went to the summary), else by how far the load is.
     fn logs_back(&self) -> Screen {
+        if let Some(from) = self.logs_from {
+            return from;
+        }
         match (self.progress.finished.is_some() || self.progress.total > 0, self.work_running()) {
             (false, _) => Screen::Inventory,
             (true, true) => Screen::Progress,
@@ -131,8 +146,11 @@ impl App {
         }
     }
 
+    /// Whether the screen takes text (`?` and `q` are then typed, F1 and ^Q work): the LIVE
+    /// confirmation wants a word typed, a rehearsal's nothing (`?` did nothing there).
     fn typing(&self) -> bool {
-        matches!(self.screen, Screen::Connections | Screen::Confirm)
+        self.screen == Screen::Connections
+            || (self.screen == Screen::Confirm && self.session.mode == Mode::Live)
             || (self.screen == Screen::Inventory && self.inventory.filtering)
     }
 
@@ -465,6 +483,7 @@ impl App {
             match out {
                 Out::Effect(e) => effects.push(e),
                 Out::Go(screen) => {
+                    self.note_logs_from(screen);
                     if screen == Screen::Confirm {
                         self.confirm.reset();
                     }
@@ -483,6 +502,7 @@ impl App {
                 }
                 Out::ShowErrors => {
                     if self.logs.show_first_error() {
+                        self.note_logs_from(Screen::Logs);
                         self.screen = Screen::Logs;
                     } else if self.logs.errors() > 0 {
                         self.status.toast =

@@ -108,3 +108,43 @@ fn a_large_inventorys_decision_is_planned_off_the_key_and_keys_meanwhile_are_dro
     a.update(Msg::Key(down));
     assert!(!a.status.toast.as_deref().is_some_and(|t| t.contains("key ignored")));
 }
+
+/// The rehearsal's confirmation takes no text: `?` opens the help there and the bar offers nothing
+/// to type (it said `type -`, and `?` did nothing); the LIVE one still takes `?` as typed text.
+#[test]
+fn the_rehearsals_confirmation_has_help_and_nothing_to_type() {
+    for (mode, help) in [(Mode::Rehearsal, true), (Mode::Live, false)] {
+        let mut a = App::new(mode, Prefill::default(), crate::tui::screens::fixture::options(), Resolutions::default());
+        a.session.prepared = crate::tui::screens::fixture::session(mode).prepared;
+        a.replan();
+        a.screen = Screen::Confirm;
+        let (rows, _) = a.key_rows();
+        assert_eq!(
+            rows.iter().any(|r| r.label == "type"),
+            !help,
+            "{mode:?}: {:?}",
+            rows.iter().map(|r| r.label).collect::<Vec<_>>()
+        );
+        a.update(Msg::Key(KeyEvent::new(KeyCode::Char('?'), crossterm_none())));
+        assert_eq!(a.status.help, help, "{mode:?}");
+    }
+}
+
+/// After the load, `L` on the progress screen then `Esc` goes back to the progress screen (it
+/// jumped to the summary); from the summary, back to the summary.
+#[test]
+fn esc_on_the_logs_goes_back_where_they_were_opened() {
+    let mut a =
+        App::new(Mode::Rehearsal, Prefill::default(), crate::tui::screens::fixture::options(), Resolutions::default());
+    a.session.prepared = crate::tui::screens::fixture::session(Mode::Rehearsal).prepared;
+    a.replan();
+    a.progress.total = 36;
+    a.progress.finish(Err("stopped".into()));
+    for from in [Screen::Progress, Screen::Summary] {
+        a.screen = from;
+        a.update(Msg::Key(KeyEvent::new(KeyCode::Char('L'), crossterm_none())));
+        assert_eq!(a.screen, Screen::Logs, "L from {from:?}");
+        a.update(Msg::Key(KeyEvent::new(KeyCode::Esc, crossterm_none())));
+        assert_eq!(a.screen, from, "Esc from the logs opened from {from:?}");
+    }
+}

@@ -33,7 +33,6 @@ pub enum Act {
 }
 
 static TYPE_WORD: Binding<Act> = Binding { keys: &[], label: "type", what: "the word", bar: Bar::Yes };
-static TYPE_NOTHING: Binding<Act> = Binding { keys: &[], label: "type", what: "-", bar: Bar::Yes };
 static START: Binding<Act> =
     Binding { keys: &[(code(KeyCode::Enter), Act::Start)], label: "Enter", what: "start", bar: Bar::Yes };
 static BACK: Binding<Act> =
@@ -42,7 +41,8 @@ static PATH: Binding<Act> =
     Binding { keys: &[(code(KeyCode::Tab), Act::Path)], label: "Tab", what: "load path", bar: Bar::Yes };
 static LIVE: [&Binding<Act>; 3] = [&TYPE_WORD, &START, &BACK];
 static LIVE_API: [&Binding<Act>; 4] = [&TYPE_WORD, &PATH, &START, &BACK];
-static REHEARSAL: [&Binding<Act>; 3] = [&TYPE_NOTHING, &START, &BACK];
+/// A rehearsal wants nothing typed: the bar said `type -`, and `?` did nothing
+static REHEARSAL: [&Binding<Act>; 2] = [&START, &BACK];
 
 /// The word a LIVE load wants typed.
 pub const WORD: &str = "migrate";
@@ -167,8 +167,11 @@ impl Page for Confirm {
         }
     }
 
-    fn other(&mut self, key: KeyEvent, _cx: &Ctx) -> Vec<Out> {
-        self.word.handle_event(&Event::Key(key));
+    fn other(&mut self, key: KeyEvent, cx: &Ctx) -> Vec<Out> {
+        // only the LIVE load wants a word typed
+        if cx.session.mode == Mode::Live {
+            self.word.handle_event(&Event::Key(key));
+        }
         vec![]
     }
 }
