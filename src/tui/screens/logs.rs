@@ -63,23 +63,15 @@ impl Logs {
         };
         // long lines wrap (nothing is cut off); the window is counted in screen rows
         let rows_of = |l: &LogLine| -> Vec<Line> {
-            let text: Vec<char> = l.compact().chars().collect();
             let tag = format!("{:<7}", l.source.chars().take(6).collect::<String>());
-            let first = w.saturating_sub(7).max(1);
-            let mut out = vec![Line::from(vec![
-                Span::styled(tag, theme.dim()),
-                Span::styled(text.iter().take(first).collect::<String>(), style(l)),
-            ])];
-            let mut rest = &text[text.len().min(first)..];
-            while !rest.is_empty() {
-                let take = rest.len().min(w.saturating_sub(7).max(1));
-                out.push(Line::from(vec![
-                    Span::raw("       "),
-                    Span::styled(rest[..take].iter().collect::<String>(), style(l)),
-                ]));
-                rest = &rest[take..];
-            }
-            out
+            wrap_log(&l.compact(), w.saturating_sub(7).max(1))
+                .into_iter()
+                .enumerate()
+                .map(|(k, part)| {
+                    let head = if k == 0 { Span::styled(tag.clone(), theme.dim()) } else { Span::raw("       ") };
+                    Line::from(vec![head, Span::styled(part, style(l))])
+                })
+                .collect()
         };
         let mut lines: Vec<Line> = Vec::new();
         if self.follow {
@@ -158,6 +150,43 @@ impl Page for Logs {
     }
 }
 
+/// A log line in rows of at most `width` characters, broken at spaces (it was broken anywhere, inside
+/// a node's uuid); a word longer than a row is cut into rows of its own. At least one row.
+fn wrap_log(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut rows = Vec::new();
+    // a continuation line's indent (a traceback's) is kept
+    let body = text.trim_start_matches(' ');
+    let indent = (text.len() - body.len()).min(width / 2);
+    let mut row = " ".repeat(indent);
+    let mut len = indent;
+    for (k, word) in body.split(' ').enumerate() {
+        let chars: Vec<char> = word.chars().collect();
+        if k > 0 && len > 0 && len + 1 + chars.len() > width {
+            rows.push(std::mem::take(&mut row));
+            len = 0;
+        }
+        if k > 0 && len > 0 {
+            row.push(' ');
+            len += 1;
+        }
+        let mut rest = &chars[..];
+        while len + rest.len() > width {
+            let take = width - len;
+            row.extend(&rest[..take]);
+            rows.push(std::mem::take(&mut row));
+            len = 0;
+            rest = &rest[take..];
+        }
+        row.extend(rest);
+        len += rest.len();
+    }
+    if !row.is_empty() || rows.is_empty() {
+        rows.push(row);
+    }
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,5 +241,24 @@ mod tests {
         let s = fixture::session(Mode::Rehearsal);
         let text = fixture::draw(80, 8, &l, &fixture::draw_ctx(&s));
         insta::assert_snapshot!(text);
+    }
+
+    /// Rows break at spaces: a uuid is never split across two (it was, at any column); a word longer
+    /// than a row still wraps; nothing of the line is lost.
+    #[test]
+    fn rows_break_between_words_not_inside_a_uuid() {
+        let uuid = "346be6ad-aa67-5515-b341-18b5aeedc31e";
+        let line = format!("ERROR Failed to take over node {uuid}: Failed to prepare to deploy: image not found");
+        for width in 40..120 {
+            let rows = wrap_log(&line, width);
+            assert!(rows.iter().all(|r| r.chars().count() <= width), "{width}: {rows:?}");
+            assert!(rows.iter().any(|r| r.contains(uuid)), "{width}: the uuid split: {rows:?}");
+            assert_eq!(rows.join(" "), line, "{width}");
+        }
+        let long = "x".repeat(100);
+        let rows = wrap_log(&long, 30);
+        assert_eq!(rows.concat(), long);
+        assert!(rows.iter().all(|r| r.chars().count() <= 30), "{rows:?}");
+        assert_eq!(wrap_log("", 10), vec![String::new()]);
     }
 }
