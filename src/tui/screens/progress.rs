@@ -7,7 +7,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Sparkline};
+use ratatui::widgets::{Block, Gauge, Paragraph, Sparkline};
 use ratatui::Frame;
 
 use super::{Ctx, DrawCtx, Out, Page, Screen};
@@ -103,7 +103,7 @@ impl Page for Progress {
             (area, None)
         };
         let [gauge, stats, list] =
-            Layout::vertical([Constraint::Length(3), Constraint::Length(5), Constraint::Min(3)]).areas(main);
+            Layout::vertical([Constraint::Length(3), Constraint::Length(6), Constraint::Min(3)]).areas(main);
         let ratio = match (self.total, &self.finished) {
             (0, Some(_)) => 1.0,
             (0, None) => 0.0,
@@ -142,7 +142,8 @@ impl Page for Progress {
         } else {
             Line::from("")
         };
-        let block = Block::new().borders(Borders::LEFT | Borders::RIGHT | Borders::BOTTOM);
+        // a box of its own (it hung open under the gauge's, and read as a lost top border)
+        let block = Block::bordered().title(" Rate ");
         let inner = block.inner(stats);
         f.render_widget(block, stats);
         let [l1, l2, l3, l4] = Layout::vertical([Constraint::Length(1); 4]).areas(inner);
