@@ -79,6 +79,10 @@ pub struct App {
     pub inline_replan_max: usize,
     /// the screen the logs were opened from (`Esc` goes back there)
     pub logs_from: Option<Screen>,
+    /// a prepare (reading nova_bm, planning) runs; keys but Esc and the global ones are dropped
+    pub preparing: bool,
+    /// prepares stopped with Esc whose result has not come back yet (it is dropped when it does)
+    pub prepares_dropped: usize,
 }
 
 /// A decision's replan in flight: the conflicts screen moves on from (code, item) once it is in.
@@ -113,6 +117,8 @@ impl App {
             replan_generation: 0,
             inline_replan_max: INLINE_REPLAN_MAX,
             logs_from: None,
+            preparing: false,
+            prepares_dropped: 0,
         }
     }
 
@@ -232,7 +238,12 @@ impl App {
             Msg::Tested { field, generation, result } => {
                 self.connections.tested(field, generation, result.map_err(text))
             }
+            Msg::Prepared(_) if self.prepares_dropped > 0 => {
+                // one the operator stopped with Esc: its result is not shown
+                self.prepares_dropped -= 1;
+            }
             Msg::Prepared(r) => {
+                self.preparing = false;
                 self.status.busy = None;
                 match r {
                     Ok(p) => {
@@ -461,6 +472,19 @@ impl App {
             }
             None => {}
         }
+        if self.preparing {
+            // reading nova_bm and planning (seconds at 100,000 nodes): a key typed meanwhile would edit
+            // a connection being read; Esc stops it (its result is dropped), the rest is said
+            if key.code == KeyCode::Esc {
+                self.preparing = false;
+                self.prepares_dropped += 1;
+                self.status.busy = None;
+                self.status.toast = Some("stopped: what was being read is dropped (Enter reads again)".into());
+            } else {
+                self.status.toast = Some("reading nova_bm and planning: Esc stops it".into());
+            }
+            return vec![];
+        }
         if self.replanning.is_some() && key.code != KeyCode::Esc {
             // a key typed while the decision's plan is made would act on the plan before it (a second
             // `1` decided the next group): dropped, and said; Esc still goes back
@@ -481,7 +505,10 @@ impl App {
         let mut effects = vec![];
         for out in outs {
             match out {
-                Out::Effect(e) => effects.push(e),
+                Out::Effect(e) => {
+                    self.preparing |= e == Effect::Prepare;
+                    effects.push(e)
+                }
                 Out::Go(screen) => {
                     self.note_logs_from(screen);
                     if screen == Screen::Confirm {

@@ -148,3 +148,24 @@ fn esc_on_the_logs_goes_back_where_they_were_opened() {
         assert_eq!(a.screen, from, "Esc from the logs opened from {from:?}");
     }
 }
+
+/// While the prepare runs (seconds at 100,000 nodes), a key typed does not edit the connection being
+/// read, and says why; Esc stops the prepare and its result is dropped when it comes (Esc and q
+/// were dropped silently before, and typed keys went into the form).
+#[test]
+fn esc_stops_a_running_prepare_and_its_result_is_dropped() {
+    let mut a = app(None);
+    a.screen = Screen::Connections;
+    a.apply(vec![Out::Busy("reading".into()), Out::Effect(Effect::Prepare)]);
+    assert!(a.preparing && a.status.busy.is_some());
+    let before = format!("{:?}", a.connections.connections());
+    assert!(a.update(Msg::Key(KeyEvent::new(KeyCode::Char('x'), crossterm_none()))).is_empty());
+    assert_eq!(format!("{:?}", a.connections.connections()), before, "the key edited a connection being read");
+    assert!(a.status.toast.as_deref().is_some_and(|t| t.contains("Esc stops it")), "{:?}", a.status.toast);
+    a.update(Msg::Key(KeyEvent::new(KeyCode::Esc, crossterm_none())));
+    assert!(!a.preparing && a.status.busy.is_none());
+    let prepared = crate::tui::screens::fixture::session(Mode::Live).prepared.unwrap();
+    a.update(Msg::Prepared(Ok(prepared)));
+    assert_eq!(a.screen, Screen::Connections, "the stopped prepare's result was shown");
+    assert!(a.session.prepared.is_none());
+}

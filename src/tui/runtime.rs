@@ -112,6 +112,7 @@ impl<B: Backend> Runner<B> {
     pub fn start(&mut self) {
         if self.ctx.auto_prepare {
             self.app.status.busy = Some("reading nova_bm and planning".into());
+            self.app.preparing = true;
             self.effect(Effect::Prepare);
         } else {
             for e in self.app.open_connections() {
