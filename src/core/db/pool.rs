@@ -99,9 +99,15 @@ async fn open_pool<DB: Database>(
 where
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
 {
+    let local = url.backend == Backend::Sqlite;
     let pool = PoolOptions::<DB>::new()
         .max_connections(max_connections)
         .acquire_timeout(CONNECT_TIMEOUT)
+        // a local file's connections need no reaping, and without idle timeout and lifetime sqlx
+        // spawns no maintenance task: seen spinning for ever in a runtime's shutdown while a pool
+        // handle was still alive (a test's runtime never finished dropping)
+        .idle_timeout(if local { None } else { Some(Duration::from_secs(600)) })
+        .max_lifetime(if local { None } else { Some(Duration::from_secs(1800)) })
         .after_connect(move |c, _| {
             let session = session.clone();
             Box::pin(async move {
