@@ -30,6 +30,6 @@ mod walk;
 
 pub use app::{App, Prefill};
 pub use error::{JobError, WizardError};
-pub use runtime::{run_wizard, Context, Runner};
+pub use runtime::{run_wizard, Context, Ending, Runner};
 pub use session::Mode;
 pub use terminal::{have_terminal, in_multiplexer, in_multiplexer_of};

@@ -57,8 +57,25 @@ pub struct Runner<B: Backend> {
     rx: UnboundedReceiver<Msg>,
     cancel_load: Option<CancellationToken>,
     load_started: Option<Instant>,
+    /// the operator quit (or a signal came) while a load ran: it was cancelled
+    quit_cancelled_load: bool,
     stop: CancellationToken,
     dirty: bool,
+}
+
+/// How long the wizard waits, after a quit that cancelled a load, for the load to say how it ended.
+const LOAD_STOP_WAIT: Duration = Duration::from_secs(60);
+
+/// How a wizard session ended, for the exit code: a quit that cancelled a running load is not a
+/// success (exit 1), unless the load had already committed when the cancel reached it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// the operator quit with no load running
+    Quit,
+    /// a load ran at the quit and finished anyway (it was past its last batch): run id, rehearsal
+    LoadFinished { run_id: String, rehearse: bool },
+    /// a load ran at the quit and stopped: what it said (nothing of an SQL load was written)
+    LoadStopped(String),
 }
 
 /// Decisions an earlier wizard journalled and never saved (it ended, was killed, or `q` was pressed)
@@ -102,6 +119,7 @@ impl<B: Backend> Runner<B> {
             rx,
             cancel_load: None,
             load_started: None,
+            quit_cancelled_load: false,
             stop: CancellationToken::new(),
             dirty: true,
         }
@@ -227,11 +245,11 @@ impl<B: Backend> Runner<B> {
                     }
                 }
                 Some(()) = signals.next() => {
-                    // SIGTERM / SIGHUP: like q (asks while a load runs: then it cancels and quits)
+                    // SIGTERM / SIGHUP: quits at once; a running load is cancelled (rolled back)
+                    self.app.status.quit = true;
                     if self.app.work_running() {
                         self.effect(Effect::Cancel);
                     }
-                    self.app.status.quit = true;
                 }
                 _ = tick.tick() => self.tick(),
                 _ = frame.tick() => {
@@ -246,6 +264,33 @@ impl<B: Backend> Runner<B> {
         }
         self.stop.cancel();
         Ok(())
+    }
+
+    /// After the quit: when it cancelled a running load, waits (at most [`LOAD_STOP_WAIT`]) for the
+    /// load to end and says how, so the exit code and the last line tell the truth about the target.
+    pub async fn ending(&mut self) -> Ending {
+        if !self.quit_cancelled_load {
+            return Ending::Quit;
+        }
+        let waited = tokio::time::timeout(LOAD_STOP_WAIT, async {
+            while let Some(m) = self.rx.recv().await {
+                if let Msg::LoadDone(r) = m {
+                    return Some(r);
+                }
+            }
+            None
+        })
+        .await;
+        match waited {
+            Ok(Some(Ok(s))) => Ending::LoadFinished { run_id: s.run_id, rehearse: s.rehearse },
+            Ok(Some(Err(e))) => Ending::LoadStopped(format!("the wizard was quit while the load ran: {e}")),
+            Ok(None) | Err(_) => Ending::LoadStopped(format!(
+                "the wizard was quit while the load ran and the load had not stopped {} s later: the server rolls \
+                 back what was not committed when this process's connection closes; `bm2ironic rollback --list` \
+                 shows whether a run committed",
+                LOAD_STOP_WAIT.as_secs()
+            )),
+        }
     }
 
     /// Runs a job in the background; what it returns goes through `update`.
@@ -316,6 +361,7 @@ impl<B: Backend> Runner<B> {
             }
             Effect::Cancel => {
                 if let Some(c) = &self.cancel_load {
+                    self.quit_cancelled_load |= self.app.status.quit; // a quit's cancel: see `ending`
                     c.cancel();
                 }
             }
@@ -395,7 +441,8 @@ impl<B: Backend> Runner<B> {
 }
 
 /// Runs the wizard until the operator quits. Must be called inside a tokio runtime.
-pub async fn run_wizard(app: App, ctx: impl Into<Context>) -> Result<(), WizardError> {
+/// The terminal is given back before the wait for a cancelled load (see [`Runner::ending`]).
+pub async fn run_wizard(app: App, ctx: impl Into<Context>) -> Result<Ending, WizardError> {
     terminal::set_panic_hook();
     let guard = terminal::enter()?;
     let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(WizardError::Start)?;
@@ -404,5 +451,9 @@ pub async fn run_wizard(app: App, ctx: impl Into<Context>) -> Result<(), WizardE
     let r = runner.run(EventStream::new(), signals).await;
     drop(guard);
     let _ = std::panic::take_hook();
-    r.map_err(WizardError::Terminal)
+    r.map_err(WizardError::Terminal)?;
+    if runner.quit_cancelled_load {
+        eprintln!("bm2ironic: the wizard was quit while a load ran: stopping it ...");
+    }
+    Ok(runner.ending().await)
 }

@@ -40,3 +40,4 @@ mod takeover;
 mod upstream_2014_mistakes;
 mod watch;
 mod wizard;
+mod wizard_quit;

@@ -13,6 +13,8 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::Terminal;
 
+use crate::common::wizard::{decide_all, through_flavors};
+
 const WAIT: Duration = Duration::from_secs(20);
 const NONE: KeyModifiers = KeyModifiers::NONE;
 
@@ -46,25 +48,6 @@ fn snap(r: &mut Runner<TestBackend>, name: &str) {
         r.terminal.backend().buffer().area.height
     ));
     settings.bind(|| insta::assert_snapshot!(name, r.terminal.backend()));
-}
-
-/// On the conflicts screen: "apply to all of this code", then the first action of each code.
-fn decide_all(r: &mut Runner<TestBackend>) {
-    r.key(KeyCode::Char('a'), NONE);
-    while r.app.session.plan.as_ref().unwrap().blocking() > 0 {
-        let before = r.app.session.plan.as_ref().unwrap().blocking();
-        r.key(KeyCode::Char('1'), NONE);
-        assert!(r.app.session.plan.as_ref().unwrap().blocking() < before, "each decision resolves something");
-    }
-}
-
-/// From the decided conflicts through the flavors step to the confirm screen.
-async fn through_flavors(r: &mut Runner<TestBackend>) {
-    r.key(KeyCode::Char('n'), NONE);
-    assert_eq!(r.app.screen, Screen::Flavors);
-    assert!(r.pump_until(|a| a.flavors.result.is_some(), WAIT).await);
-    r.key(KeyCode::Char('n'), NONE);
-    assert_eq!(r.app.screen, Screen::Confirm);
 }
 
 fn screen_text(r: &mut Runner<TestBackend>) -> String {

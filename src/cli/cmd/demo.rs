@@ -43,5 +43,5 @@ pub async fn run(global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
         crate::tui::App::new(crate::tui::Mode::Rehearsal, sb.prefill(), sb.plan_options(), Default::default());
     app.audit_log = audit_dir(global);
     app.confirm.multiplexer = crate::tui::in_multiplexer();
-    crate::tui::run_wizard(app, sb.context()).await.map_err(Failure::from)
+    super::wizard::ended(crate::tui::run_wizard(app, sb.context()).await)
 }

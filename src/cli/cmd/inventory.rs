@@ -51,7 +51,7 @@ pub async fn run(global: &GlobalArgs, args: InventoryArgs) -> Result<(), Failure
         );
         app.audit_log = audit_dir(global);
         let ctx = crate::tui::Context { auto_prepare: true, ..Default::default() };
-        return crate::tui::run_wizard(app, ctx).await.map_err(Failure::from);
+        return super::wizard::ended(crate::tui::run_wizard(app, ctx).await);
     }
     let source = NovaBmSource::open(&url.value).await?;
     let show_progress = std::io::stderr().is_terminal();

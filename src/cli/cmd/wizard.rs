@@ -57,5 +57,20 @@ pub async fn run(global: &GlobalArgs, args: WizardArgs) -> Result<(), Failure> {
         ],
         ..Default::default()
     };
-    crate::tui::run_wizard(app, ctx).await.map_err(Failure::from)
+    ended(crate::tui::run_wizard(app, ctx).await)
+}
+
+/// The exit of a wizard session (wizard, demo, the read-only browse): 0 when the operator quit,
+/// 1 when the quit cancelled a running load (its error says what became of it).
+pub(crate) fn ended(r: Result<crate::tui::Ending, crate::tui::WizardError>) -> Result<(), Failure> {
+    use crate::tui::Ending;
+    match r.map_err(Failure::from)? {
+        Ending::Quit => Ok(()),
+        Ending::LoadFinished { run_id, rehearse } => {
+            let what = if rehearse { "rehearsed (and rolled back)" } else { "committed" };
+            eprintln!("bm2ironic: the load had finished when the quit reached it: run {run_id} {what}");
+            Ok(())
+        }
+        Ending::LoadStopped(why) => Err(Failure::runtime(why)),
+    }
 }

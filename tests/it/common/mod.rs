@@ -2,6 +2,8 @@
 //! `scripts/test-services.sh`), and running the real binary.
 #![allow(dead_code)]
 
+pub mod wizard;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

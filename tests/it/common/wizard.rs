@@ -1,0 +1,30 @@
+//! Driving the headless wizard (a `Runner` on a `TestBackend`) through the steps every wizard test
+//! passes: the decisions, the flavors step.
+
+use std::time::Duration;
+
+use bm2ironic::tui::app::Screen;
+use bm2ironic::tui::Runner;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// On the conflicts screen: "apply to all of this code", then the first action of each code.
+pub fn decide_all(r: &mut Runner<TestBackend>) {
+    r.key(KeyCode::Char('a'), KeyModifiers::NONE);
+    while r.app.session.plan.as_ref().unwrap().blocking() > 0 {
+        let before = r.app.session.plan.as_ref().unwrap().blocking();
+        r.key(KeyCode::Char('1'), KeyModifiers::NONE);
+        assert!(r.app.session.plan.as_ref().unwrap().blocking() < before, "each decision resolves something");
+    }
+}
+
+/// From the decided conflicts through the flavors step to the confirm screen.
+pub async fn through_flavors(r: &mut Runner<TestBackend>) {
+    r.key(KeyCode::Char('n'), KeyModifiers::NONE);
+    assert_eq!(r.app.screen, Screen::Flavors);
+    assert!(r.pump_until(|a| a.flavors.result.is_some(), WAIT).await);
+    r.key(KeyCode::Char('n'), KeyModifiers::NONE);
+    assert_eq!(r.app.screen, Screen::Confirm);
+}
