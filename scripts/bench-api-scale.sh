@@ -3,11 +3,13 @@
 # one fake BMC per node, and where the time goes. Not a test: run it by hand on a quiet machine.
 #
 # Usage: scripts/bench-api-scale.sh [NODES]        (default 1000; every 3rd node holds an instance -> adopt)
-#   BENCH_IRONIC="aio split"   the Ironic layouts to measure, each on a fresh database (default both):
+#   BENCH_IRONIC="aio split split2"   the Ironic layouts to measure, each on a fresh database (default all three):
 #       aio    the single `ironic` process (API embedded in the conductor: one Python process)
 #       split  `ironic-api` (BENCH_API_WORKERS, default 1: Ironic 39's cheroot server does not share its
 #              port, so a second worker crash-loops on "Address already in use") + `ironic-conductor`,
-#              over JSON-RPC (the 1 December 2026 run did not finish: see docs/performance.md)
+#              over JSON-RPC
+#       split2 the same with two `ironic-conductor`s (each its own `host` = 127.0.0.1:PORT and JSON-RPC
+#              port; Ironic's hash ring gives each about half of the nodes)
 #   BENCH_CONCURRENCY="16 32"  bm2ironic's --concurrency values (each run rolled back before the next)
 #   BENCH_BINS="before=/path/to/old/bm2ironic"   other builds to measure side by side, each LABEL=PATH,
 #                              each run in turn against the same Ironic (default: this tree's debug build
@@ -27,11 +29,11 @@
 # CPU seconds of each process (Ironic's API and conductor with their ipmitool children, the fake BMCs,
 # MariaDB, bm2ironic) from /proc: on 2 cores the CPU answers "what is the limit".
 # Needs: the Ironic venv (scripts/ironic.sh install), MariaDB (the test services' BM2IRONIC_TEST_MYSQL_ADMIN,
-# or scripts/test-services.sh is started), ipmitool. Uses 127.1.0.1-127.1.3.x:623 (no other test uses 127.1.x.x) and ports 6490/6491.
+# or scripts/test-services.sh is started), ipmitool. Uses 127.1.0.1-127.1.3.x:623 (no other test uses 127.1.x.x) and ports 6490-6492.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000}
-LAYOUTS=${BENCH_IRONIC:-aio split}
+LAYOUTS=${BENCH_IRONIC:-aio split split2}
 CONCURRENCY=${BENCH_CONCURRENCY:-16 32}
 IPMI_INTERVAL=${BENCH_IPMI_INTERVAL:-5}
 API_WORKERS=${BENCH_API_WORKERS:-1}
@@ -167,7 +169,7 @@ for layout in $LAYOUTS; do
 [DEFAULT]
 debug = false
 host = 127.0.0.1
-$([ "$layout" = split ] && echo "rpc_transport = json-rpc")
+$([ "$layout" != aio ] && echo "rpc_transport = json-rpc")
 
 [api]
 api_workers = $API_WORKERS
@@ -192,13 +194,28 @@ CONF
     setsid "$VENV/bin/ironic" --config-file "$dir/ironic.conf" --config-file "$dir/bench.conf" >"$dir/ironic.out" 2>&1 &
     PIDS+=($!); IRONIC_PIDS+=($!)
   else
-    setsid "$VENV/bin/ironic-conductor" --config-file "$dir/ironic.conf" --config-file "$dir/bench.conf" >"$dir/conductor.out" 2>&1 &
-    PIDS+=($!); IRONIC_PIDS+=($!)
+    conductors=1; [ "$layout" != split2 ] || conductors=2
+    for k in $(seq 1 "$conductors"); do
+      # each conductor its own name and JSON-RPC port: the API reaches it at the `host` it registered
+      # (Ironic reads a port in that name), and the hash ring spreads the nodes over the conductors
+      printf '[DEFAULT]\nhost = 127.0.0.1:%s\n\n[json_rpc]\nport = %s\n' $((RPC_PORT + k - 1)) $((RPC_PORT + k - 1)) > "$dir/cond$k.conf"
+      setsid "$VENV/bin/ironic-conductor" --config-file "$dir/ironic.conf" --config-file "$dir/bench.conf" \
+        --config-file "$dir/cond$k.conf" >"$dir/conductor$k.out" 2>&1 &
+      PIDS+=($!); IRONIC_PIDS+=($!)
+    done
     setsid "$VENV/bin/ironic-api" --config-file "$dir/ironic.conf" --config-file "$dir/bench.conf" >"$dir/api.out" 2>&1 &
     PIDS+=($!); IRONIC_PIDS+=($!)
   fi
   for _ in $(seq 1 300); do curl -sf -H 'X-OpenStack-Ironic-API-Version: latest' "$URL/v1/drivers" 2>/dev/null | grep -q '"ipmi"' && break; sleep 0.2; done
   curl -sf -H 'X-OpenStack-Ironic-API-Version: latest' "$URL/v1/drivers" | grep -q '"ipmi"' || { tail -20 "$dir"/*.out "$dir/ironic.log" >&2; exit 1; }
+  if [ "$layout" = split2 ]; then
+    # both conductors registered (the API lists a driver's hosts) before the nodes are spread
+    for _ in $(seq 1 150); do
+      [ "$(curl -sf -H 'X-OpenStack-Ironic-API-Version: latest' "$URL/v1/drivers/ipmi" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["hosts"]))')" = 2 ] && break
+      sleep 0.2
+    done
+    log "conductors: $(curl -sf -H 'X-OpenStack-Ironic-API-Version: latest' "$URL/v1/conductors" | python3 -c 'import json,sys; print(", ".join(c["hostname"] for c in json.load(sys.stdin)["conductors"]))')"
+  fi
   log "Ironic ($layout) up on $URL: $N nodes, $(( N / 3 )) with an instance (adopt), the others provide"
 
   for c in $CONCURRENCY; do

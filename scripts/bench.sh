@@ -6,6 +6,10 @@
 #        BENCH_BACKENDS="mysql postgres"      which target servers (default both)
 #        BENCH_WIZARD=0 / BENCH_WATCH=0       skip the wizard / log watcher figures
 #        BENCH_REPEAT=3                        runs of plan, migrate and the floor per size (medians)
+#        BENCH_COLD=1                          first, one `plan` cold: the database servers restarted
+#                                              (scripts/test-services.sh's own) and the page cache dropped
+#                                              (as root), so nothing of the source, the target or the
+#                                              binary is in memory; 0 skips it
 #
 # For each backend and size: a nova_bm inventory from `examples/bench_fixture.rs` (Fixture::bench:
 # ~70% free nodes, ~25% with an instance, ~5% soft-deleted, two interfaces each), then, release build:
@@ -99,13 +103,14 @@ ARGS=(--default-arch x86_64 --deploy-kernel file:///var/lib/ironic/deploy.kernel
 ROWS=()
 RUNS=()
 REPEAT=${BENCH_REPEAT:-3}
-declare -A MIG
+declare -A MIG COLD
+COLD_HOW=
 for b in $BACKENDS; do
   for n in "${SIZES[@]}"; do
     k=${b}_$n
     log "$b, $n nodes: generating the inventory"
     create_db "$b" "${TAG}_src_$k"
-    "$GEN" "$n" "$(url "$b" "${TAG}_src_$k")"
+    "$GEN" "$n" "$(url "$b" "${TAG}_src_$k")" "$WORK/tftp_$k"
     # settle the source as a nova_bm that has sat for years is: statistics taken, and on PostgreSQL
     # the rows' visibility recorded (the first read of freshly written rows otherwise rewrites every
     # page, and autovacuum starts on them mid-measurement: the first `plan` after writing took 1.14 s
@@ -118,11 +123,25 @@ for b in $BACKENDS; do
     ironic_db "$b" "${TAG}_plan_$k"
     src=$(url "$b" "${TAG}_src_$k")
     run=("$BIN" --log-dir "$WORK/logs" --nova-bm-db "$src")
+    # the instances' next boot: nova baremetal's TFTP tree, as an operator copies it from the hosts
+    args=("${ARGS[@]}" --tftp-root "$WORK/tftp_$k")
+    if [ "${BENCH_COLD:-1}" != 0 ]; then
+      # cold: the servers restarted (their caches empty) and the page cache dropped (the binary, the
+      # TFTP tree and the servers' files read from the disk again)
+      scripts/test-services.sh stop >/dev/null 2>&1 && scripts/test-services.sh start >/dev/null 2>&1 \
+        || { log "cannot restart the test services for the cold run"; exit 1; }
+      sync
+      if echo 3 > /proc/sys/vm/drop_caches 2>/dev/null; then COLD_HOW="servers restarted, page cache dropped"
+      else COLD_HOW="servers restarted (the page cache could not be dropped: not root)"; fi
+      log "$b, $n nodes: plan, cold ($COLD_HOW)"
+      timed "plan_${k}_cold" "${run[@]}" --ironic-db "$(url "$b" "${TAG}_plan_$k")" plan "${args[@]}"
+      COLD[$k]="$(secs "plan_${k}_cold") s, $(mb "plan_${k}_cold") MB"
+    fi
     log "$b, $n nodes: inventory, plan"
     timed "inv_$k" "${run[@]}" inventory --json
     # plan $REPEAT times too (the first comes right after the inventory was written): the median
     for r in $(seq 1 "$REPEAT"); do
-      timed "plan_${k}_$r" "${run[@]}" --ironic-db "$(url "$b" "${TAG}_plan_$k")" plan "${ARGS[@]}"
+      timed "plan_${k}_$r" "${run[@]}" --ironic-db "$(url "$b" "${TAG}_plan_$k")" plan "${args[@]}"
     done
 
     # migrate and the floor, $REPEAT times each, taking turns (a server still flushing what the last
@@ -133,7 +152,7 @@ for b in $BACKENDS; do
       ironic_db "$b" "${TAG}_floor_${k}_$r"
       mig() {
         log "$b, $n nodes: migrate ($r of $REPEAT)"
-        timed "mig_${k}_$r" "${run[@]}" --ironic-db "$(url "$b" "${TAG}_tgt_${k}_$r")" migrate --via db --yes "${ARGS[@]}"
+        timed "mig_${k}_$r" "${run[@]}" --ironic-db "$(url "$b" "${TAG}_tgt_${k}_$r")" migrate --via db --yes "${args[@]}"
       }
       floor() {
         log "$b, $n nodes: the floor, the same rows through the database's own client ($r of $REPEAT)"
@@ -191,6 +210,11 @@ echo "| backend  |   nodes | inventory (peak RSS)  | plan (peak RSS)       | pla
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${ROWS[@]}"
 echo
+if [ -n "$COLD_HOW" ]; then
+  echo "plan, cold ($COLD_HOW), before the runs above:"
+  for k in "${!COLD[@]}"; do echo "  $k: ${COLD[$k]}"; done
+  echo
+fi
 echo "plan, migrate and floor: the median of $REPEAT runs each (migrate and floor taking turns); every run (wall seconds):"
 printf '  %s\n' "${RUNS[@]}"
 
