@@ -8,8 +8,8 @@
 #       split  `ironic-api` (BENCH_API_WORKERS, default 1: Ironic 39's cheroot server does not share its
 #              port, so a second worker crash-loops on "Address already in use") + `ironic-conductor`,
 #              over JSON-RPC
-#       split2 the same with two `ironic-conductor`s (each its own `host` = 127.0.0.1:PORT and JSON-RPC
-#              port; Ironic's hash ring gives each about half of the nodes)
+#       split2 the same with two `ironic-conductor`s (each its own JSON-RPC port, which Ironic 39 appends
+#              to the host name it registers; Ironic's hash ring gives each about half of the nodes)
 #   BENCH_CONCURRENCY="16 32"  bm2ironic's --concurrency values (each run rolled back before the next)
 #   BENCH_BINS="before=/path/to/old/bm2ironic"   other builds to measure side by side, each LABEL=PATH,
 #                              each run in turn against the same Ironic (default: this tree's debug build
@@ -196,9 +196,10 @@ CONF
   else
     conductors=1; [ "$layout" != split2 ] || conductors=2
     for k in $(seq 1 "$conductors"); do
-      # each conductor its own name and JSON-RPC port: the API reaches it at the `host` it registered
-      # (Ironic reads a port in that name), and the hash ring spreads the nodes over the conductors
-      printf '[DEFAULT]\nhost = 127.0.0.1:%s\n\n[json_rpc]\nport = %s\n' $((RPC_PORT + k - 1)) $((RPC_PORT + k - 1)) > "$dir/cond$k.conf"
+      # each conductor its own JSON-RPC port: Ironic 39 registers it as `host:port` (a port other than
+      # 8089 is appended to [DEFAULT]host), the API reaches it there, and the hash ring spreads the
+      # nodes over the conductors
+      printf '[json_rpc]\nport = %s\n' $((RPC_PORT + k - 1)) > "$dir/cond$k.conf"
       setsid "$VENV/bin/ironic-conductor" --config-file "$dir/ironic.conf" --config-file "$dir/bench.conf" \
         --config-file "$dir/cond$k.conf" >"$dir/conductor$k.out" 2>&1 &
       PIDS+=($!); IRONIC_PIDS+=($!)
@@ -277,6 +278,9 @@ PY
 )
     RESULTS+=("$row")
     log "$layout --concurrency $c, $label: $(python3 -c "import json,sys; r=json.loads(sys.argv[1]); print(f\"{r['rate']:.2f} nodes/s ({r['nodes']} in {r['wall_s']:.0f} s)\")" "$row")"
+    # which conductor holds each node (the hash ring's spread, with two conductors)
+    log "nodes per conductor: $(curl -sf -H 'X-OpenStack-Ironic-API-Version: latest' "$URL/v1/nodes?fields=conductor&limit=0" \
+      | python3 -c 'import collections,json,sys; print(dict(collections.Counter(n["conductor"] for n in json.load(sys.stdin)["nodes"])))')"
     env -u BM2IRONIC_NOVA_DB BM2IRONIC_NOVA_BM_DB="sqlite:///$WORK/nova_bm.sqlite" BM2IRONIC_IRONIC_URL=$URL \
       BM2IRONIC_STATE_DIR=$WORK/runs-$run "$bin" --log-dir "$WORK/logs" rollback --yes >"$WORK/rollback.out" 2>&1 \
       || { tail -5 "$WORK/rollback.out" >&2; exit 1; }
