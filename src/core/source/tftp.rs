@@ -220,13 +220,16 @@ fn read_instance<'a>(
             }
         };
         // present at all (a dangling symlink counts as present: it is named below)
-        if std::fs::symlink_metadata(&config).is_err() {
+        let Ok(meta) = std::fs::symlink_metadata(&config) else {
             looked.push(shown(&config));
             continue;
-        }
-        let text = read_config(&config, canon)?;
+        };
+        // the instance's directory a real one (not a symlink): then a file in it that is no symlink
+        // either is inside the tree without resolving its path (see `inside`)
+        let dir_plain = std::fs::symlink_metadata(dir.join(inst)).is_ok_and(|m| m.is_dir());
+        let text = read_config(&config, canon, dir_plain && !meta.is_symlink())?;
         let boot = pxe::parse(&text).map_err(|problem| BootProblem::Parse { path: shown(&config), problem })?;
-        let beside = |name: &str| beside_file(&dir.join(inst).join(name), canon);
+        let beside = |name: &str| beside_file(&dir.join(inst).join(name), canon, dir_plain);
         return Ok(PxeFound {
             boot,
             host: root.host.clone(),
@@ -238,13 +241,12 @@ fn read_instance<'a>(
     Err(BootProblem::Missing { looked })
 }
 
-/// `path` (`<root>/<instance>/<name>`), inside the tree: as it is when neither the instance's
-/// directory nor the file is a symlink (then it cannot leave the root, and is not resolved: a
-/// `realpath` is a dozen system calls, 25,000 times); else resolved through its symlinks, and
-/// refused when that leaves `canon_root`.
-fn inside(path: &Path, canon_root: &Path) -> Result<PathBuf, BootProblem> {
-    let plain = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
-    if path.parent().is_some_and(plain) && plain(path) {
+/// `path` (`<root>/<instance>/<name>`), inside the tree: as it is when `plain` (neither the
+/// instance's directory nor the file is a symlink: then it cannot leave the root, and is not
+/// resolved, a `realpath` being a dozen system calls 25,000 times); else resolved through its
+/// symlinks, and refused when that leaves `canon_root`.
+fn inside(path: &Path, canon_root: &Path, plain: bool) -> Result<PathBuf, BootProblem> {
+    if plain {
         return Ok(path.to_path_buf());
     }
     let real = path.canonicalize().map_err(|e| match e.kind() {
@@ -259,8 +261,8 @@ fn inside(path: &Path, canon_root: &Path) -> Result<PathBuf, BootProblem> {
 }
 
 /// The config's text: inside the tree, a regular file, at most `MAX_CONFIG` bytes, UTF-8.
-fn read_config(path: &Path, canon_root: &Path) -> Result<String, BootProblem> {
-    let real = inside(path, canon_root)?;
+fn read_config(path: &Path, canon_root: &Path, plain: bool) -> Result<String, BootProblem> {
+    let real = inside(path, canon_root, plain)?;
     // opened without blocking: a FIFO in the tree is named, not waited on
     let bytes = crate::core::settings::file::read_bytes(&real, MAX_CONFIG).map_err(|e| match e {
         FileProblem::NotRegular(_) => BootProblem::NotFile { path: shown(path) },
@@ -272,12 +274,14 @@ fn read_config(path: &Path, canon_root: &Path) -> Result<String, BootProblem> {
 
 /// `file://<path>` of a file beside the config: None when absent, named when it leaves the tree
 /// or is not a regular file.
-fn beside_file(path: &Path, canon_root: &Path) -> Result<Option<String>, BootProblem> {
-    if std::fs::symlink_metadata(path).is_err() {
+fn beside_file(path: &Path, canon_root: &Path, dir_plain: bool) -> Result<Option<String>, BootProblem> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(None);
-    }
-    let real = inside(path, canon_root)?;
-    if !std::fs::metadata(&real).map(|m| m.is_file()).unwrap_or(false) {
+    };
+    let plain = dir_plain && !meta.is_symlink();
+    let real = inside(path, canon_root, plain)?;
+    let is_file = if plain { meta.is_file() } else { std::fs::metadata(&real).map(|m| m.is_file()).unwrap_or(false) };
+    if !is_file {
         return Err(BootProblem::NotFile { path: shown(path) });
     }
     let text = path.to_str().ok_or_else(|| BootProblem::NotUtf8 { path: shown(path) })?;

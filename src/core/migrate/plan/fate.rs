@@ -2,6 +2,7 @@
 //! which the checks fill in and its rows are built from.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -52,7 +53,7 @@ pub(super) struct Fate {
     /// impossible sizes are left out of the rows (`invalid-size`)
     pub(super) cleaned: bool,
     /// the instance's next boot (learned, or the operator's `unknown-boot` decision)
-    pub(super) boot: Option<NextBoot>,
+    pub(super) boot: Option<Arc<NextBoot>>,
 }
 
 impl Fate {

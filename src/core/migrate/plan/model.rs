@@ -28,7 +28,8 @@ pub struct NodePlan {
     pub replaces: Option<i64>,
     /// how its instance boots after the takeover (written nodes that keep an instance)
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_boot: Option<NextBoot>,
+    /// (shared with the row spec it is written from: one copy per instance, not two)
+    pub next_boot: Option<Arc<NextBoot>>,
     /// its place in the inventory the plan was made from
     #[serde(skip)]
     pub(super) index: usize,

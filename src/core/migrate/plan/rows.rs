@@ -301,7 +301,7 @@ impl RowSpec {
             image_source: inst.and_then(|i| i.image_ref.clone()).filter(|s| !s.is_empty()),
             root_gb: inst.and_then(|i| i.root_gb),
             ephemeral_gb: inst.and_then(|i| i.ephemeral_gb),
-            boot: f.boot.clone().filter(|_| f.keep_instance).map(Arc::new),
+            boot: f.boot.clone().filter(|_| f.keep_instance),
         }
     }
 }

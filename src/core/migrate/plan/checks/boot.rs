@@ -3,6 +3,8 @@
 //! ramdisk beside it or Nova's `instances.kernel_id` / `ramdisk_id`. Free nodes are not checked.
 //! See docs/conflicts.md and docs/mapping.md, "The next boot".
 
+use std::sync::Arc;
+
 use super::Checks;
 use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
 use crate::core::migrate::plan::boot::{BootHow, NextBoot};
@@ -58,7 +60,7 @@ impl Checks<'_> {
         });
         let why = match learned {
             Ok(b) => {
-                f.boot = Some(b);
+                f.boot = Some(Arc::new(b));
                 return;
             }
             Err(why) => why,
@@ -81,11 +83,11 @@ impl Checks<'_> {
             reason: Some(why.clone()),
         };
         match a {
-            Some(Action::LocalBoot) => f.boot = Some(unknown(BootHow::LocalBoot)),
+            Some(Action::LocalBoot) => f.boot = Some(Arc::new(unknown(BootHow::LocalBoot))),
             Some(Action::Maintenance) => {
                 f.maintenance_reasons
                     .push(format!("next boot unknown ({why}): give its PXE config or install a bootloader"));
-                f.boot = Some(unknown(BootHow::Unknown));
+                f.boot = Some(Arc::new(unknown(BootHow::Unknown)));
             }
             _ => {}
         }
