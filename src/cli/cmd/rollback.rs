@@ -122,7 +122,7 @@ fn list_runs(runs: &[crate::core::migrate::run_record::RunRecord], json_out: boo
     }
     let mut t = Table::new(&headers);
     for r in runs {
-        let mut row = vec![r.id.clone(), when(&r.started_at), r.status.clone(), r.written.len().to_string()];
+        let mut row = vec![r.id.clone(), when(&r.started_at), r.status.to_string(), r.written.len().to_string()];
         if checksum {
             row.push(r.plan_checksum.chars().take(12).collect());
         }

@@ -23,6 +23,7 @@ use crate::core::migrate::load::send_skipped;
 use crate::core::migrate::load::{now, LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::plan::{IronicNode, IronicPort, NodePlan, Plan, Rows};
 use crate::core::migrate::run_record::{runs_ddl, written, RecordRows, RUNS_TABLE, RUN_NODES_TABLE};
+use crate::core::migrate::run_status::RunStatus;
 use crate::core::migrate::timing::ms;
 
 /// Nodes per multi-row INSERT (and per progress step) at most: fewer when their rows would pass
@@ -409,7 +410,7 @@ pub async fn load_db(
                     Val::Text(Some(req.run_id.clone())),
                     Val::Time(Some(started_at)),
                     Val::Time(Some(now())),
-                    Val::Text(Some(if req.rehearse { "rehearsal".into() } else { "committed".into() })),
+                    Val::Text(Some(if req.rehearse { RunStatus::Rehearsal } else { RunStatus::Committed }.to_string())),
                     Val::Text(Some(plan.checksum.clone())),
                     Val::Text(Some(req.source.clone())),
                     Val::Text(Some(kind.unwrap_or_default())),

@@ -16,6 +16,7 @@ pub mod recheck;
 pub mod report;
 pub mod rollback;
 pub mod run_record;
+pub mod run_status;
 pub mod states;
 pub mod steps;
 pub mod timing;

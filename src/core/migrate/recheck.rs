@@ -9,7 +9,8 @@ use std::collections::HashSet;
 use crate::core::db::sql::{marks, Val};
 use crate::core::db::{DbError, Tx};
 use crate::core::migrate::plan::{NodeAction, Plan};
-use crate::core::migrate::run_record::{COMMITTED, RUNS_TABLE};
+use crate::core::migrate::run_record::RUNS_TABLE;
+use crate::core::migrate::run_status::RunStatus;
 
 /// What the plan counted on and is gone: how many, and the first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +35,7 @@ pub async fn target_still_as_planned(tx: &mut Tx<'_>, plan: &Plan) -> Result<Opt
     let has_runs = tx.table_names().await?.iter().any(|t| t.eq_ignore_ascii_case(RUNS_TABLE));
     if has_runs && !lock.is_empty() {
         let sql = format!("SELECT id FROM {RUNS_TABLE} WHERE status = ?{lock}");
-        tx.fetch_all(&sql, vec![Val::from(COMMITTED)]).await?;
+        tx.fetch_all(&sql, vec![Val::from(RunStatus::Committed.as_str())]).await?;
     }
     let mut gone = Vec::new();
     if !kept.is_empty() {

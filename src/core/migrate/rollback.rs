@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::core::db::sql::{marks, Val};
 use crate::core::db::{Cast, Db, DbError, Dialect, Tx};
 use crate::core::migrate::run_record::{self, RunRecord};
+use crate::core::migrate::run_status::RunStatus;
 
 /// Tables whose rows hang off a node and go with it (Ironic writes node_history on its own).
 const NODE_CHILD_TABLES: &[&str] =
@@ -41,7 +42,7 @@ pub enum RollbackError {
 pub fn pick_run(runs: Vec<RunRecord>, id: Option<&str>) -> Result<RunRecord, RollbackError> {
     match id {
         Some(id) => runs.into_iter().find(|r| r.id == id).ok_or_else(|| RollbackError::UnknownRun(id.into())),
-        None => runs.into_iter().find(|r| r.status == "committed").ok_or(RollbackError::NoRun),
+        None => runs.into_iter().find(|r| r.status.is_committed_sql()).ok_or(RollbackError::NoRun),
     }
 }
 
@@ -64,7 +65,7 @@ async fn lock_run_first(tx: &mut Tx<'_>, run_id: Option<&str>) -> Result<(), DbE
                 "SELECT {id} FROM {} WHERE status = ? ORDER BY started_at DESC, id LIMIT 1{lock}",
                 run_record::RUNS_TABLE
             ),
-            vec![Val::from(run_record::COMMITTED)],
+            vec![Val::from(RunStatus::Committed.as_str())],
         ),
     };
     let run: Vec<String> = tx.fetch_map(&sql, vals, |r| r.string("id")).await?;
@@ -130,7 +131,7 @@ async fn remove_run(tx: &mut Tx<'_>, run_id: Option<&str>, force: bool) -> Resul
         .into_iter()
         .flatten()
         .next();
-    if status.as_deref() != Some(run_record::COMMITTED) {
+    if !status.as_deref().is_some_and(|s| RunStatus::from(s).is_committed_sql()) {
         return Err(RollbackError::NotCommitted { run: run.id, status: status.unwrap_or_else(|| "gone".into()) });
     }
     let d = tx.dialect();
@@ -208,7 +209,7 @@ async fn remove_run(tx: &mut Tx<'_>, run_id: Option<&str>, force: bool) -> Resul
         removed_nodes +=
             tx.execute(&format!("DELETE FROM nodes WHERE id IN {}", marks(chunk.len())), vals(chunk)).await?;
     }
-    let (sql, vals) = run_record::set_status_stmt(&run.id, "rolled-back");
+    let (sql, vals) = run_record::set_status_stmt(&run.id, &RunStatus::RolledBack);
     tx.execute(&sql, vals).await?;
     let not_restored: Vec<String> = run
         .written

@@ -13,6 +13,7 @@ use crate::core::db::sql::{multi_insert, Stmt, Val};
 use crate::core::db::{Cast, Db, DbError, Dialect, Tx};
 use crate::core::ironic::json::ascii_json;
 use crate::core::migrate::plan::{IronicNode, IronicPort};
+use crate::core::migrate::run_status::RunStatus;
 
 pub const RUNS_TABLE: &str = "bm2ironic_runs";
 pub const RUN_NODES_TABLE: &str = "bm2ironic_run_nodes";
@@ -69,7 +70,7 @@ pub struct RunRecord {
     pub id: String,
     pub started_at: NaiveDateTime,
     pub finished_at: Option<NaiveDateTime>,
-    pub status: String,
+    pub status: RunStatus,
     pub plan_checksum: String,
     pub source: String,
     pub target_kind: String,
@@ -237,7 +238,7 @@ async fn read_runs(tx: &mut Tx<'_>, with_nodes: bool) -> Result<Vec<RunRecord>, 
                 id: r.string("id")?,
                 started_at: r.time("started_at")?,
                 finished_at: r.opt_time("finished_at")?,
-                status: r.string("status")?,
+                status: r.string("status")?.into(),
                 plan_checksum: r.string("plan_checksum")?,
                 source: r.string("source")?,
                 target_kind: r.string("target_kind")?,
@@ -265,18 +266,15 @@ async fn read_runs(tx: &mut Tx<'_>, with_nodes: bool) -> Result<Vec<RunRecord>, 
     Ok(runs)
 }
 
-/// A run's status once its load committed (rollback takes only these).
-pub const COMMITTED: &str = "committed";
-
 /// Reads one run's status (a statement to run inside a transaction).
 pub fn status_stmt(run_id: &str) -> Stmt {
     (format!("SELECT status FROM {RUNS_TABLE} WHERE id = ?"), vec![Val::Text(Some(run_id.into()))])
 }
 
-/// Sets a run's status (e.g. "rolled-back") inside an open transaction's statements list.
-pub fn set_status_stmt(run_id: &str, status: &str) -> Stmt {
+/// Sets a run's status (e.g. rolled back) inside an open transaction's statements list.
+pub fn set_status_stmt(run_id: &str, status: &RunStatus) -> Stmt {
     (
         format!("UPDATE {RUNS_TABLE} SET status = ? WHERE id = ?"),
-        vec![Val::Text(Some(status.into())), Val::Text(Some(run_id.into()))],
+        vec![Val::Text(Some(status.to_string())), Val::Text(Some(run_id.into()))],
     )
 }

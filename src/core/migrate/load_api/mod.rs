@@ -30,6 +30,7 @@ use crate::core::ironic::marker;
 use crate::core::migrate::load::{now, send_skipped, LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::plan::{NodePlan, Plan, Rows};
 use crate::core::migrate::run_record::{written, ApiProgress, RunRecord};
+use crate::core::migrate::run_status::RunStatus;
 use node::{Cx, Outcome};
 use record::RunStore;
 
@@ -57,7 +58,7 @@ fn new_run(req: &ApiLoadRequest<'_>) -> RunRecord {
         id: uuid::Uuid::new_v4().to_string(),
         started_at: now(),
         finished_at: None,
-        status: record::RUNNING.into(),
+        status: RunStatus::ApiRunning,
         plan_checksum: req.plan.checksum.clone(),
         source: req.source.clone(),
         target_kind: "modern".into(),
@@ -139,7 +140,7 @@ pub async fn load_api(
             }
         }
     }
-    run.status = record::RUNNING.into();
+    run.status = RunStatus::ApiRunning;
     run.plan_checksum = plan.checksum.clone();
     store.save(&run).await?;
     tracing::info!(run = %run.id, resumed, nodes = to_write.len(), concurrency = opts.concurrency, endpoint = %api.base(), "API load started");
@@ -219,9 +220,9 @@ pub async fn load_api(
     driven?;
     let mut run = shared.lock().await;
     run.finished_at = Some(now());
-    run.status = if summary.errors == 0 && interrupted == 0 { record::DONE } else { record::PARTIAL }.into();
+    run.status = if summary.errors == 0 && interrupted == 0 { RunStatus::ApiCommitted } else { RunStatus::ApiPartial };
     store.save(&run).await?;
-    summary.committed = run.status == record::DONE;
+    summary.committed = run.status == RunStatus::ApiCommitted;
     summary.elapsed_ms = crate::core::migrate::timing::ms(started.elapsed());
     summary.load_ms = summary.elapsed_ms;
     summary.finished_at = now();

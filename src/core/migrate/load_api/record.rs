@@ -7,20 +7,10 @@ use std::path::{Path, PathBuf};
 use crate::core::db::sql::Val;
 use crate::core::db::{Db, DbError};
 use crate::core::migrate::run_record::{self, RunRecord, RUNS_TABLE};
-
-/// Statuses of an API run (the `api-` prefix keeps them apart from SQL runs).
-pub const RUNNING: &str = "api-running";
-pub const PARTIAL: &str = "api-partial";
-pub const DONE: &str = "api-committed";
-pub const ROLLED_BACK: &str = "api-rolled-back";
+use crate::core::migrate::run_status::RunKind;
 
 pub fn is_api(run: &RunRecord) -> bool {
-    run.status.starts_with("api-")
-}
-
-/// Not finished: a rerun resumes it.
-pub fn is_resumable(run: &RunRecord) -> bool {
-    run.status == RUNNING || run.status == PARTIAL
+    run.status.kind() == RunKind::Api
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -100,7 +90,7 @@ impl RunStore {
                         &format!("UPDATE {RUNS_TABLE} SET finished_at = ?, status = ?, plan_checksum = ?, written = ? WHERE id = ?"),
                         vec![
                             Val::Time(run.finished_at),
-                            Val::Text(Some(run.status.clone())),
+                            Val::Text(Some(run.status.to_string())),
                             Val::Text(Some(run.plan_checksum.clone())),
                             Val::Text(Some(written.clone())),
                             Val::Text(Some(run.id.clone())),
@@ -114,7 +104,7 @@ impl RunStore {
                             Val::Text(Some(run.id.clone())),
                             Val::Time(Some(run.started_at)),
                             Val::Time(run.finished_at),
-                            Val::Text(Some(run.status.clone())),
+                            Val::Text(Some(run.status.to_string())),
                             Val::Text(Some(run.plan_checksum.clone())),
                             Val::Text(Some(run.source.clone())),
                             Val::Text(Some(run.target_kind.clone())),
@@ -161,27 +151,28 @@ impl RunStore {
         };
         Ok(match id {
             Some(id) => runs.into_iter().find(|r| r.id == id && is_api(r)),
-            None => runs.into_iter().find(|r| r.status == "committed" || is_api(r)).filter(is_api),
+            None => runs.into_iter().find(|r| r.status.is_committed_sql() || is_api(r)).filter(is_api),
         })
     }
 
     /// The newest API run still to finish (a rerun resumes it).
     pub async fn resumable(&self) -> Result<Option<RunRecord>, RecordError> {
-        Ok(self.list().await?.into_iter().find(is_api).filter(is_resumable))
+        Ok(self.list().await?.into_iter().find(is_api).filter(|r| r.status.is_resumable()))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::migrate::run_status::RunStatus;
     use std::os::unix::fs::PermissionsExt;
 
-    fn run(id: &str, status: &str, secs: i64) -> RunRecord {
+    fn run(id: &str, status: RunStatus, secs: i64) -> RunRecord {
         RunRecord {
             id: id.into(),
             started_at: chrono::DateTime::from_timestamp(1_700_000_000 + secs, 0).unwrap().naive_utc(),
             finished_at: None,
-            status: status.into(),
+            status,
             plan_checksum: "c".into(),
             source: "s".into(),
             target_kind: "modern".into(),
@@ -193,14 +184,14 @@ mod tests {
     async fn run_files_are_private_and_found_newest_first() {
         let dir = tempfile::tempdir().unwrap();
         let store = RunStore::Dir(dir.path().join("runs"));
-        store.save(&run("a", DONE, 0)).await.unwrap();
-        store.save(&run("b", PARTIAL, 10)).await.unwrap();
+        store.save(&run("a", RunStatus::ApiCommitted, 0)).await.unwrap();
+        store.save(&run("b", RunStatus::ApiPartial, 10)).await.unwrap();
         let mode = std::fs::metadata(dir.path().join("runs/b.json")).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         assert_eq!(store.resumable().await.unwrap().unwrap().id, "b");
         assert_eq!(store.pick(None).await.unwrap().unwrap().id, "b");
-        assert_eq!(store.pick(Some("a")).await.unwrap().unwrap().status, DONE);
-        store.save(&run("b", DONE, 10)).await.unwrap();
+        assert_eq!(store.pick(Some("a")).await.unwrap().unwrap().status, RunStatus::ApiCommitted);
+        store.save(&run("b", RunStatus::ApiCommitted, 10)).await.unwrap();
         assert!(store.resumable().await.unwrap().is_none());
     }
 }

@@ -9,6 +9,7 @@ use super::record::{self, RecordError, RunStore};
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
 use crate::core::ironic::marker;
 use crate::core::migrate::run_record::RunRecord;
+use crate::core::migrate::run_status::RunStatus;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ApiRollbackReport {
@@ -38,8 +39,8 @@ pub async fn rollback_api(
     mut run: RunRecord,
     force: bool,
 ) -> Result<ApiRollbackReport, ApiRollbackError> {
-    if !record::is_api(&run) || run.status == record::ROLLED_BACK {
-        return Err(ApiRollbackError::NotRollbackable { run: run.id, status: run.status });
+    if !record::is_api(&run) || run.status == RunStatus::ApiRolledBack {
+        return Err(ApiRollbackError::NotRollbackable { run: run.id, status: run.status.to_string() });
     }
     let mut ours = Vec::new();
     let mut report = ApiRollbackReport {
@@ -91,7 +92,7 @@ pub async fn rollback_api(
     if force {
         report.changed_but_forced = changed;
     }
-    run.status = record::ROLLED_BACK.into();
+    run.status = RunStatus::ApiRolledBack;
     store.save(&run).await?;
     Ok(report)
 }
