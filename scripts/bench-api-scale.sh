@@ -278,9 +278,10 @@ PY
 )
     RESULTS+=("$row")
     log "$layout --concurrency $c, $label: $(python3 -c "import json,sys; r=json.loads(sys.argv[1]); print(f\"{r['rate']:.2f} nodes/s ({r['nodes']} in {r['wall_s']:.0f} s)\")" "$row")"
-    # which conductor holds each node (the hash ring's spread, with two conductors)
-    log "nodes per conductor: $(curl -sf -H 'X-OpenStack-Ironic-API-Version: latest' "$URL/v1/nodes?fields=conductor&limit=0" \
-      | python3 -c 'import collections,json,sys; print(dict(collections.Counter(n["conductor"] for n in json.load(sys.stdin)["nodes"])))')"
+    # which conductor did each node's work (the hash ring's spread, with two conductors): the process
+    # id on the log lines of the last transition (Ironic's list API does not return the conductor)
+    log "nodes finished per conductor process: $(awk '/moved to provision state "(active|available)" from state "(adopting|cleaning)"/ {print "pid " $3}' \
+      "$dir/ironic.log" | sort | uniq -c | awk '{printf "%s%s %s: %s", sep, $2, $3, $1; sep=", "}')"
     env -u BM2IRONIC_NOVA_DB BM2IRONIC_NOVA_BM_DB="sqlite:///$WORK/nova_bm.sqlite" BM2IRONIC_IRONIC_URL=$URL \
       BM2IRONIC_STATE_DIR=$WORK/runs-$run "$bin" --log-dir "$WORK/logs" rollback --yes >"$WORK/rollback.out" 2>&1 \
       || { tail -5 "$WORK/rollback.out" >&2; exit 1; }
