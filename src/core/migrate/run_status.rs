@@ -71,6 +71,12 @@ impl RunStatus {
     pub fn is_committed_sql(&self) -> bool {
         *self == RunStatus::Committed
     }
+
+    /// What a rollback takes: a committed SQL load, or an API run not rolled back yet (finished or
+    /// not: its nodes are where the record says). Never a status this version does not know.
+    pub fn is_rollbackable(&self) -> bool {
+        matches!(self, RunStatus::Committed | RunStatus::ApiRunning | RunStatus::ApiPartial | RunStatus::ApiCommitted)
+    }
 }
 
 impl From<String> for RunStatus {
@@ -141,7 +147,10 @@ mod tests {
     fn an_unknown_status_is_kept_and_never_acted_on() {
         let s = RunStatus::from("api-paused");
         assert_eq!(s, RunStatus::Other("api-paused".into()));
-        assert_eq!((s.kind(), s.is_resumable(), s.is_committed_sql()), (RunKind::Api, false, false));
+        assert_eq!(
+            (s.kind(), s.is_resumable(), s.is_committed_sql(), s.is_rollbackable()),
+            (RunKind::Api, false, false, false)
+        );
         assert_eq!(s.to_string(), "api-paused");
         let s = RunStatus::from("Committed"); // not ours: case matters, as it did
         assert_eq!((s.kind(), s.is_committed_sql()), (RunKind::Sql, false));
@@ -156,5 +165,7 @@ mod tests {
         assert_eq!(resumable, [&RunStatus::ApiRunning, &RunStatus::ApiPartial]);
         let committed: Vec<_> = ALL.iter().filter(|s| s.is_committed_sql()).collect();
         assert_eq!(committed, [&RunStatus::Committed]);
+        let undone: Vec<_> = ALL.iter().filter(|s| !s.is_rollbackable()).collect();
+        assert_eq!(undone, [&RunStatus::Rehearsal, &RunStatus::RolledBack, &RunStatus::ApiRolledBack]);
     }
 }

@@ -39,7 +39,7 @@ pub async fn rollback_api(
     mut run: RunRecord,
     force: bool,
 ) -> Result<ApiRollbackReport, ApiRollbackError> {
-    if !record::is_api(&run) || run.status == RunStatus::ApiRolledBack {
+    if !record::is_api(&run) || !run.status.is_rollbackable() {
         return Err(ApiRollbackError::NotRollbackable { run: run.id, status: run.status.to_string() });
     }
     let mut ours = Vec::new();
