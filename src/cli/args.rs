@@ -129,10 +129,10 @@ pub struct PlanArgs {
     pub resource_class: Option<String>,
     /// State of free nodes in modern Ironic
     #[arg(long, value_name = "available|manageable|enroll", default_value = "available")]
-    pub free_state: String,
+    pub free_state: FreeState,
     /// Load path: one SQL transaction (db) or Ironic's REST adopt flow (api)
-    #[arg(long, value_name = "db|api", default_value = "db")]
-    pub via: String,
+    #[arg(long, value_enum, value_name = "db|api", default_value_t = Via::Db)]
+    pub via: Via,
     /// Decisions saved by the wizard (TOML)
     #[arg(long, value_name = "FILE")]
     pub resolutions: Option<PathBuf>,
@@ -165,8 +165,8 @@ pub struct MigrateArgs {
     #[arg(long, value_name = "N", default_value_t = crate::core::migrate::load_api::DEFAULT_CONCURRENCY)]
     pub concurrency: usize,
     /// --via api: how long one step of a node (manage, adopt, provide) may take
-    #[arg(long, value_name = "DURATION", default_value = "10m")]
-    pub step_timeout: String,
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub step_timeout: Duration,
 }
 
 /// Plan options, the operator's decisions, and `--object-version`.
@@ -197,8 +197,7 @@ pub fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided
         }
         arch_by_host.insert(h.trim().to_string(), v.trim().to_string());
     }
-    let free_state: FreeState =
-        args.free_state.parse().map_err(|e: String| Failure::usage(format!("--free-state: {e}")))?;
+    let free_state = args.free_state;
     let mut resolutions = match &args.resolutions {
         Some(p) => Resolutions::load(p)?,
         None => Resolutions::default(),
@@ -223,18 +222,19 @@ pub fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided
     Ok((opts, resolutions, object_version))
 }
 
-/// `--via`: true for the API, false for the database.
-pub fn via_api(args: &PlanArgs) -> Result<bool, Failure> {
-    match args.via.as_str() {
-        "db" => Ok(false),
-        "api" => Ok(true),
-        other => Err(Failure::usage(format!("--via {other}: expected db or api"))),
-    }
+/// `--via`: where a load writes.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Via {
+    /// the Ironic database, in one transaction
+    #[default]
+    Db,
+    /// Ironic's REST API, node by node (enroll, manage, adopt or provide)
+    Api,
 }
 
 /// The plan, against the Ironic database (`--via db`) or the Ironic API (`--via api`).
 pub async fn prepare_from(global: &GlobalArgs, args: &PlanArgs) -> Result<Prepared, Failure> {
-    if via_api(args)? {
+    if args.via == Via::Api {
         let (p, t, _) = prepare_api_from(global, args).await?;
         t.close().await;
         return Ok(p.prepared);
@@ -357,5 +357,34 @@ mod tests {
         assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
         assert!(parse_duration("ten").is_err());
         assert!(parse_duration("5d").is_err());
+    }
+
+    /// The modes and the duration are typed at the edge: a bad value is clap's usage error (exit 2)
+    /// before anything connects, and a good one arrives parsed.
+    #[test]
+    fn modes_and_durations_are_parsed_by_clap() {
+        use clap::Parser;
+        let parse = |args: &[&str]| crate::cli::entry::Cli::try_parse_from([&["bm2ironic"], args].concat());
+        for bad in [
+            &["migrate", "--via", "rest"][..],
+            &["migrate", "--free-state", "active"],
+            &["migrate", "--step-timeout", "5d"],
+            &["plan", "--via", "API "],
+        ] {
+            let e = parse(bad).expect_err(&format!("{bad:?}"));
+            assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");
+        }
+        let cli = parse(&["migrate", "--via", "api", "--free-state", "manageable", "--step-timeout", "90s"]).unwrap();
+        let Some(crate::cli::entry::Command::Migrate(m)) = cli.command else { panic!("not migrate") };
+        assert_eq!(
+            (m.plan.via, m.plan.free_state, m.step_timeout),
+            (Via::Api, FreeState::Manageable, Duration::from_secs(90))
+        );
+        let cli = parse(&["migrate"]).unwrap();
+        let Some(crate::cli::entry::Command::Migrate(m)) = cli.command else { panic!("not migrate") };
+        assert_eq!(
+            (m.plan.via, m.plan.free_state, m.step_timeout),
+            (Via::Db, FreeState::Available, Duration::from_secs(600))
+        );
     }
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::args::{prepare_with_settings, via_api, GlobalArgs, MigrateArgs};
+use crate::cli::args::{prepare_with_settings, GlobalArgs, MigrateArgs, Via};
 use crate::cli::failure::{exit, Failure};
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{
@@ -23,7 +23,7 @@ use crate::core::text::visible_line;
 
 pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> {
     check_report_path(args.report.as_deref())?;
-    if via_api(&args.plan)? {
+    if args.plan.via == Via::Api {
         return super::migrate_api::run(global, args).await;
     }
     let (prepared, settings) = prepare_with_settings(global, &args.plan).await?;

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::args::{parse_duration, prepare_api_from, GlobalArgs, MigrateArgs};
+use crate::cli::args::{prepare_api_from, GlobalArgs, MigrateArgs};
 use crate::cli::failure::{exit, Failure};
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{
@@ -27,11 +27,8 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
             "--rehearse needs --via db: the API has no transaction to roll back (rehearse on a copy, or use `plan --via api`)",
         ));
     }
-    let opts = ApiLoadOptions {
-        concurrency: args.concurrency.max(1),
-        step_timeout: parse_duration(&args.step_timeout).map_err(|e| Failure::usage(format!("--step-timeout: {e}")))?,
-        ..Default::default()
-    };
+    let opts =
+        ApiLoadOptions { concurrency: args.concurrency.max(1), step_timeout: args.step_timeout, ..Default::default() };
     let (prepared, target, settings) = prepare_api_from(global, &args.plan).await?;
     let mut started = false;
     let cancel = CancellationToken::new();
