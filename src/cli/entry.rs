@@ -210,6 +210,37 @@ fn run_command(cli: Cli) -> Result<(), Failure> {
 mod tests {
     use super::*;
 
+    /// The modes and the duration are typed at the edge: a bad value is clap's usage error (exit 2)
+    /// before anything connects, and a good one arrives parsed.
+    #[test]
+    fn modes_and_durations_are_parsed_by_clap() {
+        use crate::cli::args::Via;
+        use crate::core::migrate::plan::FreeState;
+        use std::time::Duration;
+        let parse = |args: &[&str]| Cli::try_parse_from([&["bm2ironic"], args].concat());
+        for bad in [
+            &["migrate", "--via", "rest"][..],
+            &["migrate", "--free-state", "active"],
+            &["migrate", "--step-timeout", "5d"],
+            &["plan", "--via", "API "],
+        ] {
+            let e = parse(bad).expect_err(&format!("{bad:?}"));
+            assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");
+        }
+        let cli = parse(&["migrate", "--via", "api", "--free-state", "manageable", "--step-timeout", "90s"]).unwrap();
+        let Some(Command::Migrate(m)) = cli.command else { panic!("not migrate") };
+        assert_eq!(
+            (m.plan.via, m.plan.free_state, m.step_timeout),
+            (Via::Api, FreeState::Manageable, Duration::from_secs(90))
+        );
+        let cli = parse(&["migrate"]).unwrap();
+        let Some(Command::Migrate(m)) = cli.command else { panic!("not migrate") };
+        assert_eq!(
+            (m.plan.via, m.plan.free_state, m.step_timeout),
+            (Via::Db, FreeState::Available, Duration::from_secs(600))
+        );
+    }
+
     #[test]
     fn arguments_are_redacted_whole_and_their_secrets_registered() {
         assert_eq!(redact_url("--nova-bm-db=mysql://u:pw@h/db"), "--nova-bm-db=mysql://u:***@h/db");
