@@ -236,3 +236,49 @@ fn a_log_that_never_appears_is_not_an_all_clear() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("watch: 1 records, 0 takeover error(s)"), "{stdout}");
 }
+
+/// `watch --run` finds an API run where it is kept without an Ironic database (the state
+/// directory), as `verify` and `rollback` do: its nodes' log lines are marked as migrated. A run named
+/// that is not kept anywhere is a usage error. (Before, without a database, `--run` was ignored:
+/// nothing was marked, and an unknown run went unsaid.)
+#[test]
+fn watch_follows_an_api_run_kept_in_the_state_directory() {
+    const NODE: &str = "1be26c0b-03f2-4d2d-ae87-c02d7f33c123";
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    let run = serde_json::json!({
+        "id": "api-run-1", "started_at": "2026-12-03T10:00:00", "finished_at": "2026-12-03T10:05:00",
+        "status": "api-committed", "plan_checksum": "c", "source": "s", "target_kind": "modern",
+        "written": [{"nova_bm_id": 1, "uuid": NODE, "provision_state": "active", "instance_uuid": null,
+                     "maintenance": false, "driver": "ipmi", "driver_info": {}, "properties": {},
+                     "instance_info": {}, "ports": []}]
+    });
+    let file = state.join("api-run-1.json");
+    std::fs::write(&file, run.to_string()).unwrap();
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let log = dir.path().join("ironic-conductor.log");
+    std::fs::write(
+        &log,
+        format!(
+            "2014-10-02 12:00:00.000 1 ERROR ironic.conductor.manager [-] Failed to take over node {NODE}: power\n"
+        ),
+    )
+    .unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let watch = |run: &str| {
+        bm2ironic(logs.path())
+            .env("BM2IRONIC_STATE_DIR", &state)
+            .args(["watch", "--for", "1s", "--from-start", "--run", run, "--log"])
+            .arg(format!("ironic={}", log.display()))
+            .output()
+            .unwrap()
+    };
+    let out = watch("api-run-1");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains(&format!("[{NODE} migrated]")), "the run's node is marked migrated:\n{text}");
+    let out = watch("api-run-2");
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("api-run-2"), "{}", String::from_utf8_lossy(&out.stderr));
+}

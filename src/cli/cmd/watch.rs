@@ -94,19 +94,18 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
             ));
         }
     }
-    // the migrated nodes, when the Ironic database is known
+    // the migrated nodes: the run's, of either path, where runs are kept (the Ironic database when
+    // given, else the state directory's API runs), as `verify` finds them
     let mut migrated: HashSet<String> = HashSet::new();
     let settings = global.settings()?;
-    if let Some(t) = &settings.ironic_db {
-        let db = crate::core::ironic::target::connect(&t.value).await?;
-        let runs = crate::core::migrate::run_record::runs(&db).await?;
-        db.close().await;
-        match crate::core::migrate::rollback::pick_run(runs, args.run.as_deref()) {
-            Ok(run) => migrated = run.written.iter().map(|w| w.uuid.to_ascii_lowercase()).collect(),
-            // a run the operator named must exist; without --run, no run yet is fine
-            Err(e) if args.run.is_some() => return Err(Failure::usage(e.to_string())),
-            Err(_) => {}
-        }
+    let store = crate::core::migrate::steps::run_store(&settings, global.state_dir()).await?;
+    let found = crate::core::migrate::steps::find_run(&store, args.run.as_deref()).await;
+    store.close().await;
+    match found {
+        Ok(f) => migrated = f.run.written.iter().map(|w| w.uuid.to_ascii_lowercase()).collect(),
+        // a run the operator named must exist; without --run, no run yet is fine
+        Err(e) if args.run.is_some() => return Err(Failure::usage(e.to_string())),
+        Err(_) => {}
     }
     tracing::info!(logs = ?logs.iter().map(|l| l.path.display().to_string()).collect::<Vec<_>>(), migrated = migrated.len(), "watch started");
 
