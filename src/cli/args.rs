@@ -89,6 +89,16 @@ impl GlobalArgs {
         Ok(settings.api_target(self.os_cloud.as_deref(), &env)?)
     }
 
+    /// The audit log's directory, when given ([`settings::log_dir`]).
+    pub fn log_dir(&self) -> Option<PathBuf> {
+        settings::log_dir(self.log_dir.clone(), &env)
+    }
+
+    /// The Keystone cloud named for the Ironic API ([`settings::os_cloud`]).
+    pub fn os_cloud(&self) -> Option<String> {
+        settings::os_cloud(self.os_cloud.as_deref(), &env)
+    }
+
     /// Where API runs are kept without an Ironic database ([`settings::state_dir`]).
     pub fn state_dir(&self) -> PathBuf {
         settings::state_dir(self.state_dir.clone(), &env)
@@ -322,12 +332,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 /// The directory of the audit log, as the wizard shows it.
 pub(crate) fn audit_dir(global: &GlobalArgs) -> Option<String> {
-    global
-        .log_dir
-        .clone()
-        .or_else(|| std::env::var_os(audit::ENV_LOG_DIR).map(PathBuf::from))
-        .or_else(audit::default_dir)
-        .map(|d| d.display().to_string())
+    global.log_dir().or_else(audit::default_dir).map(|d| d.display().to_string())
 }
 
 /// The wizard's fields, prefilled from flags, environment and config files.

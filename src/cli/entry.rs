@@ -2,7 +2,6 @@
 //! (parse, start the audit log, run, map the outcome to an exit code) and the dispatch to the
 //! commands in `cmd/`. Nothing in `cmd/` imports it.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -85,7 +84,7 @@ pub fn main() -> ExitCode {
         Some(Command::Inventory(a)) => !a.json && crate::tui::have_terminal(),
         _ => false,
     };
-    let log_dir = cli.global.log_dir.clone().or_else(|| std::env::var_os(audit::ENV_LOG_DIR).map(PathBuf::from));
+    let log_dir = cli.global.log_dir();
     // the proxy is a service: its access log goes to stderr too (the journal)
     let to_stderr = !runs_tui && (cli.global.verbose > 0 || matches!(cli.command, Some(Command::Proxy(_))));
     let log = audit::init(log_dir.as_deref(), to_stderr, cli.global.verbose);

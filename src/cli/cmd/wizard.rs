@@ -44,7 +44,7 @@ pub async fn run(global: &GlobalArgs, args: WizardArgs) -> Result<(), Failure> {
     let mut pre = prefill(&settings, &args.plan);
     // --os-cloud / OS_CLOUD: the Ironic API through Keystone (the field takes a cloud name)
     if pre.ironic_url.is_none() {
-        pre.ironic_url = global.os_cloud.clone().or_else(|| std::env::var("OS_CLOUD").ok()).filter(|c| !c.is_empty());
+        pre.ironic_url = global.os_cloud();
     }
     let mut app = crate::tui::App::new(mode, pre, opts, resolutions);
     app.audit_log = audit_dir(global);

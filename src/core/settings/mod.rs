@@ -302,10 +302,39 @@ pub fn state_dir(flag: Option<PathBuf>, env: &dyn Fn(&str) -> Option<String>) ->
         .unwrap_or_else(|| PathBuf::from("bm2ironic-runs"))
 }
 
+/// The audit log's directory as given: `flag` (`--log-dir`) > `BM2IRONIC_LOG_DIR`; None leaves it to
+/// the audit log's default ([`crate::audit::default_dir`]).
+pub fn log_dir(flag: Option<PathBuf>, env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    flag.or_else(|| env(crate::audit::ENV_LOG_DIR).map(PathBuf::from))
+}
+
+/// The Keystone cloud named for the Ironic API: `flag` (`--os-cloud`) > `OS_CLOUD`; a blank one is none.
+pub fn os_cloud(flag: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    flag.map(str::to_string).or_else(|| env("OS_CLOUD")).filter(|c| !c.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use conf_file::tests::NOVA_CONF;
+
+    #[test]
+    fn the_log_dir_and_the_cloud_flag_over_environment() {
+        let env = |k: &str| match k {
+            "BM2IRONIC_LOG_DIR" => Some("/from/env".to_string()),
+            "OS_CLOUD" => Some("envcloud".to_string()),
+            _ => None,
+        };
+        let none = |_: &str| None;
+        let blank = |k: &str| (k == "OS_CLOUD").then(String::new);
+        assert_eq!(log_dir(Some("/flag".into()), &env), Some(PathBuf::from("/flag")));
+        assert_eq!(log_dir(None, &env), Some(PathBuf::from("/from/env")));
+        assert_eq!(log_dir(None, &none), None);
+        assert_eq!(os_cloud(Some("flagcloud"), &env).as_deref(), Some("flagcloud"));
+        assert_eq!(os_cloud(None, &env).as_deref(), Some("envcloud"));
+        assert_eq!(os_cloud(None, &blank), None, "OS_CLOUD= (unset in a shell script) names no cloud");
+        assert_eq!(os_cloud(Some(""), &env), None);
+    }
 
     #[test]
     fn flavors_are_in_nova_api_when_given_else_in_nova() {
