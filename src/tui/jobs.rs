@@ -35,6 +35,8 @@ pub struct Connections {
     pub nova_db: String,
     pub nova_api_db: String,
     pub ironic_api: String,
+    /// `--state-dir` (where API runs are kept without an Ironic database); None: the default
+    pub state_dir: Option<PathBuf>,
 }
 
 impl Connections {
@@ -78,9 +80,12 @@ fn api_target(value: &str) -> Result<ApiTarget, JobError> {
     Ok(settings::api_target_of_field(value, &env)?)
 }
 
-/// Where API runs are kept when the wizard has no Ironic database (as the CLI's default).
-fn state_dir() -> PathBuf {
-    settings::state_dir(None, &env)
+impl Connections {
+    /// Where API runs are kept when the wizard has no Ironic database: `--state-dir`, else the
+    /// CLI's default, resolved as for every face.
+    fn state_dir(&self) -> PathBuf {
+        settings::state_dir(self.state_dir.clone(), &env)
+    }
 }
 
 async fn test_api(value: &str) -> Result<String, JobError> {
@@ -164,7 +169,7 @@ pub async fn load_api(
     let r = async {
         let settings = connections.settings()?;
         let target = api_target(&connections.ironic_api)?;
-        let t = ApiLoadTarget::open(&target, &settings, state_dir()).await?;
+        let t = ApiLoadTarget::open(&target, &settings, connections.state_dir()).await?;
         if let Some(w) = &t.scope_warning {
             let _ = tx.send(Msg::Warning(w.clone()));
         }
@@ -255,7 +260,7 @@ pub async fn verify(connections: Connections, inventory: Arc<Inventory>, run_id:
     let r = async {
         let settings = connections.settings()?;
         let target = api_target(&connections.ironic_api)?;
-        let v = steps::verify(&settings, Some(&run_id), &target, state_dir(), Some(inventory)).await?;
+        let v = steps::verify(&settings, Some(&run_id), &target, connections.state_dir(), Some(inventory)).await?;
         if v.report.differences.is_empty() {
             Ok(format!("{} nodes, {} ports: no differences", v.report.nodes_checked, v.report.ports_checked))
         } else {
@@ -290,9 +295,17 @@ pub async fn takeover(
                 }
             }
         });
-        let r =
-            steps::check_takeover_of(&settings, state_dir(), &run_id, &target, TAKEOVER_TIMEOUT, &logs, &etx, &cancel)
-                .await;
+        let r = steps::check_takeover_of(
+            &settings,
+            connections.state_dir(),
+            &run_id,
+            &target,
+            TAKEOVER_TIMEOUT,
+            &logs,
+            &etx,
+            &cancel,
+        )
+        .await;
         drop(etx);
         let _ = fwd.await;
         Ok(r?)

@@ -301,6 +301,11 @@ impl<B: Backend> Runner<B> {
         });
     }
 
+    /// The form's connections, with where API runs are kept (`--state-dir`).
+    pub fn connections(&self) -> jobs::Connections {
+        jobs::Connections { state_dir: self.app.state_dir.clone(), ..self.app.connections.connections() }
+    }
+
     fn flavor_target(&self) -> Option<crate::core::migrate::flavors::FlavorTarget> {
         let kind = self.app.session.prepared.as_ref().map(|p| p.target.schema.kind).unwrap_or(TargetKind::Modern);
         self.app.connections.flavor_target(kind)
@@ -316,12 +321,7 @@ impl<B: Backend> Runner<B> {
             Effect::Prepare => {
                 let s = &self.app.session;
                 let read_only = s.mode == Mode::ReadOnly;
-                let job = jobs::prepare(
-                    self.app.connections.connections(),
-                    s.plan_options.clone(),
-                    s.resolutions.clone(),
-                    read_only,
-                );
+                let job = jobs::prepare(self.connections(), s.plan_options.clone(), s.resolutions.clone(), read_only);
                 self.spawn(job);
             }
             Effect::StartLoad { rehearse } => {
@@ -338,7 +338,7 @@ impl<B: Backend> Runner<B> {
                 if self.app.confirm.via_api && !rehearse {
                     let opts = self.app.connections.plan_options(&self.app.session.plan_options);
                     let job = jobs::load_api(
-                        self.app.connections.connections(),
+                        self.connections(),
                         opts,
                         self.app.session.resolutions.clone(),
                         cancel,
@@ -420,7 +420,7 @@ impl<B: Backend> Runner<B> {
                     return;
                 };
                 let run_id = summary.run_id.clone();
-                self.spawn(jobs::verify(self.app.connections.connections(), prepared.inventory.clone(), run_id));
+                self.spawn(jobs::verify(self.connections(), prepared.inventory.clone(), run_id));
             }
             Effect::CheckTakeover => {
                 let Some(Ok(summary)) = &self.app.progress.finished else {
@@ -428,7 +428,7 @@ impl<B: Backend> Runner<B> {
                 };
                 let logs = self.ctx.logs.iter().map(|(n, p)| WatchedLog { name: n.clone(), path: p.clone() }).collect();
                 let job = jobs::takeover(
-                    self.app.connections.connections(),
+                    self.connections(),
                     summary.run_id.clone(),
                     logs,
                     self.tx.clone(),

@@ -472,6 +472,7 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
         nova_db: env.nova.reader_url.clone(),
         nova_api_db: String::new(),
         ironic_api: env.ironic.base.clone(),
+        state_dir: None,
     };
     let file = |f: &str| format!("file://{}", env.files.join(f).display());
     let opts = PlanOptions {

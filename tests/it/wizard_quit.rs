@@ -68,3 +68,36 @@ async fn quit_with_nothing_running_is_a_plain_quit() {
     assert!(r.app.status.quit, "nothing to lose: ^C quits at once");
     assert_eq!(r.ending().await, Ending::Quit);
 }
+
+/// The wizard's jobs look for API runs in the state directory the wizard was given (`--state-dir`,
+/// kept in `App::state_dir`), as the CLI does: an API run kept there is found (and its verification
+/// then asks for the Ironic API, which is not given here). They looked in the default directory,
+/// whatever `--state-dir` said.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_wizards_jobs_find_api_runs_in_the_given_state_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sb = sandbox::build(&tmp.path().join("sb")).await.unwrap();
+    let state = tmp.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    let run = serde_json::json!({
+        "id": "api-run-7", "started_at": "2026-12-03T10:00:00", "finished_at": null,
+        "status": "api-committed", "plan_checksum": "c", "source": "s", "target_kind": "modern", "written": []
+    });
+    let file = state.join("api-run-7.json");
+    std::fs::write(&file, run.to_string()).unwrap();
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let mut app = App::new(Mode::Live, sb.prefill(), sb.plan_options(), Default::default());
+    app.state_dir = Some(state.clone());
+    let r = Runner::new(app, Terminal::new(TestBackend::new(120, 40)).unwrap(), Theme { color: true }, sb.context());
+    // the connections as the runtime hands them to a job, without the Ironic database
+    let mut c = r.connections();
+    c.ironic_db.clear();
+    let inv = std::sync::Arc::new(Default::default());
+    match bm2ironic::tui::jobs::verify(c, inv, "api-run-7".into()).await {
+        bm2ironic::tui::msg::Msg::Verified(Err(e), _) => {
+            let e = e.to_string();
+            assert!(e.contains("needs the Ironic API") && !e.contains("no run"), "the run was not found: {e}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

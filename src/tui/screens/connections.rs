@@ -160,6 +160,7 @@ impl ConnectionsForm {
             nova_db: self.value(Field::NovaDb).into(),
             nova_api_db: self.value(Field::NovaApiDb).into(),
             ironic_api: self.value(Field::IronicApi).into(),
+            state_dir: None,
         }
     }
 
