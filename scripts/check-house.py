@@ -212,6 +212,15 @@ def main():
             findings.append(f"{r}: names crate::cli (the core and the wizard never reach up into the CLI)")
         if r.startswith("src/core/") and not r.startswith("src/core/db/") and "Backend::" in text:
             findings.append(f"{r}: names Backend:: (only src/core/db/ knows the backends)")
+        # settings are resolved once, in core/settings: a face (cli/, tui/) that reads an OS_* or
+        # BM2IRONIC_* variable itself skips resolve's checks and drifts from the other face (test
+        # hooks, BM2IRONIC_TEST_*, are not settings)
+        if r.startswith("src/cli/") or r.startswith("src/tui/"):
+            for var in re.findall(r'env::var(?:_os)?\(\s*"((?:OS_|BM2IRONIC_)[A-Z0-9_]*)"', text):
+                if not var.startswith("BM2IRONIC_TEST_"):
+                    findings.append(f"{r}: reads {var} itself (settings are resolved in src/core/settings/)")
+            if re.search(r"ConnectionSettings\s*\{", text):
+                findings.append(f"{r}: builds ConnectionSettings by hand (resolve it in src/core/settings/)")
     arch = open(os.path.join(ROOT, "docs", "architecture.md"), encoding="utf-8").read()
     for m in sorted(set(re.findall(r"`((?:src|tests|scripts|docs|assets)/[A-Za-z0-9_./-]+?)/?`", arch))):
         if "*" in m or "<" in m:

@@ -11,6 +11,7 @@ use crate::core::migrate::load_sql::LoadError;
 use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::rollback::RollbackError;
 use crate::core::migrate::steps::StepError;
+use crate::core::settings::SettingsError;
 
 /// Why the wizard could not run (its terminal, not the migration: those are shown on its screens).
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +31,8 @@ pub enum WizardError {
 pub enum JobError {
     #[error(transparent)]
     Url(#[from] UrlError),
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
     #[error(transparent)]
     Db(#[from] DbError),
     #[error(transparent)]

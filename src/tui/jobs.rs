@@ -24,7 +24,7 @@ use crate::core::migrate::load_api::ApiLoadOptions;
 use crate::core::migrate::plan::{Plan, PlanOptions};
 use crate::core::migrate::prepare::{self, Prepared};
 use crate::core::migrate::steps::{self, ApiLoadTarget};
-use crate::core::settings::{self, ConnectionSettings, Origin, Setting};
+use crate::core::settings::{self, ConnectionFlags, ConnectionSettings};
 use crate::core::source::model::Inventory;
 
 /// The connection values of the form, as typed (empty: not given).
@@ -40,25 +40,23 @@ pub struct Connections {
 }
 
 impl Connections {
+    /// The form's values (what the flags, the environment and the config files prefilled, as
+    /// edited), resolved as every face's are: the same URL checks, the same origins. An empty field
+    /// is not given; an Ironic API value without `://` is a cloud name (see [`api_target`]).
     pub fn settings(&self) -> Result<ConnectionSettings, JobError> {
-        let db = |v: &str| -> Result<Option<Setting<DbUrl>>, JobError> {
-            if v.is_empty() {
-                return Ok(None);
-            }
-            Ok(Some(Setting { value: DbUrl::parse(v)?, origin: Origin::Flag }))
-        };
-        let api = &self.ironic_api;
-        Ok(ConnectionSettings {
-            nova_bm_db: db(&self.nova_bm_db)?,
-            ironic_db: db(&self.ironic_db)?,
-            nova_db: db(&self.nova_db)?,
-            nova_api_db: db(&self.nova_api_db)?,
-            ironic_url: api.contains("://").then(|| Setting { value: api.to_string(), origin: Origin::Flag }),
-            nova_conf: None,
-            ironic_conf: None,
+        let given = |v: &str| (!v.trim().is_empty()).then(|| v.to_string());
+        let api = self.ironic_api.trim();
+        let flags = ConnectionFlags {
+            nova_bm_db: given(&self.nova_bm_db),
+            ironic_db: given(&self.ironic_db),
+            nova_db: given(&self.nova_db),
+            nova_api_db: given(&self.nova_api_db),
+            ironic_url: api.contains("://").then(|| api.to_string()),
             // the TFTP trees come with the plan options (the command line's `--tftp-root`)
-            tftp_roots: Vec::new(),
-        })
+            ..Default::default()
+        };
+        // the environment was read into the form already: not again
+        Ok(ConnectionSettings::resolve(&flags, &|_| None)?)
     }
 }
 
@@ -312,4 +310,30 @@ pub async fn takeover(
     }
     .await;
     Msg::TakeoverDone(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The form resolves through `settings::resolve`, with its checks: an Ironic API "URL" that is not
+    /// http(s) is refused as on the command line (it went through as a URL before), a cloud name is
+    /// left to Keystone, a blank field is not given, a malformed database URL is named.
+    #[test]
+    fn the_form_is_resolved_as_the_command_line_is() {
+        let form = |api: &str, bm: &str| Connections {
+            nova_bm_db: bm.into(),
+            ironic_api: api.into(),
+            nova_db: "  ".into(),
+            ..Default::default()
+        };
+        let e = form("ftp://ironic:6385", "sqlite:///tmp/x.sqlite").settings().unwrap_err().to_string();
+        assert!(e.contains("not an http(s) URL"), "{e}");
+        let s = form("mycloud", "sqlite:///tmp/x.sqlite").settings().unwrap();
+        assert!(s.ironic_url.is_none() && s.nova_db.is_none() && s.nova_bm_db.is_some());
+        let s = form(" http://ironic:6385 ", "").settings().unwrap();
+        assert_eq!(s.ironic_url.map(|u| u.value).as_deref(), Some("http://ironic:6385"));
+        let e = form("", "mysql://u:secret@h:99999/db").settings().unwrap_err().to_string();
+        assert!(!e.contains("secret"), "{e}");
+    }
 }
