@@ -19,7 +19,7 @@ use bm2ironic::core::db::url::DbUrl;
 use bm2ironic::core::db::{Access, Db};
 use bm2ironic::core::demo::fixture::{self, Fixture};
 use bm2ironic::core::ironic::target::{TargetKind, TargetSchema, TargetState};
-use bm2ironic::core::migrate::load::{LoadEvent, NodeStatus};
+use bm2ironic::core::migrate::events::{LoadEvent, NodeStatus};
 use bm2ironic::core::migrate::plan::{self, PlanOptions};
 use bm2ironic::core::migrate::prepare::Prepared;
 use bm2ironic::core::source::model::Inventory;

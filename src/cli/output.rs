@@ -11,7 +11,7 @@ use super::{Failure, GlobalArgs, MigrateArgs};
 use crate::core::db::url::{redact_url, DbUrl};
 use crate::core::migrate::conflict::{Action, Conflict, ConflictCode, Subject};
 use crate::core::migrate::consequences::{consequence, fix, Consequence};
-use crate::core::migrate::load::LoadSummary;
+use crate::core::migrate::events::LoadSummary;
 use crate::core::migrate::plan::{NodePlan, Plan};
 use crate::core::migrate::prepare::Prepared;
 use crate::core::migrate::report::{self, Outcome, Report, ReportInput, Who};

@@ -16,7 +16,7 @@ use super::screens::inventory::Inventory;
 use super::screens::summary::{Summary, TakeoverView};
 use super::screens::{Ctx, DrawCtx, Out, Page};
 use super::theme::Theme;
-use super::views::{Logs, Progress};
+use super::work::{Logs, Progress};
 use crate::core::migrate::conflict::{ConflictCode, Resolutions};
 use crate::core::migrate::plan::{Plan, PlanOptions};
 use crate::core::migrate::timing::Phases;

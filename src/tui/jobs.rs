@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::error::JobError;
 use super::field::{Field, FieldKind};
 use super::msg::Msg;
-use super::views::FlavorView;
+use super::work::FlavorView;
 use crate::core::db::url::DbUrl;
 use crate::core::db::{Access, Db};
 use crate::core::ironic::api::{self as ironic_api, ApiError, ApiTarget};

@@ -2,7 +2,7 @@
 //! no migration logic of its own. `app` routes between the `screens` (one file each: state, keys,
 //! draw, tests) and holds the `session` they share; `keys` is the binding tables' machinery,
 //! `chrome` and `theme` what every screen shares, `view` composes a frame; `msg` holds the
-//! messages and effects, `field` the connection form's fields, `views` the state the background
+//! messages and effects, `field` the connection form's fields, `work` the state the background
 //! work feeds (progress, logs, flavors); `jobs` is the background work and `runtime` the runtime that
 //! spawns it and runs the wizard; `terminal` owns the terminal: raw mode, alternate screen, and
 //! restoring it on every exit path (Drop guard, panic hook, SIGTERM/SIGHUP). This file only
@@ -24,9 +24,9 @@ pub mod session;
 pub mod terminal;
 pub mod theme;
 pub mod view;
-pub mod views;
 #[cfg(test)]
 mod walk;
+pub mod work;
 
 pub use app::{App, Prefill};
 pub use error::{JobError, WizardError};

@@ -10,10 +10,10 @@ use ratatui::crossterm::event::KeyEvent;
 
 use super::error::JobError;
 use super::field::Field;
-use super::views::FlavorView;
+use super::work::FlavorView;
 use crate::core::ironic::verdict::{TakeoverEvent, TakeoverOutcome};
 use crate::core::logs::follow::LogLine;
-use crate::core::migrate::load::{LoadEvent, LoadSummary};
+use crate::core::migrate::events::{LoadEvent, LoadSummary};
 use crate::core::migrate::prepare::Prepared;
 
 /// What the runtime must do for `update`.

@@ -9,7 +9,7 @@ use super::app::{App, Msg, Prefill, Screen};
 use super::keys::Row;
 use super::screens::fixture;
 use super::session::Mode;
-use super::views::{FlavorView, Progress};
+use super::work::{FlavorView, Progress};
 use crate::core::logs::follow::{LogLevel, LogLine};
 
 fn app(mode: Mode, screen: Screen) -> App {

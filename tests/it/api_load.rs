@@ -455,7 +455,7 @@ async fn sigkill_at_several_points_then_rerun_ends_like_an_uninterrupted_run() {
 async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
     use bm2ironic::core::ironic::verdict::{TakeoverEvent, TakeoverState};
     use bm2ironic::core::migrate::conflict::Resolutions;
-    use bm2ironic::core::migrate::load::{LoadEvent, NodeStatus};
+    use bm2ironic::core::migrate::events::{LoadEvent, NodeStatus};
     use bm2ironic::core::migrate::plan::PlanOptions;
     use bm2ironic::tui::app::Msg;
     use bm2ironic::tui::jobs;

@@ -444,7 +444,7 @@ async fn render_screenshots() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn progress_shows_queued_writing_done_and_failed() {
-    use bm2ironic::core::migrate::load::{LoadEvent, NodeStatus};
+    use bm2ironic::core::migrate::events::{LoadEvent, NodeStatus};
     use bm2ironic::tui::app::Msg;
     let (mut r, _sb, _tmp) = runner(Mode::Rehearsal, 120, 40).await;
     r.key(KeyCode::Enter, NONE);

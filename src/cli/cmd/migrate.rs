@@ -15,7 +15,7 @@ use crate::cli::output::{
     check_report_path, confirm, note, note_inline, print, print_blocking, print_counts, print_json, verify_for_report,
     write_report, ReportFallback,
 };
-use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
+use crate::core::migrate::events::{LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::report::Outcome;
 use crate::core::migrate::steps;
 use crate::core::migrate::timing::{human_ms, human_rate, ms, Phases, Throughput};

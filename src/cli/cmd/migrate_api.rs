@@ -14,7 +14,7 @@ use crate::cli::output::{
     confirm, note, note_inline, print, print_blocking, print_counts, print_json, verify_for_report, write_report,
     ReportFallback,
 };
-use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
+use crate::core::migrate::events::{LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::load_api::prepare::PreparedApi;
 use crate::core::migrate::load_api::ApiLoadOptions;
 use crate::core::migrate::report::Outcome;

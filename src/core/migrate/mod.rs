@@ -4,9 +4,9 @@
 pub mod conflict;
 pub mod consequences;
 mod counters;
+pub mod events;
 pub mod flavors;
 pub mod hosts;
-pub mod load;
 pub mod load_api;
 pub mod load_sql;
 pub mod next_steps;

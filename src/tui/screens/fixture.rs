@@ -14,7 +14,7 @@ use crate::core::migrate::prepare::Prepared;
 use crate::core::source::model::Inventory;
 use crate::tui::session::{Mode, Session};
 use crate::tui::theme::Theme;
-use crate::tui::views::{Logs, Progress};
+use crate::tui::work::{Logs, Progress};
 
 pub fn options() -> PlanOptions {
     PlanOptions {

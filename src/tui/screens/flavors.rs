@@ -1,7 +1,7 @@
 //! Step 4, flavors: the change the baremetal flavors need to schedule onto Ironic nodes, in the Nova
 //! API database (modern Nova) or the Nova database (Juno/Kilo) (LIVE may apply it before the load; a
 //! rehearsal only shows it). The planned change, `FlavorView` (a job's message), is in
-//! `tui/views.rs`.
+//! `tui/work.rs`.
 
 use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::Rect;
@@ -14,7 +14,7 @@ use crate::tui::chrome::{clip, spinner};
 use crate::tui::keys::{ch, code, Bar, Binding};
 use crate::tui::msg::Effect;
 use crate::tui::session::Mode;
-use crate::tui::views::FlavorView;
+use crate::tui::work::FlavorView;
 
 #[derive(Debug, Clone, Default)]
 pub struct Flavors {

@@ -1,7 +1,7 @@
 //! The logs: the followed Ironic conductor and nova-compute logs (the takeover), with their error
 //! records one key away. Also drawn as a pane beside the progress. Error records are also kept
 //! apart (pinned), with the node uuids they name, so they never scroll away. The state, `Logs`, is
-//! in `tui/views.rs` (the progress and the summary read it too); this file holds its keys and its
+//! in `tui/work.rs` (the progress and the summary read it too); this file holds its keys and its
 //! drawing.
 
 use ratatui::crossterm::event::KeyCode;
@@ -15,7 +15,7 @@ use super::{Ctx, DrawCtx, Out, Page};
 use crate::tui::chrome::clip;
 use crate::tui::keys::{ch, code, Bar, Binding};
 use crate::tui::theme::Theme;
-use crate::tui::views::{Level, LogLine, Logs};
+use crate::tui::work::{Level, LogLine, Logs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Act {

@@ -3,7 +3,7 @@
 //! its own state and returns what else must happen as [`Out`]), its `draw` (from its state and a
 //! read-only [`DrawCtx`], the same signature on every screen), and its tests. `page.rs` holds what
 //! they share (the [`Page`] trait, [`Screen`], [`Out`], [`Ctx`], [`DrawCtx`]); the state that
-//! several screens read (the load's progress, the followed logs) is in `tui/views.rs`.
+//! several screens read (the load's progress, the followed logs) is in `tui/work.rs`.
 
 pub mod confirm;
 pub mod conflicts;

@@ -12,7 +12,7 @@ use crate::tui::keys::{self, Binding, Row};
 use crate::tui::msg::Effect;
 use crate::tui::session::Session;
 use crate::tui::theme::Theme;
-use crate::tui::views::{Logs, Progress};
+use crate::tui::work::{Logs, Progress};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {

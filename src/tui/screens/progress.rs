@@ -1,7 +1,7 @@
 //! Step 6, the migration: every node queued, writing, done or failed; nodes/s over a moving window,
 //! its sparkline, the time left; beside it (wide terminals) the takeover logs, their error records
 //! pinned above them (`e` shows them; the nodes they name are marked in the list). The state,
-//! `Progress`, is in `tui/views.rs` (the summary and the run report read it too); this file holds
+//! `Progress`, is in `tui/work.rs` (the summary and the run report read it too); this file holds
 //! its keys and its drawing.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
@@ -16,8 +16,8 @@ use crate::tui::chrome::{short_uuid, spinner, wrap_words};
 use crate::tui::keys::{ch, code, Bar, Binding};
 use crate::tui::msg::Effect;
 use crate::tui::theme::Theme;
-use crate::tui::views::Logs;
-pub use crate::tui::views::{NodeProgress, Progress, RowStatus};
+use crate::tui::work::Logs;
+pub use crate::tui::work::{NodeProgress, Progress, RowStatus};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Act {
@@ -243,7 +243,7 @@ impl Page for Progress {
 #[cfg(test)]
 mod api_tests {
     use super::*;
-    use crate::core::migrate::load::{LoadEvent, NodeStatus};
+    use crate::core::migrate::events::{LoadEvent, NodeStatus};
 
     #[test]
     fn api_states_show_per_node() {
@@ -267,10 +267,10 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    use crate::core::migrate::load::{LoadEvent, NodeStatus};
+    use crate::core::migrate::events::{LoadEvent, NodeStatus};
     use crate::tui::screens::fixture;
     use crate::tui::session::Mode;
-    use crate::tui::views::Level;
+    use crate::tui::work::Level;
 
     #[test]
     fn queued_writing_done_failed() {

@@ -16,7 +16,7 @@ use crate::tui::chrome::{clip, short_uuid, wrap_words};
 use crate::tui::keys::{ch, code, Bar, Binding};
 use crate::tui::msg::Effect;
 use crate::tui::theme::Theme;
-use crate::tui::views::{Logs, Progress};
+use crate::tui::work::{Logs, Progress};
 use ratatui::crossterm::event::KeyCode;
 
 #[derive(Debug, Clone, Default)]

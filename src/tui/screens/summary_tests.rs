@@ -1,7 +1,7 @@
 //! The summary screen's tests (beside it: the screen is near the 600-line bound).
 
 use super::*;
-use crate::core::migrate::load::LoadSummary;
+use crate::core::migrate::events::LoadSummary;
 use crate::core::migrate::timing::Phases;
 use crate::tui::screens::fixture;
 use crate::tui::session::Mode;
@@ -38,10 +38,10 @@ fn snapshot() {
         started_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 0).unwrap(),
         finished_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 2).unwrap(),
     }));
-    p.nodes.push_back(crate::tui::views::NodeProgress {
+    p.nodes.push_back(crate::tui::work::NodeProgress {
         nova_bm_id: 7,
         uuid: "aaaaaaaa-0000-4000-8000-000000000007".into(),
-        status: crate::tui::views::RowStatus::Done,
+        status: crate::tui::work::RowStatus::Done,
     });
     let sum = Summary {
         verify: Some(Ok("35 nodes, 58 ports: no differences".into())),
@@ -54,7 +54,7 @@ fn snapshot() {
     let mut logs = Logs::default();
     let line = |text: &str| crate::core::logs::follow::LogLine {
         source: "ironic".into(),
-        level: crate::tui::views::Level::Error,
+        level: crate::tui::work::Level::Error,
         text: text.into(),
         starts_record: true,
     };
@@ -247,17 +247,17 @@ fn a_long_takeover_error_wraps_under_its_node() {
     );
     let line = |text: String| crate::core::logs::follow::LogLine {
         source: "ironic".into(),
-        level: crate::tui::views::Level::Error,
+        level: crate::tui::work::Level::Error,
         text,
         starts_record: true,
     };
     let mut logs = Logs::default();
     logs.push(vec![line(format!("2024-01-01 12:00:01.000 42 ERROR ironic.conductor.manager [req-1] {why}"))]);
     let mut p = finished(false);
-    p.nodes.push_back(crate::tui::views::NodeProgress {
+    p.nodes.push_back(crate::tui::work::NodeProgress {
         nova_bm_id: 7,
         uuid: uuid.into(),
-        status: crate::tui::views::RowStatus::Done,
+        status: crate::tui::work::RowStatus::Done,
     });
     let s = fixture::session(Mode::Live);
     let sum = Summary::default();

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::core::ironic::api::nodes::StateIds;
 use crate::core::ironic::api::{nodes, IronicApi};
 use crate::core::ironic::marker;
-use crate::core::migrate::load::{now, send_skipped, LoadEvent, LoadSummary, NodeStatus};
+use crate::core::migrate::events::{now, send_skipped, LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::plan::{NodePlan, Plan, Rows};
 use crate::core::migrate::run_record::{written, ApiProgress, RunRecord};
 use crate::core::migrate::run_status::RunStatus;

@@ -18,7 +18,7 @@ use super::watch::Watch;
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
 use crate::core::ironic::marker;
 use crate::core::ironic::target::TargetKind;
-use crate::core::migrate::load::LoadEvent;
+use crate::core::migrate::events::LoadEvent;
 use crate::core::migrate::plan::{IronicNode, NodePlan, Rows};
 
 /// Where a node ended this time.

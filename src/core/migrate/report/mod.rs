@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::conflict::{Conflict, Subject};
 use super::consequences::consequence;
-use super::load::LoadSummary;
+use super::events::LoadSummary;
 use super::plan::{NodeAction, NodePlan, Plan};
 use super::timing::{human_ms, Phases};
 use crate::core::db::url::redact_url;

@@ -15,7 +15,7 @@ use crate::core::db::Db;
 use crate::core::ironic::api::{self, nodes, ApiTarget, IronicApi};
 use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::conflict::Resolutions;
-use crate::core::migrate::load::{LoadEvent, LoadSummary};
+use crate::core::migrate::events::{LoadEvent, LoadSummary};
 use crate::core::migrate::load_api::prepare::{prepare_api, PreparedApi};
 use crate::core::migrate::load_api::record::RunStore;
 use crate::core::migrate::load_api::{self, ApiLoadOptions, ApiLoadRequest};

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 pub use crate::core::logs::follow::{LogLevel as Level, LogLine};
 use crate::core::logs::watch::node_uuids;
+use crate::core::migrate::events::{LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::flavors::SpecChange;
-use crate::core::migrate::load::{LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::load_sql::BATCH;
 use crate::core::migrate::plan::Plan;
 use crate::core::migrate::timing::{human_ms, Throughput};
