@@ -12,7 +12,7 @@ use super::keys::{Binding, Row};
 use super::screens::confirm::Confirm;
 use super::screens::conflicts::Conflicts;
 use super::screens::flavors::Flavors;
-use super::screens::inventory::Inventory;
+use super::screens::inventory::InventoryScreen;
 use super::screens::summary::{Summary, TakeoverView};
 use super::screens::{Ctx, DrawCtx, Out, Page};
 use super::theme::Theme;
@@ -59,7 +59,7 @@ pub struct App {
     pub screen: Screen,
     pub session: Session,
     pub connections: ConnectionsForm,
-    pub inventory: Inventory,
+    pub inventory: InventoryScreen,
     pub conflicts: Conflicts,
     pub flavors: Flavors,
     pub confirm: Confirm,
@@ -103,7 +103,7 @@ impl App {
             screen: Screen::Connections,
             connections: ConnectionsForm::new(mode, prefill.into(), &plan_options),
             session: Session::new(mode, plan_options, resolutions),
-            inventory: Inventory::default(),
+            inventory: InventoryScreen::default(),
             conflicts: Conflicts::default(),
             flavors: Flavors::default(),
             confirm: Confirm::default(),

@@ -26,7 +26,7 @@ pub enum SortKey {
 }
 
 #[derive(Debug, Clone)]
-pub struct Inventory {
+pub struct InventoryScreen {
     pub selected: usize,
     pub filter: Input,
     pub filtering: bool,
@@ -42,9 +42,9 @@ pub struct Inventory {
     detail_max: std::cell::Cell<u16>,
 }
 
-impl Default for Inventory {
+impl Default for InventoryScreen {
     fn default() -> Self {
-        Inventory {
+        InventoryScreen {
             selected: 0,
             filter: Input::default(),
             filtering: false,
@@ -141,7 +141,7 @@ static CLEAR: Binding<Act> =
     Binding { keys: &[(code(KeyCode::Esc), Act::ClearFilter)], label: "Esc", what: "clear", bar: Bar::Yes };
 static FILTERING: [&Binding<Act>; 3] = [&TYPE, &KEEP, &CLEAR];
 
-impl Inventory {
+impl InventoryScreen {
     /// Re-filters and re-sorts the rows (after a filter or sort key, or a new plan).
     pub fn refresh(&mut self, session: &Session) {
         let Some(p) = &session.prepared else {
@@ -378,7 +378,7 @@ fn render_chart(f: &mut Frame, area: Rect, theme: Theme, s: &InventorySummary) {
     f.render_widget(chart, area);
 }
 
-impl Page for Inventory {
+impl Page for InventoryScreen {
     type Act = Act;
 
     fn draw(&self, f: &mut Frame, area: Rect, cx: &DrawCtx) {

@@ -4,8 +4,8 @@ use super::*;
 use crate::tui::keys::Key;
 use crate::tui::screens::fixture;
 
-fn screen(s: &Session) -> Inventory {
-    let mut inv = Inventory::default();
+fn screen(s: &Session) -> InventoryScreen {
+    let mut inv = InventoryScreen::default();
     inv.refresh(s);
     inv
 }
