@@ -179,8 +179,14 @@ pub struct MigrateArgs {
     pub step_timeout: Duration,
 }
 
-/// Plan options, the operator's decisions, and `--object-version`.
-pub type Decided = (PlanOptions, Resolutions, Option<(String, String)>);
+/// What the plan flags decide.
+pub struct Decided {
+    pub options: PlanOptions,
+    /// the operator's decisions (`--resolutions`, `--resolve`)
+    pub resolutions: Resolutions,
+    /// `--object-version NODE,PORT`
+    pub object_version: Option<(String, String)>,
+}
 
 pub fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided, Failure> {
     // `--deploy-kernel "$UNSET"` must not become a node's deploy kernel
@@ -229,7 +235,7 @@ pub fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided
         tftp_roots: settings.tftp_roots.clone(),
         boots: Default::default(),
     };
-    Ok((opts, resolutions, object_version))
+    Ok(Decided { options: opts, resolutions, object_version })
 }
 
 /// `--via`: where a load writes.
@@ -259,7 +265,7 @@ pub async fn prepare_with_settings(
     args: &PlanArgs,
 ) -> Result<(Prepared, ConnectionSettings), Failure> {
     let settings = global.settings()?;
-    let (opts, resolutions, ov) = options(args, &settings)?;
+    let Decided { options: opts, resolutions, object_version: ov } = options(args, &settings)?;
     let prepared = prepare::prepare(&settings, &opts, &resolutions, ov.as_ref()).await?;
     if let Err(e) = refuse_unmatched(args, &resolutions, &prepared) {
         if let Some(db) = &prepared.target_db {
@@ -293,7 +299,7 @@ pub async fn prepare_api_from(
     args: &PlanArgs,
 ) -> Result<(PreparedApi, ApiLoadTarget, ConnectionSettings), Failure> {
     let settings = global.settings()?;
-    let (opts, resolutions, _) = options(args, &settings)?;
+    let Decided { options: opts, resolutions, .. } = options(args, &settings)?;
     let target = global.api_target(&settings)?;
     if !target.given() {
         return Err(StepError::NoApi { what: "--via api" }.into());

@@ -293,17 +293,9 @@ pub async fn takeover(
                 }
             }
         });
-        let r = steps::check_takeover_of(
-            &settings,
-            connections.state_dir(),
-            &run_id,
-            &target,
-            TAKEOVER_TIMEOUT,
-            &logs,
-            &etx,
-            &cancel,
-        )
-        .await;
+        let follow = steps::Follow { timeout: TAKEOVER_TIMEOUT, logs: &logs };
+        let r =
+            steps::check_takeover_of(&settings, connections.state_dir(), &run_id, &target, follow, &etx, &cancel).await;
         drop(etx);
         let _ = fwd.await;
         Ok(r?)

@@ -36,7 +36,7 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     let result = load(global, &args, &prepared, &target, &opts, &mut started, &cancel).await;
     target.close().await;
     let p = &prepared.prepared;
-    let (failure, loaded) = match result {
+    let Loaded { failure, summary: s, failed } = match result {
         Ok(done) => done,
         Err(e) => {
             let e = Failure { message: interrupt.explain(&e.message), ..e };
@@ -56,7 +56,6 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
             return Err(e);
         }
     };
-    let (s, failed) = loaded;
     let mut phases = Phases { load_ms: Some(s.load_ms), ..p.timings };
     let verify = match (&args.report, s.committed) {
         (Some(_), true) => {
@@ -86,9 +85,14 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     }
 }
 
-/// What a load through the API ended with: the failure to report (nodes failed, or interrupted)
-/// beside the summary and the failed nodes (uuid, Ironic's error) that the report names.
-type Loaded = (Option<Failure>, (LoadSummary, Vec<(String, String)>));
+/// What a load through the API ended with.
+struct Loaded {
+    /// the failure to report once the report is written (nodes failed, or the run interrupted)
+    failure: Option<Failure>,
+    summary: LoadSummary,
+    /// the nodes that failed (uuid, Ironic's error), which the report names
+    failed: Vec<(String, String)>,
+}
 
 async fn load(
     global: &GlobalArgs,
@@ -191,5 +195,5 @@ async fn load(
             ),
         })
     });
-    Ok((failure, (s, failed)))
+    Ok(Loaded { failure, summary: s, failed })
 }

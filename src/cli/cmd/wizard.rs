@@ -39,7 +39,7 @@ pub async fn run(global: &GlobalArgs, args: WizardArgs) -> Result<(), Failure> {
         return Err(no_terminal("the wizard"));
     }
     let settings = global.settings()?;
-    let (opts, resolutions, _) = options(&args.plan, &settings)?;
+    let crate::cli::args::Decided { options: opts, resolutions, .. } = options(&args.plan, &settings)?;
     let mode = if args.rehearse { crate::tui::Mode::Rehearsal } else { crate::tui::Mode::Live };
     let mut pre = prefill(&settings, &args.plan);
     // --os-cloud / OS_CLOUD: the Ironic API through Keystone (the field takes a cloud name)

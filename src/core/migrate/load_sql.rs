@@ -247,7 +247,7 @@ pub async fn load_db(
         let mut next = 0usize;
         // the first batch's rows; each next one is built while the server writes the one before
         let mut pending = Some(node_batch(plan, &to_write, req.schema, &ncols, &req.run_id, budget));
-        while let Some((count, built, rows)) = pending.take() {
+        while let Some(NodeBatch { count, built, rows }) = pending.take() {
             if cancel.is_cancelled() {
                 tx.rollback().await?;
                 tracing::warn!(run = %req.run_id, done, "load cancelled, rolled back");
@@ -545,9 +545,18 @@ fn rows_within(rows: &[Vec<Val>], ncols: usize, budget: usize) -> usize {
     rows.len()
 }
 
-/// The next batch of nodes: how many (at most `BATCH`, their rows within `budget` bytes and
-/// `BIND_LIMIT` values, at least one), their rows (built here), and the INSERT rows of their nodes.
-#[allow(clippy::type_complexity)]
+/// The next batch of nodes (see [`node_batch`]).
+struct NodeBatch<'p> {
+    /// how many of the nodes given it takes (at least one)
+    count: usize,
+    /// their rows, built here (a node the plan writes no rows for has none)
+    built: Vec<(&'p NodePlan, Rows)>,
+    /// the INSERT rows of their nodes
+    rows: Vec<Vec<Val>>,
+}
+
+/// The next batch of nodes: at most `BATCH`, their rows within `budget` bytes and `BIND_LIMIT`
+/// values, at least one.
 fn node_batch<'p>(
     plan: &Plan,
     nodes: &[&'p NodePlan],
@@ -555,24 +564,24 @@ fn node_batch<'p>(
     cols: &[&str],
     run_id: &str,
     budget: usize,
-) -> (usize, Vec<(&'p NodePlan, Rows)>, Vec<Vec<Val>>) {
+) -> NodeBatch<'p> {
     let max_rows = BATCH.min(BIND_LIMIT / cols.len().max(1));
     let (mut built, mut rows, mut bytes) = (Vec::new(), Vec::new(), 200usize);
     for (k, n) in nodes.iter().enumerate() {
         if k >= max_rows {
-            return (k, built, rows);
+            return NodeBatch { count: k, built, rows };
         }
         if let Some(r) = plan.rows(n) {
             let row = node_values(schema, cols, &r.node, run_id);
             bytes += statement_bytes(", ()", &row) + 3 * cols.len();
             if k > 0 && bytes > budget {
-                return (k, built, rows);
+                return NodeBatch { count: k, built, rows };
             }
             rows.push(row);
             built.push((*n, r));
         }
     }
-    (nodes.len(), built, rows)
+    NodeBatch { count: nodes.len(), built, rows }
 }
 
 /// After a multi-row INSERT failed: rolls back to the batch's savepoint and inserts the rows one by

@@ -127,7 +127,9 @@ pub async fn prepare(
     let (inventory, (target_db, target)) = tokio::try_join!(source, target)?;
 
     let nova = read_nova(settings, &inventory).await?;
-    Ok(finish(inventory, Some(target_db), target, nova, options, resolutions, src_url, started, "the Ironic database"))
+    let against = "the Ironic database";
+    let read = Read { inventory, nova, target_db: Some(target_db), target, src_url, started, against };
+    Ok(finish(read, options, resolutions))
 }
 
 /// nova_bm's inventory, read read-only in one pass.
@@ -148,20 +150,24 @@ pub(crate) async fn read_nova(
     Ok(Some(nova::read_facts(&u.value, &uuids).await?))
 }
 
+/// What a prepare read, from either target, before it plans.
+pub(crate) struct Read<'a> {
+    pub inventory: Arc<Inventory>,
+    pub nova: Option<NovaFacts>,
+    /// None through the API
+    pub target_db: Option<Db>,
+    pub target: TargetState,
+    pub src_url: &'a DbUrl,
+    /// when the reading began
+    pub started: Instant,
+    /// the target's view, for the log ("the Ironic database", "the Ironic API at ...")
+    pub against: &'a str,
+}
+
 /// The end of every prepare, either target: the plan, its conflicts in the audit log, and how
-/// long reading (since `started`) and planning took. `against` names the target's view in the log.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn finish(
-    inventory: Arc<Inventory>,
-    target_db: Option<Db>,
-    target: TargetState,
-    nova: Option<NovaFacts>,
-    options: &PlanOptions,
-    resolutions: &Resolutions,
-    src_url: &DbUrl,
-    started: Instant,
-    against: &str,
-) -> Prepared {
+/// long reading (since `started`) and planning took.
+pub(crate) fn finish(read: Read<'_>, options: &PlanOptions, resolutions: &Resolutions) -> Prepared {
+    let Read { inventory, nova, target_db, target, src_url, started, against } = read;
     // the TFTP trees' PXE configs, read here: the plan itself does no I/O
     let mut options = options.clone();
     options.boots = Arc::new(tftp::learn(&inventory, &options.tftp_roots));

@@ -46,6 +46,7 @@ pub async fn prepare_api(
     }
     let nova = prepare::read_nova(settings, &inventory).await?;
     let against = format!("the Ironic API at {}", api.base());
-    let prepared = prepare::finish(inventory, None, target, nova, options, resolutions, src_url, started, &against);
+    let read = prepare::Read { inventory, nova, target_db: None, target, src_url, started, against: &against };
+    let prepared = prepare::finish(read, options, resolutions);
     Ok(PreparedApi { prepared, ids, resume })
 }

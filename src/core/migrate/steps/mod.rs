@@ -16,5 +16,5 @@ pub use flavors::{
     restore_flavor_changes, restore_flavors, FlavorPreview,
 };
 pub use load::{load, ApiLoadTarget};
-pub use takeover::{check_takeover, check_takeover_of, TAKEOVER_POLL};
+pub use takeover::{check_takeover, check_takeover_of, Follow, TAKEOVER_POLL};
 pub use verify::{find_run, pick_run, run_store, scope_warning, verify, FoundRun, VerifiedRun};

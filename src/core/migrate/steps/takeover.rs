@@ -58,15 +58,13 @@ pub async fn check_takeover(
 
 /// The takeover of run `run_id` of either path, from the settings (the wizard's takeover step):
 /// finds the run where it is kept (see [`find_run`]), reaches the API as `target` says, and
-/// follows it as [`check_takeover`] does (up to `timeout`, not stopping at the first failure).
-#[allow(clippy::too_many_arguments)]
+/// follows it as [`check_takeover`] does (as `follow` says, not stopping at the first failure).
 pub async fn check_takeover_of(
     settings: &ConnectionSettings,
     state_dir: PathBuf,
     run_id: &str,
     target: &ApiTarget,
-    timeout: Duration,
-    logs: &[WatchedLog],
+    follow: Follow<'_>,
     events: &UnboundedSender<TakeoverEvent>,
     cancel: &CancellationToken,
 ) -> Result<TakeoverOutcome, StepError> {
@@ -77,5 +75,11 @@ pub async fn check_takeover_of(
     // the run record names the target kind as `TargetKind` serialises it
     let kind = if run.target_kind == "juno" { TargetKind::Juno } else { TargetKind::Modern };
     let api = api::client(target, kind).await?.ok_or(StepError::NoApi { what: "following Ironic's takeover" })?;
-    check_takeover(&api, &run, timeout, false, logs, events, cancel).await
+    check_takeover(&api, &run, follow.timeout, false, follow.logs, events, cancel).await
+}
+
+/// How a takeover is followed: for how long at most, and which logs beside the API.
+pub struct Follow<'a> {
+    pub timeout: Duration,
+    pub logs: &'a [WatchedLog],
 }
