@@ -196,7 +196,9 @@ fn read_in_parallel<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T
                 })
             })
             .collect();
-        workers.into_iter().map(|w| w.join().unwrap_or_default()).collect()
+        // a reader that panicked is resumed here: its results missing, the zip in `learn` would give
+        // instances each other's boots
+        workers.into_iter().map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
     });
     let mut all: Vec<(usize, R)> = parts.iter_mut().flat_map(std::mem::take).collect();
     all.sort_unstable_by_key(|(i, _)| *i);
