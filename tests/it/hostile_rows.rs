@@ -359,9 +359,9 @@ async fn a_failed_load_leaves_nothing_behind_and_names_the_row(backend: Backend)
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("injected failure"), "{}", r.stderr);
     let first = &f.nodes[0];
-    let mac = f.interfaces.iter().find(|i| i.bm_node_id == Some(first.id)).unwrap().address_normalized.clone().unwrap();
+    let mac = f.interfaces.iter().find(|i| i.bm_node_id == Some(first.id)).unwrap().address_normalized.unwrap();
     assert!(
-        r.stderr.contains(&format!("nova_bm node {}", first.id)) && r.stderr.contains(&mac),
+        r.stderr.contains(&format!("nova_bm node {}", first.id)) && r.stderr.contains(mac.as_str()),
         "names the row that failed: {}",
         r.stderr
     );

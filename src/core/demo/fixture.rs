@@ -501,7 +501,7 @@ mod tests {
             "an upper-case MAC"
         );
         let ids: std::collections::HashSet<_> =
-            f.interfaces.iter().filter_map(|i| i.address_normalized.clone()).collect();
+            f.interfaces.iter().filter_map(|i| i.address_normalized).collect();
         assert!(
             ids.len() < f.interfaces.iter().filter(|i| i.address_normalized.is_some()).count(),
             "a duplicate MAC after normalising"

@@ -254,8 +254,12 @@ pub(crate) fn check_source(out: &mut Vec<Difference>, w: &WrittenNode, src: Opti
             if w.instance_uuid.is_some() {
                 d.check("instance_uuid", &n.instance_uuid, &w.instance_uuid);
             }
-            let src_macs: BTreeSet<String> =
-                src.interfaces.iter().filter(|i| !i.deleted).filter_map(|i| i.address_normalized.clone()).collect();
+            let src_macs: BTreeSet<String> = src
+                .interfaces
+                .iter()
+                .filter(|i| !i.deleted)
+                .filter_map(|i| i.address_normalized.map(|m| m.to_string()))
+                .collect();
             for p in &w.ports {
                 if !src_macs.contains(&p.address) {
                     d.check("port", &"a MAC of this nova_bm node".to_string(), &p.address);

@@ -143,8 +143,8 @@ fn shown(p: &Path) -> String {
 
 /// Threads reading the trees: the work is one small file and a few `lstat`s per instance, bound by
 /// the disk when it is cold (25,000 instances read one after the other took 3.3 s on a cold cache),
-/// so many requests in flight rather than one per core.
-const READERS: usize = 16;
+/// so many requests in flight rather than one per core (16 threads: 0.80 s; 64: 0.66 s; 128: no less).
+const READERS: usize = 64;
 /// Below this many instances one thread reads them all.
 const READ_ALONE: usize = 256;
 

@@ -554,7 +554,7 @@ fn port_uuid(node_uuid: &str, mac: &str) -> String {
 }
 
 fn build_port(i: &BmInterface, node: &IronicNode, keep_instance: bool, kind: TargetKind) -> Option<IronicPort> {
-    let mac = i.address_normalized.clone()?;
+    let mac = i.address_normalized?.to_string();
     Some(IronicPort {
         uuid: port_uuid(&node.uuid, &mac),
         address: mac,

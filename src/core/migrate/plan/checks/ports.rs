@@ -53,7 +53,7 @@ impl Checks<'_> {
                 }
                 continue;
             };
-            if let Some(why) = unusable_mac(mac) {
+            if let Some(why) = unusable_mac(mac.as_str()) {
                 let a = self.d.raise(
                     ConflictCode::InvalidMac,
                     isub,
@@ -89,7 +89,7 @@ impl Checks<'_> {
                 }
                 continue;
             }
-            if let Some(owner) = self.port_macs.get(mac) {
+            if let Some(owner) = self.port_macs.get(mac.as_str()) {
                 let owner_uuid = owner.and_then(|id| self.node_id_to_uuid.get(&id).and_then(|u| u.as_deref()));
                 let ours = owner_uuid.is_some() && owner_uuid == uuid_s && f.replaces.is_none();
                 let replaced = f.replaces.is_some() && *owner == f.replaces;
