@@ -1,6 +1,6 @@
 //! The wizard under load, on a ratatui TestBackend (scripts/bench.sh runs it):
 //! 1. key-to-frame while the progress screen receives 10,000 load events a second: what the runtime
-//!    does when a key arrives (run.rs: every queued message is handled, then one frame is drawn, at
+//!    does when a key arrives (src/tui/runtime.rs: every queued message is handled, then one frame is drawn, at
 //!    most every 33 ms, so a key waits for at most one frame's worth of events: 330), for 100k nodes;
 //! 2. key-to-frame of a decision on the conflicts screen at 100k nodes (`1`: the first action for the
 //!    item): the decision, the plan made again from it, and the frame that shows it (issue #33 item 5:
@@ -54,7 +54,6 @@ fn progress_app(nodes: usize) -> App {
     a.progress = Progress::start(true, Some(&plan));
     a.session.prepared = Some(Arc::new(Prepared {
         inventory: inv,
-        target_db: None,
         target,
         nova: None,
         plan,

@@ -36,7 +36,6 @@ fn app(nodes: usize) -> App {
     a.session.inv_summary = inv.summary();
     a.session.prepared = Some(Arc::new(Prepared {
         inventory: inv,
-        target_db: None,
         target,
         nova: None,
         plan,

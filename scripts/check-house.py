@@ -5,9 +5,17 @@
   src/ is resolved to the file that defines the module it names; the graph of file -> file must
   have no cycle (a file's own `mod tests` is the file itself);
 - no file under src/ over 600 lines;
-- the core and the wizard never reach up into the CLI (`crate::cli` in src/core or src/tui);
-- only src/core/db/ names a backend (`Backend::` elsewhere in src/core);
-- every file or folder that docs/architecture.md names in backquotes as a path under src/ exists.
+- the faces call the core, never each other: the core names no face (`crate::cli`, `crate::tui`,
+  `crate::proxy`) and no terminal library (ratatui, crossterm); the wizard and the proxy never reach
+  up into the CLI nor into each other (the CLI is the binary's entry and starts them);
+- the core prints nothing: no `print!`, `println!`, `eprint!`, `eprintln!`, `dbg!`, `stdout()` or
+  `stderr()` in src/core (comments and strings aside);
+- only src/core/db/ names a backend (`Backend::` or `Pool::` elsewhere in src/core);
+- a face (src/cli, src/tui) reads no `OS_*` / `BM2IRONIC_*` variable and builds no
+  `ConnectionSettings` by hand (settings are resolved in src/core/settings/);
+- every path docs/architecture.md names exists: any `src/...`, `tests/...`, `scripts/...`,
+  `docs/...`, `benches/...`, `examples/...` or `assets/...` inside backquotes (inline or fenced; a
+  pattern with `*`, `<...>` or `{...}` is skipped), and every relative link `[...](file.md)`.
 
 Prints what it finds and exits 1 on any finding. Run by scripts/test.sh (and so by CI).
 """
@@ -193,6 +201,42 @@ def cycles(graph):
     return out
 
 
+DOC_PATH = re.compile(r"(?<![A-Za-z0-9_./-])((?:src|tests|scripts|docs|benches|examples|assets)/[^\s`'\"(),;]*)")
+DOC_LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
+
+
+def doc_paths(doc):
+    """Every path `doc` names that does not exist, as findings naming the path and its line: paths
+    in backquotes (inline spans and fenced blocks), and relative links (`[x](mapping.md)`)."""
+    text = open(doc, encoding="utf-8").read()
+    name = os.path.relpath(doc, ROOT)
+    line_of = lambda pos: text.count("\n", 0, pos) + 1
+    spans = []  # (offset, text) of every piece of code
+    fenced = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
+    for m in fenced.finditer(text):
+        spans.append((m.start(1), m.group(1)))
+    rest = fenced.sub(lambda m: " " * len(m.group(0)), text)
+    for m in re.finditer(r"(`+)(.+?)\1", rest, re.S):
+        spans.append((m.start(2), m.group(2)))
+    out, seen = [], set()
+    for start, code in sorted(spans):
+        for m in DOC_PATH.finditer(code):
+            path = m.group(1).rstrip(".:")
+            if re.search(r"[*<>{}$]", path) or path in seen:
+                continue
+            seen.add(path)
+            if not os.path.exists(os.path.join(ROOT, path.rstrip("/"))):
+                out.append(f"{name}:{line_of(start + m.start(1))}: names {path}, which does not exist")
+    for m in DOC_LINK.finditer(rest):
+        target = m.group(1)
+        if re.match(r"[a-z]+:", target) or target in seen:
+            continue
+        seen.add(target)
+        if not os.path.exists(os.path.join(os.path.dirname(doc), target)):
+            out.append(f"{name}:{line_of(m.start(1))}: links to {target}, which does not exist")
+    return out
+
+
 def main():
     findings = []
     rel = lambda p: os.path.relpath(p, ROOT)
@@ -210,8 +254,27 @@ def main():
         r = rel(f)
         if (r.startswith("src/core/") or r.startswith("src/tui/")) and "crate::cli" in text:
             findings.append(f"{r}: names crate::cli (the core and the wizard never reach up into the CLI)")
-        if r.startswith("src/core/") and not r.startswith("src/core/db/") and "Backend::" in text:
-            findings.append(f"{r}: names Backend:: (only src/core/db/ knows the backends)")
+        # the faces call the core and never each other (the CLI, the binary's entry, starts the others)
+        if r.startswith("src/core/"):
+            for face in ("crate::tui", "crate::proxy"):
+                if face in text:
+                    findings.append(f"{r}: names {face} (the core never reaches up into a face)")
+            for lib in ("ratatui", "crossterm"):
+                if re.search(r"\b" + lib + r"::", text):
+                    findings.append(f"{r}: names {lib} (the core draws nothing)")
+            code = STRIP.sub("", text)
+            for m in sorted(set(re.findall(r"(?<![A-Za-z0-9_])(e?println!|e?print!|dbg!|stdout\(\)|stderr\(\))", code))):
+                findings.append(f"{r}: uses {m} (the core prints nothing: it returns, or sends events)")
+        if r.startswith("src/proxy/") and "crate::cli" in text:
+            findings.append(f"{r}: names crate::cli (the proxy never reaches up into the CLI)")
+        if r.startswith("src/proxy/") and "crate::tui" in text:
+            findings.append(f"{r}: names crate::tui (the faces never call each other)")
+        if r.startswith("src/tui/") and "crate::proxy" in text:
+            findings.append(f"{r}: names crate::proxy (the faces never call each other)")
+        if r.startswith("src/core/") and not r.startswith("src/core/db/"):
+            for name in ("Backend::", "Pool::"):
+                if name in text:
+                    findings.append(f"{r}: names {name} (only src/core/db/ knows the backends)")
         # settings are resolved once, in core/settings: a face (cli/, tui/) that reads an OS_* or
         # BM2IRONIC_* variable itself skips resolve's checks and drifts from the other face (test
         # hooks, BM2IRONIC_TEST_*, are not settings)
@@ -221,12 +284,7 @@ def main():
                     findings.append(f"{r}: reads {var} itself (settings are resolved in src/core/settings/)")
             if re.search(r"ConnectionSettings\s*\{", text):
                 findings.append(f"{r}: builds ConnectionSettings by hand (resolve it in src/core/settings/)")
-    arch = open(os.path.join(ROOT, "docs", "architecture.md"), encoding="utf-8").read()
-    for m in sorted(set(re.findall(r"`((?:src|tests|scripts|docs|assets)/[A-Za-z0-9_./-]+?)/?`", arch))):
-        if "*" in m or "<" in m:
-            continue
-        if not os.path.exists(os.path.join(ROOT, m)):
-            findings.append(f"docs/architecture.md names {m}, which does not exist")
+    findings += doc_paths(os.path.join(ROOT, "docs", "architecture.md"))
     for f in findings:
         print(f)
     print(f"check-house: {len(graph)} files, {sum(len(v) for v in graph.values())} imports, {len(findings)} finding(s)")

@@ -13,10 +13,9 @@ use crate::core::auth;
 use crate::core::ironic::api::ApiTarget;
 use crate::core::ironic::target;
 use crate::core::migrate::conflict::Resolutions;
-use crate::core::migrate::load_api::prepare::PreparedApi;
+use crate::core::migrate::load_api::ApiLoadOptions;
 use crate::core::migrate::plan::{FreeState, PlanOptions};
-use crate::core::migrate::prepare::{self, Prepared};
-use crate::core::migrate::steps::{ApiLoadTarget, StepError};
+use crate::core::migrate::steps::{self, PlanRequest};
 use crate::core::settings::{self, ConnectionFlags, ConnectionSettings};
 
 /// The process environment, as the core's resolvers take it.
@@ -179,6 +178,22 @@ pub struct MigrateArgs {
     pub step_timeout: Duration,
 }
 
+impl MigrateArgs {
+    /// Where the load writes: `--via`, with `--rehearse` (the database path only) or the API
+    /// path's `--concurrency` and `--step-timeout`.
+    pub fn via(&self) -> Result<steps::Via, Failure> {
+        Ok(match (self.plan.via, self.rehearse) {
+            (Via::Api, true) => return Err(Failure::usage("--rehearse needs --via db: the API has no transaction to roll back (rehearse on a copy, or use `plan --via api`)")),
+            (Via::Api, false) => steps::Via::Api(ApiLoadOptions {
+                concurrency: self.concurrency.max(1),
+                step_timeout: self.step_timeout,
+                ..Default::default()
+            }),
+            (Via::Db, rehearse) => steps::Via::Db { rehearse },
+        })
+    }
+}
+
 /// What the plan flags decide.
 pub struct Decided {
     pub options: PlanOptions,
@@ -248,78 +263,14 @@ pub enum Via {
     Api,
 }
 
-/// The plan, against the Ironic database (`--via db`) or the Ironic API (`--via api`).
-pub async fn prepare_from(global: &GlobalArgs, args: &PlanArgs) -> Result<Prepared, Failure> {
-    if args.via == Via::Api {
-        let (p, t, _) = prepare_api_from(global, args).await?;
-        t.close().await;
-        return Ok(p.prepared);
-    }
-    Ok(prepare_with_settings(global, args).await?.0)
-}
-
-/// [`prepare_from`] on the database path, with the connection settings it used (`migrate --report`
-/// names them).
-pub async fn prepare_with_settings(
-    global: &GlobalArgs,
-    args: &PlanArgs,
-) -> Result<(Prepared, ConnectionSettings), Failure> {
-    let settings = global.settings()?;
-    let Decided { options: opts, resolutions, object_version: ov } = options(args, &settings)?;
-    let prepared = prepare::prepare(&settings, &opts, &resolutions, ov.as_ref()).await?;
-    if let Err(e) = refuse_unmatched(args, &resolutions, &prepared) {
-        if let Some(db) = &prepared.target_db {
-            db.close().await;
-        }
-        return Err(e);
-    }
-    Ok((prepared, settings))
-}
-
-/// A decision about a node that does not exist, or does not have that conflict, decides nothing:
-/// the operator's file is wrong (a usage error), on either load path.
-fn refuse_unmatched(args: &PlanArgs, resolutions: &Resolutions, prepared: &Prepared) -> Result<(), Failure> {
-    let unmatched = resolutions.unmatched(&prepared.plan.conflicts);
-    if unmatched.is_empty() {
-        return Ok(());
-    }
-    let file = args.resolutions.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-    Err(Failure::usage(format!(
-        "resolutions file {file}: {} decision(s) match no conflict of this plan (a wrong node id, or the \
-         node no longer has that conflict): {}",
-        unmatched.len(),
-        unmatched.iter().take(10).cloned().collect::<Vec<_>>().join("; ")
-    )))
-}
-
-/// `--via api`: the Ironic API opened for the load and the plan against its view of Ironic (a
-/// resumed run's nodes left out, so the load continues them); the scope warning said once.
-pub async fn prepare_api_from(
-    global: &GlobalArgs,
-    args: &PlanArgs,
-) -> Result<(PreparedApi, ApiLoadTarget, ConnectionSettings), Failure> {
-    let settings = global.settings()?;
-    let Decided { options: opts, resolutions, .. } = options(args, &settings)?;
-    let target = global.api_target(&settings)?;
-    if !target.given() {
-        return Err(StepError::NoApi { what: "--via api" }.into());
-    }
-    let t = ApiLoadTarget::open(&target, &settings, global.state_dir()).await?;
-    if let Some(w) = &t.scope_warning {
-        eprintln!("warning: {}", crate::core::text::shown(w));
-    }
-    match t.prepare(&settings, &opts, &resolutions).await {
-        Ok(p) => match refuse_unmatched(args, &resolutions, &p.prepared) {
-            Ok(()) => Ok((p, t, settings)),
-            Err(e) => {
-                t.close().await;
-                Err(e)
-            }
-        },
-        Err(e) => {
-            t.close().await;
-            Err(e.into())
-        }
+/// The plan request of these flags and settings: how `plan` and `migrate` name what the core plans.
+pub fn plan_request<'a>(args: &PlanArgs, settings: &'a ConnectionSettings, decided: &'a Decided) -> PlanRequest<'a> {
+    PlanRequest {
+        settings,
+        options: &decided.options,
+        resolutions: &decided.resolutions,
+        resolutions_file: args.resolutions.as_ref().map(|p| p.display().to_string()),
+        object_version: decided.object_version.as_ref(),
     }
 }
 

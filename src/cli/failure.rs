@@ -10,12 +10,12 @@ use crate::core::ironic::target::TargetError;
 use crate::core::logs::watch::WatchError;
 use crate::core::migrate::conflict::ResolutionError;
 use crate::core::migrate::flavors::FlavorError;
-use crate::core::migrate::load_api::record::RecordError;
 use crate::core::migrate::load_api::rollback::ApiRollbackError;
 use crate::core::migrate::load_api::ApiLoadError;
 use crate::core::migrate::load_sql::LoadError;
 use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::rollback::RollbackError;
+use crate::core::migrate::run::store::{FindError, RecordError};
 use crate::core::migrate::steps::StepError;
 use crate::core::settings::SettingsError;
 use crate::core::source::nova_bm::SourceError;
@@ -91,6 +91,13 @@ impl From<SettingsError> for Failure {
     }
 }
 
+impl From<FindError> for Failure {
+    /// No database and no run file where runs are kept: usage; the rest: runtime.
+    fn from(e: FindError) -> Failure {
+        Failure::of(e.is_usage(), e)
+    }
+}
+
 impl From<PrepareError> for Failure {
     /// No source or no target given: usage; the rest: runtime.
     fn from(e: PrepareError) -> Failure {
@@ -142,7 +149,15 @@ impl From<StepError> for Failure {
             StepError::Auth(e) => e.into(),
             StepError::Record(e) => e.into(),
             StepError::ApiLoad(e) => e.into(),
-            e @ (StepError::NoApi { .. } | StepError::NoRunHere { .. }) => Failure::usage(e.to_string()),
+            StepError::Load(e) => e.into(),
+            StepError::ApiRollback(e) => e.into(),
+            StepError::Find(e) => e.into(),
+            e @ StepError::Blocking { .. } => Failure { code: exit::CONFLICTS, message: e.to_string() },
+            e if e.is_usage() => Failure::usage(e.to_string()),
+            e @ (StepError::Unmatched { .. } | StepError::Refused(_) | StepError::ApiRun { .. }) => {
+                Failure::runtime(e.to_string())
+            }
+            e @ StepError::NoApi { .. } => Failure::usage(e.to_string()),
         }
     }
 }
@@ -157,7 +172,9 @@ mod tests {
         assert_eq!(Failure::from(StepError::Prepare(PrepareError::NoTarget)).code, exit::USAGE);
         assert_eq!(Failure::from(TargetError::BadObjectVersion("x".into())).code, exit::USAGE);
         assert_eq!(Failure::from(LoadError::Cancelled).code, exit::RUNTIME);
-        assert_eq!(Failure::from(StepError::Run(RollbackError::NoRun)).code, exit::RUNTIME);
+        assert_eq!(Failure::from(StepError::Run(RollbackError::Find(FindError::NoRun))).code, exit::RUNTIME);
+        let e = FindError::NotKeptHere { run: None, dir: "d".into() };
+        assert_eq!(Failure::from(StepError::Find(e)).code, exit::USAGE);
         let e = WatchError::Read { path: "p".into(), reason: "r".into() };
         assert_eq!(Failure::from(e).code, exit::RUNTIME);
         let e = WatchError::Patterns { path: "p".into(), reason: "r".into() };

@@ -5,6 +5,7 @@
 //! - `failure`: the exit codes and `Failure`, into which every core error converts (`?`);
 //! - `output`: tables, JSON lines, the confirmation prompt, the plan as text, the run report;
 //! - `interrupt`: SIGINT, SIGTERM and SIGHUP cancel a load the same way;
+//! - `progress`: a load's events and summary as `migrate` prints them;
 //! - `cmd/<command>.rs`: one command each, using only `args`, `failure`, `output` and the core
 //!   (`crate::core::migrate::steps` holds the sequences the wizard runs too).
 //!
@@ -17,6 +18,7 @@ mod entry;
 mod failure;
 mod interrupt;
 pub mod output;
+mod progress;
 
 pub use args::{GlobalArgs, MigrateArgs, PlanArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG};
 pub use entry::{main, Cli, Command};

@@ -3,6 +3,7 @@
 //! The rooms are described in docs/architecture.md.
 
 pub mod auth;
+mod closing;
 pub mod config_gen;
 pub mod db;
 pub mod demo;
@@ -13,6 +14,8 @@ pub mod redact;
 pub mod settings;
 pub mod source;
 pub mod text;
+
+pub use closing::{using, Closes};
 
 /// A spawned task that is stopped when whoever waits for it stops waiting (an error elsewhere ends
 /// the wait, or the wait itself is dropped): nothing reads on for no one.

@@ -21,9 +21,12 @@ use crate::core::logs::watch::WatchedLog;
 use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::flavors::{FlavorTarget, SpecChange};
 use crate::core::migrate::load_api::ApiLoadOptions;
-use crate::core::migrate::plan::{Plan, PlanOptions};
+use crate::core::migrate::plan::PlanOptions;
 use crate::core::migrate::prepare::{self, Prepared};
-use crate::core::migrate::steps::{self, ApiLoadTarget};
+use crate::core::migrate::steps;
+use crate::core::migrate::steps::{
+    Ending, MigrateFace, MigrateRequest, PlanRequest, Planned, Reviewed, StepError, Via,
+};
 use crate::core::settings::{self, ConnectionFlags, ConnectionSettings};
 use crate::core::source::model::Inventory;
 
@@ -101,98 +104,128 @@ async fn test_api(value: &str) -> Result<String, JobError> {
 
 async fn test_db(url: &str) -> Result<String, JobError> {
     let db = Db::connect_with(&DbUrl::parse(url)?, Access::ReadOnly, 1).await?;
-    let s = format!("{} in {} ms", db.server_version, db.latency.as_millis());
-    db.close().await;
-    Ok(s)
+    Ok(crate::core::using(db, async |db| format!("{} in {} ms", db.server_version, db.latency.as_millis())).await)
 }
 
-/// Reads nova_bm (and the target unless read-only) and plans.
-pub async fn prepare(connections: Connections, opts: PlanOptions, res: Resolutions, read_only: bool) -> Msg {
+/// Where the wizard loads: the Ironic database when it is given, else the Ironic API (the adopt
+/// flow; the runs kept in the state directory).
+fn via(settings: &ConnectionSettings, api: bool) -> Via {
+    if api || settings.ironic_db.is_none() {
+        Via::Api(ApiLoadOptions::default())
+    } else {
+        Via::Db { rehearse: false }
+    }
+}
+
+/// Reads nova_bm (and the target unless read-only) and plans: against the Ironic database, or,
+/// without one, against the Ironic API's view (as `plan --via api`).
+pub async fn prepare(
+    connections: Connections,
+    opts: PlanOptions,
+    res: Resolutions,
+    read_only: bool,
+    tx: UnboundedSender<Msg>,
+) -> Msg {
     let r = async {
         let settings = connections.settings()?;
-        let p = if read_only {
-            prepare::browse(&settings, &opts, &res).await?
-        } else {
-            prepare::prepare(&settings, &opts, &res, None).await?
+        if read_only {
+            return Ok(Arc::new(prepare::browse(&settings, &opts, &res).await?));
+        }
+        let req = PlanRequest {
+            settings: &settings,
+            options: &opts,
+            resolutions: &res,
+            resolutions_file: None,
+            object_version: None,
         };
-        Ok(Arc::new(p))
+        let api = api_target(&connections.ironic_api)?;
+        let warn = &mut |w: &str| {
+            let _ = tx.send(Msg::Warning(w.to_string()));
+        };
+        let planned = steps::plan(&req, &via(&settings, false), &api, connections.state_dir(), warn).await?;
+        Ok(planned.prepared)
     }
     .await;
     Msg::Prepared(r)
 }
 
-/// The load into the target database. Progress goes to `tx` as `Msg::Load` while it runs; the
-/// returned message is the end. With `simulate` (the demo), a takeover is then written into those logs.
+/// The wizard's part of the migrate use case: the operator confirmed on the confirm screen.
+struct Confirmed<'a>(&'a UnboundedSender<Msg>);
+
+impl MigrateFace for Confirmed<'_> {
+    fn confirm(&mut self, _: &Planned, _: &str) -> Result<(), StepError> {
+        Ok(())
+    }
+    fn note(&mut self, text: &str) {
+        let _ = self.0.send(Msg::Warning(text.to_string()));
+    }
+}
+
+/// What to load: the plan the operator reviewed (its options and decisions, and its checksum: a
+/// plan made again that differs is not loaded), and how.
+pub struct LoadOrder {
+    pub opts: PlanOptions,
+    pub resolutions: Resolutions,
+    /// the plan reviewed, loaded as it is into the Ironic database (through the API the plan is made
+    /// again: the API's view of Ironic is read again, an unfinished run's nodes left out of it)
+    pub reviewed: Option<Reviewed>,
+    pub rehearse: bool,
+    pub via_api: bool,
+}
+
+/// The load, through the migrate use case as `bm2ironic migrate` runs it: the target opened, the
+/// plan made again and checked against the one reviewed, loaded (into the Ironic database in one
+/// transaction, or through the API node by node). Progress goes to `tx` as `Msg::Load` while it
+/// runs; the returned message is the end. With `simulate` (the demo), a takeover is then written
+/// into those logs.
 pub async fn load(
-    prepared: Arc<Prepared>,
-    plan: Plan,
-    rehearse: bool,
+    connections: Connections,
+    order: LoadOrder,
     cancel: CancellationToken,
     tx: UnboundedSender<Msg>,
     simulate: Option<Vec<(String, PathBuf)>>,
 ) -> Msg {
-    let Some(db) = prepared.target_db.clone() else {
-        return Msg::LoadDone(Err(JobError::Prepare(prepare::PrepareError::NoTarget)));
-    };
-    let (etx, mut erx) = unbounded_channel();
-    let fwd = tokio::spawn(async move {
-        while let Some(ev) = erx.recv().await {
-            if tx.send(Msg::Load(ev)).is_err() {
-                return;
-            }
-        }
-    });
-    let r = steps::load(&db, &prepared, &plan, rehearse, &etx, &cancel).await;
-    drop(etx);
-    let _ = fwd.await;
-    if let (Ok(_), Some(logs)) = (&r, simulate) {
-        super::demo::simulate_takeover(&plan, &logs);
-    }
-    Msg::LoadDone(r.map_err(JobError::from))
-}
-
-/// The load through Ironic's API (the confirm screen's load path), orchestrated by the core as
-/// `migrate --via api` is: the API opened (the adopt flow's version; a project-scoped token's
-/// warning goes to `tx` as a toast), the run kept in the Ironic database (else the state
-/// directory), the plan made again against the API's view with the operator's options and
-/// decisions (an unfinished run's nodes left out, so they are continued), then loaded node by
-/// node. Per-node states go to `tx` as `Msg::Load`.
-pub async fn load_api(
-    connections: Connections,
-    opts: PlanOptions,
-    resolutions: Resolutions,
-    cancel: CancellationToken,
-    tx: UnboundedSender<Msg>,
-) -> Msg {
     let r = async {
         let settings = connections.settings()?;
-        let target = api_target(&connections.ironic_api)?;
-        let t = ApiLoadTarget::open(&target, &settings, connections.state_dir()).await?;
-        if let Some(w) = &t.scope_warning {
-            let _ = tx.send(Msg::Warning(w.clone()));
-        }
-        let r = async {
-            let prepared = t.prepare(&settings, &opts, &resolutions).await?;
-            let (etx, mut erx) = unbounded_channel();
-            let fwd = tokio::spawn(async move {
+        let via = match via(&settings, order.via_api) {
+            Via::Db { .. } => Via::Db { rehearse: order.rehearse },
+            api => api,
+        };
+        let plan = PlanRequest {
+            settings: &settings,
+            options: &order.opts,
+            resolutions: &order.resolutions,
+            resolutions_file: None,
+            object_version: None,
+        };
+        let api = api_target(&connections.ironic_api)?;
+        let reviewed = order.reviewed.clone();
+        let req = MigrateRequest { plan, via, api, state_dir: connections.state_dir(), verify: false, reviewed };
+        let (etx, mut erx) = unbounded_channel();
+        let fwd = tokio::spawn({
+            let tx = tx.clone();
+            async move {
                 while let Some(ev) = erx.recv().await {
                     if tx.send(Msg::Load(ev)).is_err() {
                         return;
                     }
                 }
-            });
-            let r = t.load(&prepared, &ApiLoadOptions::default(), &etx, &cancel).await;
-            drop(etx);
-            let _ = fwd.await;
-            let s = r?;
-            if s.errors > 0 {
-                return Err(JobError::NodesFailed { count: s.errors, run: s.run_id });
             }
-            Ok(s)
+        });
+        let m = steps::migrate(req, &mut Confirmed(&tx), etx, &cancel).await;
+        let _ = fwd.await;
+        match m?.ending {
+            Ending::Loaded { summary: s, .. } if s.errors > 0 => {
+                Err(JobError::NodesFailed { count: s.errors, run: s.run_id })
+            }
+            Ending::Loaded { summary, .. } => {
+                if let (Some(logs), Some(r)) = (&simulate, &order.reviewed) {
+                    super::demo::simulate_takeover(&r.plan, logs);
+                }
+                Ok(summary)
+            }
+            Ending::NotStarted(e) | Ending::Failed { error: e, .. } => Err(JobError::from(e)),
         }
-        .await;
-        t.close().await;
-        r
     }
     .await;
     Msg::LoadDone(r)

@@ -5,8 +5,10 @@
 //! messages and effects, `field` the connection form's fields, `work` the state the background
 //! work feeds (progress, logs, flavors); `jobs` is the background work and `runtime` the runtime that
 //! spawns it and runs the wizard; `terminal` owns the terminal: raw mode, alternate screen, and
-//! restoring it on every exit path (Drop guard, panic hook, SIGTERM/SIGHUP). This file only
-//! declares the modules and re-exports what the CLI uses.
+//! restoring it on every exit path (Drop guard, panic hook, SIGTERM/SIGHUP). `demo` is the demo's
+//! simulated takeover, `report` the wizard's run report, `error` what ends the wizard or a job,
+//! `globals` the keys every screen shares, `walk` the test that the help lists every key a screen
+//! handles. This file only declares the modules and re-exports what the CLI uses.
 
 pub mod app;
 pub mod chrome;

@@ -23,6 +23,7 @@ use super::theme::Theme;
 use super::view::view;
 use crate::core::ironic::target::TargetKind;
 use crate::core::logs::watch::WatchedLog;
+use crate::core::migrate::steps::Reviewed;
 
 /// What the runtime needs besides the app state.
 #[derive(Debug, Clone, Default)]
@@ -321,7 +322,13 @@ impl<B: Backend> Runner<B> {
             Effect::Prepare => {
                 let s = &self.app.session;
                 let read_only = s.mode == Mode::ReadOnly;
-                let job = jobs::prepare(self.connections(), s.plan_options.clone(), s.resolutions.clone(), read_only);
+                let job = jobs::prepare(
+                    self.connections(),
+                    s.plan_options.clone(),
+                    s.resolutions.clone(),
+                    read_only,
+                    self.tx.clone(),
+                );
                 self.spawn(job);
             }
             Effect::StartLoad { rehearse } => {
@@ -329,26 +336,18 @@ impl<B: Backend> Runner<B> {
                 else {
                     return;
                 };
-                if prepared.target_db.is_none() {
-                    return;
-                }
                 let cancel = CancellationToken::new();
                 self.cancel_load = Some(cancel.clone());
                 self.load_started = Some(Instant::now());
-                if self.app.confirm.via_api && !rehearse {
-                    let opts = self.app.connections.plan_options(&self.app.session.plan_options);
-                    let job = jobs::load_api(
-                        self.connections(),
-                        opts,
-                        self.app.session.resolutions.clone(),
-                        cancel,
-                        self.tx.clone(),
-                    );
-                    self.spawn(job);
-                    return;
-                }
+                let order = jobs::LoadOrder {
+                    opts: self.app.connections.plan_options(&self.app.session.plan_options),
+                    resolutions: self.app.session.resolutions.clone(),
+                    reviewed: Some(Reviewed { prepared, plan }),
+                    rehearse,
+                    via_api: self.app.confirm.via_api && !rehearse,
+                };
                 let simulate = self.ctx.simulate_takeover.then(|| self.ctx.logs.clone());
-                self.spawn(jobs::load(prepared, plan, rehearse, cancel, self.tx.clone(), simulate));
+                self.spawn(jobs::load(self.connections(), order, cancel, self.tx.clone(), simulate));
             }
             Effect::Replan { generation } => {
                 let Some(prepared) = self.app.session.prepared.clone() else { return };

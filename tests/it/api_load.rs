@@ -492,7 +492,9 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
         let (opts, decisions) = (opts.clone(), decisions.clone());
         async move {
             let (tx, mut rx) = unbounded_channel();
-            let done = jobs::load_api(connections, opts, decisions, CancellationToken::new(), tx).await;
+            let order =
+                jobs::LoadOrder { opts, resolutions: decisions, reviewed: None, rehearse: false, via_api: true };
+            let done = jobs::load(connections, order, CancellationToken::new(), tx, None).await;
             let mut seen = Vec::new();
             while let Ok(m) = rx.try_recv() {
                 seen.push(m);

@@ -136,9 +136,7 @@ pub async fn run(global: &GlobalArgs, args: ConfigArgs) -> Result<(), Failure> {
         (Some(TargetArg::Modern), _) => TargetKind::Modern,
         (None, Some(url)) => {
             let db = crate::core::db::Db::connect(url, Access::ReadOnly).await?;
-            let t = target::detect(&db, None).await;
-            db.close().await;
-            t?.kind
+            crate::core::using(db, async |db| target::detect(db, None).await).await?.kind
         }
         (None, None) => {
             return Err(Failure::usage(

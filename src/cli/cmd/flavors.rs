@@ -10,6 +10,7 @@ use crate::cli::output::{confirm, print, print_json, Table};
 use crate::core::db::Access;
 use crate::core::migrate::flavors::{self, FlavorTarget};
 use crate::core::migrate::steps;
+use crate::core::using;
 
 #[derive(Args, Debug, Default)]
 pub struct FlavorsArgs {
@@ -45,52 +46,53 @@ pub async fn run(global: &GlobalArgs, args: FlavorsArgs) -> Result<(), Failure> 
     let nova = settings.flavors_db().ok_or_else(|| Failure::usage("no database with the flavors given: use --nova-api-db URL (BM2IRONIC_NOVA_API_DB, nova.conf [api_database]) for modern Nova, or --nova-db URL (BM2IRONIC_NOVA_DB) for Juno/Kilo Nova"))?;
     let access = if args.apply || args.restore { Access::ReadWrite } else { Access::ReadOnly };
     let (db, schema) = steps::open_flavors(&nova.value, access).await?;
-    if args.restore {
-        confirm(
-            args.yes,
-            &format!("This restores the recorded flavor values in {}", nova.value.redacted()),
-            "restore",
-        )?;
-        let (set, n) = flavors::restore(&db, schema, args.change_set.as_deref()).await?;
-        db.close().await;
-        print(&format!("restored {n} flavor spec(s) of change set {set}\n"));
-        return Ok(());
-    }
-    let target = match (&args.deploy_kernel, &args.deploy_ramdisk, &args.resource_class) {
-        (Some(k), Some(r), None) => FlavorTarget::DeployImages { kernel: k.clone(), ramdisk: r.clone() },
-        (None, None, Some(c)) => FlavorTarget::ResourceClass(c.clone()),
-        _ => return Err(Failure::usage("say what the flavors need: --deploy-kernel and --deploy-ramdisk (Juno/Kilo Ironic) or --resource-class (modern Nova)")),
-    };
-    let changes = flavors::plan_changes(&db, schema, &target, &args.flavors).await?;
-    if args.json {
-        print_json(&json!({"schema": schema, "changes": changes}));
-    } else {
-        let mut t = Table::new(&[("FLAVOR", false), ("KEY", false), ("OLD", false), ("NEW", false)]);
-        for c in &changes {
-            t.row(vec![
-                c.flavor.clone(),
-                c.key.clone(),
-                c.old.clone().unwrap_or_else(|| "(added)".into()),
-                c.new.clone(),
-            ]);
+    using(db, async |db| {
+        if args.restore {
+            confirm(
+                args.yes,
+                &format!("This restores the recorded flavor values in {}", nova.value.redacted()),
+                "restore",
+            )?;
+            let (set, n) = flavors::restore(db, schema, args.change_set.as_deref()).await?;
+            print(&format!("restored {n} flavor spec(s) of change set {set}\n"));
+            return Ok(());
         }
-        print(&t.render());
-        print(&format!(
-            "{} change(s) in {:?} flavor tables{}\n",
-            changes.len(),
-            schema,
-            if args.apply { "" } else { " (diff only: add --apply to make them)" }
-        ));
-    }
-    if args.apply && !changes.is_empty() {
-        confirm(
-            args.yes,
-            &format!("This changes {} flavor spec(s) in {}", changes.len(), nova.value.redacted()),
-            "apply",
-        )?;
-        let set = steps::apply_flavor_changes(&db, schema, &changes).await?;
-        print(&format!("applied as change set {set} (undo: bm2ironic flavors --restore --change-set {set})\n"));
-    }
-    db.close().await;
-    Ok(())
+        let target = match (&args.deploy_kernel, &args.deploy_ramdisk, &args.resource_class) {
+            (Some(k), Some(r), None) => FlavorTarget::DeployImages { kernel: k.clone(), ramdisk: r.clone() },
+            (None, None, Some(c)) => FlavorTarget::ResourceClass(c.clone()),
+            _ => return Err(Failure::usage("say what the flavors need: --deploy-kernel and --deploy-ramdisk (Juno/Kilo Ironic) or --resource-class (modern Nova)")),
+        };
+        let changes = flavors::plan_changes(db, schema, &target, &args.flavors).await?;
+        if args.json {
+            print_json(&json!({"schema": schema, "changes": changes}));
+        } else {
+            let mut t = Table::new(&[("FLAVOR", false), ("KEY", false), ("OLD", false), ("NEW", false)]);
+            for c in &changes {
+                t.row(vec![
+                    c.flavor.clone(),
+                    c.key.clone(),
+                    c.old.clone().unwrap_or_else(|| "(added)".into()),
+                    c.new.clone(),
+                ]);
+            }
+            print(&t.render());
+            print(&format!(
+                "{} change(s) in {:?} flavor tables{}\n",
+                changes.len(),
+                schema,
+                if args.apply { "" } else { " (diff only: add --apply to make them)" }
+            ));
+        }
+        if args.apply && !changes.is_empty() {
+            confirm(
+                args.yes,
+                &format!("This changes {} flavor spec(s) in {}", changes.len(), nova.value.redacted()),
+                "apply",
+            )?;
+            let set = steps::apply_flavor_changes(db, schema, &changes).await?;
+            print(&format!("applied as change set {set} (undo: bm2ironic flavors --restore --change-set {set})\n"));
+        }
+        Ok(())
+    })
+    .await
 }

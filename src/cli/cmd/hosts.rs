@@ -10,6 +10,7 @@ use crate::cli::failure::{exit, Failure};
 use crate::cli::output::{confirm, print, print_json_pretty, Table};
 use crate::core::db::Access;
 use crate::core::migrate::hosts::{self, HostPlan, HostsError};
+use crate::core::using;
 
 #[derive(Args, Debug, Default)]
 pub struct HostsArgs {
@@ -100,17 +101,12 @@ pub async fn run(global: &GlobalArgs, args: HostsArgs) -> Result<(), Failure> {
     })?;
     if args.restore {
         let db = hosts::open_nova(&nova.value, Access::ReadWrite).await.map_err(failure)?;
-        let ok = confirm(
-            args.yes,
-            &format!("This puts the instances' host and node back in {}", nova.value.redacted()),
-            "restore",
-        );
-        let r = match ok {
-            Ok(()) => hosts::restore_hosts(&db, args.change_set.as_deref()).await.map_err(failure),
-            Err(f) => Err(f),
-        };
-        db.close().await;
-        let (set, n) = r?;
+        let (set, n) = using(db, async |db| {
+            let what = format!("This puts the instances' host and node back in {}", nova.value.redacted());
+            confirm(args.yes, &what, "restore")?;
+            hosts::restore_hosts(db, args.change_set.as_deref()).await.map_err(failure)
+        })
+        .await?;
         if args.json {
             print_json_pretty(&json!({"restored": n, "change_set": set}));
         } else {
@@ -125,7 +121,7 @@ pub async fn run(global: &GlobalArgs, args: HostsArgs) -> Result<(), Failure> {
     })?;
     // the move is right only for nodes Ironic holds: --apply checks them in Ironic's database
     let ironic = match (&settings.ironic_db, args.apply) {
-        (Some(i), _) => Some(crate::core::db::Db::connect(&i.value, Access::ReadOnly).await?),
+        (Some(i), _) => Some(i),
         (None, true) => {
             return Err(Failure::usage(
                 "hosts --apply checks that Ironic holds every node whose instance moves: give the Ironic database (--ironic-db URL, BM2IRONIC_IRONIC_DB, or --ironic-conf)",
@@ -133,14 +129,17 @@ pub async fn run(global: &GlobalArgs, args: HostsArgs) -> Result<(), Failure> {
         }
         (None, false) => None,
     };
+    let ironic = match ironic {
+        Some(i) => Some(crate::core::db::Db::connect(&i.value, Access::ReadOnly).await?),
+        None => None,
+    };
     let access = if args.apply { Access::ReadWrite } else { Access::ReadOnly };
-    let db = hosts::open_nova(&nova.value, access).await.map_err(failure)?;
-    let result = plan_and_apply(&db, ironic.as_ref(), &nova_bm.value, &to, &args, nova.value.redacted()).await;
-    db.close().await;
-    if let Some(i) = ironic {
-        i.close().await;
-    }
-    result
+    using(ironic, async |ironic| {
+        let db = hosts::open_nova(&nova.value, access).await.map_err(failure)?;
+        let redacted = nova.value.redacted();
+        using(db, async |db| plan_and_apply(db, ironic.as_ref(), &nova_bm.value, &to, &args, redacted).await).await
+    })
+    .await
 }
 
 async fn plan_and_apply(

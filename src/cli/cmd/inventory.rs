@@ -55,26 +55,25 @@ pub async fn run(global: &GlobalArgs, args: InventoryArgs) -> Result<(), Failure
     }
     let source = NovaBmSource::open(&url.value).await?;
     let show_progress = std::io::stderr().is_terminal();
-    let inventory = source
-        .read_inventory(|p| {
-            if show_progress && p.nodes >= 5000 {
-                note_inline(&format!("\rreading nova_bm: {} nodes, {} interfaces", p.nodes, p.interfaces));
-            }
-        })
-        .await;
+    let (server, schema_version) = (source.db.server_version.clone(), source.schema_version);
+    let inventory = crate::core::using(source, async |source| {
+        source
+            .read_inventory(|p| {
+                if show_progress && p.nodes >= 5000 {
+                    note_inline(&format!("\rreading nova_bm: {} nodes, {} interfaces", p.nodes, p.interfaces));
+                }
+            })
+            .await
+    })
+    .await;
     if show_progress {
         eprint!("\r\x1b[K");
     }
     let inventory = inventory?;
-    source.close().await;
     let summary = inventory.summary();
     if args.json {
         let doc = InventoryDoc {
-            source: SourceInfo {
-                url: url.value.redacted(),
-                server: &source.db.server_version,
-                schema_version: source.schema_version,
-            },
+            source: SourceInfo { url: url.value.redacted(), server: &server, schema_version },
             inventory: &inventory,
             summary,
         };

@@ -36,13 +36,12 @@ pub async fn run(global: &GlobalArgs, args: JunoBootArgs) -> Result<(), Failure>
     let settings = global.settings()?;
     let tgt = settings.ironic_db.as_ref().ok_or(PrepareError::NoTarget)?;
     let db = target::connect(&tgt.value).await?;
-    let rows = match target::detect(&db, None).await {
-        Ok(s) if s.kind == TargetKind::Juno => juno_boot::read_nodes(&db).await.map_err(Failure::from),
+    let rows = crate::core::using(db, async |db| match target::detect(db, None).await {
+        Ok(s) if s.kind == TargetKind::Juno => juno_boot::read_nodes(db).await.map_err(Failure::from),
         Ok(_) => Err(Failure::usage("the Ironic database is not Juno's: juno-boot is for Juno Ironic 2014.2 only")),
         Err(e) => Err(e.into()),
-    };
-    db.close().await;
-    let rows = rows?;
+    })
+    .await?;
     let root = &args.pxe_tftp_root;
     if !fs::metadata(root).is_ok_and(|m| m.is_dir()) {
         return Err(Failure::usage(format!(

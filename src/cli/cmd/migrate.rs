@@ -1,155 +1,91 @@
-//! `bm2ironic migrate`: performs the migration, one transaction on the Ironic database
-//! (`--rehearse` rolls it back), or through Ironic's API with `--via api` (`migrate_api.rs`); asks
-//! for confirmation unless `--yes`; `--report FILE` writes the run report for the change ticket (a
-//! committed load is verified for it first).
-
-use std::io::IsTerminal;
-use std::time::Instant;
+//! `bm2ironic migrate`: the migrate use case (`core::migrate::steps::migrate`: one transaction on
+//! the Ironic database, `--rehearse` rolled back, or `--via api` node by node), asked through this
+//! face: confirmation unless `--yes`, the events printed (`cli/progress.rs`), and `--report FILE`
+//! written for the change ticket whatever the ending.
 
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::args::{prepare_with_settings, GlobalArgs, MigrateArgs, Via};
-use crate::cli::failure::{exit, Failure};
+use crate::cli::args::{options, plan_request, GlobalArgs, MigrateArgs};
+use crate::cli::failure::Failure;
 use crate::cli::interrupt::Interrupt;
-use crate::cli::output::{
-    check_report_path, confirm, note, note_inline, print, print_blocking, print_counts, print_json, verify_for_report,
-    write_report, ReportFallback,
-};
-use crate::core::migrate::events::{LoadEvent, LoadSummary, NodeStatus};
+use crate::cli::output::{check_report_path, confirm, note, print_blocking, write_report, ReportFallback};
+use crate::cli::progress::{print_failed, print_summary, show_events, unfinished, Show};
 use crate::core::migrate::report::Outcome;
-use crate::core::migrate::steps;
-use crate::core::migrate::timing::{human_ms, human_rate, ms, Phases, Throughput};
-use crate::core::text::visible_line;
+use crate::core::migrate::steps::{self, Ending, MigrateFace, MigrateRequest, Planned, StepError, Via};
+
+/// The terminal's part: `--yes` or a typed word; a refusal kept to be returned as it was made.
+struct Face<'a>(&'a MigrateArgs, Option<Failure>);
+
+impl MigrateFace for Face<'_> {
+    fn confirm(&mut self, _: &Planned, question: &str) -> Result<(), StepError> {
+        confirm(self.0.yes, question, "migrate").map_err(|f| StepError::Refused(self.1.insert(f).message.clone()))
+    }
+    fn note(&mut self, text: &str) {
+        note(text);
+    }
+}
 
 pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> {
     check_report_path(args.report.as_deref())?;
-    if args.plan.via == Via::Api {
-        return super::migrate_api::run(global, args).await;
-    }
-    let (prepared, settings) = prepare_with_settings(global, &args.plan).await?;
-    let p = &prepared.plan;
-    let json_out = args.plan.json;
-    if p.blocking() > 0 {
-        print_blocking(p, json_out);
-        let why = format!("{} blocking conflict(s) unresolved: nothing written", p.blocking());
-        write_report(
-            &args,
-            &settings,
-            &prepared,
-            Outcome::NotStarted(why.clone()),
-            prepared.timings,
-            None,
-            ReportFallback::None,
-        )?;
-        if let Some(db) = &prepared.target_db {
-            db.close().await;
-        }
-        return Err(Failure { code: exit::CONFLICTS, message: why });
-    }
-    let target_db = prepared.target_db.clone().ok_or_else(|| Failure::runtime("no Ironic database open"))?;
-    let target_desc = target_db.url.redacted().to_string();
-    let state_dir = global.state_dir();
-    if !args.rehearse {
-        confirm(
-            args.yes,
-            &format!(
-                "This writes {} nodes and {} ports into {target_desc} in one transaction",
-                p.summary.create, p.summary.ports
-            ),
-            "migrate",
-        )?;
-    }
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let via = args.via()?;
+    let settings = global.settings()?;
+    let decided = options(&args.plan, &settings)?;
+    let show = Show { json: args.plan.json, verbose: global.verbose > 0, via_api: matches!(via, Via::Api(_)) };
+    let req = MigrateRequest {
+        plan: plan_request(&args.plan, &settings, &decided),
+        via,
+        api: global.api_target(&settings)?,
+        state_dir: global.state_dir(),
+        verify: args.report.is_some(),
+        reviewed: None,
+    };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let cancel = CancellationToken::new();
     let interrupt = Interrupt::on_signals(&cancel);
-    let db = target_db.clone();
-    let rehearse = args.rehearse;
-    let task = tokio::spawn(async move {
-        let r = steps::load(&db, &prepared, &prepared.plan, rehearse, &tx, &cancel).await;
-        (r, prepared)
-    });
-    let tty = std::io::stderr().is_terminal();
-    let mut throughput = Throughput::default();
-    while let Some(ev) = rx.recv().await {
-        if json_out {
-            print_json(&ev);
-            continue;
+    let mut face = Face(&args, None);
+    let (m, ()) = tokio::join!(steps::migrate(req, &mut face, tx, &cancel), show_events(rx, show));
+    let m = m?;
+    let (p, state_dir) = (&m.planned.prepared, global.state_dir());
+    let explain = |f: Failure| Failure { message: interrupt.explain(&f.message), ..f };
+    let report =
+        |outcome, phases, verify, fallback| write_report(&args, &settings, p, outcome, phases, verify, fallback);
+    // the failure, and whether the JSON stream ends with it (and with which `started`)
+    let (f, json_end) = match m.ending {
+        Ending::NotStarted(e) => {
+            if matches!(e, StepError::Blocking { .. }) {
+                print_blocking(m.planned.plan(), show.json);
+            }
+            let f = explain(face.1.take().unwrap_or_else(|| Failure::from(e)));
+            report(Outcome::NotStarted(f.message.clone()), p.timings, None, ReportFallback::None)?;
+            (f, show.via_api.then_some(false))
         }
-        match ev {
-            LoadEvent::Started { run_id, nodes, ports, rehearse } => {
-                note(&format!(
-                    "{} run {run_id}: {nodes} nodes, {ports} ports",
-                    if rehearse { "REHEARSAL" } else { "LIVE" }
-                ));
-            }
-            LoadEvent::Progress { done, total, elapsed_ms } if tty => {
-                throughput.push(elapsed_ms, done);
-                let rate = throughput.rate().map(human_rate).unwrap_or_else(|| "-".into());
-                let eta = throughput.eta_s(total).map(|s| human_ms(s * 1000.0)).unwrap_or_else(|| "-".into());
-                note_inline(&format!("\r  written {done}/{total} nodes, {rate} nodes/s, ETA {eta}   "))
-            }
-            LoadEvent::Node { uuid, status: NodeStatus::Skipped { reason }, nova_bm_id } if global.verbose > 0 => {
-                note(&format!("  skip nova_bm {nova_bm_id} {}: {}", visible_line(&uuid), visible_line(&reason)))
-            }
-            _ => {}
+        Ending::Failed { error, started } => {
+            let f = explain(Failure::from(error));
+            // through the API nothing rolls back: what was done stays, a rerun resumes
+            let outcome = match (show.via_api, started) {
+                (true, true) => Outcome::Stopped(f.message.clone()),
+                (true, false) => Outcome::NotStarted(f.message.clone()),
+                (false, _) => Outcome::Failed(f.message.clone()),
+            };
+            report(outcome, p.timings, None, ReportFallback::None)?;
+            (f, Some(started))
         }
-    }
-    if tty && !json_out {
-        note("");
-    }
-    let (result, prepared) = task.await.map_err(|e| Failure::runtime(format!("the load task failed: {e}")))?;
-    let s = match result {
-        Ok(s) => s,
-        Err(e) => {
-            target_db.close().await;
-            let e = Failure::from(e);
-            let e = Failure { message: interrupt.explain(&e.message), ..e };
-            if json_out {
-                // the stream ends with what happened, as a reader of the events needs it
-                print_json(
-                    &serde_json::json!({"event": "failed", "exit_code": e.code, "committed": false, "message": e.message}),
-                );
+        Ending::Loaded { summary: s, failed } => {
+            print_summary(&s, &m.phases, show, m.planned.plan());
+            // after a commit (or nodes done through the API), a report that cannot be written is a
+            // warning, never a failed exit
+            let done = if show.via_api { s.created > 0 } else { s.committed };
+            let fallback = if done { ReportFallback::Into(&state_dir) } else { ReportFallback::None };
+            let api = Outcome::ThroughApi { summary: &s, failed: &failed };
+            report(if show.via_api { api } else { Outcome::Loaded(&s) }, m.phases, m.verify, fallback)?;
+            match unfinished(&s, failed.len(), m.planned.plan(), cancel.is_cancelled()).filter(|_| show.via_api) {
+                None => return Ok(()),
+                Some(why) => (explain(Failure::runtime(why)), Some(true)),
             }
-            write_report(
-                &args,
-                &settings,
-                &prepared,
-                Outcome::Failed(e.message.clone()),
-                prepared.timings,
-                None,
-                ReportFallback::None,
-            )?;
-            return Err(e);
         }
     };
-    let mut phases = Phases { load_ms: Some(s.load_ms), commit_ms: Some(s.commit_ms), ..prepared.timings };
-    let verify = match (&args.report, s.committed) {
-        (Some(_), true) => {
-            let started = Instant::now();
-            let v = verify_for_report(global, &settings, &prepared, &s).await;
-            phases.verify_ms = Some(ms(started.elapsed()));
-            Some(v)
-        }
-        _ => None,
-    };
-    target_db.close().await;
-    if !json_out {
-        print_summary(&s, &phases);
+    if let Some(started) = json_end.filter(|_| show.json) {
+        print_failed(show, &f, started);
     }
-    // after a commit, a report that cannot be written is a warning, never a failed exit
-    let fallback = if s.committed { ReportFallback::Into(&state_dir) } else { ReportFallback::None };
-    write_report(&args, &settings, &prepared, Outcome::Loaded(&s), phases, verify, fallback)?;
-    Ok(())
-}
-
-fn print_summary(s: &LoadSummary, phases: &Phases) {
-    print_counts(s, "created", "errors", human_ms(s.elapsed_ms));
-    print(&format!("time: {}\n", phases.line(!s.committed)));
-    if s.rehearse {
-        print(&format!("REHEARSAL run {}: everything was written, then rolled back; nothing stays.\n", s.run_id));
-    } else if s.committed {
-        print(&format!("Committed run {} (plan checksum {}). Next: `bm2ironic verify --run {}`; undo with `bm2ironic rollback --run {}`.\n", s.run_id, &s.plan_checksum[..12], s.run_id, s.run_id));
-    } else {
-        print("Nothing to write.\n");
-    }
+    Err(f)
 }

@@ -8,7 +8,6 @@ pub mod hosts;
 pub mod inventory;
 pub mod juno_boot;
 pub mod migrate;
-pub mod migrate_api;
 pub mod plan;
 pub mod proxy;
 pub mod rollback;

@@ -3,10 +3,13 @@
 
 use serde_json::json;
 
-use crate::cli::args::{prepare_from, GlobalArgs, PlanArgs};
+use crate::cli::args::{options, plan_request, GlobalArgs, PlanArgs, Via as ViaArg};
 use crate::cli::failure::{exit, Failure};
+use crate::cli::output::note;
 use crate::cli::output::{print_json, print_plan};
+use crate::core::migrate::load_api::ApiLoadOptions;
 use crate::core::migrate::plan::Plan;
+use crate::core::migrate::steps::{self, Via};
 
 fn plan_json(p: &Plan) -> serde_json::Value {
     json!({
@@ -40,18 +43,21 @@ fn plan_json(p: &Plan) -> serde_json::Value {
 }
 
 pub async fn run(global: &GlobalArgs, args: PlanArgs) -> Result<(), Failure> {
-    let prepared = prepare_from(global, &args).await?;
+    let settings = global.settings()?;
+    let decided = options(&args, &settings)?;
+    let via = if args.via == ViaArg::Api { Via::Api(ApiLoadOptions::default()) } else { Via::Db { rehearse: false } };
+    let api = global.api_target(&settings)?;
+    let req = plan_request(&args, &settings, &decided);
+    let prepared =
+        steps::plan(&req, &via, &api, global.state_dir(), &mut |w| note(&format!("warning: {w}"))).await?.prepared;
     let p = &prepared.plan;
     if args.json {
         print_json(&plan_json(p));
     } else {
         print_plan(p);
     }
-    if let Some(db) = &prepared.target_db {
-        db.close().await;
-    }
     let blocking = p.blocking();
-    free_in_background((prepared.plan, prepared.inventory));
+    free_in_background(prepared);
     if blocking > 0 {
         return Err(Failure {
             code: exit::CONFLICTS,

@@ -16,7 +16,7 @@ use crate::cli::failure::{exit, Failure};
 use crate::cli::output::{note, note_inline, print, print_json, wire_name, Table};
 use crate::core::ironic::api::IronicApi;
 use crate::core::ironic::verdict::{Counts, Ending, TakeoverEvent, TakeoverOutcome, TakeoverState};
-use crate::core::migrate::run_record::RunRecord;
+use crate::core::migrate::run::record::RunRecord;
 use crate::core::migrate::steps::{self, VerifiedRun};
 
 #[derive(Args, Debug, Default)]

@@ -99,10 +99,9 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
     let mut migrated: HashSet<String> = HashSet::new();
     let settings = global.settings()?;
     let store = crate::core::migrate::steps::run_store(&settings, global.state_dir()).await?;
-    let found = crate::core::migrate::steps::find_run(&store, args.run.as_deref()).await;
-    store.close().await;
+    let found = crate::core::using(store, async |store| store.find(args.run.as_deref()).await).await;
     match found {
-        Ok(f) => migrated = f.run.written.iter().map(|w| w.uuid.to_ascii_lowercase()).collect(),
+        Ok(run) => migrated = run.written.iter().map(|w| w.uuid.to_ascii_lowercase()).collect(),
         // a run the operator named must exist; without --run, no run yet is fine
         Err(e) if args.run.is_some() => return Err(Failure::usage(e.to_string())),
         Err(_) => {}

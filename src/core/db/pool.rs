@@ -332,6 +332,12 @@ async fn probe<C: sqlx::Connection>(options: &<C as sqlx::Connection>::Options, 
     }
 }
 
+impl crate::core::closing::Closes for Db {
+    async fn close_now(self) {
+        self.close().await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

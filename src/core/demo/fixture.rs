@@ -500,8 +500,7 @@ mod tests {
             f.interfaces.iter().any(|i| i.address.as_deref().is_some_and(|a| a != a.to_lowercase())),
             "an upper-case MAC"
         );
-        let ids: std::collections::HashSet<_> =
-            f.interfaces.iter().filter_map(|i| i.address_normalized).collect();
+        let ids: std::collections::HashSet<_> = f.interfaces.iter().filter_map(|i| i.address_normalized).collect();
         assert!(
             ids.len() < f.interfaces.iter().filter(|i| i.address_normalized.is_some()).count(),
             "a duplicate MAC after normalising"

@@ -22,8 +22,8 @@ use crate::core::migrate::counters::{read_counters, restore_counters};
 use crate::core::migrate::events::send_skipped;
 use crate::core::migrate::events::{now, LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::plan::{IronicNode, IronicPort, NodePlan, Plan, Rows};
-use crate::core::migrate::run_record::{runs_ddl, written, RecordRows, RUNS_TABLE, RUN_NODES_TABLE};
-use crate::core::migrate::run_status::RunStatus;
+use crate::core::migrate::run::record::{runs_ddl, written, RecordRows, RUNS_TABLE, RUN_NODES_TABLE};
+use crate::core::migrate::run::status::RunStatus;
 use crate::core::migrate::timing::ms;
 
 /// Nodes per multi-row INSERT (and per progress step) at most: fewer when their rows would pass

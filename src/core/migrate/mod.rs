@@ -1,5 +1,9 @@
-//! The migration itself: conflicts and resolutions, the pure plan, preparation, the loaders, verify,
-//! rollback and the flavor change. See docs/mapping.md and docs/conflicts.md.
+//! The migration itself: conflicts and resolutions (`conflict`, `consequences`), the pure plan
+//! (`plan/`), reading before a plan (`prepare`, `recheck`), the loaders (`load_sql`, `load_api/`)
+//! and their events (`events`), the runs they record (`run/`), verify, rollback, the flavor and
+//! host changes (`flavors`, `hosts/`), the run report (`report/`) and what to do next
+//! (`next_steps`). The use cases both faces drive are in `steps/` (start with `steps/migrate.rs`).
+//! See docs/architecture.md, docs/mapping.md and docs/conflicts.md.
 
 pub mod conflict;
 pub mod consequences;
@@ -15,8 +19,7 @@ pub mod prepare;
 pub mod recheck;
 pub mod report;
 pub mod rollback;
-pub mod run_record;
-pub mod run_status;
+pub mod run;
 pub mod states;
 pub mod steps;
 pub mod timing;

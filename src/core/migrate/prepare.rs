@@ -48,8 +48,8 @@ impl std::fmt::Debug for Prepared {
 pub struct Prepared {
     /// shared with the plan, which builds rows from it
     pub inventory: Arc<Inventory>,
-    /// None when browsing read-only (no target opened)
-    pub target_db: Option<Db>,
+    /// what the target held when it was read (the database, or the API's view); no connection to
+    /// it is kept here: whoever opened the target closes it (`steps::LoadPath`)
     pub target: TargetState,
     pub nova: Option<NovaFacts>,
     pub plan: Plan,
@@ -84,7 +84,6 @@ pub async fn browse(
     let timings = Phases { read_ms: Some(read), plan_ms: Some(ms(planning.elapsed())), ..Default::default() };
     Ok(Prepared {
         inventory,
-        target_db: None,
         target,
         nova: None,
         plan,
@@ -94,41 +93,40 @@ pub async fn browse(
     })
 }
 
+/// The plan against the Ironic database `target_db` (opened by the caller, who closes it).
 pub async fn prepare(
     settings: &ConnectionSettings,
+    target_db: &Db,
     options: &PlanOptions,
     resolutions: &Resolutions,
     object_version: Option<&(String, String)>,
 ) -> Result<Prepared, PrepareError> {
     let src_url = &settings.nova_bm_db.as_ref().ok_or(PrepareError::NoSource)?.value;
-    let tgt_url = &settings.ironic_db.as_ref().ok_or(PrepareError::NoTarget)?.value;
     let started = Instant::now();
-    // nova_bm read while the target is opened and read (the first error of either stops both)
+    // nova_bm read while the target is detected and read (the first error of either stops both)
     let source = read_inventory(src_url);
     // a task of its own: polled beside the source read, it waited until the nodes stream paused
     let mut opening = AbortOnDrop(tokio::spawn({
-        let (url, object_version) = (tgt_url.clone(), object_version.cloned());
+        let (db, object_version) = (target_db.clone(), object_version.cloned());
         async move {
-            let target_db = target::connect(&url).await?;
-            let schema = target::detect(&target_db, object_version.as_ref()).await?;
-            let target = target::read_state(&target_db, schema).await?;
-            Ok::<_, TargetError>((target_db, target))
+            let schema = target::detect(&db, object_version.as_ref()).await?;
+            target::read_state(&db, schema).await
         }
     }));
     let target = async {
         match opening.join().await {
-            Ok(opened) => Ok(opened?),
+            Ok(read) => Ok(read?),
             Err(e) => Err(PrepareError::Target(TargetError::Db(DbError::Other {
-                what: tgt_url.describe(),
-                message: format!("opening the Ironic database stopped: {e}"),
+                what: target_db.url.describe(),
+                message: format!("reading the Ironic database stopped: {e}"),
             }))),
         }
     };
-    let (inventory, (target_db, target)) = tokio::try_join!(source, target)?;
+    let (inventory, target) = tokio::try_join!(source, target)?;
 
     let nova = read_nova(settings, &inventory).await?;
     let against = "the Ironic database";
-    let read = Read { inventory, nova, target_db: Some(target_db), target, src_url, started, against };
+    let read = Read { inventory, nova, target, src_url, started, against };
     Ok(finish(read, options, resolutions))
 }
 
@@ -154,8 +152,6 @@ pub(crate) async fn read_nova(
 pub(crate) struct Read<'a> {
     pub inventory: Arc<Inventory>,
     pub nova: Option<NovaFacts>,
-    /// None through the API
-    pub target_db: Option<Db>,
     pub target: TargetState,
     pub src_url: &'a DbUrl,
     /// when the reading began
@@ -167,7 +163,7 @@ pub(crate) struct Read<'a> {
 /// The end of every prepare, either target: the plan, its conflicts in the audit log, and how
 /// long reading (since `started`) and planning took.
 pub(crate) fn finish(read: Read<'_>, options: &PlanOptions, resolutions: &Resolutions) -> Prepared {
-    let Read { inventory, nova, target_db, target, src_url, started, against } = read;
+    let Read { inventory, nova, target, src_url, started, against } = read;
     // the TFTP trees' PXE configs, read here: the plan itself does no I/O
     let mut options = options.clone();
     options.boots = Arc::new(tftp::learn(&inventory, &options.tftp_roots));
@@ -187,5 +183,5 @@ pub(crate) fn finish(read: Read<'_>, options: &PlanOptions, resolutions: &Resolu
         tracing::info!(code = %c.code, subject = ?c.subject, action = ?c.action, decided_by = ?c.decided_by, "conflict: {}", c.detail);
     }
     let boots = options.boots;
-    Prepared { inventory, target_db, target, nova, plan, source: src_url.redacted().to_string(), timings, boots }
+    Prepared { inventory, target, nova, plan, source: src_url.redacted().to_string(), timings, boots }
 }

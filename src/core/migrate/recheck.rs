@@ -9,8 +9,8 @@ use std::collections::HashSet;
 use crate::core::db::sql::{marks, Val};
 use crate::core::db::{DbError, Tx};
 use crate::core::migrate::plan::{NodeAction, Plan};
-use crate::core::migrate::run_record::RUNS_TABLE;
-use crate::core::migrate::run_status::RunStatus;
+use crate::core::migrate::run::record::RUNS_TABLE;
+use crate::core::migrate::run::status::RunStatus;
 
 /// What the plan counted on and is gone: how many, and the first.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,8 +7,9 @@ use serde::Serialize;
 
 use crate::core::db::sql::{marks, Val};
 use crate::core::db::{Cast, Db, DbError, Dialect, Tx};
-use crate::core::migrate::run_record::{self, RunRecord};
-use crate::core::migrate::run_status::RunStatus;
+use crate::core::migrate::run::record as run_record;
+use crate::core::migrate::run::status::RunStatus;
+use crate::core::migrate::run::store::{select, FindError};
 
 /// Tables whose rows hang off a node and go with it (Ironic writes node_history on its own).
 const NODE_CHILD_TABLES: &[&str] =
@@ -29,21 +30,13 @@ pub struct RollbackReport {
 pub enum RollbackError {
     #[error(transparent)]
     Db(#[from] DbError),
-    #[error("no committed bm2ironic run in this Ironic database")]
-    NoRun,
-    #[error("no run {0} in this Ironic database (see `bm2ironic rollback --list`)")]
-    UnknownRun(String),
+    /// no such run, or none committed
+    #[error(transparent)]
+    Find(#[from] FindError),
     #[error("run {run} is {status}, not committed: nothing to roll back")]
     NotCommitted { run: String, status: String },
     #[error("Ironic has changed {count} node(s) of run {run} since the load: {examples}; nothing removed (use --force to remove them anyway)")]
     Changed { run: String, count: usize, examples: String },
-}
-
-pub fn pick_run(runs: Vec<RunRecord>, id: Option<&str>) -> Result<RunRecord, RollbackError> {
-    match id {
-        Some(id) => runs.into_iter().find(|r| r.id == id).ok_or_else(|| RollbackError::UnknownRun(id.into())),
-        None => runs.into_iter().find(|r| r.status.is_committed_sql()).ok_or(RollbackError::NoRun),
-    }
 }
 
 /// On MariaDB/MySQL and PostgreSQL: locks the run's row first thing, before the slower reading of
@@ -122,7 +115,8 @@ pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<Roll
 
 async fn remove_run(tx: &mut Tx<'_>, run_id: Option<&str>, force: bool) -> Result<RollbackReport, RollbackError> {
     lock_run_first(tx, run_id).await?;
-    let run = pick_run(run_record::runs_in(tx).await?, run_id)?;
+    // the run named, or the newest committed SQL one (an API run is undone through the API)
+    let run = select(run_record::runs_in(tx).await?, run_id, |r| r.status.is_committed_sql())?;
     let lock = tx.lock_suffix();
     let (status_sql, status_vals) = run_record::status_stmt(&run.id);
     let status: Option<String> = tx

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::core::db::{Cast, Db, DbError, Dialect};
 use crate::core::ironic::api::IronicApi;
 use crate::core::migrate::plan::size_is_possible;
-use crate::core::migrate::run_record::{RunRecord, WrittenNode};
+use crate::core::migrate::run::record::{RunRecord, WrittenNode};
 use crate::core::source::model::{Inventory, InventoryNode};
 
 #[derive(Debug, Clone, Serialize)]

@@ -439,6 +439,12 @@ impl NovaBmSource {
     }
 }
 
+impl crate::core::closing::Closes for NovaBmSource {
+    async fn close_now(self) {
+        self.close().await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,9 @@
 //! What an API load (and what prepares it) can fail with as a whole; a node's own failure is
 //! reported with that node and the load goes on.
 
-use super::record::RecordError;
 use crate::core::ironic::api::ApiError;
 use crate::core::migrate::prepare::PrepareError;
+use crate::core::migrate::run::store::RecordError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiLoadError {

@@ -1,7 +1,7 @@
 //! `migrate --via api`: the same plan as the SQL path, loaded through Ironic's REST API with the
 //! adopt flow (`node.rs`), `--concurrency` nodes in flight. A node whose step fails is reported
-//! with Ironic's error and the others go on; the run is recorded (`record.rs`) and a rerun resumes
-//! it. `rollback` puts adopted nodes in maintenance and deletes them, never a power action. Here:
+//! with Ironic's error and the others go on; the run is recorded (`core/migrate/run/store.rs`) and a
+//! rerun resumes it. `rollback` puts adopted nodes in maintenance and deletes them, never a power action. Here:
 //! the driver (`load_api`); the load's options in `options.rs`, what it fails with in `error.rs`,
 //! the shared watch of the nodes waiting on the conductor in `watch.rs`, how long a node polled by
 //! itself waits between polls in `pace.rs`.
@@ -11,7 +11,6 @@ pub mod node;
 mod options;
 mod pace;
 pub mod prepare;
-pub mod record;
 pub mod rollback;
 pub mod verify;
 mod watch;
@@ -29,10 +28,10 @@ use crate::core::ironic::api::{nodes, IronicApi};
 use crate::core::ironic::marker;
 use crate::core::migrate::events::{now, send_skipped, LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::plan::{NodePlan, Plan, Rows};
-use crate::core::migrate::run_record::{written, ApiProgress, RunRecord};
-use crate::core::migrate::run_status::RunStatus;
+use crate::core::migrate::run::record::{written, ApiProgress, RunRecord};
+use crate::core::migrate::run::status::RunStatus;
+use crate::core::migrate::run::RunStore;
 use node::{Cx, Outcome};
-use record::RunStore;
 
 pub use error::ApiLoadError;
 pub use options::{ApiLoadOptions, DEFAULT_CONCURRENCY};

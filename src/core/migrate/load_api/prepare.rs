@@ -8,12 +8,12 @@ use crate::core::ironic::api::IronicApi;
 use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::plan::PlanOptions;
 use crate::core::migrate::prepare::{self, PrepareError, Prepared};
-use crate::core::migrate::run_record::RunRecord;
+use crate::core::migrate::run::record::RunRecord;
 use crate::core::settings::ConnectionSettings;
 use std::time::Instant;
 
 use super::error::ApiLoadError;
-use super::record::RunStore;
+use crate::core::migrate::run::RunStore;
 
 /// The prepared plan, the stand-in ids of the API's nodes, and the run a load would resume.
 pub struct PreparedApi {
@@ -46,7 +46,7 @@ pub async fn prepare_api(
     }
     let nova = prepare::read_nova(settings, &inventory).await?;
     let against = format!("the Ironic API at {}", api.base());
-    let read = prepare::Read { inventory, nova, target_db: None, target, src_url, started, against: &against };
+    let read = prepare::Read { inventory, nova, target, src_url, started, against: &against };
     let prepared = prepare::finish(read, options, resolutions);
     Ok(PreparedApi { prepared, ids, resume })
 }

@@ -5,11 +5,11 @@
 
 use serde::Serialize;
 
-use super::record::{self, RecordError, RunStore};
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
 use crate::core::ironic::marker;
-use crate::core::migrate::run_record::RunRecord;
-use crate::core::migrate::run_status::RunStatus;
+use crate::core::migrate::run::record::RunRecord;
+use crate::core::migrate::run::status::RunStatus;
+use crate::core::migrate::run::store::{self as record, RecordError, RunStore};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ApiRollbackReport {

@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use serde_json::Value;
 
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
-use crate::core::migrate::run_record::RunRecord;
+use crate::core::migrate::run::record::RunRecord;
 use crate::core::migrate::verify::{check_source, driver_info_matches, Diffs, VerifyReport};
 use crate::core::source::model::{Inventory, InventoryNode};
 

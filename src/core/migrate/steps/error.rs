@@ -5,10 +5,12 @@ use crate::core::db::DbError;
 use crate::core::ironic::api::ApiError;
 use crate::core::ironic::target::TargetError;
 use crate::core::logs::watch::WatchError;
-use crate::core::migrate::load_api::record::RecordError;
+use crate::core::migrate::load_api::rollback::ApiRollbackError;
 use crate::core::migrate::load_api::ApiLoadError;
+use crate::core::migrate::load_sql::LoadError;
 use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::rollback::RollbackError;
+use crate::core::migrate::run::store::{FindError, RecordError};
 use crate::core::source::nova_bm::SourceError;
 
 /// What a step can fail with.
@@ -38,12 +40,31 @@ pub enum StepError {
     Record(#[from] RecordError),
     #[error(transparent)]
     ApiLoad(#[from] ApiLoadError),
-    /// no Ironic database given, and no API run kept in the state directory either
-    #[error("no Ironic database given: use --ironic-db URL, BM2IRONIC_IRONIC_DB, or --ironic-conf with [database] connection (no API run{} in {dir} either: for a run made with --via api give --state-dir)", run.as_ref().map(|r| format!(" {r}")).unwrap_or_default())]
-    NoRunHere { run: Option<String>, dir: String },
+    /// undoing an API run through the API
+    #[error(transparent)]
+    ApiRollback(#[from] ApiRollbackError),
+    /// the load into the Ironic database (rolled back)
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// the run asked for is not where runs are kept (not there at all is a usage error:
+    /// [`FindError::is_usage`])
+    #[error(transparent)]
+    Find(#[from] FindError),
     /// the step needs the Ironic API and none was given (a usage error); `what` says what for
     #[error("{what} needs the Ironic API: give --ironic-url, BM2IRONIC_IRONIC_URL or Keystone credentials (--os-cloud, OS_CLOUD, OS_AUTH_URL ...)")]
     NoApi { what: &'static str },
+    /// decisions that match no conflict of the plan: the operator's file is wrong (a usage error)
+    #[error("resolutions file {file}: {count} decision(s) match no conflict of this plan (a wrong node id, or the node no longer has that conflict): {}", examples.iter().take(10).cloned().collect::<Vec<_>>().join("; "))]
+    Unmatched { file: String, count: usize, examples: Vec<String> },
+    /// blocking conflicts left undecided: nothing is written (exit 3)
+    #[error("{count} blocking conflict(s) unresolved: nothing {}", if *via_api { "created" } else { "written" })]
+    Blocking { count: usize, via_api: bool },
+    /// a run made through the API, with no API given to undo it (a usage error)
+    #[error("run {run} went through the Ironic API: give --ironic-url or Keystone credentials (--os-cloud, OS_*)")]
+    ApiRun { run: String },
+    /// the face did not go ahead (not confirmed, no terminal to confirm on): its own words
+    #[error("{0}")]
+    Refused(String),
 }
 
 impl StepError {
@@ -51,7 +72,9 @@ impl StepError {
     pub fn is_usage(&self) -> bool {
         match self {
             StepError::Prepare(e) => e.is_usage(),
-            StepError::NoApi { .. } | StepError::NoRunHere { .. } => true,
+            StepError::NoApi { .. } => true,
+            StepError::Find(e) => e.is_usage(),
+            StepError::Unmatched { .. } | StepError::ApiRun { .. } => true,
             StepError::ApiLoad(ApiLoadError::Prepare(e)) => e.is_usage(),
             _ => false,
         }

@@ -12,16 +12,18 @@ use tokio_util::sync::CancellationToken;
 use super::error::StepError;
 use super::verify::run_store;
 use crate::core::db::Db;
+use crate::core::ironic::api::nodes::StateIds;
 use crate::core::ironic::api::{self, nodes, ApiTarget, IronicApi};
 use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::conflict::Resolutions;
 use crate::core::migrate::events::{LoadEvent, LoadSummary};
 use crate::core::migrate::load_api::prepare::{prepare_api, PreparedApi};
-use crate::core::migrate::load_api::record::RunStore;
 use crate::core::migrate::load_api::{self, ApiLoadOptions, ApiLoadRequest};
 use crate::core::migrate::load_sql::{self, LoadError, LoadRequest};
 use crate::core::migrate::plan::{Plan, PlanOptions};
 use crate::core::migrate::prepare::Prepared;
+use crate::core::migrate::run::store::RunStore;
+use crate::core::migrate::run::RunRecord;
 use crate::core::settings::ConnectionSettings;
 
 /// Loads `plan` (the prepared plan, or the one re-decided in the wizard) into the Ironic database
@@ -93,19 +95,16 @@ impl ApiLoadTarget {
 
     /// Loads the prepared plan through the API (a rerun resumes the unfinished run). Events go to
     /// `events`; `cancel` stops new nodes from starting and the ones in flight between steps.
-    pub async fn load(
+    pub async fn load_planned(
         &self,
-        prepared: &PreparedApi,
+        prepared: &Prepared,
+        ids: StateIds,
+        resume: Option<RunRecord>,
         opts: &ApiLoadOptions,
         events: &UnboundedSender<LoadEvent>,
         cancel: &CancellationToken,
     ) -> Result<LoadSummary, StepError> {
-        let req = ApiLoadRequest {
-            plan: &prepared.prepared.plan,
-            source: prepared.prepared.source.clone(),
-            resume: prepared.resume.clone(),
-            ids: prepared.ids.clone(),
-        };
+        let req = ApiLoadRequest { plan: &prepared.plan, source: prepared.source.clone(), resume, ids };
         Ok(load_api::load_api(&self.api, &self.store, req, opts, events, cancel).await?)
     }
 

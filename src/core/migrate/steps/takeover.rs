@@ -10,13 +10,13 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::error::StepError;
-use super::verify::{find_run, run_store};
+use super::verify::run_store;
 use crate::core::ironic::api::{self, ApiTarget, IronicApi};
 use crate::core::ironic::takeover;
 use crate::core::ironic::target::TargetKind;
 use crate::core::ironic::verdict::{CheckOptions, TakeoverEvent, TakeoverOutcome};
 use crate::core::logs::watch::{Patterns, Start, WatchedLog, Watcher};
-use crate::core::migrate::run_record::RunRecord;
+use crate::core::migrate::run::record::RunRecord;
 use crate::core::settings::ConnectionSettings;
 
 /// How often the takeover check asks the API about every node.
@@ -57,7 +57,7 @@ pub async fn check_takeover(
 }
 
 /// The takeover of run `run_id` of either path, from the settings (the wizard's takeover step):
-/// finds the run where it is kept (see [`find_run`]), reaches the API as `target` says, and
+/// finds the run where it is kept ([`RunStore::find`]), reaches the API as `target` says, and
 /// follows it as [`check_takeover`] does (as `follow` says, not stopping at the first failure).
 pub async fn check_takeover_of(
     settings: &ConnectionSettings,
@@ -69,9 +69,9 @@ pub async fn check_takeover_of(
     cancel: &CancellationToken,
 ) -> Result<TakeoverOutcome, StepError> {
     let store = run_store(settings, state_dir).await?;
-    let found = find_run(&store, Some(run_id)).await;
+    let found = store.find(Some(run_id)).await;
     store.close().await;
-    let run = found?.run;
+    let run = found?;
     // the run record names the target kind as `TargetKind` serialises it
     let kind = if run.target_kind == "juno" { TargetKind::Juno } else { TargetKind::Modern };
     let api = api::client(target, kind).await?.ok_or(StepError::NoApi { what: "following Ironic's takeover" })?;

@@ -7,24 +7,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::error::StepError;
-use crate::core::db::Db;
 use crate::core::ironic::api::{self, ApiTarget, IronicApi};
 use crate::core::ironic::target::{self, TargetKind};
-use crate::core::migrate::load_api::record::RunStore;
 use crate::core::migrate::load_api::verify::verify_api;
 use crate::core::migrate::prepare::PrepareError;
-use crate::core::migrate::rollback;
-use crate::core::migrate::run_record::{self, RunRecord};
+use crate::core::migrate::run::record::RunRecord;
+use crate::core::migrate::run::store::{is_api, RunStore};
 use crate::core::migrate::verify::{self, VerifyReport};
 use crate::core::settings::ConnectionSettings;
 use crate::core::source::model::Inventory;
 use crate::core::source::nova_bm::NovaBmSource;
-
-/// The SQL run `run_id` (None: the newest committed one) recorded in the Ironic database `db`.
-pub async fn pick_run(db: &Db, run_id: Option<&str>) -> Result<RunRecord, StepError> {
-    let runs = run_record::runs(db).await?;
-    Ok(rollback::pick_run(runs, run_id)?)
-}
 
 /// Where runs are kept for these settings: the Ironic database when given, else `state_dir`
 /// (API runs made without database access). The caller closes it ([`RunStore::close`]).
@@ -33,25 +25,6 @@ pub async fn run_store(settings: &ConnectionSettings, state_dir: PathBuf) -> Res
         Some(u) => RunStore::Db(target::connect(&u.value).await?),
         None => RunStore::Dir(state_dir),
     })
-}
-
-/// A run, and whether it was made through the API.
-pub struct FoundRun {
-    pub run: RunRecord,
-    pub via_api: bool,
-}
-
-/// The run `run_id` (None: the newest one that finished) of either path, from the store.
-pub async fn find_run(store: &RunStore, run_id: Option<&str>) -> Result<FoundRun, StepError> {
-    if let Some(run) = store.pick(run_id).await? {
-        return Ok(FoundRun { run, via_api: true });
-    }
-    match store {
-        RunStore::Db(db) => Ok(FoundRun { run: pick_run(db, run_id).await?, via_api: false }),
-        RunStore::Dir(dir) => {
-            Err(StepError::NoRunHere { run: run_id.map(str::to_string), dir: dir.display().to_string() })
-        }
-    }
 }
 
 /// What [`verify`] found, with the API client it used (for a takeover check after).
@@ -74,27 +47,28 @@ pub async fn verify(
 ) -> Result<VerifiedRun, StepError> {
     let store = run_store(settings, state_dir).await?;
     let result = async {
-        let found = find_run(&store, run_id).await?;
+        let run = store.find(run_id).await?;
+        let via_api = is_api(&run);
         let inventory = match inventory {
             Some(i) => Some(i),
-            None if found.via_api && settings.nova_bm_db.is_none() => None,
+            None if via_api && settings.nova_bm_db.is_none() => None,
             None => Some(read_inventory(settings).await?),
         };
-        let db = match (&store, found.via_api) {
+        let db = match (&store, via_api) {
             (RunStore::Db(db), false) => db,
             _ => {
                 let api = api::open(target, TargetKind::Modern)
                     .await?
                     .ok_or(StepError::NoApi { what: "verifying a run made through the API" })?;
-                let report = verify_api(&api, &found.run, inventory.as_deref()).await?;
-                return Ok(VerifiedRun { run: found.run, report, api: Some(api) });
+                let report = verify_api(&api, &run, inventory.as_deref()).await?;
+                return Ok(VerifiedRun { run, report, api: Some(api) });
             }
         };
         let schema = target::detect(db, None).await?;
         let api = api::open(target, schema.kind).await?;
         let inventory = inventory.ok_or(PrepareError::NoSource)?;
-        let report = verify::verify(db, &found.run, &inventory, api.as_ref()).await?;
-        Ok(VerifiedRun { run: found.run, report, api })
+        let report = verify::verify(db, &run, &inventory, api.as_ref()).await?;
+        Ok(VerifiedRun { run, report, api })
     }
     .await;
     store.close().await;

@@ -1,16 +1,58 @@
-//! Where an API run is recorded: in the Ironic database's `bm2ironic_runs` when it is given, else
-//! in a run file (JSON, mode 0600) under the state directory. The record lists every node the run
-//! set out to create, with where it stands; `verify` and `rollback` find the run there.
+//! Where runs are kept and the one place they are looked up. Every run of either kind is a row of
+//! the Ironic database's `bm2ironic_runs` when that database is given; an API run made without it
+//! is a run file (JSON, mode 0600) in the state directory. `find` (the run a command means),
+//! `resumable` (the API run a rerun continues) and `list` serve `verify`, `rollback`, `watch`, the
+//! takeover check and the API load; `select` is the same choice over runs already read (a
+//! rollback reads them inside its transaction).
 
 use std::path::{Path, PathBuf};
 
+use super::record::{self as run_record, RunRecord, RUNS_TABLE};
+use super::status::RunKind;
 use crate::core::db::sql::Val;
 use crate::core::db::{Db, DbError};
-use crate::core::migrate::run_record::{self, RunRecord, RUNS_TABLE};
-use crate::core::migrate::run_status::RunKind;
 
 pub fn is_api(run: &RunRecord) -> bool {
     run.status.kind() == RunKind::Api
+}
+
+/// The run a command means was not found.
+#[derive(Debug, thiserror::Error)]
+pub enum FindError {
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error("no committed bm2ironic run in this Ironic database")]
+    NoRun,
+    #[error("no run {0} in this Ironic database (see `bm2ironic rollback --list`)")]
+    Unknown(String),
+    /// no Ironic database given, and no API run kept in the state directory either (a usage error)
+    #[error("no Ironic database given: use --ironic-db URL, BM2IRONIC_IRONIC_DB, or --ironic-conf with [database] connection (no API run{} in {dir} either: for a run made with --via api give --state-dir)", run.as_ref().map(|r| format!(" {r}")).unwrap_or_default())]
+    NotKeptHere { run: Option<String>, dir: String },
+}
+
+impl FindError {
+    pub fn is_usage(&self) -> bool {
+        matches!(self, FindError::NotKeptHere { .. })
+    }
+}
+
+/// The run `id` (of either kind), or (None) the newest run that `newest` accepts; `runs` newest
+/// first.
+pub fn select(
+    runs: Vec<RunRecord>,
+    id: Option<&str>,
+    newest: impl Fn(&RunRecord) -> bool,
+) -> Result<RunRecord, FindError> {
+    match id {
+        Some(id) => runs.into_iter().find(|r| r.id == id).ok_or_else(|| FindError::Unknown(id.into())),
+        None => runs.into_iter().find(newest).ok_or(FindError::NoRun),
+    }
+}
+
+/// What a command acts on when no run is named: the newest committed SQL run or API run (an API
+/// run of any status: a partial one is verified, resumed or rolled back too).
+pub fn acted_on(run: &RunRecord) -> bool {
+    run.status.is_committed_sql() || is_api(run)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -142,17 +184,29 @@ impl RunStore {
         }
     }
 
-    /// The API run `id`, or (None) the newest API run when it is newer than any SQL run.
-    pub async fn pick(&self, id: Option<&str>) -> Result<Option<RunRecord>, RecordError> {
-        // an API run's record is whole in its own row: the SQL runs' per-node records are not read
-        let runs = match self {
-            RunStore::Db(db) => run_record::run_heads(db).await?,
-            RunStore::Dir(_) => self.list().await?,
-        };
-        Ok(match id {
-            Some(id) => runs.into_iter().find(|r| r.id == id && is_api(r)),
-            None => runs.into_iter().find(|r| r.status.is_committed_sql() || is_api(r)).filter(is_api),
-        })
+    /// The run `id` of either kind, or (None) the newest one a command acts on ([`acted_on`]).
+    /// Without the Ironic database only API runs are kept (in the state directory): a run that is
+    /// not there is named with where to look instead.
+    pub async fn find(&self, id: Option<&str>) -> Result<RunRecord, FindError> {
+        match self {
+            RunStore::Db(db) => {
+                // the per-node records of every SQL run are read only for the run chosen
+                let heads = run_record::run_heads(db).await.map_err(RecordError::from)?;
+                let head = select(heads, id, acted_on)?;
+                if is_api(&head) {
+                    // an API run's record is whole in its own row
+                    return Ok(head);
+                }
+                let runs = run_record::runs(db).await.map_err(RecordError::from)?;
+                select(runs, Some(&head.id), acted_on)
+            }
+            RunStore::Dir(dir) => select(self.list().await?, id, acted_on).map_err(|e| match e {
+                FindError::NoRun | FindError::Unknown(_) => {
+                    FindError::NotKeptHere { run: id.map(str::to_string), dir: dir.display().to_string() }
+                }
+                e => e,
+            }),
+        }
     }
 
     /// The newest API run still to finish (a rerun resumes it).
@@ -161,10 +215,16 @@ impl RunStore {
     }
 }
 
+impl crate::core::closing::Closes for RunStore {
+    async fn close_now(self) {
+        self.close().await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::migrate::run_status::RunStatus;
+    use crate::core::migrate::run::status::RunStatus;
     use std::os::unix::fs::PermissionsExt;
 
     fn run(id: &str, status: RunStatus, secs: i64) -> RunRecord {
@@ -189,8 +249,9 @@ mod tests {
         let mode = std::fs::metadata(dir.path().join("runs/b.json")).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         assert_eq!(store.resumable().await.unwrap().unwrap().id, "b");
-        assert_eq!(store.pick(None).await.unwrap().unwrap().id, "b");
-        assert_eq!(store.pick(Some("a")).await.unwrap().unwrap().status, RunStatus::ApiCommitted);
+        assert_eq!(store.find(None).await.unwrap().id, "b");
+        assert_eq!(store.find(Some("a")).await.unwrap().status, RunStatus::ApiCommitted);
+        assert!(matches!(store.find(Some("c")).await, Err(FindError::NotKeptHere { .. })));
         store.save(&run("b", RunStatus::ApiCommitted, 10)).await.unwrap();
         assert!(store.resumable().await.unwrap().is_none());
     }

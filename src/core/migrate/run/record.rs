@@ -1,7 +1,7 @@
 //! The run record: each load is recorded in the Ironic database, in `bm2ironic_runs` (one row per
 //! run: times, status, plan checksum, redacted source) and `bm2ironic_run_nodes` (one row per node it
 //! wrote, with its ports; no secrets), so `verify`, `rollback` and `watch` find what a run did.
-//! Per-node rows keep every statement small whatever the inventory's size (see docs/architecture.md).
+//! Per-node rows keep every statement small whatever the inventory's size (see docs/performance.md).
 
 use std::collections::HashMap;
 
@@ -13,7 +13,7 @@ use crate::core::db::sql::{multi_insert, Stmt, Val};
 use crate::core::db::{Cast, Db, DbError, Dialect, Tx};
 use crate::core::ironic::json::ascii_json;
 use crate::core::migrate::plan::{IronicNode, IronicPort};
-use crate::core::migrate::run_status::RunStatus;
+use crate::core::migrate::run::status::RunStatus;
 
 pub const RUNS_TABLE: &str = "bm2ironic_runs";
 pub const RUN_NODES_TABLE: &str = "bm2ironic_run_nodes";
