@@ -15,7 +15,7 @@ use crate::core::migrate::events::LoadSummary;
 use crate::core::migrate::plan::{NodePlan, Plan};
 use crate::core::migrate::prepare::Prepared;
 use crate::core::migrate::report::{self, Outcome, Report, ReportInput, Who};
-use crate::core::migrate::steps;
+use crate::core::migrate::steps::{self, rollback::RollbackFace, MigrateFace, Planned, StepError};
 use crate::core::migrate::timing::Phases;
 use crate::core::settings::{ConnectionSettings, Setting};
 use crate::core::text::{clipped, shown, shown_line, visible_line};
@@ -160,6 +160,43 @@ pub(crate) fn confirm(yes: bool, what: &str, word: &str) -> Result<(), Failure> 
         Ok(())
     } else {
         Err(Failure::runtime("not confirmed: nothing written"))
+    }
+}
+
+/// The terminal's part of a use case (`migrate`, `rollback`): `--yes`, or the operator types
+/// `word`; a refusal is kept (`refused`) to be returned as it was made, exit code included.
+pub(crate) struct Prompt {
+    pub yes: bool,
+    pub word: &'static str,
+    pub refused: Option<Failure>,
+}
+
+impl Prompt {
+    fn ask(&mut self, what: &str) -> Result<(), StepError> {
+        confirm(self.yes, what, self.word).map_err(|f| StepError::Refused(self.refused.insert(f).message.clone()))
+    }
+
+    /// The failure to return: the refusal as it was made, else `e`.
+    pub fn failure(&mut self, e: StepError) -> Failure {
+        self.refused.take().unwrap_or_else(|| e.into())
+    }
+}
+
+impl MigrateFace for Prompt {
+    fn confirm(&mut self, _: &Planned, question: &str) -> Result<(), StepError> {
+        self.ask(question)
+    }
+    fn note(&mut self, text: &str) {
+        note(text);
+    }
+}
+
+impl RollbackFace for Prompt {
+    fn asks(&self) -> bool {
+        !self.yes
+    }
+    fn confirm(&mut self, what: &str) -> Result<(), StepError> {
+        self.ask(what)
     }
 }
 

@@ -8,22 +8,10 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::args::{options, plan_request, GlobalArgs, MigrateArgs};
 use crate::cli::failure::Failure;
 use crate::cli::interrupt::Interrupt;
-use crate::cli::output::{check_report_path, confirm, note, print_blocking, write_report, ReportFallback};
+use crate::cli::output::{check_report_path, print_blocking, write_report, Prompt, ReportFallback};
 use crate::cli::progress::{print_failed, print_summary, show_events, unfinished, Show};
 use crate::core::migrate::report::Outcome;
-use crate::core::migrate::steps::{self, Ending, MigrateFace, MigrateRequest, Planned, StepError, Via};
-
-/// The terminal's part: `--yes` or a typed word; a refusal kept to be returned as it was made.
-struct Face<'a>(&'a MigrateArgs, Option<Failure>);
-
-impl MigrateFace for Face<'_> {
-    fn confirm(&mut self, _: &Planned, question: &str) -> Result<(), StepError> {
-        confirm(self.0.yes, question, "migrate").map_err(|f| StepError::Refused(self.1.insert(f).message.clone()))
-    }
-    fn note(&mut self, text: &str) {
-        note(text);
-    }
-}
+use crate::core::migrate::steps::{self, Ending, MigrateRequest, StepError, Via};
 
 pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> {
     check_report_path(args.report.as_deref())?;
@@ -42,7 +30,7 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let cancel = CancellationToken::new();
     let interrupt = Interrupt::on_signals(&cancel);
-    let mut face = Face(&args, None);
+    let mut face = Prompt { yes: args.yes, word: "migrate", refused: None };
     let (m, ()) = tokio::join!(steps::migrate(req, &mut face, tx, &cancel), show_events(rx, show));
     let m = m?;
     let (p, state_dir) = (&m.planned.prepared, global.state_dir());
@@ -55,7 +43,7 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
             if matches!(e, StepError::Blocking { .. }) {
                 print_blocking(m.planned.plan(), show.json);
             }
-            let f = explain(face.1.take().unwrap_or_else(|| Failure::from(e)));
+            let f = explain(face.failure(e));
             report(Outcome::NotStarted(f.message.clone()), p.timings, None, ReportFallback::None)?;
             (f, show.via_api.then_some(false))
         }

@@ -8,13 +8,12 @@ use serde_json::json;
 
 use crate::cli::args::GlobalArgs;
 use crate::cli::failure::Failure;
-use crate::cli::output::{confirm, print, print_json, Table};
+use crate::cli::output::{print, print_json, Prompt, Table};
 use crate::core::migrate::flavors::FlavorError;
 use crate::core::migrate::hosts::HostsError;
 use crate::core::migrate::load_api::rollback::ApiRollbackReport;
 use crate::core::migrate::rollback::RollbackReport;
-use crate::core::migrate::steps::rollback::{self, when, RollbackFace, RollbackRequest, Undone};
-use crate::core::migrate::steps::StepError;
+use crate::core::migrate::steps::rollback::{self, when, RollbackRequest, Undone};
 use crate::core::settings::ConnectionSettings;
 
 #[derive(Args, Debug, Default)]
@@ -35,18 +34,6 @@ pub struct RollbackArgs {
     pub json: bool,
 }
 
-/// The terminal's part: `--yes` or a typed word; a refusal kept to be returned as it was made.
-struct Face<'a>(&'a RollbackArgs, Option<Failure>);
-
-impl RollbackFace for Face<'_> {
-    fn asks(&self) -> bool {
-        !self.0.yes
-    }
-    fn confirm(&mut self, what: &str) -> Result<(), StepError> {
-        confirm(self.0.yes, what, "rollback").map_err(|f| StepError::Refused(self.1.insert(f).message.clone()))
-    }
-}
-
 pub async fn run(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure> {
     let settings = global.settings()?;
     if args.list {
@@ -63,11 +50,11 @@ pub async fn run(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure>
         run: args.run.as_deref(),
         force: args.force,
     };
-    let mut face = Face(&args, None);
+    let mut face = Prompt { yes: args.yes, word: "rollback", refused: None };
     match rollback::rollback_ironic(&req, &mut face).await {
         Ok(Undone::Sql(r)) => print_report(&r, args.json),
         Ok(Undone::Api(r)) => print_api_report(&r, args.json),
-        Err(e) => return Err(face.1.take().unwrap_or_else(|| e.into())),
+        Err(e) => return Err(face.failure(e)),
     }
     restore_nova(&settings).await
 }
