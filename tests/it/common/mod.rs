@@ -11,7 +11,7 @@ pub mod ports;
 pub mod process;
 pub mod wizard;
 
-pub use cli::{bm2ironic, read_logs, STANDARD_RESOLUTIONS};
+pub use cli::{bm, bm2ironic, read_logs, Outcome, STANDARD_RESOLUTIONS};
 pub use db::{Backend, TestDb, IRONIC_MYSQL_SCHEMA, MYSQL_ADMIN, MYSQL_READER, PG_READER, READER_PASSWORD};
 pub use env::{in_ci, server_env, skip, Tmpfs};
 pub use ports::port as free_port;
