@@ -1,22 +1,27 @@
-//! The test harness, one module a concern: test databases (db), the machine's servers and skips
-//! (env), running the binary (cli), processes stopped when dropped (process), ports (ports), the
-//! headless wizard (wizard). This file only declares them, re-exports what most tests use, and holds
-//! the macros.
+//! The test harness (README.md beside this file), one module a concern: test databases (db), the
+//! machine's servers and skips (env), running the binary (cli), processes stopped when dropped
+//! (process), ports (ports), Ironic (ironic), fake BMCs (bmc), Keystone (keystone), the Juno releases
+//! (juno), the proxy (proxy), the API-load tests' world (api_load), the headless wizard (wizard).
+//! This file only declares them, re-exports what most tests use, and holds the macros.
 #![allow(dead_code)]
 
+pub mod api_load;
+pub mod bmc;
 pub mod cli;
 pub mod db;
 pub mod env;
+pub mod ironic;
+pub mod juno;
+pub mod keystone;
 pub mod ports;
 pub mod process;
+pub mod proxy;
 pub mod wizard;
 
 pub use cli::{bm, bm2ironic, read_logs, Outcome, STANDARD_RESOLUTIONS};
 pub use db::{Backend, TestDb, IRONIC_MYSQL_SCHEMA, MYSQL_ADMIN, MYSQL_READER, PG_READER, READER_PASSWORD};
 pub use env::{in_ci, server_env, skip, Tmpfs};
-pub use ports::port as free_port;
-
-pub const IRONIC_VENV: &str = "BM2IRONIC_TEST_IRONIC_VENV";
+pub use ironic::IRONIC_VENV;
 
 /// Declares each test once per backend it runs on, in a module named after the backend:
 /// `sqlite::name`, `mysql::name`, `postgres::name`. A test that applies to some backends only is
