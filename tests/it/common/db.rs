@@ -1,6 +1,7 @@
 //! Test databases: a fresh database per test on SQLite (a temp file), MariaDB or PostgreSQL (the
 //! servers of scripts/test-services.sh), with a fixture, the real Ironic 39 or Juno schema, SQL run as
-//! the admin, dumps for byte-for-byte comparisons, and rows read back as strings.
+//! the admin, dumps for byte-for-byte comparisons, rows read back as strings, and a database's URL in
+//! the form SQLAlchemy (Ironic's, Juno's) takes.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -252,5 +253,14 @@ impl TestDb {
             .expect("rows query (every column text)");
         db.close().await;
         out
+    }
+}
+
+/// The URL SQLAlchemy (Ironic's, Juno's) takes for a test database's URL.
+pub fn sqlalchemy_url(url: &str) -> String {
+    match DbUrl::parse(url).unwrap().backend {
+        DbBackend::Sqlite => url.to_string(),
+        DbBackend::MySql => format!("{}?charset=utf8", url.replacen("mysql://", "mysql+pymysql://", 1)),
+        DbBackend::Postgres => url.replacen("postgres://", "postgresql+psycopg2://", 1),
     }
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::db::sqlalchemy_url;
 use super::juno;
 use super::keystone;
 use super::ports::port;
@@ -102,7 +103,7 @@ pub async fn start_ironic(o: IronicOptions) -> Ironic {
         assert!(Instant::now() < deadline, "127.0.0.1:{port} stays in use: another Ironic runs there");
         std::thread::sleep(Duration::from_millis(200));
     }
-    let db = juno::sqlalchemy_url(&o.db_url);
+    let db = sqlalchemy_url(&o.db_url);
     let (process, dir) = match &o.release {
         Release::Ironic39 => {
             let dir = o.dir.clone().unwrap_or_else(|| tempfile::tempdir().unwrap().keep());

@@ -7,13 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bm2ironic::core::db::url::{Backend as DbBackend, DbUrl};
 use bm2ironic::core::demo::fixture::Fixture;
 use serde_json::{json, Value};
 
 use super::bmc::{Bmc, BmcOptions};
 use super::cli::{bm, Bm};
-use super::db::{Backend, TestDb};
+use super::db::{sqlalchemy_url, Backend, TestDb};
 use super::env::{repo_file, skip};
 use super::process::{wait_port, Guard};
 
@@ -47,15 +46,6 @@ pub fn juno_nova_venv() -> Option<PathBuf> {
             skip(&format!("{JUNO_NOVA_VENV} is not set: scripts/test.sh installs Juno's nova-compute (scripts/juno.sh nova-env; docs/juno.md)"));
             None
         }
-    }
-}
-
-/// The URL SQLAlchemy (Ironic's, Juno's) takes for a test database's URL.
-pub fn sqlalchemy_url(url: &str) -> String {
-    match DbUrl::parse(url).unwrap().backend {
-        DbBackend::Sqlite => url.to_string(),
-        DbBackend::MySql => format!("{}?charset=utf8", url.replacen("mysql://", "mysql+pymysql://", 1)),
-        DbBackend::Postgres => url.replacen("postgres://", "postgresql+psycopg2://", 1),
     }
 }
 
