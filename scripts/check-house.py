@@ -2,9 +2,12 @@
 """The house rules that a script can check (docs/architecture.md, "House rules"):
 
 - no import cycle between source files: every `crate::...`, `super::...` and `self::...` path in
-  src/ is resolved to the file that defines the module it names; the graph of file -> file must
-  have no cycle (a file's own `mod tests` is the file itself);
-- no file under src/ over 600 lines;
+  src/ (and in the integration tests' crate, tests/it/) is resolved to the file that defines the
+  module it names; the graph of file -> file must have no cycle (a file's own `mod tests` is the
+  file itself);
+- no file under src/ or tests/ over 600 lines;
+- no test module of tests/it/ uses another one (what tests share is in tests/it/common/, which uses
+  no test module either);
 - the faces call the core, never each other: the core names no face (`crate::cli`, `crate::tui`,
   `crate::proxy`) and no terminal library (ratatui, crossterm); the wizard and the proxy never reach
   up into the CLI nor into each other (the CLI is the binary's entry and starts them);
@@ -25,11 +28,14 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "src")
+TESTS = os.path.join(ROOT, "tests", "it")
 MAX_LINES = 600
+# the crate whose modules paths resolve in: src/ (lib.rs), then tests/it/ (main.rs)
+CRATE = SRC
 
 
 def module_of(path):
-    rel = os.path.relpath(path, SRC)[:-3].split(os.sep)
+    rel = os.path.relpath(path, CRATE)[:-3].split(os.sep)
     if rel[-1] == "mod":
         rel = rel[:-1]
     if rel in (["lib"], ["main"]):
@@ -39,8 +45,12 @@ def module_of(path):
 
 def file_of(mod):
     """The file that defines module path `mod` (a list), or None."""
-    base = os.path.join(SRC, *mod) if mod else os.path.join(SRC, "lib")
-    for cand in (base + ".rs", os.path.join(base, "mod.rs")):
+    if not mod:
+        cands = (os.path.join(CRATE, "lib.rs"), os.path.join(CRATE, "main.rs"))
+    else:
+        base = os.path.join(CRATE, *mod)
+        cands = (base + ".rs", os.path.join(base, "mod.rs"))
+    for cand in cands:
         if os.path.isfile(cand):
             return cand
     return None
@@ -161,8 +171,8 @@ def deps(path):
     return out
 
 
-def files():
-    for d, _, fs in os.walk(SRC):
+def files(top=SRC):
+    for d, _, fs in os.walk(top):
         for f in fs:
             if f.endswith(".rs"):
                 yield os.path.abspath(os.path.join(d, f))
@@ -240,9 +250,14 @@ def doc_paths(doc):
 def main():
     findings = []
     rel = lambda p: os.path.relpath(p, ROOT)
-    for f in files():
-        REEXPORTS[f] = reexports(f)
-    graph = {f: deps(f) for f in files()}
+    global CRATE
+    graph = {}
+    for crate in (SRC, TESTS):
+        CRATE = crate
+        for f in files(crate):
+            REEXPORTS[f] = reexports(f)
+        graph.update({f: deps(f) for f in files(crate)})
+    CRATE = SRC
     for comp in cycles(graph):
         edges = [f"{rel(a)} -> {rel(b)}" for a in comp for b in sorted(graph[a]) if b in comp]
         findings.append("import cycle: " + "; ".join(edges))
@@ -284,6 +299,20 @@ def main():
                     findings.append(f"{r}: reads {var} itself (settings are resolved in src/core/settings/)")
             if re.search(r"ConnectionSettings\s*\{", text):
                 findings.append(f"{r}: builds ConnectionSettings by hand (resolve it in src/core/settings/)")
+    # the integration tests: one module a test area, sharing only what is in tests/it/common/
+    def area(f):
+        rel = os.path.relpath(f, TESTS)[:-3].split(os.sep)
+        return None if rel == ["main"] else rel[0]
+    for f in sorted(x for x in graph if x.startswith(TESTS + os.sep)):
+        for t in sorted(graph[f]):
+            a, b = area(f), area(t)
+            if b not in (None, "common", a):
+                findings.append(f"{rel(f)} uses {rel(t)}: one test module uses another (shared things go in tests/it/common/)")
+    for f in files(os.path.join(ROOT, "tests")):
+        if f not in graph:
+            n = sum(1 for _ in open(f, encoding="utf-8"))
+            if n > MAX_LINES:
+                findings.append(f"{rel(f)}: {n} lines (at most {MAX_LINES})")
     findings += doc_paths(os.path.join(ROOT, "docs", "architecture.md"))
     for f in findings:
         print(f)

@@ -2,24 +2,12 @@
 
 use std::path::Path;
 
-use crate::common::{bm2ironic, server_env, Backend, TestDb, MYSQL_READER, PG_READER};
+use crate::common::{bm, bm2ironic, server_env, Backend, Outcome, TestDb, MYSQL_READER, PG_READER};
 use bm2ironic::core::demo::fixture::Fixture;
-
-struct Outcome {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 /// Runs `inventory` with the URL in the environment (so no `ps` warning joins the error line).
 fn inventory_with_env_url(url: &str, extra: &[&str]) -> Outcome {
-    let logs = tempfile::tempdir().unwrap();
-    let out = bm2ironic(logs.path()).env("BM2IRONIC_NOVA_BM_DB", url).arg("inventory").args(extra).output().unwrap();
-    Outcome {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into(),
-        stderr: String::from_utf8_lossy(&out.stderr).into(),
-    }
+    bm(["inventory"]).args(extra).env("BM2IRONIC_NOVA_BM_DB", url).run()
 }
 
 fn assert_one_line(o: &Outcome, code: i32, must_contain: &[&str]) {

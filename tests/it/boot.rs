@@ -34,181 +34,26 @@
 //! disk, which has no bootloader). Each shows its own failure on the console first.
 //!
 //! Needs BM2IRONIC_TEST_BOOT_DIR (scripts/bootvm.sh), the Ironic test venv (Ironic 39, pyghmi) and
-//! ipmitool. Addresses: BMCs on 127.0.25.1-5:623, Ironic on 127.0.0.1:6451.
+//! ipmitool. Addresses: BMCs on 127.0.25.1-5:623, Ironic on a port of the allocator's.
 
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::api_env::Killed;
-use crate::common::{bm2ironic, server_env, skip, Backend, TestDb, IRONIC_VENV};
-use bm2ironic::core::db::secret::Secret;
-use bm2ironic::core::demo::fixture::Fixture;
-use bm2ironic::core::source::model::{BmInterface, BmNode};
+mod cloud;
+
+use crate::common::bmc::{Bmc, BmcOptions, Vm};
+use crate::common::ironic::{self, start_ironic, Ironic, IronicOptions};
+use crate::common::{bm, server_env, skip, Backend, TestDb, IRONIC_VENV};
+use cloud::{
+    nova_bm, pxe_mac_name, repoint, write_nova_tftp, write_tftp, Tftp, BMC_PASSWORD, BMC_USER, FREE, FREE_BMC,
+    FREE_MAC, HAND_NODE, INSTANCE, NODE, NODE_BMC, NODE_MACS, NOVA_APPEND,
+};
 
 /// scripts/bootvm.sh: vmlinuz, initramfs, disk.img, root-uuid, marker, pxelinux.0, ldlinux.c32, accel.
 pub const BOOT_DIR: &str = "BM2IRONIC_TEST_BOOT_DIR";
-const BMC_USER: &str = "admin";
-const BMC_PASSWORD: &str = "boot-test-pass";
-const IRONIC_PORT: u16 = 6451;
-
-/// nova_bm's instance node (its uuid stays the Ironic node's), its instance, its NICs (the first is
-/// the VM's), its BMC.
-const NODE: &str = "1be0c0de-0025-4000-8000-000000000001";
-const INSTANCE: &str = "1a57a7ce-0025-4000-8000-000000000001";
-const NODE_MACS: [&str; 2] = ["52:54:00:25:00:01", "52:54:00:25:00:11"];
-const NODE_BMC: &str = "127.0.25.1";
-/// nova_bm's free node: a power state only (pyghmi), powered off.
-const FREE: &str = "1be0c0de-0025-4000-8000-000000000002";
-const FREE_MAC: &str = "52:54:00:25:00:02";
-const FREE_BMC: &str = "127.0.25.2";
-/// The nodes of the hand-written TFTP roots (the failure cases).
-const HAND_NODE: &str = "1be0c0de-0024-4000-8000-000000000001";
-/// nova baremetal's `pxe_append_params` on that cloud (its default plus the serial console).
-const NOVA_APPEND: &str = "nofb nomodeset vga=normal console=ttyS0";
-
-/// What a hand-written TFTP root holds.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Tftp {
-    /// Ironic's config left at `default deploy`, whose deploy kernel and ramdisk are not there.
-    Deploy,
-    /// The loader, the node's kernel and ramdisk, but no config for the machine.
-    NoConfig,
-    /// Nothing: DHCP names a boot file TFTP does not have, and the machine tries its disk.
-    NoBootFile,
-}
-
-/// Ironic 39's drivers/modules/pxe_config.template rendered for a node being deployed (boot interface
-/// `pxe`, BIOS; `kernel_append_params` "nofb vga=normal console=ttyS0"), left at `default deploy`.
-fn ironic_deploy_config(root_uuid: &str) -> String {
-    let append = "nofb vga=normal console=ttyS0";
-    let n = HAND_NODE;
-    format!(
-        "default deploy\n\nlabel deploy\nkernel {n}/deploy_kernel\nappend initrd={n}/deploy_ramdisk selinux=0 troubleshoot=0 text {append}\nipappend 2\n\n\
-         label boot_whole_disk\nCOM32 chain.c32\nappend mbr:{{{{ DISK_IDENTIFIER }}}}\n\n\
-         label boot_ramdisk\nkernel {n}/kernel\nappend initrd={n}/ramdisk root=/dev/ram0 text {append} root=UUID={root_uuid} ro\n\n\
-         label boot_anaconda\nkernel {n}/kernel\nappend initrd={n}/ramdisk text {append} inst.ks= inst.stage2=\nipappend 2"
-    )
-}
-
-/// The pxelinux name of a port's config: `01-` and the MAC with dashes, lower case.
-fn pxe_mac_name(mac: &str) -> String {
-    format!("01-{}", mac.replace(':', "-").to_lowercase())
-}
-
-fn write_tftp(dir: &Path, boot: &Path, mac: &str, root_uuid: &str, what: Tftp) {
-    std::fs::create_dir_all(dir).unwrap();
-    if what == Tftp::NoBootFile {
-        return;
-    }
-    for f in ["pxelinux.0", "ldlinux.c32"] {
-        std::fs::copy(boot.join(f), dir.join(f)).unwrap();
-    }
-    let node = dir.join(HAND_NODE);
-    std::fs::create_dir_all(&node).unwrap();
-    std::fs::copy(boot.join("vmlinuz"), node.join("kernel")).unwrap();
-    std::fs::copy(boot.join("initramfs"), node.join("ramdisk")).unwrap();
-    if what == Tftp::NoConfig {
-        return;
-    }
-    std::fs::write(node.join("config"), ironic_deploy_config(root_uuid)).unwrap();
-    std::fs::create_dir_all(dir.join("pxelinux.cfg")).unwrap();
-    std::os::unix::fs::symlink(format!("../{HAND_NODE}/config"), dir.join("pxelinux.cfg").join(pxe_mac_name(mac)))
-        .unwrap();
-}
-
-/// nova baremetal's PXE config of a deployed instance: nova 2014.2's pxe_config.template as the deploy
-/// helper's switch_pxe_config left it (`default boot`, `{{ ROOT }}` replaced by the root's UUID), its
-/// paths under nova's own `[baremetal] tftp_root`, /tftpboot.
-fn nova_pxe_config(root_uuid: &str) -> String {
-    let i = INSTANCE;
-    format!(
-        "default boot\n\nlabel deploy\nkernel /tftpboot/{i}/deploy_kernel\n\
-         append initrd=/tftpboot/{i}/deploy_ramdisk selinux=0 disk=cciss/c0d0,sda,hda,vda iscsi_target_iqn=iqn-{i} \
-         deployment_id=1 deployment_key=0MOV9EXX troubleshoot=0 {NOVA_APPEND}\nipappend 3\n\n\n\
-         label boot\nkernel /tftpboot/{i}/kernel\nappend initrd=/tftpboot/{i}/ramdisk root=UUID={root_uuid} ro {NOVA_APPEND}\n"
-    )
-}
-
-/// The compute host's tree as nova baremetal left it (`<tftp_root>/<instance uuid>/config, kernel,
-/// ramdisk`; the deploy images were removed after the deploy), copied to `tree`; and `view`, the TFTP
-/// server's view of it: the loader, the MAC link, and absolute `/tftpboot/...` names served from the
-/// tree (dnsmasq serves absolute names inside its tftp-root; QEMU's TFTP appends them to its root).
-fn write_nova_tftp(tree: &Path, view: &Path, boot: &Path, root_uuid: &str) {
-    let dir = tree.join(INSTANCE);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config"), nova_pxe_config(root_uuid)).unwrap();
-    std::fs::copy(boot.join("vmlinuz"), dir.join("kernel")).unwrap();
-    std::fs::copy(boot.join("initramfs"), dir.join("ramdisk")).unwrap();
-    std::fs::create_dir_all(view.join("pxelinux.cfg")).unwrap();
-    for f in ["pxelinux.0", "ldlinux.c32"] {
-        std::fs::copy(boot.join(f), view.join(f)).unwrap();
-    }
-    std::os::unix::fs::symlink(tree, view.join("tftpboot")).unwrap();
-    std::os::unix::fs::symlink(
-        format!("../tftpboot/{INSTANCE}/config"),
-        view.join("pxelinux.cfg").join(pxe_mac_name(NODE_MACS[0])),
-    )
-    .unwrap();
-}
-
-/// Points the symlink `link` at `to` (atomically: a new link renamed over the old).
-fn repoint(link: &Path, to: &Path) {
-    let tmp = link.with_extension("new");
-    let _ = std::fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(to, &tmp).unwrap();
-    std::fs::rename(&tmp, link).unwrap();
-}
-
-/// nova_bm as nova baremetal left it: the instance node (running, its machine the VM) and a free one.
-fn nova_bm() -> Fixture {
-    let t = chrono::NaiveDate::from_ymd_opt(2014, 5, 1).and_then(|d| d.and_hms_opt(10, 0, 0));
-    let node = |id: i64, uuid: &str, bmc: &str| BmNode {
-        id,
-        uuid: Some(uuid.into()),
-        service_host: Some("bm-compute-1".into()),
-        cpus: Some(1),
-        memory_mb: Some(256),
-        local_gb: Some(1),
-        pm_address: Some(bmc.into()),
-        pm_user: Some(BMC_USER.into()),
-        pm_password: Some(Secret::new(BMC_PASSWORD)),
-        preserve_ephemeral: Some(false),
-        created_at: t,
-        updated_at: t,
-        deleted_raw: Some(0),
-        ..Default::default()
-    };
-    let mut instance = node(1, NODE, NODE_BMC);
-    instance.task_state = Some("active".into());
-    instance.instance_uuid = Some(INSTANCE.into());
-    instance.instance_name = Some("instance-00000025".into());
-    instance.root_mb = Some(24);
-    instance.swap_mb = Some(8);
-    instance.ephemeral_mb = Some(0);
-    instance.image_path = Some("/var/lib/nova/instances/instance-00000025/disk".into());
-    instance.pxe_config_path = Some(format!("/tftpboot/{INSTANCE}/config"));
-    let iface = |id: i64, node: i64, mac: &str| {
-        BmInterface {
-            id,
-            bm_node_id: Some(node),
-            address: Some(mac.into()),
-            created_at: t,
-            deleted_raw: Some(0),
-            ..Default::default()
-        }
-        .normalize()
-    };
-    Fixture {
-        schema_version: 10,
-        nodes: vec![instance, node(2, FREE, FREE_BMC)],
-        interfaces: vec![iface(1, 1, NODE_MACS[0]), iface(2, 1, NODE_MACS[1]), iface(3, 2, FREE_MAC)],
-    }
-}
-
 /// The console without terminal escapes and carriage returns (pxelinux moves the cursor mid-word).
 fn plain(console: &str) -> String {
     let esc = regex::Regex::new(r"\x1b(\[[0-9;?]*[A-Za-z]|[^\[])").unwrap();
@@ -216,17 +61,15 @@ fn plain(console: &str) -> String {
 }
 
 /// A fake BMC on a loopback address: a QEMU VM behind it (`tftp`: the TFTP root its network serves),
-/// or, without, a power state only. Its stdout (the power actions it was asked for) in bmc.log.
+/// or, without, a power state only.
 struct Machine {
     name: &'static str,
-    addr: &'static str,
     dir: PathBuf,
     powered_on: Option<Instant>,
-    _bmc: Killed,
+    bmc: Bmc,
 }
 
 impl Machine {
-    #[allow(clippy::too_many_arguments)]
     fn start(
         venv: &Path,
         boot: &Path,
@@ -238,61 +81,31 @@ impl Machine {
     ) -> Machine {
         let dir = work.join(name);
         std::fs::create_dir_all(&dir).unwrap();
-        let mut c = Command::new(venv.join("bin/python"));
-        c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fakebmc.py")).args([
-            "623",
-            BMC_USER,
-            BMC_PASSWORD,
-            addr,
-            power,
-        ]);
+        let mut o =
+            BmcOptions { user: BMC_USER.into(), ..BmcOptions::new(venv, BMC_PASSWORD).at(addr, 623).power(power) };
+        o.stderr = Some(dir.join("bmc.stderr"));
         if let Some((mac, tftp, accel)) = vm {
             // each machine its own disk: QEMU locks the image it writes
             std::fs::copy(boot.join("disk.img"), dir.join("disk.img")).unwrap();
-            c.arg("--vm").arg(dir.join("vm")).arg("--disk").arg(dir.join("disk.img")).arg("--tftp").arg(tftp);
-            c.args(["--mac", mac, "--accel", accel]);
+            o.vm = Some(Vm {
+                dir: dir.join("vm"),
+                disk: dir.join("disk.img"),
+                tftp: tftp.to_path_buf(),
+                mac: mac.into(),
+                accel: accel.into(),
+            });
         }
-        let child = c
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(dir.join("bmc.log")).unwrap())
-            .stderr(std::fs::File::create(dir.join("bmc.stderr")).unwrap())
-            .process_group(0)
-            .spawn()
-            .unwrap();
         let powered_on = (power == "on").then(Instant::now);
-        Machine { name, addr, dir, powered_on, _bmc: Killed(child) }
-    }
-
-    /// ipmitool against this machine's BMC: (success, output).
-    fn ipmi(&self, args: &[&str]) -> (bool, String) {
-        let out = Command::new("ipmitool")
-            .args(["-I", "lanplus", "-H", self.addr, "-p", "623", "-U", BMC_USER, "-P", BMC_PASSWORD])
-            .args(["-R", "2", "-N", "1"])
-            .args(args)
-            .output()
-            .unwrap();
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        (out.status.success(), text.trim().to_string())
+        Machine { name, dir, powered_on, bmc: Bmc::start(o) }
     }
 
     fn must(&self, args: &[&str]) -> String {
-        let (ok, out) = self.ipmi(args);
-        assert!(ok, "{}: ipmitool {} failed: {out}", self.name, args.join(" "));
-        out
+        self.bmc.must(args)
     }
 
     /// Waits until the BMC answers (pyghmi takes a moment to start) with the power state `power`.
     fn wait_bmc(&self, power: &str) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let (ok, out) = self.ipmi(&["chassis", "power", "status"]);
-            if ok {
-                assert_eq!(out, format!("Chassis Power is {power}"), "{}", self.name);
-                return;
-            }
-            assert!(Instant::now() < deadline, "{}: the BMC on {}:623 never answered: {out}", self.name, self.addr);
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        self.bmc.wait_power(power)
     }
 
     /// As Ironic powers on a netbooted node: boot device PXE, then power on.
@@ -304,8 +117,7 @@ impl Machine {
 
     /// The power actions the BMC was asked for ("power on", "power off", ...).
     fn power_actions(&self) -> Vec<String> {
-        let log = std::fs::read_to_string(self.dir.join("bmc.log")).unwrap_or_default();
-        log.lines().filter(|l| l.starts_with("power ")).map(str::to_string).collect()
+        self.bmc.power_actions()
     }
 
     fn console(&self) -> String {
@@ -358,78 +170,18 @@ impl Machine {
     }
 }
 
-/// The real Ironic 39 on `db_url`: API on 127.0.0.1:IRONIC_PORT and conductor, one process; takeover
+/// The real Ironic 39 on `db_url`, API and conductor in one process, its work dir `dir`; takeover
 /// every 2 s, power sync every 3 s, file:// images from `files`, the loader from the boot dir.
-async fn start_ironic(venv: &Path, boot: &Path, dir: &Path, db_url: &str, files: &Path) -> (Killed, String) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpListener::bind(("127.0.0.1", IRONIC_PORT)).is_err() {
-        assert!(Instant::now() < deadline, "127.0.0.1:{IRONIC_PORT} stays in use: another Ironic runs there");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let out = Command::new("bash")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ironic.sh"))
-        .arg("conf")
-        .arg(dir)
-        .arg(db_url)
-        .arg(IRONIC_PORT.to_string())
-        .env("BM2_IRONIC_SYNC_INTERVAL", "3")
-        .env("BM2_IRONIC_TAKEOVER_INTERVAL", "2")
-        .env("BM2_IRONIC_FILE_PATHS", files)
-        .env("BM2_IRONIC_PXE_LOADERS", boot)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let conf = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    let child = Command::new(venv.join("bin/ironic"))
-        .args(["--config-file", &conf])
-        .env("PYTHONWARNINGS", "ignore")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join("ironic.stderr")).unwrap())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let ironic = Killed(child);
-    let base = format!("http://127.0.0.1:{IRONIC_PORT}");
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while Instant::now() < deadline {
-        let r = reqwest::Client::new()
-            .get(format!("{base}/v1/drivers"))
-            .header("X-OpenStack-Ironic-API-Version", "latest")
-            .send()
-            .await;
-        if let Ok(r) = r {
-            if r.status().is_success() && r.text().await.unwrap_or_default().contains("\"ipmi\"") {
-                return (ironic, base);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    panic!("Ironic did not come up on {base}:\n{}", log_tail(dir));
-}
-
-/// The last lines of Ironic's log (its errors first).
-fn log_tail(dir: &Path) -> String {
-    let log = std::fs::read_to_string(dir.join("ironic.log")).unwrap_or_default();
-    let errors: Vec<&str> = log.lines().filter(|l| l.contains(" ERROR ") || l.contains(" WARNING ")).collect();
-    let lines: Vec<&str> = log.lines().collect();
-    format!(
-        "--- Ironic's errors and warnings ---\n{}\n--- its last lines ---\n{}",
-        errors[errors.len().saturating_sub(15)..].join("\n"),
-        lines[lines.len().saturating_sub(15)..].join("\n")
-    )
-}
-
-async fn api_node(base: &str, uuid: &str) -> Value {
-    reqwest::Client::new()
-        .get(format!("{base}/v1/nodes/{uuid}"))
-        .header("X-OpenStack-Ironic-API-Version", "latest")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+async fn start_ironic_for_boot(venv: &Path, boot: &Path, dir: &Path, db_url: &str, files: &Path) -> Ironic {
+    start_ironic(IronicOptions {
+        dir: Some(dir.to_path_buf()),
+        sync_interval: Some(3),
+        takeover_interval: Some(2),
+        file_paths: Some(files.to_path_buf()),
+        pxe_loaders: Some(boot.to_path_buf()),
+        ..IronicOptions::new(venv, db_url)
+    })
+    .await
 }
 
 /// The `boot_ramdisk` label of a pxelinux config: (kernel, append).
@@ -503,28 +255,22 @@ async fn a_migrated_instance_boots_from_ironics_pxe_config_after_a_reboot_and_no
         std::fs::write(deploy.join(f), b"x").unwrap();
     }
     let logs = work.path().join("audit");
-    let out = bm2ironic(&logs)
-        .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
-        .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
-        .args(["migrate", "--via", "db", "--yes", "--default-arch", "x86_64"])
+    let out = bm(["migrate", "--via", "db", "--yes", "--default-arch", "x86_64"])
         .arg("--deploy-kernel")
         .arg(format!("file://{}", deploy.join("deploy.kernel").display()))
         .arg("--deploy-ramdisk")
         .arg(format!("file://{}", deploy.join("deploy.initramfs").display()))
         .arg("--tftp-root")
         .arg(&tree)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "migrate exit {:?}\n{}{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .logs(&logs)
+        .source(&src)
+        .target(&tgt)
+        .run();
+    assert!(out.success(), "migrate exit {}\n{}", out.code, out.text());
     // the real Ironic 39 on that database takes the nodes over
     let ironic_dir = work.path().join("ironic");
-    let (_ironic, base) = start_ironic(&venv, &boot, &ironic_dir, &tgt.admin_url, &tree).await;
+    let ironic = start_ironic_for_boot(&venv, &boot, &ironic_dir, &tgt.admin_url, &tree).await;
+    let base = ironic.base.clone();
     let tftp_root = ironic_dir.join("tftpboot");
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
@@ -537,21 +283,17 @@ async fn a_migrated_instance_boots_from_ironics_pxe_config_after_a_reboot_and_no
         if r[0][0] != "NULL" && r[0][1] != "NULL" && r[1][1] != "NULL" {
             break;
         }
-        assert!(
-            Instant::now() < deadline,
-            "Ironic did not take the node over in 90 s: {r:?}\n{}",
-            log_tail(&ironic_dir)
-        );
+        assert!(Instant::now() < deadline, "Ironic did not take the node over in 90 s: {r:?}\n{}", ironic.log_tail());
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     let took_over = started.elapsed();
-    let node = api_node(&base, NODE).await;
+    let node = ironic::get(&base, &format!("/v1/nodes/{NODE}")).await;
     assert_eq!(
         (&node["provision_state"], &node["power_state"], &node["maintenance"]),
         (&json!("active"), &json!("power on"), &json!(false)),
         "{node:#}"
     );
-    assert!(node["last_error"].is_null() && node["fault"].is_null(), "{node:#}\n{}", log_tail(&ironic_dir));
+    assert!(node["last_error"].is_null() && node["fault"].is_null(), "{node:#}\n{}", ironic.log_tail());
     assert_eq!(node["deploy_interface"], "ramdisk", "{node:#}");
     assert!(instance.power_actions().is_empty(), "the takeover made power actions: {:?}", instance.power_actions());
 
@@ -561,7 +303,7 @@ async fn a_migrated_instance_boots_from_ironics_pxe_config_after_a_reboot_and_no
         panic!(
             "Ironic wrote no PXE config for the instance node ({}: {e})\n{}",
             config_path.display(),
-            log_tail(&ironic_dir)
+            ironic.log_tail()
         )
     });
     assert_eq!(config.lines().next(), Some("default boot_ramdisk"), "{config}");
@@ -584,7 +326,7 @@ async fn a_migrated_instance_boots_from_ironics_pxe_config_after_a_reboot_and_no
     // the free node: nothing, and its machine untouched
     assert!(!tftp_root.join("pxelinux.cfg").join(pxe_mac_name(FREE_MAC)).exists());
     assert!(!tftp_root.join(FREE).exists());
-    let f = api_node(&base, FREE).await;
+    let f = ironic::get(&base, &format!("/v1/nodes/{FREE}")).await;
     assert_eq!((&f["provision_state"], &f["power_state"]), (&json!("available"), &json!("power off")), "{f:#}");
     assert!(free.power_actions().is_empty(), "{:?}", free.power_actions());
 
@@ -636,7 +378,7 @@ async fn a_migrated_instance_boots_from_ironics_pxe_config_after_a_reboot_and_no
     assert_eq!(instance.power_actions(), ["power off", "power on"], "Ironic's reboot: off, then on");
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let n = api_node(&base, NODE).await;
+        let n = ironic::get(&base, &format!("/v1/nodes/{NODE}")).await;
         if n["target_power_state"].is_null() {
             assert_eq!(n["power_state"], "power on", "{n:#}");
             assert!(n["last_error"].is_null(), "{n:#}");

@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 use std::time::Instant;
 
+use crate::common::cli::command;
 use crate::common::{bm2ironic, Backend, TestDb, Tmpfs, STANDARD_RESOLUTIONS};
 use bm2ironic::core::demo::fixture::Fixture;
 
@@ -16,13 +17,8 @@ const NODES: usize = 20_000;
 const SERVER_KILL_NODES: usize = 5_000;
 
 fn migrate_cmd(src: &TestDb, tgt: &TestDb, logs: &std::path::Path) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin!("bm2ironic"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("BM2IRONIC_") {
-            c.env_remove(k);
-        }
-    }
-    c.arg("--log-dir").arg(logs).args(["migrate", "--yes", "--json"]).args(STANDARD_RESOLUTIONS);
+    let mut c = command(logs);
+    c.args(["migrate", "--yes", "--json"]).args(STANDARD_RESOLUTIONS);
     c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url).env("BM2IRONIC_IRONIC_DB", &tgt.admin_url);
     c
 }
@@ -303,13 +299,8 @@ async fn the_target_server_killed_mid_load() {
     let logs = tempfile::tempdir().unwrap();
 
     // kill the server once half the nodes are written
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin!("bm2ironic"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("BM2IRONIC_") {
-            c.env_remove(k);
-        }
-    }
-    c.arg("--log-dir").arg(logs.path()).args(["migrate", "--yes", "--json"]).args(STANDARD_RESOLUTIONS);
+    let mut c = command(logs.path());
+    c.args(["migrate", "--yes", "--json"]).args(STANDARD_RESOLUTIONS);
     c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url);
     tgt_url(&mut c);
     let mut child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();

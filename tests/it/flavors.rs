@@ -2,7 +2,7 @@
 //! modern-shaped (nova_api flavors) tables: the diff changes nothing, --apply changes exactly the
 //! baremetal flavors in one transaction, --restore brings back the exact old values.
 
-use crate::common::{bm2ironic, Backend, TestDb};
+use crate::common::{bm, bm2ironic, Backend, Outcome, TestDb};
 
 const TS: &str = "'2014-09-01 00:00:00'";
 
@@ -61,21 +61,15 @@ async fn specs(t: &TestDb, table: &str, fk: &str) -> Vec<Vec<String>> {
     t.rows(&format!("SELECT {}, {key}, value FROM {table} ORDER BY {fk}, {key}", cast(fk))).await
 }
 
-fn run(t: &TestDb, url: &str, args: &[&str]) -> (i32, String, String) {
-    let logs = tempfile::tempdir().unwrap();
-    let out = bm2ironic(logs.path()).env("BM2IRONIC_NOVA_DB", url).arg("flavors").args(args).output().unwrap();
+fn run(t: &TestDb, url: &str, args: &[&str]) -> Outcome {
     let _ = t;
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+    bm(["flavors"]).args(args).env("BM2IRONIC_NOVA_DB", url).run()
 }
 
 async fn juno_deploy_images_diff_apply_restore(backend: Backend) {
     let Some(t) = juno_flavors(backend).await else { return };
     let before = specs(&t, "instance_type_extra_specs", "instance_type_id").await;
-    let (code, out, err) =
+    let Outcome { code, stdout: out, stderr: err } =
         run(&t, &t.reader_url, &["--deploy-kernel", "ironic-kernel", "--deploy-ramdisk", "ironic-ramdisk"]);
     assert_eq!(code, 0, "{err}");
     assert!(
@@ -84,7 +78,7 @@ async fn juno_deploy_images_diff_apply_restore(backend: Backend) {
     );
     assert!(!out.contains("m1.small"), "only baremetal flavors");
     assert_eq!(specs(&t, "instance_type_extra_specs", "instance_type_id").await, before, "a diff changes nothing");
-    let (code, out, err) = run(
+    let Outcome { code, stdout: out, stderr: err } = run(
         &t,
         &t.admin_url,
         &["--deploy-kernel", "ironic-kernel", "--deploy-ramdisk", "ironic-ramdisk", "--apply", "--yes"],
@@ -97,7 +91,7 @@ async fn juno_deploy_images_diff_apply_restore(backend: Backend) {
         "{after:?}"
     );
     assert!(after.contains(&vec!["2".into(), "hw:cpu_policy".into(), "shared".into()]));
-    let (code, _, err) = run(&t, &t.admin_url, &["--restore", "--yes"]);
+    let Outcome { code, stderr: err, .. } = run(&t, &t.admin_url, &["--restore", "--yes"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         specs(&t, "instance_type_extra_specs", "instance_type_id").await,
@@ -109,7 +103,8 @@ async fn juno_deploy_images_diff_apply_restore(backend: Backend) {
 async fn modern_resource_class_diff_apply_restore(backend: Backend) {
     let Some(t) = modern_flavors(backend).await else { return };
     let before = specs(&t, "flavor_extra_specs", "flavor_id").await;
-    let (code, out, err) = run(&t, &t.reader_url, &["--resource-class", "baremetal-gold", "--json"]);
+    let Outcome { code, stdout: out, stderr: err } =
+        run(&t, &t.reader_url, &["--resource-class", "baremetal-gold", "--json"]);
     assert_eq!(code, 0, "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["schema"], "modern");
@@ -119,7 +114,8 @@ async fn modern_resource_class_diff_apply_restore(backend: Backend) {
         vec!["resources:CUSTOM_BAREMETAL_GOLD", "resources:VCPU", "resources:MEMORY_MB", "resources:DISK_GB"]
     );
     assert_eq!(doc["changes"][1]["old"], "8", "the old VCPU value is known");
-    let (code, _, err) = run(&t, &t.admin_url, &["--resource-class", "baremetal-gold", "--apply", "--yes"]);
+    let Outcome { code, stderr: err, .. } =
+        run(&t, &t.admin_url, &["--resource-class", "baremetal-gold", "--apply", "--yes"]);
     assert_eq!(code, 0, "{err}");
     let after = specs(&t, "flavor_extra_specs", "flavor_id").await;
     for (k, v) in [
@@ -131,12 +127,13 @@ async fn modern_resource_class_diff_apply_restore(backend: Backend) {
         assert!(after.contains(&vec!["1".into(), k.into(), v.into()]), "{k}: {after:?}");
     }
     // applying again changes nothing more
-    let (_, out, _) = run(&t, &t.admin_url, &["--resource-class", "baremetal-gold", "--apply", "--yes"]);
+    let Outcome { stdout: out, .. } =
+        run(&t, &t.admin_url, &["--resource-class", "baremetal-gold", "--apply", "--yes"]);
     assert!(out.contains("0 change(s)"), "{out}");
-    let (code, _, err) = run(&t, &t.admin_url, &["--restore", "--yes"]);
+    let Outcome { code, stderr: err, .. } = run(&t, &t.admin_url, &["--restore", "--yes"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(specs(&t, "flavor_extra_specs", "flavor_id").await, before, "restore: VCPU back to 8, added keys gone");
-    let (code, _, err) = run(&t, &t.admin_url, &["--restore", "--yes"]);
+    let Outcome { code, stderr: err, .. } = run(&t, &t.admin_url, &["--restore", "--yes"]);
     assert_eq!(code, 1, "nothing left to restore: {err}");
 }
 

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{bm2ironic, read_logs, Backend, TestDb, STANDARD_RESOLUTIONS};
+use crate::common::cli::command;
+use crate::common::{bm, read_logs, Backend, Outcome, TestDb, STANDARD_RESOLUTIONS};
 use bm2ironic::core::demo::fixture::Fixture;
 
 static CLUSTER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -103,24 +104,14 @@ impl Cluster {
 
 /// `migrate --via db` from `src` into `url`, with a private audit log.
 fn migrate(src: &TestDb, url: &str, logs: &Path) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin!("bm2ironic"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("BM2IRONIC_") {
-            c.env_remove(k);
-        }
-    }
-    c.arg("--log-dir").arg(logs).args(["migrate", "--via", "db", "--yes", "--json"]).args(STANDARD_RESOLUTIONS);
+    let mut c = command(logs);
+    c.args(["migrate", "--via", "db", "--yes", "--json"]).args(STANDARD_RESOLUTIONS);
     c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url).env("BM2IRONIC_IRONIC_DB", url);
     c
 }
 
-fn verify(src: &TestDb, url: &str, logs: &Path) -> Output {
-    bm2ironic(logs)
-        .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
-        .env("BM2IRONIC_IRONIC_DB", url)
-        .arg("verify")
-        .output()
-        .unwrap()
+fn verify(src: &TestDb, url: &str, logs: &Path) -> Outcome {
+    bm(["verify"]).logs(logs).source(src).env("BM2IRONIC_IRONIC_DB", url).run()
 }
 
 /// Runs the load, calls `at` with each progress event's `done` until it returns true; returns the
@@ -202,13 +193,7 @@ async fn the_node_written_to_killed_mid_load() {
     let out = migrate(&src, &cluster.urls[1], logs.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let v = verify(&src, &cluster.urls[2], logs.path());
-    assert_eq!(
-        v.status.code(),
-        Some(0),
-        "{}{}",
-        String::from_utf8_lossy(&v.stdout),
-        String::from_utf8_lossy(&v.stderr)
-    );
+    assert_eq!(v.code, 0, "{}", v.text());
     let written = cluster.count(1, "nodes");
     assert!(written > (KILL_NODES as i64) * 9 / 10, "{written}");
     assert_eq!(cluster.count(2, "nodes"), written);
@@ -279,5 +264,5 @@ async fn a_certification_conflict_is_retried() {
     let written = cluster.count(0, "nodes");
     assert!(written > (CONFLICT_NODES as i64) * 9 / 10, "{written}");
     let v = verify(&src, &cluster.urls[1], logs.path());
-    assert_eq!(v.status.code(), Some(0), "{}", String::from_utf8_lossy(&v.stdout));
+    assert_eq!(v.code, 0, "{}", v.stdout);
 }

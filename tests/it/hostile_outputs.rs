@@ -6,12 +6,14 @@
 //! for what must not be there.
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use bm2ironic::core::demo::fixture::Fixture;
 
-use crate::common::{bm2ironic, read_logs, Backend, TestDb, STANDARD_RESOLUTIONS};
+use crate::common::cli::command;
+use crate::common::proxy::start_proxy;
+use crate::common::{bm, read_logs, Backend, TestDb, STANDARD_RESOLUTIONS};
 
 /// Characters no output may carry raw: C0 controls but newline and tab, DEL, C1 (U+009B CSI),
 /// bidi overrides and isolates, zero-width characters, the BOM, line and paragraph separators.
@@ -28,10 +30,6 @@ fn raw_hostile(text: &str) -> Vec<char> {
 fn assert_clean(what: &str, text: &str) {
     let bad = raw_hostile(text);
     assert!(bad.is_empty(), "{what} carries raw {bad:?}:\n{}", &text[..text.len().min(4000)]);
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// A nova_bm whose rows hold every kind of hostile text of the issue.
@@ -56,21 +54,13 @@ async fn hostile_rows_reach_no_channel_raw() {
     let Some(tgt) = TestDb::ironic(Backend::Sqlite, "htgt").await else { return };
     let logs = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        bm2ironic(logs.path())
-            .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
-            .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
-            .args(args)
-            .args(STANDARD_RESOLUTIONS)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| bm(args).args(STANDARD_RESOLUTIONS).logs(logs.path()).source(&src).target(&tgt).run();
     for args in [&["plan"][..], &["plan", "--json"], &["inventory"], &["inventory", "--json"]] {
         let out = run(args);
-        assert_clean(&format!("{args:?} stdout"), &text(&out.stdout));
-        assert_clean(&format!("{args:?} stderr"), &text(&out.stderr));
+        assert_clean(&format!("{args:?} stdout"), &out.stdout);
+        assert_clean(&format!("{args:?} stderr"), &out.stderr);
     }
-    let plan = text(&run(&["plan"]).stdout);
+    let plan = run(&["plan"]).stdout;
     assert!(plan.contains("bm-compute-1\\u{200b}"), "the zero-width space is shown: {plan}");
     assert!(!plan.lines().any(|l| l.starts_with("2026-12-02T00:00:00")), "a value started a line: {plan}");
 
@@ -87,11 +77,10 @@ async fn hostile_rows_reach_no_channel_raw() {
             "--report",
             report.to_str().unwrap(),
         ]);
-        assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(out.success(), "{}", out.text());
         // the second run finds everything migrated: roll back between the two
-        let undo =
-            bm2ironic(logs.path()).env("BM2IRONIC_IRONIC_DB", &tgt.admin_url).args(["rollback", "--yes"]).output();
-        assert!(undo.unwrap().status.success());
+        let undo = bm(["rollback", "--yes"]).logs(logs.path()).target(&tgt).run();
+        assert!(undo.success());
     }
     let md = std::fs::read_to_string(&md).unwrap();
     assert_clean("run.md", &md);
@@ -158,33 +147,33 @@ async fn secrets_reach_no_channel(backend: Backend) {
     let report = dir.path().join("run.md");
     let mut seen = String::new();
     let mut run = |args: &[&str], env: &[(&str, &str)]| {
-        let out = bm2ironic(logs.path()).envs(env.iter().copied()).args(args).output().unwrap();
-        seen.push_str(&text(&out.stdout));
-        seen.push_str(&text(&out.stderr));
+        let out = env.iter().fold(bm(args).logs(logs.path()), |c, (k, v)| c.env(k, v)).run();
+        seen.push_str(&out.stdout);
+        seen.push_str(&out.stderr);
         out
     };
     let ok = run(&["-vv", "--nova-bm-db", &good, "inventory"], &[]);
-    assert!(ok.status.success(), "the password with blanks logs in: {}", text(&ok.stderr));
+    assert!(ok.success(), "the password with blanks logs in: {}", ok.stderr);
     let denied = run(&["-vv", &format!("--nova-bm-db={wrong}"), "inventory"], &[]);
-    assert_eq!(denied.status.code(), Some(1));
+    assert_eq!(denied.code, 1);
     let tgt_url = tgt.admin_url.as_str();
     let mut migrate = vec!["migrate", "--yes", "--report", report.to_str().unwrap()];
     migrate.extend_from_slice(STANDARD_RESOLUTIONS);
     let loaded = run(&migrate, &[("BM2IRONIC_NOVA_BM_DB", &good), ("BM2IRONIC_IRONIC_DB", tgt_url)]);
-    assert!(loaded.status.success(), "{}", text(&loaded.stderr));
+    assert!(loaded.success(), "{}", loaded.stderr);
     let unreachable =
         run(&["verify", "--ironic-url", api], &[("BM2IRONIC_NOVA_BM_DB", &good), ("BM2IRONIC_IRONIC_DB", tgt_url)]);
-    assert_ne!(unreachable.status.code(), Some(0));
-    assert!(text(&unreachable.stderr).contains("apiuser:***@127.0.0.1:9"), "{}", text(&unreachable.stderr));
-    assert!(text(&unreachable.stderr).contains("cannot reach the Ironic API"), "{}", text(&unreachable.stderr));
+    assert_ne!(unreachable.code, 0);
+    assert!(unreachable.stderr.contains("apiuser:***@127.0.0.1:9"), "{}", unreachable.stderr);
+    assert!(unreachable.stderr.contains("cannot reach the Ironic API"), "{}", unreachable.stderr);
     let env = [
         ("BM2IRONIC_NOVA_BM_DB", good.as_str()),
         ("BM2IRONIC_IRONIC_DB", tgt_url),
         ("BM2IRONIC_IRONIC_URL", api_query),
     ];
     let refused = run(&["verify"], &env);
-    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
-    assert!(text(&refused.stderr).contains("holds a query"), "{}", text(&refused.stderr));
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("holds a query"), "{}", refused.stderr);
     run(&["migrate", "--via", "api", "--yes"], &[("BM2IRONIC_NOVA_BM_DB", &good), ("BM2IRONIC_IRONIC_URL", api_query)]);
     run(
         &["-vv", "migrate", "--via", "api", "--yes"],
@@ -192,18 +181,10 @@ async fn secrets_reach_no_channel(backend: Backend) {
     );
 
     // the proxy in front of an Ironic that does not answer: its 502 names the Ironic it asked
-    let port = crate::common::free_port();
-    let mut proxy = Command::new(assert_cmd::cargo::cargo_bin!("bm2ironic"))
-        .arg("--log-dir")
-        .arg(logs.path())
-        .args(["proxy", "--auth", "noauth", "--ironic-timeout", "2s", "--listen", &format!("127.0.0.1:{port}")])
-        .args(["--ironic-url", api])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut proxy = start_proxy(&["--auth", "noauth", "--ironic-timeout", "2s", "--ironic-url", api], &[]).await;
     let mut reply = String::new();
     for _ in 0..100 {
-        if let Ok(r) = reqwest::get(format!("http://127.0.0.1:{port}/v2.1/os-baremetal-nodes")).await {
+        if let Ok(r) = reqwest::get(format!("{}/v2.1/os-baremetal-nodes", proxy.base)).await {
             assert_eq!(r.status().as_u16(), 502);
             reply = r.text().await.unwrap();
             break;
@@ -211,13 +192,15 @@ async fn secrets_reach_no_channel(backend: Backend) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(reply.contains("Ironic"), "the proxy answered: {reply}");
-    unsafe { libc::kill(proxy.id() as i32, libc::SIGTERM) };
-    let _ = proxy.wait();
-    let mut proxy_err = String::new();
-    proxy.stderr.take().unwrap().read_to_string(&mut proxy_err).unwrap();
+    proxy.terminate();
+    let proxy_err = proxy.output();
 
-    let everything =
-        format!("{seen}{reply}{proxy_err}{}{}", read_logs(logs.path()), std::fs::read_to_string(&report).unwrap());
+    let everything = format!(
+        "{seen}{reply}{proxy_err}{}{}{}",
+        read_logs(logs.path()),
+        read_logs(&proxy.logs),
+        std::fs::read_to_string(&report).unwrap()
+    );
     for secret in all {
         if let Some(at) = everything.find(secret) {
             let from = everything[..at].rfind('\n').unwrap_or(0);
@@ -241,24 +224,23 @@ async fn impossible_sizes_are_named_and_verify_knows_what_was_left_out(backend: 
     let Some(tgt) = TestDb::ironic(backend, "itgt").await else { return };
     let logs = tempfile::tempdir().unwrap();
     let cmd = |args: &[&str]| {
-        let mut c = bm2ironic(logs.path());
-        c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url).env("BM2IRONIC_IRONIC_DB", &tgt.admin_url).args(args);
-        if args[0] != "verify" {
-            c.args(STANDARD_RESOLUTIONS);
+        let c = bm(args).logs(logs.path()).source(&src).target(&tgt);
+        match args[0] {
+            "verify" => c.run(),
+            _ => c.args(STANDARD_RESOLUTIONS).run(),
         }
-        c.output().unwrap()
     };
     let plan = cmd(&["plan"]);
-    assert_eq!(plan.status.code(), Some(3), "{}", text(&plan.stdout));
-    let p = text(&plan.stdout);
+    assert_eq!(plan.code, 3, "{}", plan.stdout);
+    let p = plan.stdout;
     assert!(p.contains("invalid-size (3, 3 BLOCKING"), "{p}");
     if huge {
         assert!(p.contains(&format!("memory_mb={}", i64::MAX)) && p.contains("local_gb=1099511627776"), "{p}");
     }
     let m = cmd(&["migrate", "--yes", "--resolve", "invalid-size=maintenance"]);
-    assert!(m.status.success(), "{}", text(&m.stderr));
+    assert!(m.success(), "{}", m.stderr);
     let v = cmd(&["verify"]);
-    assert_eq!(v.status.code(), Some(0), "{}{}", text(&v.stdout), text(&v.stderr));
+    assert_eq!(v.code, 0, "{}", v.text());
 }
 
 per_backend! {
@@ -276,9 +258,7 @@ async fn a_signal_mid_load_cancels_it_like_ctrl_c(backend: Backend) {
     let before = tgt.dump();
     for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGHUP, "SIGHUP")] {
         let logs = tempfile::tempdir().unwrap();
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("bm2ironic"))
-            .arg("--log-dir")
-            .arg(logs.path())
+        let mut child = command(logs.path())
             .args(["migrate", "--yes", "--json"])
             .args(STANDARD_RESOLUTIONS)
             .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
@@ -323,23 +303,20 @@ async fn the_report_path_is_checked_first_and_never_fails_a_commit() {
     let Some(tgt) = TestDb::ironic(Backend::Sqlite, "rtgt").await else { return };
     let logs = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
-    let out = bm2ironic(logs.path())
-        .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
-        .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
-        .args(["migrate", "--yes", "--report", "/nonexistent/run.md"])
+    let out = bm(["migrate", "--yes", "--report", "/nonexistent/run.md"])
         .args(STANDARD_RESOLUTIONS)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("/nonexistent") && text(&out.stderr).contains("nothing was done"));
+        .logs(logs.path())
+        .source(&src)
+        .target(&tgt)
+        .run();
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("/nonexistent") && out.stderr.contains("nothing was done"));
     assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 0);
 
     // the directory goes away while the load runs
     let gone = tempfile::tempdir().unwrap();
     let report = gone.path().join("run.md");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("bm2ironic"))
-        .arg("--log-dir")
-        .arg(logs.path())
+    let mut child = command(logs.path())
         .arg("--state-dir")
         .arg(state.path())
         .args(["migrate", "--yes", "--json", "--report", report.to_str().unwrap()])
@@ -382,20 +359,19 @@ async fn a_full_disk_ends_the_stream_with_the_failure() {
     std::fs::copy(tgt.admin_url.trim_start_matches("sqlite:///"), &file).unwrap();
     let before = std::fs::read(&file).unwrap();
     let logs = tempfile::tempdir().unwrap();
-    let out = bm2ironic(logs.path())
-        .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
-        .env("BM2IRONIC_IRONIC_DB", format!("sqlite:///{}", file.display()))
-        .args(["migrate", "--yes", "--json"])
+    let out = bm(["migrate", "--yes", "--json"])
         .args(STANDARD_RESOLUTIONS)
-        .output()
-        .unwrap();
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+        .logs(logs.path())
+        .source(&src)
+        .env("BM2IRONIC_IRONIC_DB", format!("sqlite:///{}", file.display()))
+        .run();
+    let stderr = out.stderr.clone();
+    assert_eq!(out.code, 1, "{stderr}");
     assert!(
         stderr.contains("disk holding the database is full") && stderr.contains("nothing of it was written"),
         "{stderr}"
     );
-    let stdout = text(&out.stdout);
+    let stdout = out.stdout;
     let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(last["event"], "failed", "{last}");
     let after = std::fs::read(&file).unwrap();
@@ -426,13 +402,11 @@ async fn a_megabyte_value_is_clipped_in_tables_and_kept_in_json() {
     }
     let Some(src) = TestDb::with_fixture(Backend::Sqlite, "msrc", &f).await else { return };
     let logs = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        bm2ironic(logs.path()).env("BM2IRONIC_NOVA_BM_DB", &src.reader_url).args(args).output().unwrap()
-    };
+    let run = |args: &[&str]| bm(args).logs(logs.path()).source(&src).run();
     let table = run(&["inventory"]);
-    assert!(table.status.success(), "{}", text(&table.stderr));
+    assert!(table.success(), "{}", table.stderr);
     assert!(table.stdout.len() < 64 * 1024, "inventory printed {} bytes", table.stdout.len());
-    assert!(text(&table.stdout).contains('…'));
+    assert!(table.stdout.contains('…'));
     let json = run(&["inventory", "--json"]);
     assert!(json.stdout.len() > 20 << 20, "the JSON keeps every value whole");
 }

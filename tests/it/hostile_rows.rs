@@ -3,7 +3,7 @@
 //! negative sizes): each is named with a conflict by `plan`, refused by `migrate` (exit 3, nothing
 //! written), and loads without a database error once decided. On SQLite, MariaDB and PostgreSQL.
 
-use crate::common::{bm2ironic, Backend, TestDb};
+use crate::common::{bm, bm2ironic, Backend, Outcome, TestDb};
 use bm2ironic::core::demo::fixture::Fixture;
 use serde_json::Value;
 
@@ -21,22 +21,8 @@ const BASE: &[&str] = &[
     "unknown-boot=local-boot",
 ];
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(extra: &[&str], src: &TestDb, tgt: &TestDb) -> Out {
-    let logs = tempfile::tempdir().unwrap();
-    let mut c = bm2ironic(logs.path());
-    c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url).env("BM2IRONIC_IRONIC_DB", &tgt.admin_url);
-    let out = c.args(extra).args(BASE).output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into(),
-        stderr: String::from_utf8_lossy(&out.stderr).into(),
-    }
+fn run(extra: &[&str], src: &TestDb, tgt: &TestDb) -> Outcome {
+    bm(extra).args(BASE).source(src).target(tgt).run()
 }
 
 /// `(nova_bm id, code)` of every conflict in a `plan --json`.

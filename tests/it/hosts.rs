@@ -11,7 +11,7 @@ use bm2ironic::core::demo::fixture::Fixture;
 use bm2ironic::core::migrate::hosts::{self, HostsError};
 use bm2ironic::core::source::model::BmNode;
 
-use crate::common::{bm2ironic, Backend, TestDb};
+use crate::common::{bm, Backend, Outcome, TestDb};
 
 const HOSTILE: &str = "bm\u{1b}[31m host 2 ";
 const U1: &str = "aaaaaaaa-0000-4000-8000-000000000001";
@@ -108,23 +108,16 @@ async fn ironic_holding(uuids: &[&str]) -> TestDb {
     t
 }
 
-fn run(bm: &TestDb, nova_url: &str, args: &[&str]) -> (i32, String, String) {
-    run_with(bm, nova_url, None, args)
+fn run(src: &TestDb, nova_url: &str, args: &[&str]) -> Outcome {
+    run_with(src, nova_url, None, args)
 }
 
-fn run_with(bm: &TestDb, nova_url: &str, ironic: Option<&str>, args: &[&str]) -> (i32, String, String) {
-    let logs = tempfile::tempdir().unwrap();
-    let mut c = bm2ironic(logs.path());
-    c.env("BM2IRONIC_NOVA_BM_DB", &bm.reader_url).env("BM2IRONIC_NOVA_DB", nova_url);
-    if let Some(i) = ironic {
-        c.env("BM2IRONIC_IRONIC_DB", i);
+fn run_with(src: &TestDb, nova_url: &str, ironic: Option<&str>, args: &[&str]) -> Outcome {
+    let c = bm(["hosts"]).args(args).source(src).env("BM2IRONIC_NOVA_DB", nova_url);
+    match ironic {
+        Some(i) => c.env("BM2IRONIC_IRONIC_DB", i).run(),
+        None => c.run(),
     }
-    let out = c.arg("hosts").args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
 }
 
 async fn two_old_hosts_plan_apply_restore(backend: Backend) {
@@ -133,14 +126,14 @@ async fn two_old_hosts_plan_apply_restore(backend: Backend) {
     let before = instance_rows(&nova).await;
 
     // the plan (read-only user): two instances from two old hosts, the hostile name shown escaped
-    let (code, out, err) = run(&bm, &nova.reader_url, &["--to", TO]);
+    let Outcome { code, stdout: out, stderr: err } = run(&bm, &nova.reader_url, &["--to", TO]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("2 instance(s) to move to ironic-compute from 2 old host(s)"), "{out}");
     assert!(
         out.contains("bm\\x1b[31m host 2 ") && !out.contains('\u{1b}'),
         "the hostile host is named, escaped: {out}"
     );
-    let (code, out, _) = run(&bm, &nova.reader_url, &["--to", TO, "--json"]);
+    let Outcome { code, stdout: out, .. } = run(&bm, &nova.reader_url, &["--to", TO, "--json"]);
     assert_eq!(code, 0);
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     let moves = doc["moves"].as_array().unwrap();
@@ -151,17 +144,18 @@ async fn two_old_hosts_plan_apply_restore(backend: Backend) {
 
     // apply checks that Ironic holds the nodes: none there (a rollback ran), or no Ironic given
     let empty = ironic_holding(&[]).await;
-    let (code, _, err) = run_with(&bm, &nova.admin_url, Some(&empty.admin_url), &["--to", TO, "--apply", "--yes"]);
+    let Outcome { code, stderr: err, .. } =
+        run_with(&bm, &nova.admin_url, Some(&empty.admin_url), &["--to", TO, "--apply", "--yes"]);
     assert_eq!(code, 3, "{err}");
     assert!(err.contains(&format!("Ironic holds no node {U1} for instance {I1}")), "{err}");
-    let (code, _, err) = run_with(&bm, &nova.admin_url, None, &["--to", TO, "--apply", "--yes"]);
+    let Outcome { code, stderr: err, .. } = run_with(&bm, &nova.admin_url, None, &["--to", TO, "--apply", "--yes"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("give the Ironic database"), "{err}");
     assert_eq!(instance_rows(&nova).await, before, "nothing written");
 
     // apply: exactly the two instances, host and node
     let ironic = ironic_holding(&[U1, U2]).await;
-    let (code, out, err) =
+    let Outcome { code, stdout: out, stderr: err } =
         run_with(&bm, &nova.admin_url, Some(&ironic.admin_url), &["--to", TO, "--apply", "--yes", "--json"]);
     assert_eq!(code, 0, "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -173,7 +167,7 @@ async fn two_old_hosts_plan_apply_restore(backend: Backend) {
     assert_eq!(after[2], before[2], "an instance no nova_bm node holds is not touched");
     assert_eq!(after[3], before[3], "a soft-deleted node's instance is not touched");
     assert_eq!(after[0][6], before[0][6], "updated_at left as it was");
-    let (code, out, _) = run(&bm, &nova.reader_url, &["--to", TO, "--json"]);
+    let Outcome { code, stdout: out, .. } = run(&bm, &nova.reader_url, &["--to", TO, "--json"]);
     assert_eq!(code, 0);
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
@@ -184,16 +178,16 @@ async fn two_old_hosts_plan_apply_restore(backend: Backend) {
 
     // an instance moved since the change: restore refuses, nothing restored
     nova.exec(&format!("UPDATE instances SET host = 'elsewhere' WHERE uuid = '{I1}'")).await;
-    let (code, _, err) = run(&bm, &nova.admin_url, &["--restore", "--yes"]);
+    let Outcome { code, stderr: err, .. } = run(&bm, &nova.admin_url, &["--restore", "--yes"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("changed since change set"), "{err}");
     assert_eq!(instance_rows(&nova).await[1][1], TO, "nothing restored");
     nova.exec(&format!("UPDATE instances SET host = '{TO}' WHERE uuid = '{I1}'")).await;
-    let (code, out, err) = run(&bm, &nova.admin_url, &["--restore", "--yes"]);
+    let Outcome { code, stdout: out, stderr: err } = run(&bm, &nova.admin_url, &["--restore", "--yes"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("restored the host and node of 2 instance(s)"), "{out}");
     assert_eq!(instance_rows(&nova).await, before, "restore gives back the very rows");
-    let (code, _, err) = run(&bm, &nova.admin_url, &["--restore", "--yes"]);
+    let Outcome { code, stderr: err, .. } = run(&bm, &nova.admin_url, &["--restore", "--yes"]);
     assert_eq!(code, 2, "nothing left to restore: {err}");
 }
 
@@ -221,12 +215,13 @@ async fn running_old_host_and_changed_instance_are_refused(backend: Backend) {
     };
     nova.exec(&format!("UPDATE services SET updated_at = {now} WHERE host = 'bm-1'")).await;
     let ironic = ironic_holding(&[U1, U2]).await;
-    let (code, out, err) = run_with(&bm, &nova.admin_url, Some(&ironic.admin_url), &["--to", TO, "--apply", "--yes"]);
+    let Outcome { code, stdout: out, stderr: err } =
+        run_with(&bm, &nova.admin_url, Some(&ironic.admin_url), &["--to", TO, "--apply", "--yes"]);
     assert_eq!(code, 3, "{out}{err}");
     assert!(err.contains("old host bm-1 is running"), "{err}");
     assert_eq!(instance_rows(&nova).await, before, "nothing written");
     // a hostile new host name is refused, named, never echoed
-    let (code, _, err) = run(&bm, &nova.admin_url, &["--to", "new\u{1b}[2J host"]);
+    let Outcome { code, stderr: err, .. } = run(&bm, &nova.admin_url, &["--to", "new\u{1b}[2J host"]);
     assert_eq!(code, 2);
     assert!(err.contains("blanks or control characters") && !err.contains('\u{1b}'), "{err}");
 }

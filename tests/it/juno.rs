@@ -12,60 +12,15 @@
 //!   HTTP and to python-novaclient 7.1.2.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::Duration;
 
-use crate::common::{bm2ironic, server_env, Backend, TestDb};
-use bm2ironic::core::demo::fixture::Fixture;
+use crate::common::ironic::{self, start_ironic, Ironic, IronicOptions, Release};
+use crate::common::juno::{cli, dbsync, inventory, juno_venv, nova_db, KERNEL, RAMDISK};
+use crate::common::keystone::KEYSTONE_URL;
+use crate::common::proxy::{novaclient, start_proxy, NOVACLIENT_VENV};
+use crate::common::{bm, server_env, Backend, TestDb};
 use serde_json::{json, Value};
-
-const JUNO_VENV: &str = "BM2IRONIC_TEST_JUNO_VENV";
-
-/// The Juno venv, or None after a loud skip (a failure in CI).
-pub(crate) fn juno_venv() -> Option<PathBuf> {
-    match std::env::var(JUNO_VENV) {
-        Ok(v) if !v.is_empty() => Some(PathBuf::from(v)),
-        _ => {
-            crate::common::skip(&format!(
-                "{JUNO_VENV} is not set, so the real Juno Ironic is not here: scripts/test.sh installs it (scripts/juno.sh env; docs/juno.md)"
-            ));
-            None
-        }
-    }
-}
-
-pub(crate) fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The URL SQLAlchemy (Juno's) takes for a test database.
-pub(crate) fn sqlalchemy_url(db: &TestDb) -> String {
-    match db.backend {
-        Backend::Sqlite => db.admin_url.clone(),
-        Backend::MySql => format!("{}?charset=utf8", db.admin_url.replacen("mysql://", "mysql+pymysql://", 1)),
-        Backend::Postgres => unreachable!("Juno on PostgreSQL is not tested"),
-    }
-}
-
-/// scripts/juno.sh with the venv the environment names.
-pub(crate) fn juno_sh(venv: &Path, args: &[&str]) -> std::process::Output {
-    Command::new("bash")
-        .arg(repo().join("scripts/juno.sh"))
-        .args(args)
-        .env("BM2_JUNO_BASE", venv.parent().unwrap())
-        .output()
-        .unwrap()
-}
-
-/// A fresh database with the schema Juno's own `ironic-dbsync upgrade` makes.
-pub(crate) async fn dbsync(venv: &Path, backend: Backend, tag: &str) -> TestDb {
-    let db = TestDb::create(backend, tag).await.expect("database server configured");
-    let out = juno_sh(venv, &["dbsync", &sqlalchemy_url(&db)]);
-    assert!(out.status.success(), "juno.sh dbsync: {}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "487deb87cc9d", "Juno's alembic head");
-    db
-}
 
 /// What a schema is, as lines that compare: columns (type, nullability, default), indexes and unique
 /// constraints (with their columns), foreign keys, CHECK constraints, table options.
@@ -193,135 +148,12 @@ async fn mysql_dbsync_schema_is_the_asset() {
     dbsync_schema_is_the_asset(Backend::MySql).await
 }
 
-/// Juno's ironic-api on a database; stopped (its whole process group) when dropped.
-struct JunoApi {
-    child: Child,
-    base: String,
-    dir: PathBuf,
+/// Juno's API alone (reads need no conductor) on `db`.
+async fn juno_api(venv: &Path, db: &TestDb) -> Ironic {
+    start_ironic(IronicOptions::juno(venv, &db.admin_url, Release::JunoApi)).await
 }
 
-impl Drop for JunoApi {
-    fn drop(&mut self) {
-        let group = format!("-{}", self.child.id());
-        let _ = Command::new("kill").args(["-s", "TERM", "--", &group]).status();
-        for _ in 0..50 {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = Command::new("kill").args(["-s", "KILL", "--", &group]).status();
-        let _ = self.child.wait();
-    }
-}
-
-impl JunoApi {
-    /// Starts Juno's API alone (reads need no conductor) on a free loopback port.
-    async fn start(venv: &Path, db: &TestDb) -> JunoApi {
-        use std::os::unix::process::CommandExt;
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let dir = tempfile::tempdir().unwrap().keep();
-        let out = juno_sh(venv, &["conf", dir.to_str().unwrap(), &sqlalchemy_url(db), &port.to_string()]);
-        assert!(out.status.success(), "juno.sh conf: {}", String::from_utf8_lossy(&out.stderr));
-        let conf = String::from_utf8(out.stdout).unwrap().trim().to_string();
-        let child = Command::new(venv.join("bin/ironic-api"))
-            .args(["--config-file", &conf])
-            .env("PYTHONWARNINGS", "ignore")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("stderr.log")).unwrap())
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let api = JunoApi { child, base: format!("http://127.0.0.1:{port}"), dir };
-        for _ in 0..300 {
-            if let Ok(r) = reqwest::get(format!("{}/v1", api.base)).await {
-                if r.status().is_success() {
-                    return api;
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        let log = std::fs::read_to_string(api.dir.join("ironic.log")).unwrap_or_default();
-        panic!("Juno's ironic-api did not answer on port {port}:\n{log}");
-    }
-
-    /// GET, the JSON body, or a panic with Juno's answer.
-    async fn get(&self, path: &str) -> Value {
-        let r = reqwest::get(format!("{}{path}", self.base)).await.unwrap();
-        let status = r.status();
-        let body = r.text().await.unwrap();
-        assert!(status.is_success(), "Juno's API: GET {path}: HTTP {status}: {body}");
-        serde_json::from_str(&body).unwrap()
-    }
-}
-
-/// The small clean cloud of these tests: six nodes on two hosts, IPMI at 127.0.0.1; nodes 3 and 6
-/// run instances (their first NIC bound to a VIF); the others are free (node 1's first NIC still
-/// names a VIF, which a free node does not keep). Two NICs each.
-fn inventory() -> Fixture {
-    let mut f = Fixture::generated(6, 2);
-    for (iface, vif) in [
-        (1, "cccccccc-0000-4000-8000-000000000001"),
-        (5, "cccccccc-0000-4000-8000-000000000005"),
-        (11, "cccccccc-0000-4000-8000-000000000011"),
-    ] {
-        f.interfaces.iter_mut().find(|i| i.id == iface).unwrap().vif_uuid = Some(vif.into());
-    }
-    f
-}
-
-/// A Nova database (SQLite) with the instances of `instances`: (nova_bm id, image_ref, root_gb),
-/// and the two baremetal nova-computes, stopped long ago.
-pub(crate) async fn nova_db(instances: &[(i64, Option<&str>, Option<i64>)]) -> TestDb {
-    let t = TestDb::create(Backend::Sqlite, "jnova").await.unwrap();
-    let mut sql = vec![
-        "CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), power_state INTEGER, deleted INTEGER)".to_string(),
-        "CREATE TABLE services (id INTEGER NOT NULL PRIMARY KEY, host VARCHAR(255), \"binary\" VARCHAR(255), topic VARCHAR(255), report_count INTEGER NOT NULL, disabled BOOLEAN, deleted INTEGER, created_at DATETIME, updated_at DATETIME)".to_string(),
-        "INSERT INTO services VALUES (1, 'bm-compute-1', 'nova-compute', 'compute', 9, 0, 0, '2014-09-01 00:00:00', '2014-09-01 00:00:00'), (2, 'bm-compute-2', 'nova-compute', 'compute', 9, 0, 0, '2014-09-01 00:00:00', '2014-09-01 00:00:00')".to_string(),
-    ];
-    let q = |v: Option<&str>| v.map_or("NULL".to_string(), |v| format!("'{v}'"));
-    for (id, image, root) in instances {
-        sql.push(format!(
-            "INSERT INTO instances VALUES ({id}, 'aaaaaaaa-0000-4000-8000-{id:012}', {}, {}, 0, 'bbbbbbbb-0000-4000-8000-{id:012}', 'bm-compute-{}', 'active', 1, 0)",
-            q(*image),
-            root.map_or("NULL".to_string(), |r| r.to_string()),
-            (id - 1) % 2 + 1
-        ));
-    }
-    for s in sql {
-        t.exec(&s).await;
-    }
-    t
-}
-
-pub(crate) const KERNEL: &str = "2bcb0e2e-1d8e-4b3a-9a67-6b0f7c2f1a11";
-pub(crate) const RAMDISK: &str = "7c1f4f8e-52b0-4a7e-8a2d-0e0a2f7d3b22";
 const ARGS: &[&str] = &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK, "--default-arch", "x86_64"];
-
-/// bm2ironic with nova_bm, Nova and the Ironic database given.
-/// The copy of nova baremetal's TFTP tree of `inventory()`'s instances, beside the audit log.
-fn tftp_tree(logs: &Path) -> std::path::PathBuf {
-    let tree = logs.join("tftpboot");
-    if !tree.exists() {
-        inventory().write_tftp_tree(&tree).unwrap();
-    }
-    tree
-}
-
-pub(crate) fn cli(logs: &Path, src: &TestDb, nova: &TestDb, tgt: &TestDb) -> assert_cmd::Command {
-    let mut c = bm2ironic(logs);
-    c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
-        .env("BM2IRONIC_NOVA_DB", &nova.reader_url)
-        .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
-        .arg("--tftp-root")
-        .arg(tftp_tree(logs));
-    c
-}
-
-pub(crate) fn text(o: &std::process::Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
 
 /// Node `id` of `inventory()` as docs/mapping.md says Juno's API must show it after run `run`.
 fn expected_node(id: i64, run: &str) -> Value {
@@ -380,13 +212,12 @@ async fn juno_api_reads_what_was_migrated(backend: Backend) {
     let tgt = dbsync(&venv, backend, "jtgt").await;
     let logs = tempfile::tempdir().unwrap();
 
-    let out =
-        cli(logs.path(), &src, &nova, &tgt).args(["migrate", "--via", "db", "--yes"]).args(ARGS).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    let out = cli(logs.path(), &src, &nova, &tgt, ["migrate", "--via", "db", "--yes"]).args(ARGS).run();
+    assert!(out.success(), "{}", out.text());
     let run = tgt.rows("SELECT id FROM bm2ironic_runs").await.remove(0).remove(0);
 
-    let api = JunoApi::start(&venv, &tgt).await;
-    let nodes = api.get("/v1/nodes/detail").await;
+    let api = juno_api(&venv, &tgt).await;
+    let nodes = ironic::get_ok_unversioned(&api.base, "/v1/nodes/detail").await;
     let nodes = nodes["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 6, "every node is listed");
     for id in 1..=6 {
@@ -396,10 +227,14 @@ async fn juno_api_reads_what_was_migrated(backend: Backend) {
             assert_eq!(&got[field], w, "node {id}: {field} as Juno's API shows it");
         }
         // one node alone reads the same
-        assert_eq!(&api.get(&format!("/v1/nodes/{}", want["uuid"].as_str().unwrap())).await["extra"], &want["extra"]);
+        assert_eq!(
+            &ironic::get_ok_unversioned(&api.base, &format!("/v1/nodes/{}", want["uuid"].as_str().unwrap())).await
+                ["extra"],
+            &want["extra"]
+        );
     }
 
-    let ports = api.get("/v1/ports/detail").await;
+    let ports = ironic::get_ok_unversioned(&api.base, "/v1/ports/detail").await;
     let ports = ports["ports"].as_array().unwrap();
     assert_eq!(ports.len(), 12, "every port is listed");
     for id in 1..=6 {
@@ -410,26 +245,26 @@ async fn juno_api_reads_what_was_migrated(backend: Backend) {
             assert_eq!(p["node_uuid"], node_uuid.as_str(), "port {mac}");
             assert_eq!(p["extra"], extra, "port {mac}: extra (the VIF in vif_port_id, only with the instance)");
         }
-        let own = api.get(&format!("/v1/ports/detail?node_uuid={node_uuid}")).await;
+        let own = ironic::get_ok_unversioned(&api.base, &format!("/v1/ports/detail?node_uuid={node_uuid}")).await;
         assert_eq!(own["ports"].as_array().unwrap().len(), 2, "node {id}'s ports");
     }
 
     // verify through Juno's API: nothing to report
-    let out = cli(logs.path(), &src, &nova, &tgt).args(["verify", "--ironic-url", &api.base]).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("and the Ironic API: 0 difference(s)"), "{}", text(&out));
+    let out = cli(logs.path(), &src, &nova, &tgt, ["verify", "--ironic-url", &api.base]).run();
+    assert!(out.success(), "{}", out.text());
+    assert!(out.stdout.contains("and the Ironic API: 0 difference(s)"), "{}", out.text());
     // the flat marker is ours: a second plan finds every node already migrated (none is uuid-in-ironic)
-    let out = cli(logs.path(), &src, &nova, &tgt).args(["plan", "--json"]).args(ARGS).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = cli(logs.path(), &src, &nova, &tgt, ["plan", "--json"]).args(ARGS).run();
+    assert!(out.success(), "{}", out.text());
+    let plan: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(plan["summary"]["already_migrated"], 6, "{}", plan["conflicts"]);
 
     // and what the API shows differently is found (a node Juno's API cannot read)
     tgt.exec("UPDATE nodes SET extra = '{\"nested\": {\"a\": 1}}' WHERE uuid = 'bbbbbbbb-0000-4000-8000-000000000002'")
         .await;
-    let out = cli(logs.path(), &src, &nova, &tgt).args(["verify", "--ironic-url", &api.base]).output().unwrap();
-    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
-    assert!(text(&out).contains("HTTP 400"), "{}", text(&out));
+    let out = cli(logs.path(), &src, &nova, &tgt, ["verify", "--ironic-url", &api.base]).run();
+    assert_eq!(out.code, 4, "{}", out.text());
+    assert!(out.text().contains("HTTP 400"), "{}", out.text());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -450,31 +285,30 @@ async fn instance_without_image_source_blocks(backend: Backend) {
     let tgt = dbsync(&venv, backend, "jtgt").await;
     let logs = tempfile::tempdir().unwrap();
 
-    let out = cli(logs.path(), &src, &nova, &tgt).args(["plan", "--json"]).args(ARGS).output().unwrap();
-    assert_eq!(out.status.code(), Some(3), "blocked: {}", text(&out));
-    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = cli(logs.path(), &src, &nova, &tgt, ["plan", "--json"]).args(ARGS).run();
+    assert_eq!(out.code, 3, "blocked: {}", out.text());
+    let plan: Value = serde_json::from_str(&out.stdout).unwrap();
     let found: Vec<&Value> =
         plan["conflicts"].as_array().unwrap().iter().filter(|c| c["code"] == "incomplete-instance-info").collect();
     assert_eq!(found.len(), 1, "{}", plan["conflicts"]);
     assert_eq!((&found[0]["subject"]["node"]["nova_bm_id"], &found[0]["action"]), (&json!(3), &Value::Null));
     assert!(found[0]["detail"].as_str().unwrap().contains("image_source"), "{}", found[0]);
 
-    let out = cli(logs.path(), &src, &nova, &tgt)
-        .args(["migrate", "--yes", "--resolve", "incomplete-instance-info=maintenance"])
-        .args(ARGS)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    let out =
+        cli(logs.path(), &src, &nova, &tgt, ["migrate", "--yes", "--resolve", "incomplete-instance-info=maintenance"])
+            .args(ARGS)
+            .run();
+    assert!(out.success(), "{}", out.text());
     // Juno's API reads the node held in maintenance, the reason in the flat marker
-    let api = JunoApi::start(&venv, &tgt).await;
-    let n = api.get("/v1/nodes/bbbbbbbb-0000-4000-8000-000000000003").await;
+    let api = juno_api(&venv, &tgt).await;
+    let n = ironic::get_ok_unversioned(&api.base, "/v1/nodes/bbbbbbbb-0000-4000-8000-000000000003").await;
     assert_eq!((&n["provision_state"], &n["maintenance"]), (&json!("active"), &json!(true)));
     assert_eq!(n["instance_info"]["root_gb"], 40);
     assert!(n["instance_info"].get("image_source").is_none());
     let reason = n["extra"]["bm2ironic_maintenance_reason"].as_str().unwrap_or_default();
     assert!(reason.starts_with("bm2ironic: instance_info lacks image_source"), "{}", n["extra"]);
-    assert_eq!(api.get("/v1/nodes/detail").await["nodes"].as_array().unwrap().len(), 6);
-    let n6 = api.get("/v1/nodes/bbbbbbbb-0000-4000-8000-000000000006").await;
+    assert_eq!(ironic::get_ok_unversioned(&api.base, "/v1/nodes/detail").await["nodes"].as_array().unwrap().len(), 6);
+    let n6 = ironic::get_ok_unversioned(&api.base, "/v1/nodes/bbbbbbbb-0000-4000-8000-000000000006").await;
     assert_eq!(n6["maintenance"], false, "node 6 has all Juno needs");
 }
 
@@ -495,17 +329,16 @@ async fn via_api_is_refused() {
     let Some(venv) = juno_venv() else { return };
     let src = TestDb::with_fixture(Backend::Sqlite, "jsrc", &inventory()).await.unwrap();
     let tgt = dbsync(&venv, Backend::Sqlite, "jtgt").await;
-    let api = JunoApi::start(&venv, &tgt).await;
+    let api = juno_api(&venv, &tgt).await;
     let logs = tempfile::tempdir().unwrap();
-    let out = bm2ironic(logs.path())
-        .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
-        .args(["migrate", "--via", "api", "--yes", "--ironic-url", &api.base, "--state-dir"])
+    let out = bm(["migrate", "--via", "api", "--yes", "--ironic-url", &api.base, "--state-dir"])
         .arg(logs.path().join("state"))
         .args(ARGS)
-        .output()
-        .unwrap();
-    let said = text(&out);
-    assert_ne!(out.status.code(), Some(0), "{said}");
+        .logs(logs.path())
+        .source(&src)
+        .run();
+    let said = out.text();
+    assert_ne!(out.code, 0, "{said}");
     assert!(said.contains("Juno") && said.contains("1.17") && said.contains("--via db"), "{said}");
     assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 0, "nothing written");
 }
@@ -516,78 +349,41 @@ async fn via_api_is_refused() {
 /// nova_bm integer id (the flat marker).
 #[tokio::test(flavor = "multi_thread")]
 async fn proxy_reads_the_juno_api() {
-    use std::os::unix::process::CommandExt;
     let Some(venv) = juno_venv() else { return };
     let src = TestDb::with_fixture(Backend::Sqlite, "jpsrc", &inventory()).await.unwrap();
     let nova = nova_db(&[(3, Some("glance-image-3"), Some(40)), (6, Some("glance-image-6"), None)]).await;
     let tgt = dbsync(&venv, Backend::Sqlite, "jptgt").await;
     let logs = tempfile::tempdir().unwrap();
-    let out =
-        cli(logs.path(), &src, &nova, &tgt).args(["migrate", "--via", "db", "--yes"]).args(ARGS).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let api = JunoApi::start(&venv, &tgt).await;
-    let stderr = logs.path().join("proxy.stderr");
-    let proxy = JunoApi {
-        child: Command::new(assert_cmd::cargo::cargo_bin("bm2ironic"))
-            .arg("--log-dir")
-            .arg(logs.path().join("plogs"))
-            .args(["proxy", "--listen", "127.0.0.1:6469", "--auth", "noauth", "--ironic-url", &api.base])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&stderr).unwrap())
-            .process_group(0)
-            .spawn()
-            .unwrap(),
-        base: "http://127.0.0.1:6469".into(),
-        dir: logs.path().to_path_buf(),
-    };
+    let out = cli(logs.path(), &src, &nova, &tgt, ["migrate", "--via", "db", "--yes"]).args(ARGS).run();
+    assert!(out.success(), "{}", out.text());
+    let api = juno_api(&venv, &tgt).await;
+    let proxy = start_proxy(&["--auth", "noauth", "--ironic-url", &api.base], &[]).await;
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while !reqwest::get(format!("{}/healthz", proxy.base)).await.is_ok_and(|r| r.status().is_success()) {
-        assert!(std::time::Instant::now() < deadline, "{}", std::fs::read_to_string(&stderr).unwrap_or_default());
+        assert!(std::time::Instant::now() < deadline, "{}", proxy.output());
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let list = proxy.get("/v2.1/os-baremetal-nodes").await;
+    let list = ironic::get_ok_unversioned(&proxy.base, "/v2.1/os-baremetal-nodes").await;
     assert_eq!(list["nodes"].as_array().map(Vec::len), Some(6), "{list}");
     let n3 = "bbbbbbbb-0000-4000-8000-000000000003";
     for id in [n3, "3"] {
-        let show = proxy.get(&format!("/v2.1/os-baremetal-nodes/{id}")).await;
+        let show = ironic::get_ok_unversioned(&proxy.base, &format!("/v2.1/os-baremetal-nodes/{id}")).await;
         let s = show.to_string();
         assert!(s.contains(n3) && s.contains("52:55:00:00:00:03") && s.contains("52:55:01:00:00:03"), "{id}: {s}");
     }
     // the real client: python-novaclient 7.1.2, its token from the real Keystone (the proxy runs
     // without auth here), `nova baremetal-node-list` and `baremetal-node-show 3`
-    let Some(nova_venv) = crate::common::server_env(crate::proxy::NOVACLIENT_VENV) else { return };
-    let Some(ks) = crate::common::server_env(crate::api_env::KEYSTONE_URL) else { return };
-    let nova = |args: &[&str]| {
-        let mut c = Command::new(Path::new(&nova_venv).join("bin/nova"));
-        for (k, _) in std::env::vars() {
-            if k.starts_with("OS_") || k.starts_with("NOVA") {
-                c.env_remove(k);
-            }
-        }
-        c.envs([
-            ("OS_AUTH_URL", ks.as_str()),
-            ("OS_USERNAME", "admin"),
-            ("OS_PASSWORD", crate::api_env::ADMIN_PASSWORD),
-            ("OS_PROJECT_NAME", "admin"),
-            ("OS_USER_DOMAIN_NAME", "Default"),
-            ("OS_PROJECT_DOMAIN_NAME", "Default"),
-            ("OS_IDENTITY_API_VERSION", "3"),
-            ("PYTHONWARNINGS", "ignore"),
-        ])
-        .args(["--os-compute-api-version", "2.1", "--endpoint-override", &format!("{}/v2.1", proxy.base)])
-        .args(args)
-        .output()
-        .unwrap()
-    };
+    let Some(nova_venv) = server_env(NOVACLIENT_VENV) else { return };
+    let Some(ks) = server_env(KEYSTONE_URL) else { return };
+    let nova = |args: &[&str]| novaclient(Path::new(&nova_venv), &ks, &proxy.base, args);
     let out = nova(&["baremetal-node-list"]);
-    assert!(out.status.success(), "{}", text(&out));
-    let listed = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.success(), "{}", out.text());
+    let listed = out.stdout.clone();
     for id in 1..=6 {
         assert!(listed.contains(&format!("bbbbbbbb-0000-4000-8000-{id:012}")), "node {id}: {listed}");
     }
     let out = nova(&["baremetal-node-show", "3"]);
-    assert!(out.status.success(), "{}", text(&out));
-    let shown = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.success(), "{}", out.text());
+    let shown = out.stdout.clone();
     assert!(shown.contains(n3) && shown.contains("52:55:00:00:00:03"), "{shown}");
 }

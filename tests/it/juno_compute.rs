@@ -13,14 +13,18 @@
 //! takeover; no Glance runs here, and Keystone 30 has no v2.0).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::common::{bm2ironic, server_env, Backend, TestDb, IRONIC_VENV};
-use crate::juno::{dbsync, juno_venv, repo, text, KERNEL, RAMDISK};
-use crate::juno_takeover::{bmc, fake_glance, juno_allinone, small_cloud, wait_for, Proc, IMAGE};
-
-const NOVA_VENV: &str = "BM2IRONIC_TEST_JUNO_NOVA_VENV";
+use crate::common::bmc::Bmc;
+use crate::common::ironic::{start_ironic, IronicOptions, Release};
+use crate::common::juno::{
+    dbsync, fake_glance, juno_nova_sh, juno_nova_venv, juno_venv, small_cloud, small_cloud_machines, wait_for, IMAGE,
+    KERNEL, RAMDISK,
+};
+use crate::common::ports::port;
+use crate::common::process::Guard;
+use crate::common::{bm, server_env, Backend, Outcome, TestDb, IRONIC_VENV};
 /// The compute host nova baremetal's nova-compute ran as, and the Ironic driver's nova-compute runs as.
 const HOST: &str = "bm-compute-1";
 const TS: &str = "'2014-11-20 10:00:00'";
@@ -37,9 +41,9 @@ fn instance(id: i64) -> String {
 /// compute_nodes rows of the baremetal driver, a baremetal flavor, and the instances of nodes 3
 /// (active, running) and 6 (stopped).
 async fn juno_nova_db() -> TestDb {
-    let out = juno_nova_sh().arg("nova-schema").output().unwrap();
-    assert!(out.status.success(), "juno.sh nova-schema: {}", text(&out));
-    let schema = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let out = Outcome::from(juno_nova_sh().arg("nova-schema").output().unwrap());
+    assert!(out.success(), "juno.sh nova-schema: {}", out.text());
+    let schema = out.stdout.trim().to_string();
     let t = TestDb::create(Backend::Sqlite, "jcnova").await.unwrap();
     std::fs::copy(&schema, t.admin_url.trim_start_matches("sqlite://")).unwrap();
     let mut sql = vec![
@@ -90,14 +94,16 @@ async fn juno_nova_db() -> TestDb {
 }
 
 /// Juno's nova-compute on `nova` against the Ironic API `ironic_url`; its work dir.
-fn nova_compute(nova: &TestDb, ironic_url: &str, dir: &Path) -> Proc {
-    let out = juno_nova_sh()
-        .args(["nova-conf", dir.to_str().unwrap(), &nova.admin_url, ironic_url, HOST, "3"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "juno.sh nova-conf: {}", text(&out));
-    let conf = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    Proc::spawn(juno_nova_sh().args(["nova-compute", &conf]))
+fn nova_compute(nova: &TestDb, ironic_url: &str, dir: &Path) -> Guard {
+    let out = Outcome::from(
+        juno_nova_sh()
+            .args(["nova-conf", dir.to_str().unwrap(), &nova.admin_url, ironic_url, HOST, "3"])
+            .output()
+            .unwrap(),
+    );
+    assert!(out.success(), "juno.sh nova-conf: {}", out.text());
+    let conf = out.stdout.trim().to_string();
+    Guard::spawn(juno_nova_sh().args(["nova-compute", &conf]).stdout(Stdio::null()).stderr(Stdio::null()))
 }
 
 /// One instance in Nova: (vm_state, power_state, task_state, deleted, host, node).
@@ -109,7 +115,7 @@ async fn nova_instance(nova: &TestDb, id: i64) -> Vec<String> {
 
 /// The Nova side of the takeover, the same against both Ironics: `bmcs` are nodes 1, 3, 6's BMCs
 /// at `addrs`; `ironic` is the Ironic API (its node table in `tgt`).
-async fn nova_takes_over(nova: &TestDb, tgt: &TestDb, ironic: &str, bmcs: &[Proc], addrs: &[&str; 3], what: &str) {
+async fn nova_takes_over(nova: &TestDb, tgt: &TestDb, ironic: &str, bmcs: &[Bmc], addrs: &[&str; 3], what: &str) {
     let t0 = Instant::now();
     let dir = tempfile::tempdir().unwrap().keep();
     let _compute = nova_compute(nova, &format!("{ironic}/v1"), &dir);
@@ -145,16 +151,12 @@ async fn nova_takes_over(nova: &TestDb, tgt: &TestDb, ironic: &str, bmcs: &[Proc
         "{what}: nothing rebuilt or torn down"
     );
     for (b, a) in bmcs.iter().zip(addrs) {
-        assert!(b.said().is_empty(), "{what}: BMC {a} was told {:?}", b.said());
+        assert!(b.power_actions().is_empty(), "{what}: BMC {a} was told {:?}", b.power_actions());
     }
     eprintln!("{what}: compute_nodes {took:?} after nova-compute started");
 
     // node 3's machine is switched off at its BMC: Ironic reads it, Nova stops the instance
-    let out = Command::new("ipmitool")
-        .args(["-I", "lanplus", "-H", addrs[1], "-U", "admin", "-P", "bmc-pass-3", "power", "off"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    bmcs[1].must(&["power", "off"]);
     let stopped = format!("SELECT CASE WHEN vm_state = 'stopped' AND power_state = 4 AND task_state IS NULL THEN 1 ELSE 0 END FROM instances WHERE uuid = '{}'", instance(3));
     let took = wait_for(nova, &stopped, 60, &format!("{what}: instance 3 stopped in Nova"), &log).await;
     assert_eq!(nova_instance(nova, 6).await[..2], ["stopped", "4"], "{what}");
@@ -168,48 +170,18 @@ async fn nova_takes_over(nova: &TestDb, tgt: &TestDb, ironic: &str, bmcs: &[Proc
 /// bm2ironic migrates the small cloud (and the flavors); `tree`: the copy of nova baremetal's TFTP
 /// tree its instances' next boot is learned from (it must outlive the test: Ironic 39 reads it).
 async fn migrate(src: &TestDb, nova: &TestDb, tgt: &TestDb, args: &[&str], tree: &Path) {
-    let logs = tempfile::tempdir().unwrap();
-    let run = |a: &[&str]| {
-        bm2ironic(logs.path())
-            .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
-            .env("BM2IRONIC_NOVA_DB", &nova.admin_url)
-            .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
-            .args(a)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |a: &[&str]| bm(a).args(args).source(src).env("BM2IRONIC_NOVA_DB", &nova.admin_url).target(tgt).run();
     let out = run(&["flavors", "--apply", "--yes"]);
-    assert!(out.status.success(), "flavors: {}", text(&out));
+    assert!(out.success(), "flavors: {}", out.text());
     let tree = tree.to_str().unwrap();
     let out = run(&["migrate", "--via", "db", "--yes", "--default-arch", "x86_64", "--tftp-root", tree]);
-    assert!(out.status.success(), "migrate: {}", text(&out));
-}
-
-/// scripts/juno.sh with the Juno Nova venv the environment names (its parent is juno.sh's base).
-fn juno_nova_sh() -> Command {
-    let mut c = Command::new("bash");
-    c.arg(repo().join("scripts/juno.sh"));
-    if let Some(base) = std::env::var_os(NOVA_VENV).map(PathBuf::from).and_then(|v| v.parent().map(Path::to_path_buf)) {
-        c.env("BM2_JUNO_BASE", base);
-    }
-    c
-}
-
-fn nova_venv() -> Option<PathBuf> {
-    match std::env::var(NOVA_VENV) {
-        Ok(v) if !v.is_empty() => Some(PathBuf::from(v)),
-        _ => {
-            crate::common::skip(&format!("{NOVA_VENV} is not set: scripts/test.sh installs Juno's nova-compute (scripts/juno.sh nova-env; docs/juno.md)"));
-            None
-        }
-    }
+    assert!(out.success(), "migrate: {}", out.text());
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn juno_nova_compute_takes_over_on_juno_ironic() {
     let Some(venv) = juno_venv() else { return };
-    let Some(_nova_venv) = nova_venv() else { return };
+    let Some(_nova_venv) = juno_nova_venv() else { return };
     let Some(ironic_venv) = server_env(IRONIC_VENV).map(PathBuf::from) else { return };
     let addrs = ["127.0.26.11", "127.0.26.12", "127.0.26.13"];
     let src = TestDb::with_fixture(Backend::Sqlite, "jcsrc", &small_cloud(&addrs)).await.unwrap();
@@ -218,24 +190,24 @@ async fn juno_nova_compute_takes_over_on_juno_ironic() {
     let tree = tempfile::tempdir().unwrap();
     small_cloud(&addrs).write_tftp_tree(tree.path()).unwrap();
     migrate(&src, &nova, &tgt, &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK], tree.path()).await;
-    let bmcs: Vec<Proc> = [(1, "off"), (3, "on"), (6, "off")]
-        .iter()
-        .zip(addrs)
-        .map(|((id, power), a)| bmc(&ironic_venv, a, &format!("bmc-pass-{id}"), power))
-        .collect();
+    let bmcs = small_cloud_machines(&ironic_venv, &addrs);
     let images = tempfile::tempdir().unwrap();
-    let _glance = fake_glance(images.path(), 6463).await;
+    let glance_port = port();
+    let _glance = fake_glance(images.path(), glance_port).await;
     // Juno's default puts a machine found off back on (force_power_state_during_sync): off here, so
     // that a machine switched off stays off and Nova hears of it (docs/juno.md)
-    let (_juno, dir) = juno_allinone(&venv, &tgt, 6464, 6463, &[("BM2_JUNO_FORCE_POWER_SYNC", "false")]).await;
-    wait_for(&tgt, "SELECT CASE WHEN COUNT(*) = 2 THEN 1 ELSE 0 END FROM nodes WHERE conductor_affinity IS NOT NULL AND power_state IS NOT NULL", 45, "Juno's takeover", &dir.join("ironic.log")).await;
-    nova_takes_over(&nova, &tgt, "http://127.0.0.1:6464", &bmcs, &addrs, "Juno Ironic").await;
+    let juno = start_ironic(IronicOptions {
+        force_power_sync: Some(false),
+        ..IronicOptions::juno(&venv, &tgt.admin_url, Release::JunoAllInOne { glance_port })
+    })
+    .await;
+    wait_for(&tgt, "SELECT CASE WHEN COUNT(*) = 2 THEN 1 ELSE 0 END FROM nodes WHERE conductor_affinity IS NOT NULL AND power_state IS NOT NULL", 45, "Juno's takeover", &juno.log_path()).await;
+    nova_takes_over(&nova, &tgt, &juno.base, &bmcs, &addrs, "Juno Ironic").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn juno_nova_compute_takes_over_on_ironic_39() {
-    use std::os::unix::process::CommandExt;
-    let Some(_nova_venv) = nova_venv() else { return };
+    let Some(_nova_venv) = juno_nova_venv() else { return };
     let Some(ironic_venv) = server_env(IRONIC_VENV).map(PathBuf::from) else { return };
     let addrs = ["127.0.26.14", "127.0.26.15", "127.0.26.16"];
     let src = TestDb::with_fixture(Backend::Sqlite, "jisrc", &small_cloud(&addrs)).await.unwrap();
@@ -250,43 +222,24 @@ async fn juno_nova_compute_takes_over_on_ironic_39() {
     let tree = tmp.path().join("nova-tftpboot");
     small_cloud(&addrs).write_tftp_tree(&tree).unwrap();
     migrate(&src, &nova, &tgt, &["--deploy-kernel", &k, "--deploy-ramdisk", &r], &tree).await;
-    let bmcs: Vec<Proc> = [(1, "off"), (3, "on"), (6, "off")]
-        .iter()
-        .zip(addrs)
-        .map(|((id, power), a)| bmc(&ironic_venv, a, &format!("bmc-pass-{id}"), power))
-        .collect();
+    let bmcs = small_cloud_machines(&ironic_venv, &addrs);
     // Ironic 39 (noauth, scripts/ironic.sh), power sync every 2 s and, as on Juno, not forced
-    let dir = tmp.path().join("ironic");
-    let port = 6465;
-    let out = Command::new("bash")
-        .arg(repo().join("scripts/ironic.sh"))
-        .args(["conf", dir.to_str().unwrap(), &tgt.admin_url, &port.to_string()])
-        .env("BM2_IRONIC_SYNC_INTERVAL", "2")
-        .env("BM2_IRONIC_FORCE_POWER_SYNC", "false")
+    let ironic = start_ironic(IronicOptions {
+        dir: Some(tmp.path().join("ironic")),
+        sync_interval: Some(2),
+        force_power_sync: Some(false),
         // the instances' kernel and ramdisk (the ramdisk deploy's file:// images) are in the tree
-        .env("BM2_IRONIC_FILE_PATHS", tmp.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "ironic.sh conf: {}", text(&out));
-    let conf = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let _ironic = Proc::spawn(
-        Command::new(ironic_venv.join("bin/ironic"))
-            .args(["--config-file", &conf])
-            .env("PYTHONWARNINGS", "ignore")
-            .process_group(0),
-    );
-    let base = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !reqwest::get(format!("{base}/v1/")).await.is_ok_and(|r| r.status().is_success()) {
-        assert!(Instant::now() < deadline, "Ironic 39 did not start");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+        file_paths: Some(tmp.path().to_path_buf()),
+        ..IronicOptions::new(&ironic_venv, &tgt.admin_url)
+    })
+    .await;
+    let base = ironic.base.clone();
     wait_for(
         &tgt,
         "SELECT CASE WHEN COUNT(*) = 3 THEN 1 ELSE 0 END FROM nodes WHERE power_state IS NOT NULL",
         45,
         "Ironic 39's power sync",
-        &dir.join("ironic.log"),
+        &ironic.log_path(),
     )
     .await;
     nova_takes_over(&nova, &tgt, &base, &bmcs, &addrs, "Ironic 39").await;

@@ -11,160 +11,20 @@
 //! conductor asks Keystone v2.0 for an admin token (even with `noauth`). No Glance runs here, and the
 //! real Keystone of the tests (30.0.0) has no v2.0 API any more.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use crate::common::ironic::{start_ironic, IronicOptions, Release};
+use crate::common::juno::{
+    cli, dbsync, fake_glance, juno_venv, nova_db, small_cloud, small_cloud_machines, wait_for, IMAGE, KERNEL, KERNEL_I,
+    RAMDISK, RAMDISK_I,
+};
+use crate::common::ports::port;
 use crate::common::{server_env, Backend, TestDb, IRONIC_VENV};
-use crate::juno::{cli, dbsync, juno_venv, nova_db, repo, sqlalchemy_url, text, KERNEL, RAMDISK};
-use bm2ironic::core::demo::fixture::Fixture;
-use serde_json::{json, Value};
-
-/// A child process and the lines it printed; its process group is killed when dropped.
-pub(crate) struct Proc(Child, pub(crate) Arc<Mutex<Vec<String>>>);
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let pg = format!("-{}", self.0.id());
-        let _ = Command::new("kill").args(["-s", "KILL", "--", &pg]).status();
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Proc {
-    pub(crate) fn spawn(cmd: &mut Command) -> Proc {
-        use std::os::unix::process::CommandExt;
-        let mut child =
-            cmd.stdout(Stdio::piped()).stderr(Stdio::null()).stdin(Stdio::null()).process_group(0).spawn().unwrap();
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let out = child.stdout.take().unwrap();
-        let l2 = lines.clone();
-        std::thread::spawn(move || {
-            for l in BufReader::new(out).lines().map_while(Result::ok) {
-                l2.lock().unwrap().push(l);
-            }
-        });
-        Proc(child, lines)
-    }
-
-    pub(crate) fn said(&self) -> Vec<String> {
-        self.1.lock().unwrap().clone()
-    }
-}
-
-/// A fake BMC on ADDR:623 with the machine `power` ("on"/"off"), run by the Ironic 39 venv's Python.
-pub(crate) fn bmc(ironic_venv: &Path, addr: &str, password: &str, power: &str) -> Proc {
-    Proc::spawn(
-        Command::new(ironic_venv.join("bin/python"))
-            .arg(repo().join("scripts/fakebmc.py"))
-            .args(["623", "admin", password, addr, power]),
-    )
-}
-
-/// Waits until `addr:port` accepts TCP connections.
-pub(crate) async fn wait_port(port: u16, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "{what} did not listen on 127.0.0.1:{port}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// Image ids of the fake Glance: the instances' images and their kernel and ramdisk.
-pub(crate) const IMAGE: &str = "11111111-0000-4000-8000-00000000000a";
-pub(crate) const KERNEL_I: &str = "11111111-0000-4000-8000-00000000000b";
-pub(crate) const RAMDISK_I: &str = "11111111-0000-4000-8000-00000000000c";
-
-/// The fake Glance (and Keystone v2.0 token) on 127.0.0.1:`port`, serving small files from `dir`.
-pub(crate) async fn fake_glance(dir: &Path, port: u16) -> Proc {
-    let mut catalog = serde_json::Map::new();
-    for (id, props) in [
-        (KERNEL, json!({})),
-        (RAMDISK, json!({})),
-        (KERNEL_I, json!({})),
-        (RAMDISK_I, json!({})),
-        (IMAGE, json!({"kernel_id": KERNEL_I, "ramdisk_id": RAMDISK_I})),
-    ] {
-        let f = dir.join(format!("{id}.img"));
-        // 4 KiB exactly: Juno parses `qemu-img info`, and today's qemu-img writes a fractional size
-        // as "1.5 KiB", which Juno's parser (made for 2014's "1.5K") cannot read
-        let mut bytes = format!("the bytes of image {id}\n").into_bytes();
-        bytes.resize(4096, b'.');
-        std::fs::write(&f, bytes).unwrap();
-        catalog.insert(id.into(), json!({"file": f, "properties": props}));
-    }
-    let cat = dir.join("catalog.json");
-    std::fs::write(&cat, Value::Object(catalog).to_string()).unwrap();
-    let p =
-        Proc::spawn(Command::new("python3").arg(repo().join("scripts/fakeglance.py")).arg(port.to_string()).arg(cat));
-    wait_port(port, "fakeglance.py").await;
-    p
-}
-
-/// Juno's API and conductor in one process (`juno.sh allinone-fg`) on 127.0.0.1:`port`, power sync
-/// and takeover every 2 s, Glance at `glance_port`; its work dir (ironic.conf, ironic.log, tftpboot).
-pub(crate) async fn juno_allinone(
-    venv: &Path,
-    db: &TestDb,
-    port: u16,
-    glance_port: u16,
-    env: &[(&str, &str)],
-) -> (Proc, PathBuf) {
-    let base = venv.parent().unwrap();
-    let p = Proc::spawn(
-        Command::new("bash")
-            .arg(repo().join("scripts/juno.sh"))
-            .args(["allinone-fg", &sqlalchemy_url(db), &port.to_string()])
-            .env("BM2_JUNO_BASE", base)
-            .env("BM2_JUNO_GLANCE", format!("127.0.0.1:{glance_port}"))
-            .env("BM2_JUNO_SYNC_INTERVAL", "2")
-            .envs(env.iter().copied()),
-    );
-    let dir = base.join(format!("allinone-{port}"));
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while !reqwest::get(format!("http://127.0.0.1:{port}/v1")).await.is_ok_and(|r| r.status().is_success()) {
-        let log = std::fs::read_to_string(dir.join("ironic.log")).unwrap_or_default();
-        assert!(Instant::now() < deadline, "Juno's allinone did not answer on {port}:\n{log}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    (p, dir)
-}
+use serde_json::Value;
 
 /// The BMC addresses of this test (127.0.26.1-3, port 623).
 const BMCS: [&str; 3] = ["127.0.26.1", "127.0.26.2", "127.0.26.3"];
-const GLANCE_PORT: u16 = 6461;
-const IRONIC_PORT: u16 = 6462;
-
-/// Nodes 1 (free), 3 (an instance, its machine running) and 6 (an instance, its machine stopped) of
-/// `Fixture::generated(6, 1)`, each with its own BMC (`bmcs[i]`, password `bmc-pass-<id>`).
-pub(crate) fn small_cloud(bmcs: &[&str; 3]) -> Fixture {
-    let mut f = Fixture::generated(6, 1);
-    f.nodes.retain(|n| [1, 3, 6].contains(&n.id));
-    f.interfaces.retain(|i| i.bm_node_id.is_some_and(|n| [1, 3, 6].contains(&n)));
-    for (n, addr) in f.nodes.iter_mut().zip(bmcs) {
-        n.pm_address = Some(addr.to_string());
-        n.pm_password = Some(bm2ironic::core::db::secret::Secret::new(format!("bmc-pass-{}", n.id)));
-    }
-    f
-}
-
-/// Waits until `sql` (one row, one column) says "1", or panics with the log.
-pub(crate) async fn wait_for(db: &TestDb, sql: &str, secs: u64, what: &str, log: &Path) -> Duration {
-    let t0 = Instant::now();
-    loop {
-        if db.scalar_i64(sql).await == 1 {
-            return t0.elapsed();
-        }
-        if t0.elapsed() > Duration::from_secs(secs) {
-            let l = std::fs::read_to_string(log).unwrap_or_default();
-            let tail: Vec<&str> = l.lines().rev().take(60).collect::<Vec<_>>().into_iter().rev().collect();
-            panic!("{what}: not after {secs} s; {}:\n{}", log.display(), tail.join("\n"));
-        }
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn juno_conductor_takes_the_migrated_nodes_over() {
@@ -176,23 +36,19 @@ async fn juno_conductor_takes_the_migrated_nodes_over() {
     let nova = nova_db(&[(3, Some(IMAGE), Some(40)), (6, Some(IMAGE), None)]).await;
     let tgt = dbsync(&venv, Backend::Sqlite, "jttgt").await;
     let logs = tempfile::tempdir().unwrap();
-    let out = cli(logs.path(), &src, &nova, &tgt)
-        .args(["migrate", "--via", "db", "--yes"])
+    let out = cli(logs.path(), &src, &nova, &tgt, ["migrate", "--via", "db", "--yes"])
         .args(["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK, "--default-arch", "x86_64"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+        .run();
+    assert!(out.success(), "{}", out.text());
 
     // the machines: node 1 free and off, node 3's running, node 6's stopped
-    let bmcs: Vec<Proc> = [(1, "off"), (3, "on"), (6, "off")]
-        .iter()
-        .zip(BMCS)
-        .map(|((id, power), addr)| bmc(&ironic_venv, addr, &format!("bmc-pass-{id}"), power))
-        .collect();
+    let bmcs = small_cloud_machines(&ironic_venv, &BMCS);
     let images = tempfile::tempdir().unwrap();
-    let glance = fake_glance(images.path(), GLANCE_PORT).await;
-    let (_juno, dir) = juno_allinone(&venv, &tgt, IRONIC_PORT, GLANCE_PORT, &[]).await;
-    let log = dir.join("ironic.log");
+    let glance_port = port();
+    let glance = fake_glance(images.path(), glance_port).await;
+    let juno = start_ironic(IronicOptions::juno(&venv, &tgt.admin_url, Release::JunoAllInOne { glance_port })).await;
+    let dir = juno.dir.clone();
+    let log = juno.log_path();
 
     let uuid = |id: i64| format!("bbbbbbbb-0000-4000-8000-{id:012}");
     let took = wait_for(
@@ -229,7 +85,7 @@ async fn juno_conductor_takes_the_migrated_nodes_over() {
     }
     // no power action reached a BMC (fakebmc.py prints each one)
     for (b, addr) in bmcs.iter().zip(BMCS) {
-        assert!(b.said().is_empty(), "BMC {addr} was told: {:?}", b.said());
+        assert!(b.power_actions().is_empty(), "BMC {addr} was told: {:?}", b.power_actions());
     }
     // the takeover itself (PXEDeploy.prepare): Juno asked Glance for the image's kernel and ramdisk
     // and wrote them into instance_info, fetched the four images, wrote each active node's PXE config
@@ -270,14 +126,13 @@ fn juno_boot_fixes_the_next_boot(logs: &Path, src: &TestDb, nova: &TestDb, tgt: 
     let config = |id: i64| std::fs::read_to_string(tftp.join(uuid(id)).join("config")).unwrap();
     let before = [config(3), config(6)];
     let run = |apply: bool| {
-        let mut c = cli(logs, src, nova, tgt);
-        c.args(["juno-boot", "--pxe-tftp-root"]).arg(tftp);
+        let mut c = cli(logs, src, nova, tgt, ["juno-boot", "--pxe-tftp-root"]).arg(tftp);
         if apply {
-            c.arg("--apply");
+            c = c.arg("--apply");
         }
-        let out = c.output().unwrap();
-        assert!(out.status.success(), "{}", text(&out));
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        let out = c.run();
+        assert!(out.success(), "{}", out.text());
+        out.stdout
     };
     let shown = run(false);
     assert!(shown.contains("would switch") && shown.contains("2 node(s), 0 skipped"), "{shown}");

@@ -8,7 +8,8 @@
 
 use std::path::Path;
 
-use crate::api_env::{self, clear_os, start_ironic, ADMIN_PASSWORD, KEYSTONE_URL};
+use crate::common::ironic::{start_ironic, IronicOptions};
+use crate::common::keystone::{self, clear_os, ADMIN_PASSWORD, KEYSTONE_URL};
 use crate::common::{bm2ironic, read_logs, server_env, Backend, TestDb, IRONIC_VENV};
 use bm2ironic::core::auth::{self, Scope, Session};
 use bm2ironic::core::demo::fixture::Fixture;
@@ -67,10 +68,15 @@ async fn keystone_clouds_yaml_os_vars_scope_errors_and_renewal() {
     let uuids: Vec<String> =
         tgt.rows("SELECT uuid FROM nodes ORDER BY id").await.into_iter().map(|r| r[0].clone()).collect();
 
-    let port = 6411u16;
-    let ironic = start_ironic(venv, &tgt.admin_url, port, Some(&ks), 3600).await; // no power sync: no BMC here
+    // no power sync: no BMC here
+    let ironic = start_ironic(IronicOptions {
+        keystone: Some(ks.clone()),
+        sync_interval: Some(3600),
+        ..IronicOptions::new(venv, &tgt.admin_url)
+    })
+    .await;
     let region = format!("bm2t-{}", std::process::id());
-    api_env::register_baremetal(&ks, &region, &ironic.base).await;
+    keystone::register_baremetal(&ks, &region, &ironic.base).await;
     let dir = tempfile::tempdir().unwrap();
     let clouds = dir.path().join("clouds.yaml");
     std::fs::write(&clouds, clouds_yaml(&ks, &region)).unwrap();
@@ -193,7 +199,7 @@ async fn keystone_clouds_yaml_os_vars_scope_errors_and_renewal() {
     }
 
     // an application credential (made by admin in project admin: project-scoped, warned about)
-    let admin_tok = api_env::token(
+    let admin_tok = keystone::token(
         &ks,
         "admin",
         ADMIN_PASSWORD,
@@ -251,7 +257,7 @@ async fn keystone_clouds_yaml_os_vars_scope_errors_and_renewal() {
     api.negotiate(None).await.unwrap();
     assert_eq!(api.node(&uuids[0]).await.unwrap()["uuid"], uuids[0].as_str());
     let first = session.token().await.unwrap();
-    api_env::revoke(&ks, first.expose()).await;
+    keystone::revoke(&ks, first.expose()).await;
     assert_eq!(api.node(&uuids[1]).await.unwrap()["uuid"], uuids[1].as_str(), "renewed after the 401");
     assert_eq!(session.renewals(), 1);
     assert_ne!(session.token().await.unwrap(), first);

@@ -5,8 +5,8 @@
 #[macro_use]
 mod common;
 
-mod api_env;
 mod api_load;
+mod api_load_interrupted;
 mod bad_input;
 mod boot;
 mod config;
@@ -29,6 +29,7 @@ mod migrate;
 mod next_boot;
 mod plan_then_load;
 mod proxy;
+mod proxy_auth;
 mod proxy_tokens;
 mod races;
 mod real_ironic;

@@ -1,7 +1,7 @@
 //! plan / migrate / verify / rollback end to end on real SQLite, MariaDB and PostgreSQL: sources read
 //! as a SELECT-only user, the target holding the real Ironic 39.0.0 schema (ironic-dbsync).
 
-use crate::common::{bm2ironic, Backend, TestDb, STANDARD_RESOLUTIONS};
+use crate::common::{bm, Backend, Outcome, TestDb, STANDARD_RESOLUTIONS};
 use bm2ironic::core::demo::fixture::Fixture;
 use bm2ironic::core::migrate::conflict::ConflictCode;
 use serde_json::Value;
@@ -75,25 +75,8 @@ const EXTRA_RESOLUTIONS: &[&str] = &[
     "nova-compute-running=ignore",
 ];
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(args: &[&str], src: &TestDb, tgt: &TestDb, nova: Option<&TestDb>) -> Run {
-    let logs = tempfile::tempdir().unwrap();
-    let mut c = bm2ironic(logs.path());
-    c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url).env("BM2IRONIC_IRONIC_DB", &tgt.admin_url);
-    if let Some(n) = nova {
-        c.env("BM2IRONIC_NOVA_DB", &n.reader_url);
-    }
-    let out = c.args(args).output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into(),
-        stderr: String::from_utf8_lossy(&out.stderr).into(),
-    }
+fn run(args: &[&str], src: &TestDb, tgt: &TestDb, nova: Option<&TestDb>) -> Outcome {
+    bm(args).source(src).target(tgt).nova(nova).run()
 }
 
 fn with(base: &[&str], extra: &[&[&str]]) -> Vec<String> {

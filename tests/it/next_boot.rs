@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{bm2ironic, Backend, TestDb};
+use crate::common::{bm, Backend, Outcome, TestDb};
 use bm2ironic::core::demo::fixture::{root_uuid_of, Fixture};
 use serde_json::Value;
 
@@ -42,28 +42,11 @@ async fn nova_db(backend: Backend) -> Option<TestDb> {
     Some(t)
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(args: &[&str], src: &TestDb, tgt: &TestDb, nova: Option<&TestDb>) -> Out {
-    let logs = tempfile::tempdir().unwrap();
-    let mut c = bm2ironic(logs.path());
-    c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url).env("BM2IRONIC_IRONIC_DB", &tgt.admin_url);
-    if let Some(n) = nova {
-        c.env("BM2IRONIC_NOVA_DB", &n.reader_url);
-    }
-    c.args(args);
-    if args[0] != "verify" {
-        c.args(BASE);
-    }
-    let out = c.output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into(),
-        stderr: String::from_utf8_lossy(&out.stderr).into(),
+fn run(args: &[&str], src: &TestDb, tgt: &TestDb, nova: Option<&TestDb>) -> Outcome {
+    let c = bm(args).source(src).target(tgt).nova(nova);
+    match args[0] {
+        "verify" => c.run(),
+        _ => c.args(BASE).run(),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The proxy's validations of callers' tokens under a flood, against the real test Keystone
-//! (scripts/keystone.sh) and a real Ironic behind it (port 6431). Between the proxy and Keystone
+//! (scripts/keystone.sh) and a real Ironic behind it. Between the proxy and Keystone
 //! runs a counting TCP relay (a real network hop, on 127.0.0.1: every byte is passed on as it
 //! came), which notes each validation (`GET /v3/auth/tokens` with its `X-Subject-Token`) and how
 //! many are in flight at once.
@@ -22,9 +22,10 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::api_env::{self, start_ironic, ADMIN_PASSWORD, KEYSTONE_URL};
+use crate::common::ironic::{start_ironic, IronicOptions};
+use crate::common::keystone::{self, ADMIN_PASSWORD, KEYSTONE_URL};
+use crate::common::proxy::{migrated, start_proxy};
 use crate::common::{server_env, IRONIC_VENV};
-use crate::proxy::{migrated, start_proxy};
 
 /// What the relay saw going to Keystone.
 #[derive(Default)]
@@ -141,21 +142,20 @@ async fn one_bogus_token_repeated_costs_keystone_a_handful_of_validations() {
     let Some(venv) = server_env(IRONIC_VENV) else { return };
     let Some(ks) = server_env(KEYSTONE_URL) else { return };
     let Some((_src, tgt)) = migrated("pxt", 3).await else { return };
-    let ironic = start_ironic(Path::new(&venv), &tgt.admin_url, 6431, Some(&ks), 3600).await;
+    let ironic = start_ironic(IronicOptions {
+        keystone: Some(ks.clone()),
+        sync_interval: Some(3600),
+        ..IronicOptions::new(Path::new(&venv), &tgt.admin_url)
+    })
+    .await;
     let upstream: SocketAddr = ks.trim_start_matches("http://").trim_end_matches("/v3").parse().unwrap();
     let seen = Arc::new(Seen::default());
     let (relay_url, relay_task) = relay(upstream, seen.clone()).await;
 
     let dir = tempfile::tempdir().unwrap();
-    let clouds = dir.path().join("clouds.yaml");
-    std::fs::write(
-        &clouds,
-        format!("clouds:\n  proxy:\n    auth:\n      auth_url: {relay_url}\n      username: admin\n      password: {ADMIN_PASSWORD}\n      user_domain_name: Default\n      system_scope: all\n"),
-    )
-    .unwrap();
+    let clouds = keystone::proxy_clouds_yaml(dir.path(), &relay_url);
     // service mode: Ironic sees the proxy's token, so only the proxy validates callers' tokens
     let proxy = start_proxy(
-        18781,
         &["--auth", "keystone", "--ironic-token-mode", "service", "--os-cloud", "proxy", "--ironic-url", &ironic.base],
         &[("OS_CLIENT_CONFIG_FILE", clouds.to_str().unwrap())],
     )
@@ -163,7 +163,7 @@ async fn one_bogus_token_repeated_costs_keystone_a_handful_of_validations() {
     // fresh tokens of legitimate callers, each validated for the first time during the flood
     let mut legit = Vec::new();
     for _ in 0..20 {
-        legit.push(api_env::token(&ks, "admin", ADMIN_PASSWORD, json!({"system": {"all": true}})).await);
+        legit.push(keystone::token(&ks, "admin", ADMIN_PASSWORD, json!({"system": {"all": true}})).await);
     }
     let bogus = "gAAAAABbogus-token-repeated-by-every-connection-of-the-flood".to_string();
 

@@ -9,11 +9,12 @@
 //! `BM2IRONIC_RACE_RUNS` rounds per backend (2 by default; the issue's check ran 10); `RACE_DEBUG=1`
 //! times a rollback and a migrate alone first and prints what both said each round.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use bm2ironic::core::demo::fixture::Fixture;
 
+use crate::common::cli::command;
 use crate::common::{bm2ironic, Backend, TestDb, STANDARD_RESOLUTIONS};
 
 /// Nodes of the run the rollback removes: 20,000 as in the issue; 5,000 on PostgreSQL, where Ironic's
@@ -25,17 +26,6 @@ fn nodes(backend: Backend) -> i64 {
     } else {
         20_000
     }
-}
-
-fn std_command(logs: &std::path::Path) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin!("bm2ironic"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("BM2IRONIC_") {
-            c.env_remove(k);
-        }
-    }
-    c.arg("--log-dir").arg(logs);
-    c
 }
 
 async fn migrate_racing_rollback(backend: Backend) {
@@ -60,7 +50,7 @@ async fn migrate_racing_rollback(backend: Backend) {
     assert!(written > nodes(backend) / 2, "the fixture's nodes written: {written}");
     if std::env::var_os("RACE_DEBUG").is_some() {
         let t = Instant::now();
-        let r = std_command(logs.path())
+        let r = command(logs.path())
             .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
             .args(["rollback", "--yes"])
             .output()
@@ -80,7 +70,7 @@ async fn migrate_racing_rollback(backend: Backend) {
     let mut changed_seen = 0;
     for round in 0..rounds {
         let delay = Duration::from_millis(100 + 400 * (round as u64 % 5) / 4);
-        let rollback = std_command(logs.path())
+        let rollback = command(logs.path())
             .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
             .args(["rollback", "--yes"])
             .stdout(Stdio::piped())

@@ -3,123 +3,24 @@
 //! --ironic-url` passes, and Ironic can still create a node afterwards (ids and sequences sane).
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::path::Path;
 
-use crate::common::{bm2ironic, server_env, Backend, TestDb, IRONIC_VENV, STANDARD_RESOLUTIONS};
-use bm2ironic::core::db::url::DbUrl;
+use crate::common::ironic::{self, start_ironic, IronicOptions};
+use crate::common::{bm, server_env, Backend, TestDb, IRONIC_VENV, STANDARD_RESOLUTIONS};
 use bm2ironic::core::demo::fixture::Fixture;
 use serde_json::Value;
 
-/// The running Ironic; stopped (its whole process group) when dropped, even when the test fails.
-struct Ironic {
-    child: Child,
-    base: String,
-    dir: PathBuf,
-}
-
-impl Drop for Ironic {
-    fn drop(&mut self) {
-        let pgid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-s", "TERM", "--", &format!("-{pgid}")]).status();
-        for _ in 0..100 {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = Command::new("kill").args(["-s", "KILL", "--", &format!("-{pgid}")]).status();
-        let _ = self.child.wait();
-    }
-}
-
-fn sqlalchemy_url(admin_url: &str) -> String {
-    let u = DbUrl::parse(admin_url).unwrap();
-    match u.backend {
-        bm2ironic::core::db::url::Backend::Sqlite => admin_url.to_string(),
-        bm2ironic::core::db::url::Backend::MySql => {
-            format!("{}?charset=utf8", admin_url.replacen("mysql://", "mysql+pymysql://", 1))
-        }
-        bm2ironic::core::db::url::Backend::Postgres => admin_url.replacen("postgres://", "postgresql+psycopg2://", 1),
-    }
-}
-
-async fn start_ironic(venv: &Path, db: &TestDb, port: u16) -> Ironic {
-    use std::os::unix::process::CommandExt;
-    let dir = tempfile::tempdir().unwrap().keep();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ironic.sh");
-    let out = Command::new("bash")
-        .arg(script)
-        .args(["conf"])
-        .arg(&dir)
-        .arg(sqlalchemy_url(&db.admin_url))
-        .arg(port.to_string())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let conf = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    let child = Command::new(venv.join("bin/ironic"))
-        .args(["--config-file", &conf])
-        .env("PYTHONWARNINGS", "ignore")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join("ironic.stderr")).unwrap())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let ironic = Ironic { child, base: format!("http://127.0.0.1:{port}"), dir };
-    let client = reqwest::Client::new();
-    for _ in 0..300 {
-        let ok = client
-            .get(format!("{}/v1/drivers", ironic.base))
-            .header("X-OpenStack-Ironic-API-Version", "latest")
-            .send()
-            .await
-            .ok()
-            .filter(|r| r.status().is_success());
-        if let Some(r) = ok {
-            if r.text().await.unwrap_or_default().contains("\"ipmi\"") {
-                return ironic;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let log = std::fs::read_to_string(ironic.dir.join("ironic.log")).unwrap_or_default();
-    panic!("Ironic did not come up on port {port}:\n{}", log.lines().rev().take(30).collect::<Vec<_>>().join("\n"));
-}
-
-async fn get(base: &str, path: &str) -> Value {
-    let r = reqwest::Client::new()
-        .get(format!("{base}{path}"))
-        .header("X-OpenStack-Ironic-API-Version", "latest")
-        .send()
-        .await
-        .unwrap();
-    let status = r.status();
-    let body = r.text().await.unwrap();
-    assert!(status.is_success(), "GET {path}: HTTP {status}: {body}");
-    serde_json::from_str(&body).unwrap()
-}
-
-async fn real_ironic_reads_every_migrated_node_and_port(backend: Backend, port: u16) {
+async fn real_ironic_reads_every_migrated_node_and_port(backend: Backend) {
     let Some(venv) = server_env(IRONIC_VENV) else { return };
     let Some(src) = TestDb::with_fixture(backend, "src", &Fixture::standard()).await else { return };
     let Some(tgt) = TestDb::ironic(backend, "api").await else { return };
     let logs = tempfile::tempdir().unwrap();
-    let run = |a: Vec<&str>| {
-        bm2ironic(logs.path())
-            .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
-            .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
-            .args(a)
-            .output()
-            .unwrap()
-    };
+    let run = |a: Vec<&str>| bm(a).logs(logs.path()).source(&src).target(&tgt).run();
     let mut a = vec!["plan", "--json"];
     a.extend(STANDARD_RESOLUTIONS);
     let out = run(a);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(out.success(), "{}", out.stderr);
+    let plan: Value = serde_json::from_str(&out.stdout).unwrap();
     let expected: HashMap<String, &Value> = plan["nodes"]
         .as_array()
         .unwrap()
@@ -132,10 +33,10 @@ async fn real_ironic_reads_every_migrated_node_and_port(backend: Backend, port: 
     let mut a = vec!["migrate", "--yes"];
     a.extend(STANDARD_RESOLUTIONS);
     let out = run(a);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.success(), "{}", out.stderr);
 
-    let ironic = start_ironic(Path::new(&venv), &tgt, port).await;
-    let nodes = get(&ironic.base, "/v1/nodes/detail").await;
+    let ironic = start_ironic(IronicOptions::new(Path::new(&venv), &tgt.admin_url)).await;
+    let nodes = ironic::get_ok(&ironic.base, "/v1/nodes/detail").await;
     let nodes = nodes["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), expected.len(), "every migrated node is listed by the API");
     for n in nodes {
@@ -163,7 +64,7 @@ async fn real_ironic_reads_every_migrated_node_and_port(backend: Backend, port: 
     let n4 = by_uuid("bbbbbbbb-0000-4000-8000-000000000004");
     assert_eq!((n4["provision_state"].as_str(), n4["maintenance"].as_bool()), (Some("active"), Some(true)));
 
-    let ports = get(&ironic.base, "/v1/ports/detail").await;
+    let ports = ironic::get_ok(&ironic.base, "/v1/ports/detail").await;
     let ports = ports["ports"].as_array().unwrap();
     let got: BTreeSet<String> = ports.iter().map(|p| p["address"].as_str().unwrap().to_string()).collect();
     let want: BTreeSet<String> = expected
@@ -176,29 +77,20 @@ async fn real_ironic_reads_every_migrated_node_and_port(backend: Backend, port: 
     assert_eq!(vif_port["internal_info"]["tenant_vif_port_id"], "cccccccc-0000-4000-8000-000000000001");
 
     // verify through the API too
-    let out = bm2ironic(logs.path())
-        .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
-        .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
-        .args(["verify", "--ironic-url", &ironic.base])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("and the Ironic API: 0 difference(s)"));
+    let out = run(vec!["verify", "--ironic-url", &ironic.base]);
+    assert!(out.success(), "{}", out.text());
+    assert!(out.stdout.contains("and the Ironic API: 0 difference(s)"));
 
     // a row the database accepts but the API cannot read is caught by verify through the API only
     tgt.exec("UPDATE nodes SET version = NULL WHERE uuid = 'bbbbbbbb-0000-4000-8000-000000000002'").await;
-    let verify = |api: bool| {
-        let mut c = bm2ironic(logs.path());
-        c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url).env("BM2IRONIC_IRONIC_DB", &tgt.admin_url).arg("verify");
-        if api {
-            c.args(["--ironic-url", &ironic.base]);
-        }
-        c.output().unwrap()
+    let verify = |api: bool| match api {
+        true => run(vec!["verify", "--ironic-url", &ironic.base]),
+        false => run(vec!["verify"]),
     };
-    assert_eq!(verify(false).status.code(), Some(0), "the database alone sees nothing wrong");
+    assert_eq!(verify(false).code, 0, "the database alone sees nothing wrong");
     let out = verify(true);
-    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stdout));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("HTTP 500"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(out.code, 4, "{}", out.stdout);
+    assert!(out.stdout.contains("HTTP 500"), "{}", out.stdout);
     tgt.exec("UPDATE nodes SET version = '1.44' WHERE uuid = 'bbbbbbbb-0000-4000-8000-000000000002'").await;
 
     // Ironic can still enroll a node: ids and sequences were left to the database
@@ -214,15 +106,15 @@ async fn real_ironic_reads_every_migrated_node_and_port(backend: Backend, port: 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn mysql_real_ironic_reads_every_migrated_node_and_port() {
-    real_ironic_reads_every_migrated_node_and_port(Backend::MySql, 6401).await
+    real_ironic_reads_every_migrated_node_and_port(Backend::MySql).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn postgres_real_ironic_reads_every_migrated_node_and_port() {
-    real_ironic_reads_every_migrated_node_and_port(Backend::Postgres, 6402).await
+    real_ironic_reads_every_migrated_node_and_port(Backend::Postgres).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_real_ironic_reads_every_migrated_node_and_port() {
-    real_ironic_reads_every_migrated_node_and_port(Backend::Sqlite, 6403).await
+    real_ironic_reads_every_migrated_node_and_port(Backend::Sqlite).await
 }

@@ -8,7 +8,7 @@ use bm2ironic::core::migrate::conflict::{Action, ConflictCode};
 use bm2ironic::core::migrate::consequences::consequence;
 use bm2ironic::core::migrate::report::SECTIONS;
 
-use crate::common::bm2ironic;
+use crate::common::{bm, Outcome};
 
 const RESOLVE: [&str; 7] = [
     "invalid-mac=skip-port",
@@ -20,18 +20,18 @@ const RESOLVE: [&str; 7] = [
     "missing-bmc=maintenance",
 ];
 
-fn run(sb: &Sandbox, logs: &std::path::Path, args: &[&str], resolve: bool) -> std::process::Output {
-    let mut cmd = bm2ironic(logs);
+fn run(sb: &Sandbox, logs: &std::path::Path, args: &[&str], resolve: bool) -> Outcome {
     let plan_flags = args[0] != "rollback";
-    cmd.env("BM2IRONIC_NOVA_BM_DB", &sb.nova_bm_url)
+    let mut c = bm(args)
+        .logs(logs)
+        .env("BM2IRONIC_NOVA_BM_DB", &sb.nova_bm_url)
         .env("BM2IRONIC_IRONIC_DB", &sb.ironic_url)
         .env("BM2IRONIC_NOVA_DB", &sb.nova_url)
         .env("BM2IRONIC_NOVA_API_DB", &sb.nova_api_url)
         .env("BM2IRONIC_TFTP_ROOT", &sb.tftp_root)
-        .env("USER", "ops-on-call")
-        .args(args);
+        .env("USER", "ops-on-call");
     if plan_flags {
-        cmd.args([
+        c = c.args([
             "--default-arch",
             "x86_64",
             "--deploy-kernel",
@@ -42,10 +42,10 @@ fn run(sb: &Sandbox, logs: &std::path::Path, args: &[&str], resolve: bool) -> st
     }
     if resolve {
         for r in RESOLVE {
-            cmd.args(["--resolve", r]);
+            c = c.args(["--resolve", r]);
         }
     }
-    cmd.output().unwrap()
+    c.run()
 }
 
 /// The text between a section's heading and the next one.
@@ -61,13 +61,13 @@ async fn migrate_report_has_every_section() {
     let sb = sandbox::build(&tmp.path().join("sb")).await.unwrap();
     let logs = tmp.path().join("logs");
     let plan = run(&sb, &logs, &["plan", "--json"], true);
-    assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
-    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    assert!(plan.success(), "{}", plan.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&plan.stdout).unwrap();
 
     let before = chrono::Utc::now() - chrono::Duration::seconds(1);
     let path = tmp.path().join("run.md");
     let out = run(&sb, &logs, &["migrate", "--yes", "--report", path.to_str().unwrap()], true);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.success(), "{}", out.stderr);
     let after = chrono::Utc::now() + chrono::Duration::seconds(1);
     let md = std::fs::read_to_string(&path).unwrap();
     let mut at = 0;
@@ -138,8 +138,8 @@ async fn migrate_report_has_every_section() {
     assert!(back.contains(&cmd), "{back}");
     // the way back the report gives works
     let out = run(&sb, &logs, &["rollback", "--yes", "--run", &run_id], false);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("removed 35 nodes and 58 ports"));
+    assert!(out.success(), "{}", out.stderr);
+    assert!(out.stdout.contains("removed 35 nodes and 58 ports"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -149,7 +149,7 @@ async fn a_json_report_of_a_rehearsal_and_a_report_of_a_refused_run() {
     let logs = tmp.path().join("logs");
     let path = tmp.path().join("rehearsal.json");
     let out = run(&sb, &logs, &["migrate", "--rehearse", "--report", path.to_str().unwrap()], true);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.success(), "{}", out.stderr);
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(doc["run"]["mode"], "REHEARSAL");
     assert_eq!(doc["run"]["committed"], false);
@@ -164,7 +164,7 @@ async fn a_json_report_of_a_rehearsal_and_a_report_of_a_refused_run() {
     // blocking conflicts: nothing written, and the report says why and lists what is undecided
     let path = tmp.path().join("refused.md");
     let out = run(&sb, &logs, &["migrate", "--yes", "--report", path.to_str().unwrap()], false);
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.code, 3);
     let md = std::fs::read_to_string(&path).unwrap();
     assert!(md.contains("not started: 7 blocking conflict(s) unresolved"), "{md}");
     assert!(md.contains("**UNDECIDED**"), "{md}");

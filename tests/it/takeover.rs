@@ -5,65 +5,18 @@
 //! from the conductor's log long before the deadline, the check ends once every node is decided, a
 //! BMC lost after the takeover is named, and `--fail-fast` stops at the first failing node.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::{bm2ironic, server_env, Backend, TestDb, IRONIC_VENV};
+use crate::common::bmc::{Bmc, BmcOptions};
+use crate::common::ironic::{self, start_ironic, IronicOptions};
+use crate::common::ports::port;
+use crate::common::{bm, server_env, Backend, TestDb, IRONIC_VENV};
 use bm2ironic::core::demo::fixture::Fixture;
 
-struct Killed(Child);
-/// A fake BMC and the power changes it printed.
-type Bmc = (Killed, Arc<Mutex<Vec<String>>>);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let pg = format!("-{}", self.0.id());
-        let _ = Command::new("kill").args(["-s", "KILL", "--", &pg]).status();
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A fake BMC; its stdout lines ("power on", "power off") are collected.
-fn bmc(venv: &Path, port: u16, password: &str) -> Bmc {
-    use std::os::unix::process::CommandExt;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fakebmc.py");
-    let mut child = Command::new(venv.join("bin/python"))
-        .arg(script)
-        .args([&port.to_string(), "admin", password])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let out = child.stdout.take().unwrap();
-    let l2 = lines.clone();
-    std::thread::spawn(move || {
-        for l in BufReader::new(out).lines().map_while(Result::ok) {
-            l2.lock().unwrap().push(l);
-        }
-    });
-    (Killed(child), lines)
-}
-
-async fn api_node(base: &str, uuid: &str) -> serde_json::Value {
-    reqwest::Client::new()
-        .get(format!("{base}/v1/nodes/{uuid}"))
-        .header("X-OpenStack-Ironic-API-Version", "latest")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
 /// The NDJSON events of a command's stdout.
-fn events(stdout: &[u8]) -> Vec<serde_json::Value> {
-    String::from_utf8_lossy(stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+fn events(stdout: &str) -> Vec<serde_json::Value> {
+    stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
 }
 
 /// The `takeover-status` events of one node, in order: (state, reason, elapsed_s).
@@ -82,7 +35,6 @@ fn statuses(ev: &[serde_json::Value], uuid: &str) -> Vec<(String, String, f64)> 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn takeover_reports_failing_bmcs_early_and_ends_once_every_node_is_decided() {
-    use std::os::unix::process::CommandExt;
     let Some(venv) = server_env(IRONIC_VENV) else { return };
     let venv = Path::new(&venv).to_path_buf();
     // five nodes: 1-3 healthy (node 3 holds an instance whose machine is powered off, task_state
@@ -100,73 +52,48 @@ async fn takeover_reports_failing_bmcs_early_and_ends_once_every_node_is_decided
     let logs = tempfile::tempdir().unwrap();
     let k = format!("file://{}", tmp.path().join("deploy.kernel").display());
     let r = format!("file://{}", tmp.path().join("deploy.initramfs").display());
-    let out = bm2ironic(logs.path())
-        .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
-        .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
-        .args(["migrate", "--yes", "--default-arch", "x86_64", "--deploy-kernel", &k, "--deploy-ramdisk", &r])
+    let out = bm(["migrate", "--yes", "--default-arch", "x86_64", "--deploy-kernel", &k, "--deploy-ramdisk", &r])
         // about the takeover check, not boots (tests/it/boot.rs boots one): the operator's word
         .args(["--resolve", "unknown-boot=local-boot"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        .logs(logs.path())
+        .source(&src)
+        .target(&tgt)
+        .run();
+    assert!(out.success(), "{}", out.stderr);
 
     // nova_bm knows no IPMI port: give each node its own fake BMC port (an operator edit, after the load)
-    let base_port = 16230 + (std::process::id() % 500) as u16 * 5;
+    let bmc_ports: Vec<u16> = (0..5).map(|_| port()).collect();
     let rows = tgt.rows("SELECT uuid, driver_info FROM nodes ORDER BY id").await;
     assert_eq!(rows.len(), 5);
     for (i, row) in rows.iter().enumerate() {
         let mut di: serde_json::Value = serde_json::from_str(&row[1]).unwrap();
-        di["ipmi_port"] = serde_json::json!(base_port + i as u16);
+        di["ipmi_port"] = serde_json::json!(bmc_ports[i]);
         tgt.exec(&format!("UPDATE nodes SET driver_info = '{}' WHERE uuid = '{}'", di, row[0])).await;
     }
     let uuids: Vec<String> = rows.iter().map(|r| r[0].clone()).collect();
-    let mut bmcs: Vec<Option<Bmc>> =
-        (0..3).map(|i| Some(bmc(&venv, base_port + i as u16, &format!("bmc-pass-{}", i + 1)))).collect();
-    let _wrong_password = bmc(&venv, base_port + 3, "not-the-password-ironic-has");
+    let bmc = |i: usize, password: &str| Bmc::start(BmcOptions::new(&venv, password).at("127.0.0.1", bmc_ports[i]));
+    let mut bmcs: Vec<Option<Bmc>> = (0..3).map(|i| Some(bmc(i, &format!("bmc-pass-{}", i + 1)))).collect();
+    let _wrong_password = bmc(3, "not-the-password-ironic-has");
     std::thread::sleep(Duration::from_millis(500));
 
     // a real Ironic on that database, power sync every 3 s
-    let dir = tmp.path().join("ironic");
-    // a free port: another checkout may run this test at the same time
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let conf = Command::new("bash")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ironic.sh"))
-        .args(["conf"])
-        .arg(&dir)
-        .arg(&tgt.admin_url)
-        .arg(port.to_string())
-        .env("BM2_IRONIC_SYNC_INTERVAL", "3")
-        .output()
-        .unwrap();
-    let conf = String::from_utf8(conf.stdout).unwrap().trim().to_string();
-    let _ironic = Killed(
-        Command::new(venv.join("bin/ironic"))
-            .args(["--config-file", &conf])
-            .env("PYTHONWARNINGS", "ignore")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .unwrap(),
-    );
-    let base = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !reqwest::get(format!("{base}/v1/")).await.map(|r| r.status().is_success()).unwrap_or(false) {
-        assert!(Instant::now() < deadline, "Ironic did not start");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
-    let ironic_log = dir.join("ironic.log");
+    let ironic = start_ironic(IronicOptions {
+        dir: Some(tmp.path().join("ironic")),
+        sync_interval: Some(3),
+        ..IronicOptions::new(&venv, &tgt.admin_url)
+    })
+    .await;
+    let base = ironic.base.clone();
+    let ironic_log = ironic.log_path();
     let verify = |extra: &[&str]| {
-        bm2ironic(logs.path())
-            .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
-            .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
-            .env("BM2IRONIC_IRONIC_URL", &base)
-            .args(["verify", "--takeover", "--timeout", "90s", "--log"])
+        bm(["verify", "--takeover", "--timeout", "90s", "--log"])
             .arg(format!("ironic={}", ironic_log.display()))
             .args(extra)
-            .output()
-            .unwrap()
+            .logs(logs.path())
+            .source(&src)
+            .target(&tgt)
+            .env("BM2IRONIC_IRONIC_URL", &base)
+            .run()
     };
 
     // 1. the wrong password and the missing BMC are failing from the log within seconds (Ironic
@@ -174,8 +101,8 @@ async fn takeover_reports_failing_bmcs_early_and_ends_once_every_node_is_decided
     let started = Instant::now();
     let out = verify(&["--json"]);
     let took = started.elapsed();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(out.status.code(), Some(4), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let text = out.stdout.clone();
+    assert_eq!(out.code, 4, "{text}{}", out.stderr);
     assert!(took < Duration::from_secs(45), "ended {took:?} after it started: the deadline is 90 s\n{text}");
     let ev = events(&out.stdout);
     let names: Vec<&str> = ev.iter().map(|v| v["event"].as_str().unwrap_or("")).collect();
@@ -208,10 +135,10 @@ async fn takeover_reports_failing_bmcs_early_and_ends_once_every_node_is_decided
     }
     let verdicts: Vec<&serde_json::Value> = ev[first_node..first_node + 5].iter().map(|v| &v["node"]).collect();
     assert!(verdicts[3]["log_errors"][0]["count"].as_u64().is_some(), "records come collapsed: {text}");
-    let n3 = api_node(&base, &uuids[2]).await;
+    let n3 = ironic::get(&base, &format!("/v1/nodes/{}", uuids[2])).await;
     assert_eq!(n3["provision_state"], "active");
     assert_eq!(n3["power_state"], "power off", "the stopped machine is read as off");
-    assert!(!bmcs[2].as_ref().unwrap().1.lock().unwrap().iter().any(|l| l == "power on"), "and never powered on");
+    assert!(!bmcs[2].as_ref().unwrap().power_actions().iter().any(|l| l == "power on"), "and never powered on");
 
     // 2. node 2's BMC stops answering after the takeover: its power state stays 'power off' in the
     //    API until Ironic gives up, but its errors in the log name it failing at once
@@ -226,13 +153,16 @@ async fn takeover_reports_failing_bmcs_early_and_ends_once_every_node_is_decided
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     let out = verify(&["--json"]);
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(out.status.code(), Some(4), "{text}");
+    let text = out.stdout.clone();
+    assert_eq!(out.code, 4, "{text}");
     let ev = events(&out.stdout);
     let s = statuses(&ev, &uuids[1]);
     assert_eq!(s.last().map(|s| s.0.as_str()), Some("failed"), "{text}");
     assert!(s.last().unwrap().1.starts_with("bmc-error:"), "{s:?}");
-    assert!(api_node(&base, &uuids[1]).await["fault"].is_null(), "named before Ironic set its fault");
+    assert!(
+        ironic::get(&base, &format!("/v1/nodes/{}", uuids[1])).await["fault"].is_null(),
+        "named before Ironic set its fault"
+    );
     assert_eq!(statuses(&ev, &uuids[0]).last().map(|s| s.0.as_str()), Some("ok"));
 
     // 3. --fail-fast: node 1 made undecided (its conductor group has no conductor: no conductor
@@ -241,14 +171,14 @@ async fn takeover_reports_failing_bmcs_early_and_ends_once_every_node_is_decided
     let started = Instant::now();
     let out = verify(&["--fail-fast"]);
     let took = started.elapsed();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(out.status.code(), Some(4), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let text = out.stdout.clone();
+    assert_eq!(out.code, 4, "{text}{}", out.stderr);
     assert!(took < Duration::from_secs(45), "{took:?}\n{text}");
     assert!(text.contains("stopped at the first failing node (--fail-fast)"), "{text}");
     let row1 = text.lines().find(|l| l.starts_with(uuids[0].as_str())).unwrap();
     assert!(row1.contains("pending") && row1.contains("not decided"), "{row1}");
     // the table: the records naming the wrong-password node, repeats counted once
     assert!(text.contains(&format!("log records naming {} (", uuids[3])), "{text}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = out.stderr;
     assert!(stderr.contains("failing after 0:") && stderr.contains(uuids[3].as_str()), "{stderr}");
 }

@@ -10,6 +10,8 @@ use bm2ironic::core::logs::follow::FileFollower;
 use bm2ironic::core::logs::watch::{Patterns, Record, Start, WatchedLog};
 use tokio_util::sync::CancellationToken;
 
+use crate::common::bm2ironic;
+
 fn line(i: usize) -> String {
     format!("2014-10-02 12:00:00.000 4242 INFO ironic.conductor.manager [req-{i} - -] line {i}\n")
 }
@@ -85,17 +87,6 @@ fn a_1gb_log_is_started_at_its_end() {
     let mut w = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
     w.write_all(b"2014-10-02 12:00:00.000 1 ERROR ironic.conductor.manager [req-1 - -] new\n").unwrap();
     assert_eq!(follower.poll_lines().len(), 1);
-}
-
-fn bm2ironic(logs: &std::path::Path) -> assert_cmd::Command {
-    let mut c = assert_cmd::Command::cargo_bin("bm2ironic").unwrap();
-    for (k, _) in std::env::vars() {
-        if k.starts_with("BM2IRONIC_") {
-            c.env_remove(k);
-        }
-    }
-    c.arg("--log-dir").arg(logs);
-    c
 }
 
 #[test]

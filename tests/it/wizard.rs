@@ -13,6 +13,7 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::Terminal;
 
+use crate::common::bm;
 use crate::common::wizard::{decide_all, through_flavors};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -247,12 +248,7 @@ async fn live_needs_the_word_then_commits_and_verifies() {
     r.handle(bm2ironic::tui::app::Msg::Key(ratatui::crossterm::event::KeyEvent::new(KeyCode::Char('i'), NONE)));
     let text = r.app.session.resolutions.to_toml();
     std::fs::write(sb.dir.join("decisions.toml"), text).unwrap();
-    let logs = tempfile::tempdir().unwrap();
-    let out = assert_cmd::Command::cargo_bin("bm2ironic")
-        .unwrap()
-        .args(["--log-dir"])
-        .arg(logs.path())
-        .args(["plan", "--json", "--resolutions"])
+    let out = bm(["plan", "--json", "--resolutions"])
         .arg(sb.dir.join("decisions.toml"))
         .args([
             "--default-arch",
@@ -267,10 +263,9 @@ async fn live_needs_the_word_then_commits_and_verifies() {
         .env("BM2IRONIC_NOVA_BM_DB", &sb.nova_bm_url)
         .env("BM2IRONIC_IRONIC_DB", &sb.ironic_url)
         .env("BM2IRONIC_NOVA_DB", &sb.nova_url)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        .run();
+    assert!(out.success(), "{}", out.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(plan["summary"]["blocking"], 0, "the saved decisions resolve everything");
     assert_eq!(plan["summary"]["already_migrated"], 35, "and the wizard's live run is what is there");
 }

@@ -1,0 +1,166 @@
+//! The cloud of the boot test as nova baremetal left it: its nodes, BMCs and MACs, nova_bm's rows, the
+//! compute host's TFTP tree with the instance's PXE config, and the TFTP roots written by hand the way
+//! each unbootable case leaves them.
+
+use std::path::Path;
+
+use bm2ironic::core::db::secret::Secret;
+use bm2ironic::core::demo::fixture::Fixture;
+use bm2ironic::core::source::model::{BmInterface, BmNode};
+
+pub const BMC_USER: &str = "admin";
+pub const BMC_PASSWORD: &str = "boot-test-pass";
+
+/// nova_bm's instance node (its uuid stays the Ironic node's), its instance, its NICs (the first is
+/// the VM's), its BMC.
+pub const NODE: &str = "1be0c0de-0025-4000-8000-000000000001";
+pub const INSTANCE: &str = "1a57a7ce-0025-4000-8000-000000000001";
+pub const NODE_MACS: [&str; 2] = ["52:54:00:25:00:01", "52:54:00:25:00:11"];
+pub const NODE_BMC: &str = "127.0.25.1";
+/// nova_bm's free node: a power state only (pyghmi), powered off.
+pub const FREE: &str = "1be0c0de-0025-4000-8000-000000000002";
+pub const FREE_MAC: &str = "52:54:00:25:00:02";
+pub const FREE_BMC: &str = "127.0.25.2";
+/// The nodes of the hand-written TFTP roots (the failure cases).
+pub const HAND_NODE: &str = "1be0c0de-0024-4000-8000-000000000001";
+/// nova baremetal's `pxe_append_params` on that cloud (its default plus the serial console).
+pub const NOVA_APPEND: &str = "nofb nomodeset vga=normal console=ttyS0";
+
+/// What a hand-written TFTP root holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tftp {
+    /// Ironic's config left at `default deploy`, whose deploy kernel and ramdisk are not there.
+    Deploy,
+    /// The loader, the node's kernel and ramdisk, but no config for the machine.
+    NoConfig,
+    /// Nothing: DHCP names a boot file TFTP does not have, and the machine tries its disk.
+    NoBootFile,
+}
+
+/// Ironic 39's drivers/modules/pxe_config.template rendered for a node being deployed (boot interface
+/// `pxe`, BIOS; `kernel_append_params` "nofb vga=normal console=ttyS0"), left at `default deploy`.
+fn ironic_deploy_config(root_uuid: &str) -> String {
+    let append = "nofb vga=normal console=ttyS0";
+    let n = HAND_NODE;
+    format!(
+        "default deploy\n\nlabel deploy\nkernel {n}/deploy_kernel\nappend initrd={n}/deploy_ramdisk selinux=0 troubleshoot=0 text {append}\nipappend 2\n\n\
+         label boot_whole_disk\nCOM32 chain.c32\nappend mbr:{{{{ DISK_IDENTIFIER }}}}\n\n\
+         label boot_ramdisk\nkernel {n}/kernel\nappend initrd={n}/ramdisk root=/dev/ram0 text {append} root=UUID={root_uuid} ro\n\n\
+         label boot_anaconda\nkernel {n}/kernel\nappend initrd={n}/ramdisk text {append} inst.ks= inst.stage2=\nipappend 2"
+    )
+}
+
+/// The pxelinux name of a port's config: `01-` and the MAC with dashes, lower case.
+pub fn pxe_mac_name(mac: &str) -> String {
+    format!("01-{}", mac.replace(':', "-").to_lowercase())
+}
+
+pub fn write_tftp(dir: &Path, boot: &Path, mac: &str, root_uuid: &str, what: Tftp) {
+    std::fs::create_dir_all(dir).unwrap();
+    if what == Tftp::NoBootFile {
+        return;
+    }
+    for f in ["pxelinux.0", "ldlinux.c32"] {
+        std::fs::copy(boot.join(f), dir.join(f)).unwrap();
+    }
+    let node = dir.join(HAND_NODE);
+    std::fs::create_dir_all(&node).unwrap();
+    std::fs::copy(boot.join("vmlinuz"), node.join("kernel")).unwrap();
+    std::fs::copy(boot.join("initramfs"), node.join("ramdisk")).unwrap();
+    if what == Tftp::NoConfig {
+        return;
+    }
+    std::fs::write(node.join("config"), ironic_deploy_config(root_uuid)).unwrap();
+    std::fs::create_dir_all(dir.join("pxelinux.cfg")).unwrap();
+    std::os::unix::fs::symlink(format!("../{HAND_NODE}/config"), dir.join("pxelinux.cfg").join(pxe_mac_name(mac)))
+        .unwrap();
+}
+
+/// nova baremetal's PXE config of a deployed instance: nova 2014.2's pxe_config.template as the deploy
+/// helper's switch_pxe_config left it (`default boot`, `{{ ROOT }}` replaced by the root's UUID), its
+/// paths under nova's own `[baremetal] tftp_root`, /tftpboot.
+fn nova_pxe_config(root_uuid: &str) -> String {
+    let i = INSTANCE;
+    format!(
+        "default boot\n\nlabel deploy\nkernel /tftpboot/{i}/deploy_kernel\n\
+         append initrd=/tftpboot/{i}/deploy_ramdisk selinux=0 disk=cciss/c0d0,sda,hda,vda iscsi_target_iqn=iqn-{i} \
+         deployment_id=1 deployment_key=0MOV9EXX troubleshoot=0 {NOVA_APPEND}\nipappend 3\n\n\n\
+         label boot\nkernel /tftpboot/{i}/kernel\nappend initrd=/tftpboot/{i}/ramdisk root=UUID={root_uuid} ro {NOVA_APPEND}\n"
+    )
+}
+
+/// The compute host's tree as nova baremetal left it (`<tftp_root>/<instance uuid>/config, kernel,
+/// ramdisk`; the deploy images were removed after the deploy), copied to `tree`; and `view`, the TFTP
+/// server's view of it: the loader, the MAC link, and absolute `/tftpboot/...` names served from the
+/// tree (dnsmasq serves absolute names inside its tftp-root; QEMU's TFTP appends them to its root).
+pub fn write_nova_tftp(tree: &Path, view: &Path, boot: &Path, root_uuid: &str) {
+    let dir = tree.join(INSTANCE);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config"), nova_pxe_config(root_uuid)).unwrap();
+    std::fs::copy(boot.join("vmlinuz"), dir.join("kernel")).unwrap();
+    std::fs::copy(boot.join("initramfs"), dir.join("ramdisk")).unwrap();
+    std::fs::create_dir_all(view.join("pxelinux.cfg")).unwrap();
+    for f in ["pxelinux.0", "ldlinux.c32"] {
+        std::fs::copy(boot.join(f), view.join(f)).unwrap();
+    }
+    std::os::unix::fs::symlink(tree, view.join("tftpboot")).unwrap();
+    std::os::unix::fs::symlink(
+        format!("../tftpboot/{INSTANCE}/config"),
+        view.join("pxelinux.cfg").join(pxe_mac_name(NODE_MACS[0])),
+    )
+    .unwrap();
+}
+
+/// Points the symlink `link` at `to` (atomically: a new link renamed over the old).
+pub fn repoint(link: &Path, to: &Path) {
+    let tmp = link.with_extension("new");
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(to, &tmp).unwrap();
+    std::fs::rename(&tmp, link).unwrap();
+}
+
+/// nova_bm as nova baremetal left it: the instance node (running, its machine the VM) and a free one.
+pub fn nova_bm() -> Fixture {
+    let t = chrono::NaiveDate::from_ymd_opt(2014, 5, 1).and_then(|d| d.and_hms_opt(10, 0, 0));
+    let node = |id: i64, uuid: &str, bmc: &str| BmNode {
+        id,
+        uuid: Some(uuid.into()),
+        service_host: Some("bm-compute-1".into()),
+        cpus: Some(1),
+        memory_mb: Some(256),
+        local_gb: Some(1),
+        pm_address: Some(bmc.into()),
+        pm_user: Some(BMC_USER.into()),
+        pm_password: Some(Secret::new(BMC_PASSWORD)),
+        preserve_ephemeral: Some(false),
+        created_at: t,
+        updated_at: t,
+        deleted_raw: Some(0),
+        ..Default::default()
+    };
+    let mut instance = node(1, NODE, NODE_BMC);
+    instance.task_state = Some("active".into());
+    instance.instance_uuid = Some(INSTANCE.into());
+    instance.instance_name = Some("instance-00000025".into());
+    instance.root_mb = Some(24);
+    instance.swap_mb = Some(8);
+    instance.ephemeral_mb = Some(0);
+    instance.image_path = Some("/var/lib/nova/instances/instance-00000025/disk".into());
+    instance.pxe_config_path = Some(format!("/tftpboot/{INSTANCE}/config"));
+    let iface = |id: i64, node: i64, mac: &str| {
+        BmInterface {
+            id,
+            bm_node_id: Some(node),
+            address: Some(mac.into()),
+            created_at: t,
+            deleted_raw: Some(0),
+            ..Default::default()
+        }
+        .normalize()
+    };
+    Fixture {
+        schema_version: 10,
+        nodes: vec![instance, node(2, FREE, FREE_BMC)],
+        interfaces: vec![iface(1, 1, NODE_MACS[0]), iface(2, 1, NODE_MACS[1]), iface(3, 2, FREE_MAC)],
+    }
+}

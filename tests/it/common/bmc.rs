@@ -1,0 +1,135 @@
+//! The one fake BMC starter: scripts/fakebmc.py (PyPI pyghmi, run by the Ironic test venv's Python)
+//! on a loopback address, a power state only or, with `--vm`, a QEMU machine its IPMI power actions
+//! drive (scripts/bootvm.sh makes its parts). The power actions it was asked for ("power on", "power
+//! off", ...) are collected; ipmitool talks to it like an operator would. Stopped when dropped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::process::Guard;
+
+/// A QEMU machine behind the BMC (fakebmc.py --vm).
+#[derive(Clone, Debug)]
+pub struct Vm {
+    /// Its files: console.log, qemu.log, qmp.sock.
+    pub dir: PathBuf,
+    /// Its disk (a copy of its own: QEMU locks the image it writes).
+    pub disk: PathBuf,
+    /// The TFTP root its network serves.
+    pub tftp: PathBuf,
+    pub mac: String,
+    /// kvm or tcg.
+    pub accel: String,
+}
+
+/// What `Bmc::start` starts: `BmcOptions::new(venv, password)`, then what differs.
+#[derive(Clone, Debug)]
+pub struct BmcOptions {
+    /// The venv whose Python has pyghmi (the Ironic test venv).
+    pub venv: PathBuf,
+    /// A loopback address (127.x.x.x); 127.0.0.1 by default.
+    pub addr: String,
+    /// 623 by default (the ipmitool default; Juno's driver knows no other).
+    pub port: u16,
+    pub user: String,
+    pub password: String,
+    /// The machine's power at start: "on" or "off" (the default).
+    pub power: String,
+    pub vm: Option<Vm>,
+    /// Where its stderr goes (None: nowhere).
+    pub stderr: Option<PathBuf>,
+}
+
+impl BmcOptions {
+    pub fn new(venv: &Path, password: &str) -> BmcOptions {
+        BmcOptions {
+            venv: venv.to_path_buf(),
+            addr: "127.0.0.1".into(),
+            port: 623,
+            user: "admin".into(),
+            password: password.into(),
+            power: "off".into(),
+            vm: None,
+            stderr: None,
+        }
+    }
+
+    pub fn at(self, addr: &str, port: u16) -> BmcOptions {
+        BmcOptions { addr: addr.into(), port, ..self }
+    }
+
+    pub fn power(self, power: &str) -> BmcOptions {
+        BmcOptions { power: power.into(), ..self }
+    }
+}
+
+/// A running fake BMC.
+pub struct Bmc {
+    pub options: BmcOptions,
+    process: Guard,
+}
+
+impl Bmc {
+    pub fn start(o: BmcOptions) -> Bmc {
+        let mut c = Command::new(o.venv.join("bin/python"));
+        c.arg(super::env::repo_file("scripts/fakebmc.py")).args([
+            &o.port.to_string(),
+            &o.user,
+            &o.password,
+            &o.addr,
+            &o.power,
+        ]);
+        if let Some(vm) = &o.vm {
+            c.arg("--vm").arg(&vm.dir).arg("--disk").arg(&vm.disk).arg("--tftp").arg(&vm.tftp);
+            c.args(["--mac", &vm.mac, "--accel", &vm.accel]);
+        }
+        match &o.stderr {
+            Some(f) => c.stderr(std::fs::File::create(f).unwrap()),
+            None => c.stderr(Stdio::null()),
+        };
+        let process = Guard::reading_stdout(&mut c);
+        Bmc { options: o, process }
+    }
+
+    /// The power actions it was asked for so far ("power on", "power off", ...), in order.
+    pub fn power_actions(&self) -> Vec<String> {
+        self.process.said()
+    }
+
+    /// ipmitool against this BMC: (success, output).
+    pub fn ipmi(&self, args: &[&str]) -> (bool, String) {
+        let o = &self.options;
+        let out = Command::new("ipmitool")
+            .args(["-I", "lanplus", "-H", &o.addr, "-p", &o.port.to_string(), "-U", &o.user, "-P", &o.password])
+            .args(["-R", "2", "-N", "1"])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        (out.status.success(), text.trim().to_string())
+    }
+
+    /// ipmitool that must succeed: its output.
+    pub fn must(&self, args: &[&str]) -> String {
+        let (ok, out) = self.ipmi(args);
+        assert!(ok, "{}: ipmitool {} failed: {out}", self.options.addr, args.join(" "));
+        out
+    }
+
+    /// Waits (20 s at most) until it answers (pyghmi takes a moment to start) with the power state
+    /// `power`.
+    pub fn wait_power(&self, power: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let (ok, out) = self.ipmi(&["chassis", "power", "status"]);
+            if ok {
+                assert_eq!(out, format!("Chassis Power is {power}"), "{}", self.options.addr);
+                return;
+            }
+            let o = &self.options;
+            assert!(Instant::now() < deadline, "the BMC on {}:{} never answered: {out}", o.addr, o.port);
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
