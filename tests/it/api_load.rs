@@ -311,3 +311,68 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The wizard with the Ironic API and no Ironic database (a drift fixed in #30: its prepare needed
+/// the database, so an API-only session could neither plan nor load): it plans against the API's
+/// view, loads the plan it showed through the API, keeps the run in the state directory, and its
+/// verify step finds the run there.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_wizard_without_the_ironic_database_plans_loads_and_verifies_through_the_api() {
+    use bm2ironic::core::migrate::conflict::Resolutions;
+    use bm2ironic::core::migrate::plan::PlanOptions;
+    use bm2ironic::core::migrate::steps::Reviewed;
+    use bm2ironic::tui::app::Msg;
+    use bm2ironic::tui::jobs;
+    use tokio::sync::mpsc::unbounded_channel;
+    use tokio_util::sync::CancellationToken;
+
+    let Some(venv) = server_env(IRONIC_VENV) else { return };
+    let env = Env::start(&PathBuf::from(venv), 3, "127.0.0.16", None).await;
+    let connections = jobs::Connections {
+        nova_bm_db: env.src.reader_url.clone(),
+        ironic_db: String::new(),
+        nova_db: env.nova.reader_url.clone(),
+        nova_api_db: String::new(),
+        ironic_api: env.ironic.base.clone(),
+        state_dir: Some(env.state.path().to_path_buf()),
+    };
+    let file = |f: &str| format!("file://{}", env.files.join(f).display());
+    let opts = PlanOptions {
+        default_arch: Some("x86_64".into()),
+        resource_class: Some("baremetal-gold".into()),
+        deploy_kernel: Some(file("deploy.kernel")),
+        deploy_ramdisk: Some(file("deploy.initramfs")),
+        tftp_roots: vec![bm2ironic::core::source::tftp::TftpRoot { host: None, dir: env.files.join("tftpboot") }],
+        ..Default::default()
+    };
+    let mut decisions = Resolutions::default();
+    decisions.add_flag("mid-deploy=maintenance").unwrap();
+
+    let (tx, _rx) = unbounded_channel();
+    let prepared = match jobs::prepare(connections.clone(), opts.clone(), decisions.clone(), false, tx).await {
+        Msg::Prepared(Ok(p)) => p,
+        other => panic!("the wizard plans without the Ironic database: {other:?}"),
+    };
+    assert_eq!((prepared.plan.summary.create, prepared.plan.blocking()), (3, 0), "{:?}", prepared.plan.summary);
+
+    let (tx, mut rx) = unbounded_channel();
+    let reviewed = Some(Reviewed { plan: prepared.plan.clone(), prepared: prepared.clone() });
+    let order = jobs::LoadOrder { opts, resolutions: decisions, reviewed, rehearse: false, via_api: true };
+    let summary = match jobs::load(connections.clone(), order, CancellationToken::new(), tx, None).await {
+        Msg::LoadDone(Ok(s)) => s,
+        other => panic!("{other:?}"),
+    };
+    assert!(summary.committed && summary.created == 3 && summary.errors == 0, "{summary:?}");
+    assert!(
+        std::iter::from_fn(|| rx.try_recv().ok()).any(|m| matches!(m, Msg::Load(_))),
+        "progress reached the wizard"
+    );
+    let states = final_state(&env).await;
+    let brief: Vec<_> = states.iter().map(|(u, s, i, _, _)| (u.clone(), s.clone(), i.clone())).collect();
+    assert_eq!(brief, expected_state(3));
+    // the run is kept in the state directory (no database to keep it in), where verify finds it
+    match jobs::verify(connections, prepared.inventory.clone(), summary.run_id.clone()).await {
+        Msg::Verified(Ok(text), _) => assert_eq!(text, "3 nodes, 6 ports: no differences"),
+        other => panic!("{other:?}"),
+    }
+}
