@@ -3,156 +3,35 @@
 //! end; a failure, a cancel or a killed process leaves the target as it was. `rehearse` does
 //! everything and rolls back. Source primary keys are never forced: Ironic assigns ids.
 
+mod error;
+mod rows;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Poll;
 use std::time::Instant;
 
-use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::db::galera::{row_bytes, CONFLICT_ATTEMPTS, CONFLICT_BACKOFF_MS};
-use crate::core::db::sql::{marks, multi_insert, statement_bytes, texts, Val};
+use crate::core::db::galera::{CONFLICT_ATTEMPTS, CONFLICT_BACKOFF_MS};
+use crate::core::db::sql::{marks, multi_insert, texts, Val};
 use crate::core::db::{Db, DbError, Tx};
-use crate::core::ironic::json::to_db_text;
-use crate::core::ironic::marker;
-use crate::core::ironic::target::{TargetKind, TargetSchema};
+use crate::core::ironic::target::TargetSchema;
 use crate::core::migrate::counters::{read_counters, restore_counters};
 use crate::core::migrate::events::send_skipped;
 use crate::core::migrate::events::{now, LoadEvent, LoadSummary, NodeStatus};
-use crate::core::migrate::plan::{IronicNode, IronicPort, NodePlan, Plan, Rows};
+use crate::core::migrate::plan::{IronicPort, NodePlan, Plan};
 use crate::core::migrate::run_record::{runs_ddl, written, RecordRows, RUNS_TABLE, RUN_NODES_TABLE};
 use crate::core::migrate::run_status::RunStatus;
 use crate::core::migrate::timing::ms;
+use rows::{
+    node_batch, node_columns, node_values, port_columns, port_values, rows_within, write_set_size, NodeBatch,
+    BIND_LIMIT, STATEMENT_BYTES,
+};
 
-/// Nodes per multi-row INSERT (and per progress step) at most: fewer when their rows would pass
-/// `STATEMENT_BYTES` or the server's limit (`Db::max_statement_bytes`).
-pub const BATCH: usize = 1000;
-/// Bytes per statement at most, whatever the server allows (a MySQL/MariaDB server's
-/// `max_allowed_packet` lowers it): larger statements load no faster.
-const STATEMENT_BYTES: usize = 2 * 1024 * 1024;
-/// Values one statement may bind (PostgreSQL's protocol counts them in 16 bits).
-const BIND_LIMIT: usize = 65_535;
-
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error(transparent)]
-    Db(#[from] DbError),
-    #[error("{0} blocking conflict(s) unresolved: nothing written (see `bm2ironic plan`)")]
-    Blocked(usize),
-    #[error("cancelled: the transaction was rolled back, the target is as it was")]
-    Cancelled,
-    #[error("writing node {uuid} failed: {message}; the transaction was rolled back, the target is as it was")]
-    Node { uuid: String, message: String },
-    #[error("{last}; tried {attempts} times, rolled back each time: nothing was written (stop whatever else writes to Ironic's database, then run again)")]
-    Conflicts { attempts: u32, last: DbError },
-    #[error("the target changed after the plan was made: {count} Ironic node(s) the plan counted on are gone (first: {first}); a rollback or another bm2ironic wrote to it meanwhile. Nothing was written: run the command again to plan from what is there now")]
-    TargetChanged { count: usize, first: String },
-}
-
-/// JSON for a TEXT column, written the way Ironic writes it (non-ASCII escaped).
-fn json_text(v: &Value) -> Val {
-    Val::Text(Some(to_db_text(v)))
-}
-
-const MODERN_EMPTY_JSON_NODE_COLUMNS: &[&str] = &[
-    "driver_internal_info",
-    "clean_step",
-    "deploy_step",
-    "raid_config",
-    "target_raid_config",
-    "network_data",
-    "service_step",
-];
-
-/// Columns and values of the node INSERT for this schema.
-fn node_columns(schema: &TargetSchema) -> Vec<&'static str> {
-    let mut cols = vec![
-        "uuid",
-        "instance_uuid",
-        "driver",
-        "driver_info",
-        "properties",
-        "instance_info",
-        "provision_state",
-        "power_state",
-        "maintenance",
-        "console_enabled",
-        "extra",
-        "created_at",
-        "updated_at",
-    ];
-    if schema.kind == TargetKind::Modern {
-        cols.extend(["maintenance_reason", "resource_class", "conductor_group", "protected", "version"]);
-        if schema.has_node_column("instance_name") {
-            cols.push("instance_name");
-        }
-        // NULL (Ironic's default) unless the instance's next boot was learned: `ramdisk` / `pxe`
-        cols.extend(["deploy_interface", "boot_interface"].into_iter().filter(|c| schema.has_node_column(c)));
-        cols.extend(MODERN_EMPTY_JSON_NODE_COLUMNS.iter().copied().filter(|c| schema.has_node_column(c)));
-    }
-    cols
-}
-
-fn node_values(schema: &TargetSchema, cols: &[&str], n: &IronicNode, run_id: &str) -> Vec<Val> {
-    let mut extra = n.extra();
-    marker::set_run(&mut extra, n.kind == TargetKind::Juno, run_id);
-    cols.iter()
-        .map(|c| match *c {
-            "uuid" => Val::Text(Some(n.uuid.clone())),
-            "instance_uuid" => Val::Text(n.instance_uuid.clone()),
-            "instance_name" => Val::Text(n.instance_name.clone()),
-            "driver" => Val::Text(Some(n.driver.clone())),
-            "driver_info" => json_text(&n.driver_info.expose_json()),
-            "properties" => json_text(&n.properties),
-            "instance_info" => json_text(&n.instance_info),
-            "provision_state" => Val::Text(n.provision_state.clone()),
-            "power_state" => Val::Text(n.power_state.clone()),
-            "maintenance" => Val::Bool(Some(n.maintenance)),
-            "console_enabled" => Val::Bool(Some(false)),
-            "extra" => json_text(&extra),
-            "created_at" => Val::Time(n.created_at),
-            "updated_at" => Val::Time(n.updated_at),
-            "maintenance_reason" => Val::Text(n.maintenance_reason.clone()),
-            "resource_class" => Val::Text(n.resource_class.clone()),
-            "deploy_interface" => Val::Text(n.deploy_interface.clone()),
-            "boot_interface" => Val::Text(n.boot_interface.clone()),
-            "conductor_group" => Val::Text(Some(String::new())),
-            "protected" => Val::Bool(Some(false)),
-            "version" => Val::Text(schema.node_version.clone()),
-            _ => Val::Text(Some("{}".into())), // the empty JSON columns
-        })
-        .collect()
-}
-
-fn port_columns(schema: &TargetSchema) -> Vec<&'static str> {
-    let mut cols = vec!["uuid", "address", "node_id", "extra", "created_at", "updated_at"];
-    if schema.kind == TargetKind::Modern {
-        cols.extend(["internal_info", "pxe_enabled", "version"]);
-        if schema.has_port_column("local_link_connection") {
-            cols.push("local_link_connection");
-        }
-    }
-    cols
-}
-
-fn port_values(schema: &TargetSchema, cols: &[&str], p: &IronicPort, node_id: i64) -> Vec<Val> {
-    cols.iter()
-        .map(|c| match *c {
-            "uuid" => Val::Text(Some(p.uuid.clone())),
-            "address" => Val::Text(Some(p.address.clone())),
-            "node_id" => Val::Int(Some(node_id)),
-            "extra" => json_text(&p.extra()),
-            "created_at" => Val::Time(p.created_at),
-            "updated_at" => Val::Time(p.updated_at),
-            "internal_info" => json_text(&p.internal_info()),
-            "pxe_enabled" => Val::Bool(Some(p.pxe_enabled)),
-            "version" => Val::Text(schema.port_version.clone()),
-            _ => Val::Text(Some("{}".into())),
-        })
-        .collect()
-}
+pub use error::LoadError;
+pub use rows::BATCH;
 
 pub struct LoadRequest<'a> {
     pub plan: &'a Plan,
@@ -215,7 +94,7 @@ pub async fn load_db(
     let pcols = port_columns(req.schema);
     let started_at = now();
     if let Some(g) = &db.galera {
-        let (rows, bytes) = write_set_size(&req, plan, &to_write, &ncols, &pcols);
+        let (rows, bytes) = write_set_size(req.schema, &req.run_id, plan, &to_write, &ncols, &pcols);
         if let Err(e) = g.check_write_set(&db.url, rows, bytes) {
             drop_tables(db, ddl_outside, &missing_tables).await;
             return Err(e.into());
@@ -501,88 +380,7 @@ async fn drop_tables(db: &Db, ddl_outside: bool, tables: &[&str]) {
         }
     }
 }
-
-/// Rows and (roughly) bytes of the load's one transaction: the nodes, their ports, the run record.
-fn write_set_size(
-    req: &LoadRequest<'_>,
-    plan: &Plan,
-    to_write: &[&NodePlan],
-    ncols: &[&str],
-    pcols: &[&str],
-) -> (u64, u64) {
-    let (mut rows, mut bytes) = (1u64, 1024u64);
-    for n in to_write {
-        if n.replaces.is_some() {
-            rows += 1;
-        }
-        let Some(r) = plan.rows(n) else { continue };
-        rows += 2; // the node and its row in the run record
-        bytes += row_bytes(&node_values(req.schema, ncols, &r.node, &req.run_id));
-        bytes += serde_json::to_string(&written(&r.node, &r.ports, n.nova_bm_id, n.replaces)).map_or(0, |t| t.len())
-            as u64
-            + 64;
-        for p in &r.ports {
-            rows += 1;
-            bytes += row_bytes(&port_values(req.schema, pcols, p, 0));
-        }
-    }
-    (rows, bytes)
-}
-
 const SAVEPOINT: &str = "SAVEPOINT bm2ironic_batch";
-
-/// How many of `rows` (from the first) one INSERT takes: at most `BATCH * 2` rows, `BIND_LIMIT`
-/// values and `budget` bytes, and always at least one row.
-fn rows_within(rows: &[Vec<Val>], ncols: usize, budget: usize) -> usize {
-    let max_rows = (BATCH * 2).min(BIND_LIMIT / ncols.max(1));
-    let mut bytes = 200;
-    for (k, r) in rows.iter().enumerate() {
-        bytes += statement_bytes(", ()", r) + 3 * ncols;
-        if k >= max_rows || (k > 0 && bytes > budget) {
-            return k;
-        }
-    }
-    rows.len()
-}
-
-/// The next batch of nodes (see [`node_batch`]).
-struct NodeBatch<'p> {
-    /// how many of the nodes given it takes (at least one)
-    count: usize,
-    /// their rows, built here (a node the plan writes no rows for has none)
-    built: Vec<(&'p NodePlan, Rows)>,
-    /// the INSERT rows of their nodes
-    rows: Vec<Vec<Val>>,
-}
-
-/// The next batch of nodes: at most `BATCH`, their rows within `budget` bytes and `BIND_LIMIT`
-/// values, at least one.
-fn node_batch<'p>(
-    plan: &Plan,
-    nodes: &[&'p NodePlan],
-    schema: &TargetSchema,
-    cols: &[&str],
-    run_id: &str,
-    budget: usize,
-) -> NodeBatch<'p> {
-    let max_rows = BATCH.min(BIND_LIMIT / cols.len().max(1));
-    let (mut built, mut rows, mut bytes) = (Vec::new(), Vec::new(), 200usize);
-    for (k, n) in nodes.iter().enumerate() {
-        if k >= max_rows {
-            return NodeBatch { count: k, built, rows };
-        }
-        if let Some(r) = plan.rows(n) {
-            let row = node_values(schema, cols, &r.node, run_id);
-            bytes += statement_bytes(", ()", &row) + 3 * cols.len();
-            if k > 0 && bytes > budget {
-                return NodeBatch { count: k, built, rows };
-            }
-            rows.push(row);
-            built.push((*n, r));
-        }
-    }
-    NodeBatch { count: nodes.len(), built, rows }
-}
 
 /// After a multi-row INSERT failed: rolls back to the batch's savepoint and inserts the rows one by
 /// one, so the error can name the row that caused it. Returns its index in `rows`.
