@@ -2,7 +2,7 @@
 //! a target holding a committed 20,000-node run; a `migrate` of the same nova_bm starts 0.1-0.5 s
 //! later. Before the fix the migrate planned from the target as it was before the rollback ("already
 //! 20000 ... Nothing to write"), exited 0, and Ironic ended empty. Now its plan is checked again
-//! inside its write transaction (`load_sql.rs` `recheck`) and rollback reads inside its own:
+//! inside its write transaction (`load_sql/transaction.rs` `recheck`) and rollback reads inside its own:
 //! whichever order the two end in, a migrate that exits 0 leaves every node in Ironic, and one that
 //! found the target changed says so and writes nothing (a rerun then loads everything).
 //!

@@ -1,7 +1,7 @@
 //! The events of a load, once: the words both loaders speak (the CLI prints them, `--json` as
 //! NDJSON, the wizard draws them), the summary it ends with, and what every load does the same way
 //! before it writes (the nodes it will not write, reported as skipped). The SQL loader is
-//! `load_sql.rs`, the REST adopt loader `load_api/`.
+//! `load_sql/`, the REST adopt loader `load_api/`.
 
 use std::time::Instant;
 

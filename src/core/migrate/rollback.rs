@@ -96,8 +96,9 @@ fn ports_sql(d: Dialect, marks: &str) -> String {
 pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<RollbackReport, RollbackError> {
     // one transaction from the first read on: it holds what it reads (SQLite's write lock, the rows
     // locked on the servers), so a migrate or another rollback started meanwhile waits for it and then
-    // sees its outcome (a migrate that had planned from the nodes removed here says so: load_sql.rs
-    // `recheck`). A rollback that ends early rolls the transaction back: nothing was changed.
+    // sees its outcome (a migrate that had planned from the nodes removed here says so:
+    // load_sql/transaction.rs `recheck`). A rollback that ends early rolls the transaction back:
+    // nothing was changed.
     let mut tx = db.begin_write().await?;
     let outcome = remove_run(&mut tx, run_id, force).await;
     match outcome {
