@@ -199,8 +199,14 @@ pub async fn load(
             object_version: None,
         };
         let api = api_target(&connections.ironic_api)?;
-        let reviewed = order.reviewed.clone();
-        let req = MigrateRequest { plan, via, api, state_dir: connections.state_dir(), verify: false, reviewed };
+        let req = MigrateRequest {
+            plan,
+            via,
+            api,
+            state_dir: connections.state_dir(),
+            verify: false,
+            reviewed: order.reviewed,
+        };
         let (etx, mut erx) = unbounded_channel();
         let fwd = tokio::spawn({
             let tx = tx.clone();
@@ -214,13 +220,14 @@ pub async fn load(
         });
         let m = steps::migrate(req, &mut Confirmed(&tx), etx, &cancel).await;
         let _ = fwd.await;
-        match m?.ending {
+        let m = m?;
+        match m.ending {
             Ending::Loaded { summary: s, .. } if s.errors > 0 => {
                 Err(JobError::NodesFailed { count: s.errors, run: s.run_id })
             }
             Ending::Loaded { summary, .. } => {
-                if let (Some(logs), Some(r)) = (&simulate, &order.reviewed) {
-                    super::demo::simulate_takeover(&r.plan, logs);
+                if let Some(logs) = &simulate {
+                    super::demo::simulate_takeover(m.planned.plan(), logs);
                 }
                 Ok(summary)
             }

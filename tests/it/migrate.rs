@@ -230,14 +230,21 @@ async fn rehearse_leaves_the_target_byte_for_byte_unchanged(backend: Backend) {
 }
 
 /// SQLite only, one run: the confirmation is asked for after the plan, before any write, the same
-/// way whatever the backend.
+/// way whatever the backend. The report asked for says the run did not start and why, on the
+/// database path as on the API path (before #30's one migrate use case, the database path wrote no
+/// report when the confirmation was refused).
 async fn migrate_without_a_terminal_needs_yes(backend: Backend) {
     let Some(src) = TestDb::with_fixture(backend, "src", &Fixture::standard()).await else { return };
     let Some(tgt) = TestDb::ironic(backend, "tgt").await else { return };
-    let r = run(&args(&with(&["migrate"], &[STANDARD_RESOLUTIONS])), &src, &tgt, None);
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.md");
+    let report_arg = ["--report", report.to_str().unwrap()];
+    let r = run(&args(&with(&["migrate"], &[STANDARD_RESOLUTIONS, &report_arg])), &src, &tgt, None);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("--yes"));
     assert_eq!(tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await, 0);
+    let md = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("no report ({e}): {}", r.stderr));
+    assert!(md.contains("not started") && md.contains("there is no terminal to confirm on"), "{md}");
 }
 
 async fn juno_target_gets_juno_rows(backend: Backend) {
