@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::common::api_load::{expected_state, final_state, uuid, Env, BMC_PASSWORD};
+use crate::common::api_load::{expected_state, final_state, uuid, Env, WizardForm, BMC_PASSWORD};
 use crate::common::{ironic, read_logs, server_env, Outcome, IRONIC_VENV};
 use bm2ironic::core::ironic::target::TargetKind;
 
@@ -165,9 +165,7 @@ async fn api_adopt_flow_failure_fix_rerun_verify_rollback_without_power_actions(
 #[tokio::test(flavor = "multi_thread")]
 async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
     use bm2ironic::core::ironic::verdict::{TakeoverEvent, TakeoverState};
-    use bm2ironic::core::migrate::conflict::Resolutions;
     use bm2ironic::core::migrate::events::{LoadEvent, NodeStatus};
-    use bm2ironic::core::migrate::plan::PlanOptions;
     use bm2ironic::tui::app::Msg;
     use bm2ironic::tui::jobs;
     use tokio::sync::mpsc::unbounded_channel;
@@ -177,26 +175,7 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
     let env = Env::start(&PathBuf::from(venv), 6, "127.0.0.15", Some(6)).await;
     let bad = uuid("bbbbbbbb", 6);
     // the form as the operator filled it: the run is kept in Ironic's own database
-    let connections = jobs::Connections {
-        nova_bm_db: env.src.reader_url.clone(),
-        ironic_db: env.ironic_db.clone(),
-        nova_db: env.nova.reader_url.clone(),
-        nova_api_db: String::new(),
-        ironic_api: env.ironic.base.clone(),
-        state_dir: None,
-    };
-    let file = |f: &str| format!("file://{}", env.files.join(f).display());
-    let opts = PlanOptions {
-        default_arch: Some("x86_64".into()),
-        resource_class: Some("baremetal-gold".into()),
-        deploy_kernel: Some(file("deploy.kernel")),
-        deploy_ramdisk: Some(file("deploy.initramfs")),
-        // the instances' PXE configs, as the CLI's --tftp-root gives them
-        tftp_roots: vec![bm2ironic::core::source::tftp::TftpRoot { host: None, dir: env.files.join("tftpboot") }],
-        ..Default::default()
-    };
-    let mut decisions = Resolutions::default();
-    decisions.add_flag("mid-deploy=maintenance").unwrap();
+    let WizardForm { connections, opts, decisions } = env.wizard_form(true);
 
     // one load job: its messages, and the message it ends with
     let load = |connections: jobs::Connections| {
@@ -256,7 +235,7 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
     assert!(count("GET /v1/nodes/{id}?…") <= 2 * actions, "{calls:?}");
 
     // the input fixed, the same job again: the same run, resumed, only node 6 changes
-    let good = file("image.qcow2");
+    let good = format!("file://{}", env.files.join("image.qcow2").display());
     env.nova.exec(&format!("UPDATE instances SET image_ref = '{good}' WHERE image_ref = 'no-such-image'")).await;
     let (seen, done) = load(connections.clone()).await;
     assert_eq!(started(&seen).0, run, "the unfinished run is resumed, not a new one started");
@@ -318,8 +297,6 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
 /// verify step finds the run there.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_wizard_without_the_ironic_database_plans_loads_and_verifies_through_the_api() {
-    use bm2ironic::core::migrate::conflict::Resolutions;
-    use bm2ironic::core::migrate::plan::PlanOptions;
     use bm2ironic::core::migrate::steps::Reviewed;
     use bm2ironic::tui::app::Msg;
     use bm2ironic::tui::jobs;
@@ -328,25 +305,8 @@ async fn the_wizard_without_the_ironic_database_plans_loads_and_verifies_through
 
     let Some(venv) = server_env(IRONIC_VENV) else { return };
     let env = Env::start(&PathBuf::from(venv), 3, "127.0.0.16", None).await;
-    let connections = jobs::Connections {
-        nova_bm_db: env.src.reader_url.clone(),
-        ironic_db: String::new(),
-        nova_db: env.nova.reader_url.clone(),
-        nova_api_db: String::new(),
-        ironic_api: env.ironic.base.clone(),
-        state_dir: Some(env.state.path().to_path_buf()),
-    };
-    let file = |f: &str| format!("file://{}", env.files.join(f).display());
-    let opts = PlanOptions {
-        default_arch: Some("x86_64".into()),
-        resource_class: Some("baremetal-gold".into()),
-        deploy_kernel: Some(file("deploy.kernel")),
-        deploy_ramdisk: Some(file("deploy.initramfs")),
-        tftp_roots: vec![bm2ironic::core::source::tftp::TftpRoot { host: None, dir: env.files.join("tftpboot") }],
-        ..Default::default()
-    };
-    let mut decisions = Resolutions::default();
-    decisions.add_flag("mid-deploy=maintenance").unwrap();
+    // the form without the Ironic database: runs are kept in the state directory
+    let WizardForm { connections, opts, decisions } = env.wizard_form(false);
 
     let (tx, _rx) = unbounded_channel();
     let prepared = match jobs::prepare(connections.clone(), opts.clone(), decisions.clone(), false, tx).await {

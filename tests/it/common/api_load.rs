@@ -208,3 +208,38 @@ pub async fn wait_nodes(env: &Env, pred: impl Fn(&[Value]) -> bool) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// The wizard's form as an operator fills it for this environment: its connections (with the
+/// Ironic database, or without it and the runs kept in the state directory), the plan options
+/// (deploy images, the instances' TFTP tree) and the decisions the fixture needs.
+pub struct WizardForm {
+    pub connections: bm2ironic::tui::jobs::Connections,
+    pub opts: bm2ironic::core::migrate::plan::PlanOptions,
+    pub decisions: bm2ironic::core::migrate::conflict::Resolutions,
+}
+
+impl Env {
+    pub fn wizard_form(&self, with_ironic_db: bool) -> WizardForm {
+        let connections = bm2ironic::tui::jobs::Connections {
+            nova_bm_db: self.src.reader_url.clone(),
+            ironic_db: if with_ironic_db { self.ironic_db.clone() } else { String::new() },
+            nova_db: self.nova.reader_url.clone(),
+            nova_api_db: String::new(),
+            ironic_api: self.ironic.base.clone(),
+            state_dir: (!with_ironic_db).then(|| self.state.path().to_path_buf()),
+        };
+        let file = |f: &str| format!("file://{}", self.files.join(f).display());
+        let opts = bm2ironic::core::migrate::plan::PlanOptions {
+            default_arch: Some("x86_64".into()),
+            resource_class: Some("baremetal-gold".into()),
+            deploy_kernel: Some(file("deploy.kernel")),
+            deploy_ramdisk: Some(file("deploy.initramfs")),
+            // the instances' PXE configs, as the CLI's --tftp-root gives them
+            tftp_roots: vec![bm2ironic::core::source::tftp::TftpRoot { host: None, dir: self.files.join("tftpboot") }],
+            ..Default::default()
+        };
+        let mut decisions = bm2ironic::core::migrate::conflict::Resolutions::default();
+        decisions.add_flag("mid-deploy=maintenance").unwrap();
+        WizardForm { connections, opts, decisions }
+    }
+}
