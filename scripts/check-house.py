@@ -16,6 +16,9 @@
 - only src/core/db/ names a backend (`Backend::` or `Pool::` elsewhere in src/core);
 - a face (src/cli, src/tui) reads no `OS_*` / `BM2IRONIC_*` variable and builds no
   `ConnectionSettings` by hand (settings are resolved in src/core/settings/);
+- a face does not decide an error's kind: no `Failure::usage(e.to_string())` or
+  `Failure::runtime(e.to_string())` on an error (each core error says its kind once, beside it:
+  src/core/kind.rs; `?` turns it into its exit code);
 - every path docs/architecture.md names exists: any `src/...`, `tests/...`, `scripts/...`,
   `docs/...`, `benches/...`, `examples/...` or `assets/...` inside backquotes (inline or fenced; a
   pattern with `*`, `<...>` or `{...}` is skipped), and every relative link `[...](file.md)`.
@@ -299,6 +302,8 @@ def main():
                     findings.append(f"{r}: reads {var} itself (settings are resolved in src/core/settings/)")
             if re.search(r"ConnectionSettings\s*\{", text):
                 findings.append(f"{r}: builds ConnectionSettings by hand (resolve it in src/core/settings/)")
+            if r != "src/cli/failure.rs" and re.search(r"Failure::(usage|runtime)\(\s*e\.to_string\(\)\s*\)", text):
+                findings.append(f"{r}: decides an error's exit code itself (give the error a kind: src/core/kind.rs)")
     # the integration tests: one module a test area, sharing only what is in tests/it/common/
     def area(f):
         rel = os.path.relpath(f, TESTS)[:-3].split(os.sep)

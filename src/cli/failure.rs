@@ -1,25 +1,9 @@
 //! The command-line contract's exit codes, and `Failure`: how a command ends when it does not
-//! succeed. Every core error converts into a `Failure` with the exit code it implies (`?` at the
-//! edge); the message is the error's own text, written once, when it is shown.
+//! succeed. Every core error converts into a `Failure` by its kind (`core/kind.rs`: usage, runtime,
+//! conflicts), decided once beside the error; the message is the error's own text, written once,
+//! when it is shown.
 
-use crate::core::auth::AuthError;
-use crate::core::db::DbError;
-use crate::core::demo::sandbox::SandboxError;
-use crate::core::ironic::api::ApiError;
-use crate::core::ironic::target::TargetError;
-use crate::core::logs::watch::WatchError;
-use crate::core::migrate::conflict::ResolutionError;
-use crate::core::migrate::flavors::FlavorError;
-use crate::core::migrate::load_api::rollback::ApiRollbackError;
-use crate::core::migrate::load_api::ApiLoadError;
-use crate::core::migrate::load_sql::LoadError;
-use crate::core::migrate::prepare::PrepareError;
-use crate::core::migrate::rollback::RollbackError;
-use crate::core::migrate::run::store::{FindError, RecordError};
-use crate::core::migrate::steps::StepError;
-use crate::core::settings::SettingsError;
-use crate::core::source::nova_bm::SourceError;
-use crate::tui::error::WizardError;
+use crate::core::kind::{HasKind, Kind};
 
 /// Exit codes of the command-line contract.
 pub mod exit {
@@ -49,122 +33,35 @@ impl Failure {
     pub fn usage(message: impl Into<String>) -> Failure {
         Failure { code: exit::USAGE, message: message.into() }
     }
-    /// A usage error when `usage` holds, a runtime error otherwise.
-    fn of(usage: bool, e: impl std::fmt::Display) -> Failure {
-        Failure { code: if usage { exit::USAGE } else { exit::RUNTIME }, message: e.to_string() }
-    }
 }
 
-/// Runtime errors: a database, a source, a load, a rollback, the flavors, the API, the sandbox.
-macro_rules! runtime_failure {
-    ($($t:ty),* $(,)?) => {$(
-        impl From<$t> for Failure {
-            fn from(e: $t) -> Failure {
-                Failure::runtime(e.to_string())
-            }
-        }
-    )*};
-}
-runtime_failure!(
-    DbError,
-    SourceError,
-    LoadError,
-    RollbackError,
-    FlavorError,
-    AuthError,
-    ApiRollbackError,
-    RecordError,
-    SandboxError,
-    WizardError
-);
-
-impl From<ApiError> for Failure {
-    /// An Ironic URL that is not an endpoint: usage; the rest (unreachable, refused, ...): runtime.
-    fn from(e: ApiError) -> Failure {
-        Failure::of(matches!(e, ApiError::BadUrl { .. }), e)
-    }
-}
-
-impl From<SettingsError> for Failure {
-    fn from(e: SettingsError) -> Failure {
-        Failure::of(e.is_usage(), e)
-    }
-}
-
-impl From<FindError> for Failure {
-    /// No database and no run file where runs are kept: usage; the rest: runtime.
-    fn from(e: FindError) -> Failure {
-        Failure::of(e.is_usage(), e)
-    }
-}
-
-impl From<PrepareError> for Failure {
-    /// No source or no target given: usage; the rest: runtime.
-    fn from(e: PrepareError) -> Failure {
-        Failure::of(e.is_usage(), e)
-    }
-}
-
-impl From<TargetError> for Failure {
-    /// A bad `--object-version`: usage; the rest (not Ironic, unknown schema, the database): runtime.
-    fn from(e: TargetError) -> Failure {
-        Failure::of(matches!(e, TargetError::BadObjectVersion(_)), e)
-    }
-}
-
-impl From<ResolutionError> for Failure {
-    /// The decisions given (`--resolve`, `--resolutions FILE`) are the operator's input: usage.
-    fn from(e: ResolutionError) -> Failure {
-        Failure::usage(e.to_string())
-    }
-}
-
-impl From<WatchError> for Failure {
-    /// A bad patterns file: usage; a log that cannot be read: runtime.
-    fn from(e: WatchError) -> Failure {
-        Failure::of(matches!(e, WatchError::Patterns { .. }), e)
-    }
-}
-
-impl From<ApiLoadError> for Failure {
-    /// A missing source: usage; the rest: runtime.
-    fn from(e: ApiLoadError) -> Failure {
-        match e {
-            ApiLoadError::Prepare(p) => p.into(),
-            e => Failure::runtime(e.to_string()),
-        }
-    }
-}
-
-impl From<StepError> for Failure {
-    fn from(e: StepError) -> Failure {
-        match e {
-            StepError::Prepare(e) => e.into(),
-            StepError::Db(e) => e.into(),
-            StepError::Target(e) => e.into(),
-            StepError::Source(e) => e.into(),
-            StepError::Run(e) => e.into(),
-            StepError::Api(e) => e.into(),
-            StepError::Logs(e) => e.into(),
-            StepError::Auth(e) => e.into(),
-            StepError::Record(e) => e.into(),
-            StepError::ApiLoad(e) => e.into(),
-            StepError::Load(e) => e.into(),
-            StepError::ApiRollback(e) => e.into(),
-            StepError::Find(e) => e.into(),
-            e @ StepError::Blocking { .. } => Failure { code: exit::CONFLICTS, message: e.to_string() },
-            e if e.is_usage() => Failure::usage(e.to_string()),
-            e @ (StepError::Unmatched { .. } | StepError::Refused(_) | StepError::ApiRun { .. }) => {
-                Failure::runtime(e.to_string())
-            }
-            e @ StepError::NoApi { .. } => Failure::usage(e.to_string()),
-        }
+impl<E: HasKind + std::fmt::Display> From<E> for Failure {
+    /// Every core error, by its own [`HasKind::kind`]: the one place a kind becomes an exit code.
+    fn from(e: E) -> Failure {
+        let code = match e.kind() {
+            Kind::Usage => exit::USAGE,
+            Kind::Runtime => exit::RUNTIME,
+            Kind::Conflicts => exit::CONFLICTS,
+        };
+        Failure { code, message: e.to_string() }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::ironic::target::TargetError;
+    use crate::core::logs::watch::WatchError;
+    use crate::core::migrate::flavors::FlavorError;
+    use crate::core::migrate::hosts::HostsError;
+    use crate::core::migrate::load_api::ApiLoadError;
+    use crate::core::migrate::load_sql::LoadError;
+    use crate::core::migrate::prepare::PrepareError;
+    use crate::core::migrate::rollback::RollbackError;
+    use crate::core::migrate::run::store::FindError;
+    use crate::core::migrate::steps::StepError;
+    use crate::core::settings::conf_file::ConfError;
+    use crate::core::settings::SettingsError;
 
     #[test]
     fn exit_codes_follow_the_error() {
@@ -180,5 +77,22 @@ mod tests {
         let e = WatchError::Patterns { path: "p".into(), reason: "r".into() };
         assert_eq!(Failure::from(e).code, exit::USAGE);
         assert_eq!(Failure::from(FlavorError::NothingToRestore).message, FlavorError::NothingToRestore.to_string());
+        // the same mistake gives the same code on every path (before: 2 from `watch --run`, 1 from
+        // `rollback --run`; 1 for a bad --object-version met while preparing)
+        assert_eq!(Failure::from(StepError::Find(FindError::Unknown("r".into()))).code, exit::USAGE);
+        assert_eq!(Failure::from(RollbackError::Find(FindError::Unknown("r".into()))).code, exit::USAGE);
+        let e = PrepareError::Target(TargetError::BadObjectVersion("x".into()));
+        assert_eq!(Failure::from(StepError::Prepare(e)).code, exit::USAGE);
+        // undecided conflicts are exit 3 however they are met
+        assert_eq!(Failure::from(StepError::Blocking { count: 2, via_api: true }).code, exit::CONFLICTS);
+        assert_eq!(Failure::from(ApiLoadError::Blocked(2)).code, exit::CONFLICTS);
+        assert_eq!(Failure::from(HostsError::Refused(vec!["x".into()])).code, exit::CONFLICTS);
+        assert_eq!(Failure::from(HostsError::NothingToRestore).code, exit::USAGE);
+        assert_eq!(Failure::from(StepError::Refused("no".into())).code, exit::RUNTIME);
+        // a nova.conf that is not an INI file: 2 from `config` and (before) 1 from `plan`
+        let e = ConfError::Syntax { path: "n".into(), line: 1, reason: "r".into() };
+        assert_eq!(Failure::from(SettingsError::Conf(e)).code, exit::USAGE);
+        let e = ConfError::NoBaremetalSection { path: "n".into() };
+        assert_eq!(Failure::from(SettingsError::Conf(e)).code, exit::RUNTIME);
     }
 }

@@ -8,6 +8,7 @@ pub mod config_gen;
 pub mod db;
 pub mod demo;
 pub mod ironic;
+pub mod kind;
 pub mod logs;
 pub mod migrate;
 pub mod redact;

@@ -58,3 +58,5 @@ pub enum JobError {
     #[error("{count} difference(s): run `bm2ironic verify --run {run}`")]
     Differences { count: usize, run: String },
 }
+
+crate::core::kind::always!(Runtime: WizardError);

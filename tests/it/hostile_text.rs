@@ -78,7 +78,7 @@ fn watch_shows_escapes_and_caps_huge_lines() {
 }
 
 #[test]
-fn watch_refuses_a_directory_and_an_unknown_run() {
+fn watch_and_rollback_refuse_a_directory_and_an_unknown_run() {
     let dir = tempfile::tempdir().unwrap();
     let logs = tempfile::tempdir().unwrap();
     let out = bm2ironic(logs.path())
@@ -97,6 +97,15 @@ fn watch_refuses_a_directory_and_an_unknown_run() {
         .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
         .args(["watch", "--for", "1s", "--run", "no-such-run", "--log"])
         .arg(format!("ironic={}", log.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-run"), "{}", String::from_utf8_lossy(&out.stderr));
+    // the same wrong run id is the same mistake for `rollback` (it exited 1 before the errors
+    // said their own kind, src/core/kind.rs)
+    let out = bm2ironic(logs.path())
+        .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+        .args(["rollback", "--yes", "--run", "no-such-run"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));

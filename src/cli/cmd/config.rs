@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::cli::args::GlobalArgs;
 use crate::cli::failure::Failure;
 use crate::cli::output::{print, print_json_pretty, Table};
-use crate::core::config_gen::{self, ConfFile, ConfGenError, ConfInputs, ServiceUser};
+use crate::core::config_gen::{self, ConfFile, ConfInputs, ServiceUser};
 use crate::core::db::Access;
 use crate::core::ironic::target::{self, TargetKind};
 use crate::core::settings::conf_file::IniFile;
@@ -58,10 +58,6 @@ pub struct ConfigArgs {
     /// One JSON document: target, changes (passwords masked), warnings, next_steps, written
     #[arg(long)]
     pub json: bool,
-}
-
-fn usage(e: ConfGenError) -> Failure {
-    Failure::usage(e.to_string())
 }
 
 /// A one-line text value from the command line: blanks and control characters are refused.
@@ -120,13 +116,12 @@ pub async fn run(global: &GlobalArgs, args: ConfigArgs) -> Result<(), Failure> {
         }
     }
     // a regular file, at most its cap (core/settings/file.rs): never a FIFO or /dev/zero
-    let nova_text =
-        crate::core::settings::conf_file::read_text(&nova_path).map_err(|e| Failure::runtime(e.to_string()))?;
-    let nova = IniFile::parse(&nova_path, &nova_text).map_err(|e| Failure::usage(e.to_string()))?;
+    let nova_text = crate::core::settings::conf_file::read_text(&nova_path)?;
+    let nova = IniFile::parse(&nova_path, &nova_text)?;
     let ironic_base = match &global.ironic_conf {
         Some(p) => {
-            let text = crate::core::settings::conf_file::read_text(p).map_err(|e| Failure::runtime(e.to_string()))?;
-            Some((IniFile::parse(p, &text).map_err(|e| Failure::usage(e.to_string()))?, text))
+            let text = crate::core::settings::conf_file::read_text(p)?;
+            Some((IniFile::parse(p, &text)?, text))
         }
         None => None,
     };
@@ -165,7 +160,7 @@ pub async fn run(global: &GlobalArgs, args: ConfigArgs) -> Result<(), Failure> {
         region: word("--region", &args.region)?,
         tftp_server: word("--tftp-server", &args.tftp_server)?,
     };
-    let plan = config_gen::compute(&inputs).map_err(usage)?;
+    let plan = config_gen::compute(&inputs)?;
     let mut written = Vec::new();
     if let Some(p) = &args.write_nova {
         write_file(p, &config_gen::file_text(&plan, &inputs, ConfFile::Nova, &nova_text), args.force)?;

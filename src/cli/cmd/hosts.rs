@@ -6,7 +6,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::cli::args::GlobalArgs;
-use crate::cli::failure::{exit, Failure};
+use crate::cli::failure::Failure;
 use crate::cli::output::{confirm, print, print_json_pretty, Table};
 use crate::core::db::Access;
 use crate::core::migrate::hosts::{self, HostPlan, HostsError};
@@ -32,14 +32,6 @@ pub struct HostsArgs {
     /// One JSON document: to, moves, unchanged, notes, refusals, applied, change_set
     #[arg(long)]
     pub json: bool,
-}
-
-fn failure(e: HostsError) -> Failure {
-    match e {
-        HostsError::Refused(_) => Failure { code: exit::CONFLICTS, message: e.to_string() },
-        HostsError::NothingToRestore => Failure::usage(e.to_string()),
-        e => Failure::runtime(e.to_string()),
-    }
 }
 
 fn shown(v: &Option<String>) -> String {
@@ -100,11 +92,11 @@ pub async fn run(global: &GlobalArgs, args: HostsArgs) -> Result<(), Failure> {
         Failure::usage("no Nova database given: use --nova-db URL (BM2IRONIC_NOVA_DB, nova.conf [database] connection); the instances are there")
     })?;
     if args.restore {
-        let db = hosts::open_nova(&nova.value, Access::ReadWrite).await.map_err(failure)?;
+        let db = hosts::open_nova(&nova.value, Access::ReadWrite).await?;
         let (set, n) = using(db, async |db| {
             let what = format!("This puts the instances' host and node back in {}", nova.value.redacted());
             confirm(args.yes, &what, "restore")?;
-            hosts::restore_hosts(db, args.change_set.as_deref()).await.map_err(failure)
+            hosts::restore_hosts(db, args.change_set.as_deref()).await.map_err(Failure::from)
         })
         .await?;
         if args.json {
@@ -135,7 +127,7 @@ pub async fn run(global: &GlobalArgs, args: HostsArgs) -> Result<(), Failure> {
     };
     let access = if args.apply { Access::ReadWrite } else { Access::ReadOnly };
     using(ironic, async |ironic| {
-        let db = hosts::open_nova(&nova.value, access).await.map_err(failure)?;
+        let db = hosts::open_nova(&nova.value, access).await?;
         let redacted = nova.value.redacted();
         using(db, async |db| plan_and_apply(db, ironic.as_ref(), &nova_bm.value, &to, &args, redacted).await).await
     })
@@ -150,9 +142,9 @@ async fn plan_and_apply(
     args: &HostsArgs,
     nova_shown: &str,
 ) -> Result<(), Failure> {
-    let mut plan = hosts::preview_hosts(nova_bm, db, to).await.map_err(failure)?;
+    let mut plan = hosts::preview_hosts(nova_bm, db, to).await?;
     if let Some(i) = ironic {
-        hosts::check_ironic_holds(i, &mut plan).await.map_err(failure)?;
+        hosts::check_ironic_holds(i, &mut plan).await?;
     }
     if !args.json {
         print_plan(&plan, args.apply);
@@ -169,7 +161,7 @@ async fn plan_and_apply(
             "apply",
         )?;
         let set = uuid::Uuid::new_v4().to_string();
-        hosts::apply_hosts(db, &plan, &set).await.map_err(failure)?;
+        hosts::apply_hosts(db, &plan, &set).await?;
         if !args.json {
             print(&format!("applied as change set {set} (undo: bm2ironic hosts --restore --change-set {set})\n"));
         }
@@ -187,7 +179,7 @@ async fn plan_and_apply(
         }));
     }
     if !plan.refusals.is_empty() {
-        return Err(failure(HostsError::Refused(plan.refusals)));
+        return Err(HostsError::Refused(plan.refusals).into());
     }
     Ok(())
 }

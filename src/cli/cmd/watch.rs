@@ -103,7 +103,7 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
     match found {
         Ok(run) => migrated = run.written.iter().map(|w| w.uuid.to_ascii_lowercase()).collect(),
         // a run the operator named must exist; without --run, no run yet is fine
-        Err(e) if args.run.is_some() => return Err(Failure::usage(e.to_string())),
+        Err(e) if args.run.is_some() => return Err(e.into()),
         Err(_) => {}
     }
     tracing::info!(logs = ?logs.iter().map(|l| l.path.display().to_string()).collect::<Vec<_>>(), migrated = migrated.len(), "watch started");

@@ -246,6 +246,9 @@ pub enum ConfGenError {
     BadValue { what: String, reason: String },
 }
 
+// what `config` needs and was not given, or was given wrong: the operator's to fix
+crate::core::kind::always!(Usage: ConfGenError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

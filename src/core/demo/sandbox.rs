@@ -193,3 +193,5 @@ impl Sandbox {
         }
     }
 }
+
+crate::core::kind::always!(Runtime: SandboxError);

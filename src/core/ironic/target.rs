@@ -331,6 +331,17 @@ pub async fn read_state(db: &Db, schema: TargetSchema) -> Result<TargetState, Ta
     Ok(TargetState { schema, nodes, ports })
 }
 
+impl crate::core::kind::HasKind for TargetError {
+    /// A bad `--object-version` is the operator's; the rest (not Ironic, an unknown schema, the
+    /// database) is the target's.
+    fn kind(&self) -> crate::core::kind::Kind {
+        match self {
+            TargetError::BadObjectVersion(_) => crate::core::kind::Kind::Usage,
+            _ => crate::core::kind::Kind::Runtime,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

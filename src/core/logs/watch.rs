@@ -336,6 +336,16 @@ impl std::str::FromStr for WatchedLog {
     }
 }
 
+impl crate::core::kind::HasKind for WatchError {
+    /// A bad patterns file is the operator's; a log that cannot be read is the world's.
+    fn kind(&self) -> crate::core::kind::Kind {
+        match self {
+            WatchError::Patterns { .. } => crate::core::kind::Kind::Usage,
+            _ => crate::core::kind::Kind::Runtime,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

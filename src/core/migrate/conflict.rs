@@ -392,6 +392,8 @@ fn check_action(code: ConflictCode, action: Action) -> Result<(), String> {
     }
 }
 
+crate::core::kind::always!(Usage: ResolutionError); // the operator's decisions (--resolve, --resolutions FILE)
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -281,6 +281,8 @@ pub async fn restore(db: &Db, schema: FlavorSchema, change_set: Option<&str>) ->
     Ok((set, n))
 }
 
+crate::core::kind::always!(Runtime: FlavorError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

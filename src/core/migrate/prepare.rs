@@ -33,9 +33,16 @@ pub enum PrepareError {
     Nova(#[from] NovaError),
 }
 
-impl PrepareError {
-    pub fn is_usage(&self) -> bool {
-        matches!(self, PrepareError::NoSource | PrepareError::NoTarget)
+impl crate::core::kind::HasKind for PrepareError {
+    /// No source or no target given is the operator's to fix, as is a bad `--object-version`; the
+    /// databases' own failures are not.
+    fn kind(&self) -> crate::core::kind::Kind {
+        use crate::core::kind::Kind;
+        match self {
+            PrepareError::NoSource | PrepareError::NoTarget => Kind::Usage,
+            PrepareError::Target(e) => e.kind(),
+            PrepareError::Source(_) | PrepareError::Nova(_) => Kind::Runtime,
+        }
     }
 }
 

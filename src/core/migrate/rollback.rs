@@ -220,3 +220,14 @@ async fn remove_run(tx: &mut Tx<'_>, run_id: Option<&str>, force: bool) -> Resul
         not_restored,
     })
 }
+
+impl crate::core::kind::HasKind for RollbackError {
+    /// A run that is not where runs are kept is the operator's to fix ([`FindError`]'s kind); the
+    /// rest is the database's answer.
+    fn kind(&self) -> crate::core::kind::Kind {
+        match self {
+            RollbackError::Find(e) => crate::core::kind::HasKind::kind(e),
+            _ => crate::core::kind::Kind::Runtime,
+        }
+    }
+}

@@ -331,6 +331,21 @@ impl IronicConf {
     }
 }
 
+impl crate::core::kind::HasKind for ConfError {
+    /// What the operator wrote in the file (its syntax, a URL, a value, a blank) is theirs to fix;
+    /// a file that cannot be read, or has no `[baremetal]` section, is the world's.
+    fn kind(&self) -> crate::core::kind::Kind {
+        use crate::core::kind::Kind;
+        match self {
+            ConfError::Syntax { .. }
+            | ConfError::BadUrl { .. }
+            | ConfError::Blank { .. }
+            | ConfError::BadValue { .. } => Kind::Usage,
+            ConfError::Read { .. } | ConfError::File { .. } | ConfError::NoBaremetalSection { .. } => Kind::Runtime,
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -71,17 +71,17 @@ pub enum SettingsError {
     TftpRoot(String),
 }
 
-impl SettingsError {
-    /// Malformed input is a usage error (exit 2); an unreadable or wrong file is a runtime one (1).
-    pub fn is_usage(&self) -> bool {
-        matches!(
-            self,
+impl crate::core::kind::HasKind for SettingsError {
+    /// Malformed input is the operator's; a config file's problems are the file's own kind.
+    fn kind(&self) -> crate::core::kind::Kind {
+        use crate::core::kind::Kind;
+        match self {
             SettingsError::Url { .. }
-                | SettingsError::IronicUrl { .. }
-                | SettingsError::Blank { .. }
-                | SettingsError::TftpRoot(_)
-                | SettingsError::Conf(ConfError::BadUrl { .. } | ConfError::Blank { .. } | ConfError::BadValue { .. })
-        )
+            | SettingsError::IronicUrl { .. }
+            | SettingsError::Blank { .. }
+            | SettingsError::TftpRoot(_) => Kind::Usage,
+            SettingsError::Conf(e) => e.kind(),
+        }
     }
 }
 
@@ -392,7 +392,7 @@ mod tests {
     fn malformed_flag_url_is_a_usage_error() {
         let flags = ConnectionFlags { nova_bm_db: Some("mysql://u:pw@h:notaport/x".into()), ..Default::default() };
         let e = ConnectionSettings::resolve(&flags, &|_| None).unwrap_err();
-        assert!(e.is_usage());
+        assert_eq!(crate::core::kind::HasKind::kind(&e), crate::core::kind::Kind::Usage);
         assert!(e.to_string().contains("command line"));
     }
 

@@ -445,6 +445,8 @@ impl crate::core::closing::Closes for NovaBmSource {
     }
 }
 
+crate::core::kind::always!(Runtime: SourceError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

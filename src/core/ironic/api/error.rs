@@ -68,6 +68,17 @@ pub fn fault(body: &str) -> String {
     text.trim().to_string()
 }
 
+impl crate::core::kind::HasKind for ApiError {
+    /// An Ironic URL that is not an endpoint is the operator's; the rest (unreachable, refused,
+    /// an answer that is not Ironic's) is the world's.
+    fn kind(&self) -> crate::core::kind::Kind {
+        match self {
+            ApiError::BadUrl { .. } => crate::core::kind::Kind::Usage,
+            _ => crate::core::kind::Kind::Runtime,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

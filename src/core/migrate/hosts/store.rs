@@ -216,3 +216,16 @@ pub async fn restore_hosts(db: &Db, change_set: Option<&str>) -> Result<(String,
 pub async fn open_nova(url: &DbUrl, access: Access) -> Result<Db, HostsError> {
     Ok(Db::connect(url, access).await?)
 }
+
+impl crate::core::kind::HasKind for HostsError {
+    /// A move refused (a blocking reason named) is a conflict; nothing to restore is the
+    /// operator's (no host change was made here); the rest is the databases'.
+    fn kind(&self) -> crate::core::kind::Kind {
+        use crate::core::kind::Kind;
+        match self {
+            HostsError::Refused(_) => Kind::Conflicts,
+            HostsError::NothingToRestore => Kind::Usage,
+            _ => Kind::Runtime,
+        }
+    }
+}

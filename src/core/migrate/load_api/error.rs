@@ -19,3 +19,15 @@ pub enum ApiLoadError {
     #[error("the Ironic API at {url} stopped answering ({error}); run {run} stopped after {settled} of {total} node(s), each left where it stood: once Ironic answers again, run `bm2ironic migrate --via api` again to resume it (`bm2ironic rollback --run {run}` undoes it)")]
     IronicGone { url: String, error: String, run: String, settled: usize, total: usize },
 }
+
+impl crate::core::kind::HasKind for ApiLoadError {
+    fn kind(&self) -> crate::core::kind::Kind {
+        use crate::core::kind::Kind;
+        match self {
+            ApiLoadError::Blocked(_) => Kind::Conflicts,
+            ApiLoadError::Api(e) => e.kind(),
+            ApiLoadError::Prepare(e) => e.kind(),
+            ApiLoadError::Record(_) | ApiLoadError::IronicGone { .. } => Kind::Runtime,
+        }
+    }
+}

@@ -96,3 +96,5 @@ pub async fn rollback_api(
     store.save(&run).await?;
     Ok(report)
 }
+
+crate::core::kind::always!(Runtime: ApiRollbackError);

@@ -17,3 +17,5 @@ pub enum LoadError {
     #[error("the target changed after the plan was made: {count} Ironic node(s) the plan counted on are gone (first: {first}); a rollback or another bm2ironic wrote to it meanwhile. Nothing was written: run the command again to plan from what is there now")]
     TargetChanged { count: usize, first: String },
 }
+
+crate::core::kind::always!(Runtime: LoadError);

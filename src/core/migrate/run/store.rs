@@ -30,11 +30,20 @@ pub enum FindError {
     NotKeptHere { run: Option<String>, dir: String },
 }
 
-impl FindError {
-    pub fn is_usage(&self) -> bool {
-        matches!(self, FindError::NotKeptHere { .. })
+impl crate::core::kind::HasKind for FindError {
+    /// Runs looked for where none are kept, or a run id that is not there, are the operator's to
+    /// fix (the command names the wrong place or the wrong run); none committed yet, or the
+    /// record unreadable, are not.
+    fn kind(&self) -> crate::core::kind::Kind {
+        use crate::core::kind::Kind;
+        match self {
+            FindError::NotKeptHere { .. } | FindError::Unknown(_) => Kind::Usage,
+            FindError::NoRun | FindError::Record(_) => Kind::Runtime,
+        }
     }
 }
+
+crate::core::kind::always!(Runtime: RecordError);
 
 /// The run `id` (of either kind), or (None) the newest run that `newest` accepts; `runs` newest
 /// first.

@@ -4,6 +4,7 @@ use crate::core::auth::AuthError;
 use crate::core::db::DbError;
 use crate::core::ironic::api::ApiError;
 use crate::core::ironic::target::TargetError;
+use crate::core::kind::{HasKind, Kind};
 use crate::core::logs::watch::WatchError;
 use crate::core::migrate::load_api::rollback::ApiRollbackError;
 use crate::core::migrate::load_api::ApiLoadError;
@@ -16,7 +17,7 @@ use crate::core::source::nova_bm::SourceError;
 /// What a step can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum StepError {
-    /// a connection is missing from the settings (a usage error: see [`PrepareError::is_usage`])
+    /// a connection is missing from the settings (a usage error: see [`PrepareError`]'s kind)
     #[error(transparent)]
     Prepare(#[from] PrepareError),
     #[error(transparent)]
@@ -47,7 +48,7 @@ pub enum StepError {
     #[error(transparent)]
     Load(#[from] LoadError),
     /// the run asked for is not where runs are kept (not there at all is a usage error:
-    /// [`FindError::is_usage`])
+    /// [`FindError`]'s kind)
     #[error(transparent)]
     Find(#[from] FindError),
     /// the step needs the Ironic API and none was given (a usage error); `what` says what for
@@ -67,16 +68,28 @@ pub enum StepError {
     Refused(String),
 }
 
-impl StepError {
-    /// A missing connection or API is a usage error (exit 2); everything else is a runtime one.
-    pub fn is_usage(&self) -> bool {
+impl HasKind for StepError {
+    /// The failed module's own kind; the step's own errors: a missing API, decisions that match
+    /// nothing and an API run with no API to undo it are the operator's, undecided conflicts are
+    /// conflicts, a face that did not go ahead is not an error of input.
+    fn kind(&self) -> Kind {
         match self {
-            StepError::Prepare(e) => e.is_usage(),
-            StepError::NoApi { .. } => true,
-            StepError::Find(e) => e.is_usage(),
-            StepError::Unmatched { .. } | StepError::ApiRun { .. } => true,
-            StepError::ApiLoad(ApiLoadError::Prepare(e)) => e.is_usage(),
-            _ => false,
+            StepError::Prepare(e) => e.kind(),
+            StepError::Db(e) => e.kind(),
+            StepError::Target(e) => e.kind(),
+            StepError::Source(e) => e.kind(),
+            StepError::Run(e) => e.kind(),
+            StepError::Api(e) => e.kind(),
+            StepError::Logs(e) => e.kind(),
+            StepError::Auth(e) => e.kind(),
+            StepError::Record(e) => e.kind(),
+            StepError::ApiLoad(e) => e.kind(),
+            StepError::ApiRollback(e) => e.kind(),
+            StepError::Load(e) => e.kind(),
+            StepError::Find(e) => e.kind(),
+            StepError::NoApi { .. } | StepError::Unmatched { .. } | StepError::ApiRun { .. } => Kind::Usage,
+            StepError::Blocking { .. } => Kind::Conflicts,
+            StepError::Refused(_) => Kind::Runtime,
         }
     }
 }
