@@ -274,17 +274,28 @@ pub fn plan_request<'a>(args: &PlanArgs, settings: &'a ConnectionSettings, decid
     }
 }
 
+/// A duration flag (`90s`, `10m`, `1h`, or bare seconds), parsed by clap: a bad one is a usage
+/// error before the command starts.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
     let n: u64 = num.parse().map_err(|_| format!("'{s}' is not a duration (e.g. 90s, 10m, 1h)"))?;
-    let secs = match unit {
-        "" | "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
+    let scale = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
         _ => return Err(format!("'{s}': unknown unit '{unit}' (s, m, h)")),
     };
+    let secs = n.checked_mul(scale).ok_or_else(|| format!("'{s}' is longer than any wait could be"))?;
     Ok(Duration::from_secs(secs))
+}
+
+/// A duration that must not be zero (a deadline of 0 s would fail every request).
+pub fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    match parse_duration(s)? {
+        d if d.is_zero() => Err("must be longer than 0 s".into()),
+        d => Ok(d),
+    }
 }
 
 /// The directory of the audit log, as the wizard shows it.
@@ -319,5 +330,9 @@ mod tests {
         assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
         assert!(parse_duration("ten").is_err());
         assert!(parse_duration("5d").is_err());
+        // hostile: a number that overflows once scaled is refused, not wrapped or panicked on
+        assert!(parse_duration("9999999999999999h").is_err());
+        assert!(parse_positive_duration("0").is_err());
+        assert_eq!(parse_positive_duration("2s").unwrap(), Duration::from_secs(2));
     }
 }

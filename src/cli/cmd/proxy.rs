@@ -6,13 +6,14 @@ use std::net::SocketAddr;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::args::{parse_duration, GlobalArgs};
+use crate::cli::args::{parse_duration, parse_positive_duration, GlobalArgs};
 use crate::cli::failure::Failure;
 use crate::cli::output::note;
 use crate::core::auth::Scope;
 use crate::core::ironic::api as ironic_api;
 use crate::core::ironic::target::TargetKind;
 use crate::proxy::{self, AuthMode, ProxyConfig, TokenMode};
+use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct ProxyArgs {
@@ -31,8 +32,8 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "STATUS", default_value = "404", value_parser = ["404", "400"])]
     pub mutations_status: String,
     /// Deadline of a request's calls to Ironic and Keystone (then 504)
-    #[arg(long, value_name = "DURATION", default_value = "10s")]
-    pub ironic_timeout: String,
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
+    pub ironic_timeout: Duration,
     /// Requests talking to Ironic at once (more wait, up to half the --ironic-timeout, then 503)
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub max_concurrent: usize,
@@ -40,15 +41,15 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "N", default_value_t = 1024)]
     pub max_connections: usize,
     /// A client must send its request head within this (else 408)
-    #[arg(long, value_name = "DURATION", default_value = "10s")]
-    pub header_timeout: String,
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
+    pub header_timeout: Duration,
     /// The Keystone role a caller must hold
     #[arg(long, value_name = "ROLE", default_value = "admin")]
     pub admin_role: String,
     /// How long a token Keystone validated is trusted without asking again (never past its expiry);
     /// a token revoked meanwhile is refused at the latest this long after its validation. 0: no cache
-    #[arg(long, value_name = "DURATION", default_value = "300")]
-    pub token_cache_time: String,
+    #[arg(long, value_name = "DURATION", default_value = "300", value_parser = parse_duration)]
+    pub token_cache_time: Duration,
     /// The most validated tokens kept (least recently used dropped first)
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub token_cache_size: usize,
@@ -58,14 +59,6 @@ pub struct ProxyArgs {
     pub max_validations: u16,
 }
 
-fn duration(flag: &str, v: &str) -> Result<std::time::Duration, Failure> {
-    match parse_duration(v) {
-        Ok(d) if !d.is_zero() => Ok(d),
-        Ok(_) => Err(Failure::usage(format!("{flag} must be longer than 0 s"))),
-        Err(e) => Err(Failure::usage(format!("{flag}: {e}"))),
-    }
-}
-
 pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
     let cfg = ProxyConfig {
         listen: args.listen,
@@ -73,12 +66,11 @@ pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
         token_mode: args.ironic_token_mode,
         mutations_status: args.mutations_status.parse().unwrap_or(404),
         admin_role: args.admin_role.clone(),
-        ironic_timeout: duration("--ironic-timeout", &args.ironic_timeout)?,
+        ironic_timeout: args.ironic_timeout,
         max_concurrent: args.max_concurrent,
         max_connections: args.max_connections,
-        header_timeout: duration("--header-timeout", &args.header_timeout)?,
-        token_cache_time: parse_duration(&args.token_cache_time)
-            .map_err(|e| Failure::usage(format!("--token-cache-time: {e}")))?,
+        header_timeout: args.header_timeout,
+        token_cache_time: args.token_cache_time,
         token_cache_size: args.token_cache_size,
         max_validations: usize::from(args.max_validations),
         ..ProxyConfig::default()
@@ -200,7 +192,7 @@ mod tests {
         for taken in [8774, 8775, 6385, 5000] {
             assert_ne!(DEFAULT_PORT, taken);
         }
-        assert_eq!(args.token_cache_time, "300");
+        assert_eq!(args.token_cache_time, std::time::Duration::from_secs(300));
         assert_eq!(args.token_cache_size, 10_000);
     }
 }

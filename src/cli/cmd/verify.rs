@@ -32,8 +32,8 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub takeover: bool,
     /// How long --takeover waits (e.g. 90s, 10m)
-    #[arg(long, value_name = "DURATION", default_value = "5m")]
-    pub timeout: String,
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
     /// Logs to follow while waiting (NAME=PATH, repeatable): a node whose BMC errors appear in them
     /// is failing at once; the records naming a node are shown with it, repeats collapsed
     #[arg(long = "log", value_name = "NAME=PATH")]
@@ -62,8 +62,7 @@ pub async fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
             return Err(Failure::usage("--takeover asks the Ironic API: give --ironic-url, BM2IRONIC_IRONIC_URL or Keystone credentials (--os-cloud, OS_*)"))
         }
         (true, Some(api)) => {
-            let timeout = parse_duration(&args.timeout).map_err(Failure::usage)?;
-            takeover(&args, api, &run, timeout).await?
+            takeover(&args, api, &run, args.timeout).await?
         }
     };
     if args.json {

@@ -24,8 +24,8 @@ pub struct WatchArgs {
     #[arg(long = "log", value_name = "NAME=PATH")]
     pub logs: Vec<WatchedLog>,
     /// Stop after this long (e.g. 90s, 10m, 1h); default: until Ctrl-C
-    #[arg(long = "for", value_name = "DURATION")]
-    pub duration: Option<String>,
+    #[arg(long = "for", value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Option<std::time::Duration>,
     /// Read from this time on (`YYYY-MM-DD HH:MM:SS`) instead of from the end
     #[arg(long, value_name = "TIME", conflicts_with = "from_start")]
     pub since: Option<String>,
@@ -47,7 +47,7 @@ pub struct WatchArgs {
 }
 
 pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
-    let duration = args.duration.as_deref().map(parse_duration).transpose().map_err(Failure::usage)?;
+    let duration = args.duration;
     let start = if args.from_start {
         Start::Beginning
     } else if let Some(t) = &args.since {
