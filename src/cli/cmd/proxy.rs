@@ -29,8 +29,8 @@ pub struct ProxyArgs {
     #[arg(long, value_enum, default_value = "forward")]
     pub ironic_token_mode: TokenMode,
     /// The status of POST / DELETE / action: 404 (the upgrade plan) or 400 (what later Nova answered)
-    #[arg(long, value_name = "STATUS", default_value = "404", value_parser = ["404", "400"])]
-    pub mutations_status: String,
+    #[arg(long, value_name = "STATUS", default_value = "404", value_parser = mutations_status)]
+    pub mutations_status: u16,
     /// Deadline of a request's calls to Ironic and Keystone (then 504)
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
     pub ironic_timeout: Duration,
@@ -59,12 +59,21 @@ pub struct ProxyArgs {
     pub max_validations: u16,
 }
 
+/// `--mutations-status`: only the two answers Nova's clients know.
+fn mutations_status(s: &str) -> Result<u16, String> {
+    match s.trim() {
+        "404" => Ok(404),
+        "400" => Ok(400),
+        _ => Err("expected 404 (the upgrade plan) or 400 (what later Nova answered)".into()),
+    }
+}
+
 pub async fn run(global: &GlobalArgs, args: ProxyArgs) -> Result<(), Failure> {
     let cfg = ProxyConfig {
         listen: args.listen,
         auth: args.auth,
         token_mode: args.ironic_token_mode,
-        mutations_status: args.mutations_status.parse().unwrap_or(404),
+        mutations_status: args.mutations_status,
         admin_role: args.admin_role.clone(),
         ironic_timeout: args.ironic_timeout,
         max_concurrent: args.max_concurrent,
