@@ -63,8 +63,10 @@ pub async fn load_db(
         nothing_to_write(db, plan, &req.run_id).await?;
         return Ok(summary.nothing_to_write(started, events));
     }
-    let load = prepare(db, &req, to_write, events, cancel, started).await?;
+    // read before anything is changed outside the transaction (the run tables on MySQL): a failure
+    // here leaves the target untouched, with nothing to undo
     let counters = read_counters(db).await?;
+    let load = prepare(db, &req, to_write, events, cancel, started).await?;
     let outcome = with_retries(&load, &counters, &mut summary).await;
     if !summary.committed {
         undo_outside(&load, &counters).await;
@@ -111,7 +113,13 @@ async fn prepare<'a>(
     let create_runs_table = !req.rehearse && !had_runs_table;
     let ddl_outside = create_runs_table && dialect.ddl_commits();
     if ddl_outside {
-        db.execute_all(runs_ddl(dialect)).await?;
+        if let Err(e) = db.execute_all(runs_ddl(dialect)).await {
+            // the first table may have been made before the second failed: not left behind
+            for t in missing_tables.iter().rev() {
+                let _ = db.execute(&format!("DROP TABLE IF EXISTS {t}"), vec![]).await;
+            }
+            return Err(e.into());
+        }
     }
     // the ids the database assigns come back from the INSERT where it can say them (not MySQL)
     let returning = db.insert_returning();
