@@ -48,7 +48,9 @@ async fn open<'a>(load: &Load<'a>) -> Result<Tx<'a>, LoadError> {
     }
     if load.create_runs_table && !load.ddl_outside {
         for stmt in runs_ddl(load.dialect) {
-            tx.execute(&stmt.0, stmt.1).await?;
+            if let Err(e) = tx.execute(&stmt.0, stmt.1).await {
+                return Err(rolled_back(tx, e.into()).await);
+            }
         }
     }
     Ok(tx)
