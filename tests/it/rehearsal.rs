@@ -46,7 +46,10 @@ async fn the_upgrade_rehearsed_end_to_end_with_both_loads() {
 
 /// Every runbook step of one load, each checked.
 async fn rehearse(r: &mut Rehearsal, via: &'static str) -> Cloud {
+    let t0 = Instant::now();
+    let lap = |what: &str| eprintln!("rehearsal: {via} load, {what} after {:.1?}", t0.elapsed());
     let c = Cloud::stage(r, via).await;
+    lap("staged");
     let nova_bm = c.nova_bm.dump();
     let (flavors, hosts) = (flavors(&c).await, hosts(&c).await);
     let actions = r.power_actions().len();
@@ -77,6 +80,7 @@ async fn rehearse(r: &mut Rehearsal, via: &'static str) -> Cloud {
         Some(i) => i,
         None => c.start_ironic().await,
     };
+    lap("Ironic up");
 
     // 6. the takeover: every node as its machine, read from its BMC; no power action
     c.step(&["takeover"]);
@@ -92,6 +96,7 @@ async fn rehearse(r: &mut Rehearsal, via: &'static str) -> Cloud {
     assert_eq!(r.power_actions()[actions..].to_vec(), NONE, "{via}: the takeover reached a BMC");
     if via == "db" {
         next_reboot(r, &c);
+        lap("the next reboot");
     }
 
     // 6. the openstack client through Keystone
@@ -128,6 +133,7 @@ async fn rehearse(r: &mut Rehearsal, via: &'static str) -> Cloud {
     assert_eq!(self::hosts(&c).await, moved, "{via}: the instances after hosts --apply");
     // 7-9. Juno's nova-compute with the Ironic driver takes the instances over
     nova_takes_over(r, &c).await;
+    lap("nova-compute's takeover");
 
     // 5. verify
     c.step(&["verify"]);
@@ -294,25 +300,43 @@ async fn wizard(c: &Cloud) {
     let script = crate::common::env::repo_file("scripts/rehearse-upgrade.sh");
     cmd.push_str(&format!(" bash {} wizard; echo EXIT=$?; sleep 600", script.display()));
     let s = Session::start("rehearsal", &cmd);
+    // BM2_REHEARSAL_SHOTS=DIR keeps its screens as DIR/rehearsal-*.png (the README's)
+    let shots = std::env::var_os("BM2_REHEARSAL_SHOTS").map(std::path::PathBuf::from);
+    let ansi = c.dir.join("shots");
+    let shot = |name: &str| {
+        if shots.is_some() {
+            std::fs::create_dir_all(&ansi).unwrap();
+            std::fs::write(ansi.join(format!("{name}.ansi")), s.screen_ansi()).unwrap();
+        }
+    };
     s.wait_for("Connections and options");
     s.wait_for("nova_bm database");
     std::thread::sleep(Duration::from_secs(1));
-    s.keys(&["Enter"]);
-    s.wait_for("nova_bm: 8 nodes");
-    s.keys(&["n"]);
-    s.wait_for("all decided");
-    s.keys(&["n"]);
-    s.wait_for("REHEARSAL");
-    s.keys(&["n"]);
-    s.wait_for("Press Enter to start the rehearsal");
-    s.keys(&["Enter"]);
-    s.wait_for_within("rehearsal done, rolled back", 60);
-    s.keys(&["Enter"]);
-    s.wait_for("Nothing stayed");
+    shot("1-connections");
+    for (key, next, name) in [
+        ("Enter", "nova_bm: 8 nodes", "2-inventory"),
+        ("n", "all decided", "3-conflicts"),
+        ("n", "REHEARSAL", "4-flavors"),
+        ("n", "Press Enter to start the rehearsal", "5-confirm"),
+        ("Enter", "rehearsal done, rolled back", "6-progress"),
+        ("Enter", "Nothing stayed", "7-summary"),
+    ] {
+        s.keys(&[key]);
+        s.wait_for_within(next, 60);
+        shot(name);
+    }
     s.keys(&["q"]);
     assert_eq!(s.wait_exit(), "0", "the wizard's exit status:\n{}", s.screen());
     assert_eq!(count(c, "nodes").await, 0, "the wizard's rehearsal left nodes in Ironic");
     assert!(c.nova_bm.dump() == before, "the wizard changed nova_bm");
+    if let Some(dir) = shots {
+        let py = std::env::var("BM2_SHOT_VENV").unwrap_or("/tmp/bm2ironic-shot-venv".into()) + "/bin/python";
+        let render = std::process::Command::new(py)
+            .arg(crate::common::env::repo_file("scripts/ansi2png.py"))
+            .args([ansi.as_os_str(), dir.as_os_str(), "rehearsal-".as_ref()])
+            .status();
+        assert!(render.is_ok_and(|s| s.success()), "scripts/ansi2png.py (Pillow in BM2_SHOT_VENV)");
+    }
 }
 
 /// No password (the BMCs', the databases', Keystone's) in any output, report or audit log: only in

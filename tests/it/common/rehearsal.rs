@@ -433,7 +433,9 @@ impl Cloud {
 
     /// `step` with more inputs in its environment.
     pub fn step_env(&self, args: &[&str], env: &[(&str, &str)]) -> Outcome {
+        let t0 = std::time::Instant::now();
         let out = Outcome::of(self.script(args).envs(env.iter().copied()).stdin(Stdio::null()));
+        eprintln!("rehearsal: {} load, step {}: {:.1?}", self.via, args.join(" "), t0.elapsed());
         assert!(
             out.success(),
             "rehearse-upgrade.sh {} ({} load): exit {}\n{}",

@@ -38,6 +38,10 @@ impl Session {
     pub fn screen(&self) -> String {
         tmux(&["-L", &self.socket, "capture-pane", "-p", "-t", &self.name])
     }
+    /// The screen with its colours (`capture-pane -e`), for scripts/ansi2png.py.
+    pub fn screen_ansi(&self) -> String {
+        tmux(&["-L", &self.socket, "capture-pane", "-p", "-e", "-t", &self.name])
+    }
     pub fn keys(&self, keys: &[&str]) {
         for k in keys {
             tmux(&["-L", &self.socket, "send-keys", "-t", &self.name, k]);
