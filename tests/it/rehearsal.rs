@@ -12,6 +12,7 @@
 //! naming the run, and no password in any output. Nothing of the script's own output is read.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -28,31 +29,55 @@ use crate::common::READER_PASSWORD;
 /// No power action.
 const NONE: Vec<(i64, String)> = Vec::new();
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_upgrade_rehearsed_end_to_end_with_both_loads() {
+/// A runtime of a thread's own (a load's steps block their thread while a command runs).
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+#[test]
+fn the_upgrade_rehearsed_end_to_end_with_both_loads() {
     let t0 = Instant::now();
-    let Some(mut r) = Rehearsal::stage().await else {
+    let Some(r) = runtime().block_on(Rehearsal::stage()) else {
         return;
     };
-    let db = rehearse(&mut r, "db").await;
-    eprintln!("rehearsal: the SQL load done after {:?}", t0.elapsed());
-    wizard(&db).await;
-    eprintln!("rehearsal: the wizard done after {:?}", t0.elapsed());
-    rehearse(&mut r, "api").await;
+    // the two loads share no server state (databases, Ironic, BMCs, region): each on a thread
+    let r = Arc::new(r);
+    let load = |via: &'static str| {
+        let r = r.clone();
+        std::thread::Builder::new()
+            .name(format!("rehearsal::{via}"))
+            .spawn(move || {
+                runtime().block_on(async {
+                    let c = rehearse(&r, via).await;
+                    eprintln!("rehearsal: the {via} load done after {:?}", t0.elapsed());
+                    if via == "db" {
+                        wizard(&c).await;
+                        eprintln!("rehearsal: the wizard done after {:?}", t0.elapsed());
+                    }
+                })
+            })
+            .unwrap()
+    };
+    let (db, api) = (load("db"), load("api"));
+    for done in [db.join(), api.join()] {
+        if let Err(panic) = done {
+            std::panic::resume_unwind(panic);
+        }
+    }
     no_password_in_any_output(&r);
     eprintln!("rehearsal: both loads done after {:?}", t0.elapsed());
     let _ = std::fs::remove_dir_all(&r.work);
 }
 
 /// Every runbook step of one load, each checked.
-async fn rehearse(r: &mut Rehearsal, via: &'static str) -> Cloud {
+async fn rehearse(r: &Rehearsal, via: &'static str) -> Cloud {
     let t0 = Instant::now();
     let lap = |what: &str| eprintln!("rehearsal: {via} load, {what} after {:.1?}", t0.elapsed());
     let c = Cloud::stage(r, via).await;
     lap("staged");
     let nova_bm = c.nova_bm.dump();
     let (flavors, hosts) = (flavors(&c).await, hosts(&c).await);
-    let actions = r.power_actions().len();
+    let actions = c.power_actions().len();
 
     // 2. the empty Ironic database
     c.step(&["dbsync"]);
@@ -91,9 +116,9 @@ async fn rehearse(r: &mut Rehearsal, via: &'static str) -> Cloud {
             _ => ["active".to_string(), format!("power {}", n.power), instance_uuid(n.id)],
         };
         assert_eq!(got, [want], "{via}: node {} in Ironic", n.id);
-        assert_eq!(r.bmc(n.id).must(&["chassis", "power", "status"]), format!("Chassis Power is {}", n.power));
+        assert_eq!(c.bmc(n.id).must(&["chassis", "power", "status"]), format!("Chassis Power is {}", n.power));
     }
-    assert_eq!(r.power_actions()[actions..].to_vec(), NONE, "{via}: the takeover reached a BMC");
+    assert_eq!(c.power_actions()[actions..].to_vec(), NONE, "{via}: the takeover reached a BMC");
     if via == "db" {
         next_reboot(r, &c);
         lap("the next reboot");
@@ -138,7 +163,7 @@ async fn rehearse(r: &mut Rehearsal, via: &'static str) -> Cloud {
     // 5. verify
     c.step(&["verify"]);
     // getting back: the SQL load's Ironic is stopped first; the API load's after
-    let actions = r.power_actions().len();
+    let actions = c.power_actions().len();
     if via == "db" {
         drop(ironic);
         c.step(&["rollback"]);
@@ -149,7 +174,7 @@ async fn rehearse(r: &mut Rehearsal, via: &'static str) -> Cloud {
     assert_eq!((count(&c, "nodes").await, count(&c, "ports").await), (0, 0), "{via}: Ironic after rollback");
     assert_eq!(self::flavors(&c).await, flavors, "{via}: the flavors after rollback");
     assert_eq!(self::hosts(&c).await, hosts, "{via}: the instances' host and node after rollback");
-    assert_eq!(r.power_actions()[actions..].to_vec(), NONE, "{via}: the rollback reached a BMC");
+    assert_eq!(c.power_actions()[actions..].to_vec(), NONE, "{via}: the rollback reached a BMC");
     assert!(c.nova_bm.dump() == nova_bm, "{via}: nova_bm changed");
     // 10. the audit log holds the run
     let started: Value = serde_json::from_str(c.output("migrate.json").lines().next().unwrap_or_default()).unwrap();
@@ -213,16 +238,18 @@ fn next_reboot(r: &Rehearsal, c: &Cloud) {
     // the instance ran meanwhile, booted by nova baremetal's config from the compute host
     let markers = || r.console().lines().filter(|l| l.contains(&r.marker)).map(String::from).collect::<Vec<_>>();
     assert!(wait(150, || !markers().is_empty()), "the instance never booted from nova's config:\n{}", r.console());
-    assert_eq!(r.bmc(VM_NODE).power_actions(), Vec::<String>::new(), "a power action before the reboot");
+    assert_eq!(c.bmc(VM_NODE).power_actions(), Vec::<String>::new(), "a power action before the reboot");
     // the end of the window: the network's TFTP server is the conductor's; one reboot
     repoint(&r.network_tftp, &tftp);
     c.step(&["reboot", &node]);
-    assert!(wait(150, || markers().len() >= 2), "node {VM_NODE} did not boot again:\n{}", r.console());
+    // (the marker's line whole: the console is read while the machine writes it)
+    let whole = || r.console().rsplit_once(r.marker.as_str()).is_some_and(|(_, after)| after.contains('\n'));
+    assert!(wait(150, || markers().len() >= 2 && whole()), "node {VM_NODE} did not boot again:\n{}", r.console());
     let line = markers().pop().unwrap();
     let (ramdisk, root) = (format!("initrd={node}/ramdisk root=/dev/ram0 "), format!("root=UUID={} ro", r.root_uuid));
     let at = line.find(&ramdisk).unwrap_or_else(|| panic!("not booted from the conductor's config: {line}"));
     assert!(line[at..].contains(&root), "{line}");
-    assert_eq!(r.bmc(VM_NODE).power_actions(), ["power off", "power on"], "the reboot's power actions");
+    assert_eq!(c.bmc(VM_NODE).power_actions(), ["power off", "power on"], "the reboot's power actions");
 }
 
 /// `openstack baremetal node list` and `port list`: every live node as its machine, every MAC.
@@ -251,7 +278,7 @@ fn clients_show_the_cloud(c: &Cloud) {
 /// compute_nodes row of the Ironic driver per node, every instance as its machine, no power action;
 /// then node 6's machine switched off at its BMC: Ironic reads it, Nova stops the instance.
 async fn nova_takes_over(r: &Rehearsal, c: &Cloud) {
-    let actions = r.power_actions().len();
+    let actions = c.power_actions().len();
     let compute = c.nova_compute(r).await;
     let log = c.compute_conf.with_file_name("nova-compute.log");
     let rows = "SELECT COUNT(DISTINCT hypervisor_hostname) FROM compute_nodes WHERE deleted = 0 AND hypervisor_type = 'ironic'";
@@ -265,8 +292,8 @@ async fn nova_takes_over(r: &Rehearsal, c: &Cloud) {
         let want = if n.instance == Instance::Stopped { "stopped 4 - 0" } else { "active 1 - 0" };
         assert_eq!(instance(c, n.id).await, format!("{want} {NEW_HOST}"), "{}: instance of node {}", c.via, n.id);
     }
-    assert_eq!(r.power_actions()[actions..].to_vec(), NONE, "{}: nova-compute's takeover reached a BMC", c.via);
-    r.bmc(VM_NODE).must(&["power", "off"]);
+    assert_eq!(c.power_actions()[actions..].to_vec(), NONE, "{}: nova-compute's takeover reached a BMC", c.via);
+    c.bmc(VM_NODE).must(&["power", "off"]);
     let deadline = Instant::now() + Duration::from_secs(60);
     while instance(c, VM_NODE).await != format!("stopped 4 - 0 {NEW_HOST}") {
         assert!(Instant::now() < deadline, "{}: instance {VM_NODE} not stopped: {}", c.via, instance(c, VM_NODE).await);
@@ -275,7 +302,7 @@ async fn nova_takes_over(r: &Rehearsal, c: &Cloud) {
     assert!(!std::fs::read_to_string(&log).unwrap().contains("Traceback"), "a traceback in {}", log.display());
     drop(compute);
     // the machine as it was, for the steps after (Nova is stopped: it will not switch it off again)
-    r.bmc(VM_NODE).must(&["power", "on"]);
+    c.bmc(VM_NODE).must(&["power", "on"]);
 }
 
 /// An instance in Nova: "vm_state power_state task_state deleted host".

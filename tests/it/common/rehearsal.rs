@@ -3,12 +3,14 @@
 //! MariaDB (nova_bm v10 from a `Fixture`, a Nova database made by Juno's own `nova-manage db sync` with
 //! the baremetal flavor and the instances, a nova.conf whose `[baremetal]` points at nova_bm), an
 //! ironic.conf (Ironic 39 behind the test Keystone, a region of its own with Ironic's endpoint, a
-//! clouds.yaml), and what both loads share: a fake BMC per live node on 127.0.3.<id>:623, powered like
-//! its machine, node 6's machine a QEMU VM netbooting its instance from the compute host's TFTP tree.
-//! `Cloud::step` runs one step of the script with these files given.
+//! clouds.yaml) and its machines: a fake BMC per live node on 127.0.<net>.<id>:623 (db: 3, api: 4),
+//! powered like its machine; in the SQL load node 6's machine is a QEMU VM netbooting its instance
+//! from the compute host's TFTP tree (shared, as is the Juno Nova schema). The two loads share no
+//! server state, so they run at once. `Cloud::step` runs one step of the script with these files given.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
 
 use bm2ironic::core::db::secret::Secret;
 use bm2ironic::core::demo::fixture::Fixture;
@@ -78,8 +80,9 @@ pub fn instance_uuid(id: i64) -> String {
 pub fn mac(id: i64) -> String {
     format!("52:54:00:00:03:{id:02}")
 }
-pub fn bmc_addr(id: i64) -> String {
-    format!("127.0.3.{id}")
+/// A node's BMC address on the loopback network `net`.
+pub fn bmc_addr(net: u8, id: i64) -> String {
+    format!("127.0.{net}.{id}")
 }
 /// The two old baremetal compute hosts (docs/hosts.md): odd nodes on bm-compute-1, even ones on -2.
 pub fn old_host(id: i64) -> &'static str {
@@ -90,9 +93,9 @@ pub fn old_host(id: i64) -> &'static str {
     }
 }
 
-/// nova_bm as nova baremetal left it: the nodes of `NODES` (one interface each), BMC passwords
-/// `<prefix>-<id>`.
-pub fn nova_bm(prefix: &str) -> Fixture {
+/// nova_bm as nova baremetal left it: the nodes of `NODES` (one interface each), BMCs on the network
+/// `net`, BMC passwords `<prefix>-<id>`.
+pub fn nova_bm(prefix: &str, net: u8) -> Fixture {
     let t = chrono::NaiveDate::from_ymd_opt(2014, 5, 1).and_then(|d| d.and_hms_opt(10, 0, 0));
     let mut f = Fixture { schema_version: 10, nodes: vec![], interfaces: vec![] };
     for n in NODES {
@@ -104,7 +107,7 @@ pub fn nova_bm(prefix: &str) -> Fixture {
             cpus: Some(8),
             memory_mb: Some(16384),
             local_gb: Some(500),
-            pm_address: Some(bmc_addr(n.id)),
+            pm_address: Some(bmc_addr(net, n.id)),
             pm_user: Some("admin".into()),
             pm_password: Some(Secret::new(format!("{prefix}-{}", n.id))),
             instance_uuid: with.then(|| instance_uuid(n.id)),
@@ -134,7 +137,8 @@ pub fn nova_bm(prefix: &str) -> Fixture {
     f
 }
 
-/// What both loads share: the servers and clients, the work dir, the machines.
+/// What both loads share: the servers and clients, the work dir, the TFTP tree, the Juno Nova schema,
+/// each load's Ironic port (their Keystone endpoints registered one after the other).
 pub struct Rehearsal {
     pub work: PathBuf,
     pub keystone: String,
@@ -152,11 +156,11 @@ pub struct Rehearsal {
     /// nova baremetal's TFTP tree (nova.conf's tftp_root) and the network's TFTP root (a symlink).
     pub nova_tftp: PathBuf,
     pub network_tftp: PathBuf,
-    /// The live nodes' BMCs, by node id.
-    pub bmcs: Vec<(i64, Bmc)>,
+    /// Each load's Ironic port: db, api.
+    ports: [u16; 2],
     /// The dump of a Nova database Juno's `nova-manage db sync` made (each load's is a copy).
-    juno_schema: tokio::task::JoinHandle<PathBuf>,
-    juno_dump: Option<PathBuf>,
+    juno_schema: Mutex<Option<std::thread::JoinHandle<PathBuf>>>,
+    juno_dump: OnceLock<PathBuf>,
 }
 
 impl Rehearsal {
@@ -182,7 +186,7 @@ impl Rehearsal {
         // one Nova database by Juno's own db sync (about 50 s), made meanwhile
         let juno = TestDb::create(Backend::MySql, "rhjuno").await.unwrap();
         let dump = work.join("juno-nova.sql");
-        let juno_schema = tokio::task::spawn_blocking(move || {
+        let juno_schema = std::thread::spawn(move || {
             let out = Outcome::of(
                 juno_nova_sh().args(["nova-dbsync", "env"]).env("BM2_JUNO_DB_URL", sqlalchemy_url(&juno.admin_url)),
             );
@@ -195,7 +199,7 @@ impl Rehearsal {
         }
         std::fs::write(work.join("image.qcow2"), b"image\n").unwrap();
         let read = |f: &str| std::fs::read_to_string(boot.join(f)).unwrap().trim().to_string();
-        let mut r = Rehearsal {
+        let r = Rehearsal {
             kernel: format!("file://{}", work.join("deploy.kernel").display()),
             ramdisk: format!("file://{}", work.join("deploy.initramfs").display()),
             root_uuid: read("root-uuid"),
@@ -203,9 +207,9 @@ impl Rehearsal {
             nova_tftp: work.join("nova-tftpboot"),
             network_tftp: work.join("network-tftp"),
             bmc_secret: format!("bmc-secret-{run}"),
-            bmcs: vec![],
-            juno_schema,
-            juno_dump: None,
+            ports: [port(), port()],
+            juno_schema: Mutex::new(Some(juno_schema)),
+            juno_dump: OnceLock::new(),
             work,
             keystone,
             venv,
@@ -213,46 +217,24 @@ impl Rehearsal {
             osc,
             novaclient,
         };
-        r.machines();
-        Some(r)
-    }
-
-    /// The compute host's TFTP tree as nova baremetal left it, the network's view of it, and a fake
-    /// BMC per live node, powered like its machine; node 6's a QEMU VM booting its instance.
-    fn machines(&mut self) {
-        let view = self.work.join("compute-host-tftp");
+        // the compute host's TFTP tree as nova baremetal left it, and the network's view of it
+        let view = r.work.join("compute-host-tftp");
         let instances: Vec<String> =
             live().filter(|n| n.instance != Instance::None).map(|n| instance_uuid(n.id)).collect();
         let names: Vec<&str> = instances.iter().map(String::as_str).collect();
         let vm = instance_uuid(VM_NODE);
-        netboot::write_nova_tftp(&self.nova_tftp, &view, &self.boot, &self.root_uuid, &names, (&mac(VM_NODE), &vm));
-        std::os::unix::fs::symlink(&view, &self.network_tftp).unwrap();
-        for n in live() {
-            let mut o = BmcOptions::new(&self.venv, &format!("{}-{}", self.bmc_secret, n.id))
-                .at(&bmc_addr(n.id), 623)
-                .power(n.power);
-            o.stderr = Some(self.work.join(format!("bmc{}.stderr", n.id)));
-            if n.id == VM_NODE {
-                let disk = self.work.join(format!("vm{}.img", n.id));
-                std::fs::copy(self.boot.join("disk.img"), &disk).unwrap();
-                let accel = std::fs::read_to_string(self.boot.join("accel")).unwrap().trim().to_string();
-                let dir = self.work.join(format!("vm{}", n.id));
-                o.vm = Some(Vm { dir, disk, tftp: self.network_tftp.clone(), mac: mac(n.id), accel });
-            }
-            self.bmcs.push((n.id, Bmc::start(o)));
+        netboot::write_nova_tftp(&r.nova_tftp, &view, &r.boot, &r.root_uuid, &names, (&mac(VM_NODE), &vm));
+        std::os::unix::fs::symlink(&view, &r.network_tftp).unwrap();
+        // Keystone: a region of each load's own with its Ironic's endpoint (one after the other: the
+        // first creates the `baremetal` service)
+        for (via, port) in ["db", "api"].iter().zip(r.ports) {
+            keystone::register_baremetal(&r.keystone, &r.region(via), &format!("http://127.0.0.1:{port}")).await;
         }
-        for (id, b) in &self.bmcs {
-            b.wait_power(NODES[*id as usize - 1].power);
-        }
+        Some(r)
     }
 
-    pub fn bmc(&self, id: i64) -> &Bmc {
-        &self.bmcs.iter().find(|(i, _)| *i == id).unwrap().1
-    }
-
-    /// Every power action the BMCs were asked for so far: (node, action).
-    pub fn power_actions(&self) -> Vec<(i64, String)> {
-        self.bmcs.iter().flat_map(|(id, b)| b.power_actions().into_iter().map(|a| (*id, a))).collect()
+    fn region(&self, via: &str) -> String {
+        format!("Rehearsal-{}-{via}", self.work.file_name().unwrap().to_string_lossy())
     }
 
     /// The VM's serial console, as plain text.
@@ -261,11 +243,14 @@ impl Rehearsal {
         netboot::plain(&String::from_utf8_lossy(&std::fs::read(f).unwrap_or_default()))
     }
 
-    async fn juno_dump(&mut self) -> PathBuf {
-        if self.juno_dump.is_none() {
-            self.juno_dump = Some((&mut self.juno_schema).await.expect("Juno's nova-manage db sync"));
-        }
-        self.juno_dump.clone().unwrap()
+    /// The Juno Nova schema's dump, once Juno's db sync is done.
+    fn juno_dump(&self) -> PathBuf {
+        self.juno_dump
+            .get_or_init(|| {
+                let sync = self.juno_schema.lock().unwrap().take().unwrap();
+                sync.join().expect("Juno's nova-manage db sync")
+            })
+            .clone()
     }
 }
 
@@ -289,19 +274,22 @@ pub struct Cloud {
     novaclient: PathBuf,
     kernel: String,
     ramdisk: String,
+    /// Its machines' BMCs, by node id.
+    pub bmcs: Vec<(i64, Bmc)>,
 }
 
 impl Cloud {
     /// The cloud as nova baremetal left it, on fresh databases, for the load `via` (db or api).
-    pub async fn stage(r: &mut Rehearsal, via: &'static str) -> Cloud {
+    pub async fn stage(r: &Rehearsal, via: &'static str) -> Cloud {
+        let net = if via == "db" { 3 } else { 4 };
         let dir = r.work.join(via);
         let etc = dir.join("etc");
         for d in [&etc, &dir.join("nova-compute/state/lock"), &dir.join("nova-compute/state/instances")] {
             std::fs::create_dir_all(d).unwrap();
         }
-        let nova_bm = TestDb::with_fixture(Backend::MySql, "rhbm", &nova_bm(&r.bmc_secret)).await.unwrap();
+        let nova_bm = TestDb::with_fixture(Backend::MySql, "rhbm", &nova_bm(&r.bmc_secret, net)).await.unwrap();
         let nova = TestDb::create(Backend::MySql, "rhnova").await.unwrap();
-        nova.load_sql_file(&r.juno_dump().await).await;
+        nova.load_sql_file(&r.juno_dump()).await;
         juno_rows(&nova, &r.work.join("image.qcow2")).await;
         let ironic_db = TestDb::create(Backend::MySql, "rhironic").await.unwrap();
         ironic_db.exec(&format!("ALTER DATABASE {} CHARACTER SET utf8mb3", ironic_db.name)).await;
@@ -322,7 +310,7 @@ impl Cloud {
         // Ironic 39 behind Keystone, `ipmi`; power sync every 5 s, not forced; takeover every 2 s;
         // file:// images from the copied tree only (Ironic 39's adopt fails on an allowed file://
         // image_source: docs/api-and-keystone.md), the loader from the boot dir
-        let port = port();
+        let port = r.ports[usize::from(via == "api")];
         let ironic = IronicOptions {
             keystone: Some(r.keystone.clone()),
             port: Some(port),
@@ -339,9 +327,8 @@ impl Cloud {
         std::fs::copy(ironic::write_conf(&ironic, &dir.join("ironic"), port), &ironic_conf).unwrap();
         std::fs::set_permissions(&ironic_conf, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
 
-        // Keystone: a region of this load's own with Ironic's endpoint; a system-scoped cloud
-        let region = format!("Rehearsal-{}-{via}", dir.parent().unwrap().file_name().unwrap().to_string_lossy());
-        keystone::register_baremetal(&r.keystone, &region, &format!("http://127.0.0.1:{port}")).await;
+        // a system-scoped cloud in this load's region
+        let region = r.region(via);
         let clouds = dir.join("clouds.yaml");
         write_private(
             &clouds,
@@ -359,6 +346,7 @@ impl Cloud {
                 r.keystone
             ),
         );
+        let bmcs = machines(r, &dir, net);
         Cloud {
             via,
             compute_conf: dir.join("nova-compute/nova.conf"),
@@ -376,7 +364,17 @@ impl Cloud {
             novaclient: r.novaclient.clone(),
             kernel: r.kernel.clone(),
             ramdisk: r.ramdisk.clone(),
+            bmcs,
         }
+    }
+
+    pub fn bmc(&self, id: i64) -> &Bmc {
+        &self.bmcs.iter().find(|(i, _)| *i == id).unwrap().1
+    }
+
+    /// Every power action its BMCs were asked for so far: (node, action).
+    pub fn power_actions(&self) -> Vec<(i64, String)> {
+        self.bmcs.iter().flat_map(|(id, b)| b.power_actions().into_iter().map(|a| (*id, a))).collect()
     }
 
     pub fn ironic_url(&self) -> String {
@@ -486,6 +484,30 @@ impl Cloud {
             juno_nova_sh().arg("nova-compute").arg(&self.compute_conf).stdout(out.try_clone().unwrap()).stderr(out),
         )
     }
+}
+
+/// A fake BMC per live node on the network `net`, powered like its machine; on network 3 (the SQL
+/// load's) node 6's is a QEMU VM netbooting its instance from the network's TFTP root.
+fn machines(r: &Rehearsal, dir: &Path, net: u8) -> Vec<(i64, Bmc)> {
+    let mut bmcs = vec![];
+    for n in live() {
+        let mut o = BmcOptions::new(&r.venv, &format!("{}-{}", r.bmc_secret, n.id))
+            .at(&bmc_addr(net, n.id), 623)
+            .power(n.power);
+        o.stderr = Some(dir.join(format!("bmc{}.stderr", n.id)));
+        if n.id == VM_NODE && net == 3 {
+            let disk = r.work.join(format!("vm{}.img", n.id));
+            std::fs::copy(r.boot.join("disk.img"), &disk).unwrap();
+            let accel = std::fs::read_to_string(r.boot.join("accel")).unwrap().trim().to_string();
+            let dir = r.work.join(format!("vm{}", n.id));
+            o.vm = Some(Vm { dir, disk, tftp: r.network_tftp.clone(), mac: mac(n.id), accel });
+        }
+        bmcs.push((n.id, Bmc::start(o)));
+    }
+    for (id, b) in &bmcs {
+        b.wait_power(NODES[*id as usize - 1].power);
+    }
+    bmcs
 }
 
 fn write_private(path: &Path, text: &str) {
