@@ -1,15 +1,16 @@
 //! The upgrade rehearsed end to end: the commands of docs/upgrade-runbook.md as an operator runs them
 //! (scripts/rehearse-upgrade.sh, one step at a time, in the runbook's order) on a cloud as nova
 //! baremetal left it (common/rehearsal.rs: nova_bm v10 and a Juno Nova database on the test MariaDB,
-//! fake BMCs, node 6's machine a QEMU VM, the real Ironic 39 behind the real Keystone), once loading
-//! by SQL (`--via db`) and once, on fresh databases, through Ironic's API (`--via api`). After each
-//! step the test checks what it did, from the facts: Ironic's and Nova's rows, nova_bm's dump (never
-//! written), the BMCs' own power and the power actions they were asked for, the openstack client's
-//! and python-novaclient's answers (through Keystone, through `bm2ironic proxy`), the nova.conf
-//! `config` wrote, Juno's nova-compute taking the instances over (runbook steps 7-9), the VM
-//! rebooted through Ironic booting its instance from the conductor's PXE config (its console marker),
-//! the wizard's rehearsal in tmux leaving nothing, rollback putting everything back, the audit log
-//! naming the run, and no password in any output. Nothing of the script's own output is read.
+//! fake BMCs, node 6's machine a QEMU VM, the real Ironic 39 behind the real Keystone): a load by SQL
+//! (`--via db`) and, at the same time on a cloud of its own, a load through Ironic's API (`--via
+//! api`). After each step the test checks what it did, from the facts: Ironic's and Nova's rows,
+//! nova_bm's dump (never written), the BMCs' own power and the power actions they were asked for, the
+//! openstack client's and python-novaclient's answers (through Keystone, through `bm2ironic proxy`),
+//! the nova.conf `config` wrote, Juno's nova-compute taking the instances over (runbook steps 7-9),
+//! the VM rebooted through Ironic booting its instance from the conductor's PXE config (its console
+//! marker), the wizard's rehearsal in tmux leaving nothing, rollback putting everything back, the
+//! audit log naming the run, and no password in any output. Nothing of the script's own output is
+//! read.
 
 use std::path::Path;
 use std::sync::Arc;
