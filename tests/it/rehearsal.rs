@@ -358,7 +358,18 @@ async fn wizard(c: &Cloud) {
     assert_eq!(count(c, "nodes").await, 0, "the wizard's rehearsal left nodes in Ironic");
     assert!(c.nova_bm.dump() == before, "the wizard changed nova_bm");
     if let Some(dir) = shots {
-        let py = std::env::var("BM2_SHOT_VENV").unwrap_or("/tmp/bm2ironic-shot-venv".into()) + "/bin/python";
+        // Pillow in a venv of its own (BM2_SHOT_VENV), made once
+        let venv = std::env::var("BM2_SHOT_VENV").unwrap_or("/tmp/bm2ironic-shot-venv".into());
+        let py = format!("{venv}/bin/python");
+        if !Path::new(&py).exists() {
+            let made =
+                std::process::Command::new("python3").args(["-m", "venv", &venv]).status().is_ok_and(|s| s.success())
+                    && std::process::Command::new(format!("{venv}/bin/pip"))
+                        .args(["install", "-q", "--disable-pip-version-check", "pillow"])
+                        .status()
+                        .is_ok_and(|s| s.success());
+            assert!(made, "a venv with Pillow at {venv}");
+        }
         let render = std::process::Command::new(py)
             .arg(crate::common::env::repo_file("scripts/ansi2png.py"))
             .args([ansi.as_os_str(), dir.as_os_str(), "rehearsal-".as_ref()])
