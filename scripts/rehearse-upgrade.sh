@@ -39,19 +39,20 @@
 #   BM2IRONIC_BIN, IRONIC_DBSYNC, OPENSTACK, NOVA   the programs (default: from PATH)
 set -euo pipefail
 
+step=${1:?usage: $0 STEP [ARG] (the steps and their inputs: the top of this file)}
 OUT=${OUT:-.}
 VIA=${VIA:-db}
 BIN=${BM2IRONIC_BIN:-bm2ironic}
 mkdir -p "$OUT"
-CONFS=(--nova-conf "$NOVA_CONF" --ironic-conf "$IRONIC_CONF")
-IMAGES=(--deploy-kernel "$DEPLOY_KERNEL" --deploy-ramdisk "$DEPLOY_RAMDISK")
+CONFS=(--nova-conf "${NOVA_CONF:?the old nova.conf (the inputs: the top of this file)}"
+  --ironic-conf "${IRONIC_CONF:?the new ironic.conf (the inputs: the top of this file)}")
+IMAGES=(--deploy-kernel "${DEPLOY_KERNEL:?the deploy kernel of step 1}" --deploy-ramdisk "${DEPLOY_RAMDISK:?the deploy ramdisk of step 1}")
 ARCHS=()
 [ -z "${ARCH:-}" ] || ARCHS=(--arch "$ARCH")
 
 # bm2ironic with its audit log and state directory beside the outputs
 bm() { "$BIN" --log-dir "$OUT/audit" --state-dir "$OUT/state" "$@"; }
 
-step=${1:?usage: $0 STEP [ARG] (the steps: the top of this file)}
 case "$step" in
   dbsync)   # 2. Create the empty Ironic database
     "${IRONIC_DBSYNC:-ironic-dbsync}" --config-file "$IRONIC_CONF" upgrade
