@@ -46,6 +46,7 @@ mod cloud;
 
 use crate::common::bmc::{Bmc, BmcOptions, Vm};
 use crate::common::ironic::{self, start_ironic, Ironic, IronicOptions};
+use crate::common::netboot::plain;
 use crate::common::{bm, server_env, skip, Backend, TestDb, IRONIC_VENV};
 use cloud::{
     nova_bm, pxe_mac_name, repoint, write_nova_tftp, write_tftp, Tftp, BMC_PASSWORD, BMC_USER, FREE, FREE_BMC,
@@ -54,11 +55,6 @@ use cloud::{
 
 /// scripts/bootvm.sh: vmlinuz, initramfs, disk.img, root-uuid, marker, pxelinux.0, ldlinux.c32, accel.
 pub const BOOT_DIR: &str = "BM2IRONIC_TEST_BOOT_DIR";
-/// The console without terminal escapes and carriage returns (pxelinux moves the cursor mid-word).
-fn plain(console: &str) -> String {
-    let esc = regex::Regex::new(r"\x1b(\[[0-9;?]*[A-Za-z]|[^\[])").unwrap();
-    esc.replace_all(console, "").replace('\r', "")
-}
 
 /// A fake BMC on a loopback address: a QEMU VM behind it (`tftp`: the TFTP root its network serves),
 /// or, without, a power state only.

@@ -4,86 +4,8 @@
 //! inside a task restores the terminal and exits with a message.
 
 use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
 
-fn tmux(args: &[&str]) -> String {
-    let out = Command::new("tmux").args(args).output().expect("tmux");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn have_tmux() -> bool {
-    if Command::new("tmux").arg("-V").output().is_ok() {
-        return true;
-    }
-    crate::common::skip("tmux is not installed (scripts/test.sh installs it)");
-    false
-}
-
-struct Session {
-    name: String,
-    socket: String,
-}
-
-impl Session {
-    fn start(name: &str, cmd: &str) -> Session {
-        let socket = format!("bm2ironic-test-{}-{name}", std::process::id());
-        let s = Session { name: name.into(), socket };
-        let out = Command::new("tmux")
-            .args(["-L", &s.socket, "new-session", "-d", "-s", name, "-x", "120", "-y", "40", cmd])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        tmux(&["-L", &s.socket, "set-option", "-t", name, "remain-on-exit", "on"]);
-        s
-    }
-    fn screen(&self) -> String {
-        tmux(&["-L", &self.socket, "capture-pane", "-p", "-t", &self.name])
-    }
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            tmux(&["-L", &self.socket, "send-keys", "-t", &self.name, k]);
-            std::thread::sleep(Duration::from_millis(60));
-        }
-    }
-    fn wait_for(&self, text: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let s = self.screen();
-            if s.contains(text) {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "'{text}' never appeared:\n{s}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-    /// Waits until `text` shows `n` times.
-    fn wait_for_count(&self, text: &str, n: usize) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let s = self.screen();
-            if s.matches(text).count() >= n {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "'{text}' never appeared {n} times:\n{s}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-    fn format(&self, f: &str) -> String {
-        tmux(&["-L", &self.socket, "display-message", "-p", "-t", &self.name, f]).trim().to_string()
-    }
-    /// The exit status the shell printed after the program ended.
-    fn wait_exit(&self) -> String {
-        let s = self.wait_for("EXIT=");
-        s.split("EXIT=").nth(1).unwrap_or("").split_whitespace().next().unwrap_or("").to_string()
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
-    }
-}
+use crate::common::tmux::{have_tmux, Session};
 
 fn command(dir: &Path, logs: &Path, env: &str) -> String {
     let bin = assert_cmd::cargo::cargo_bin("bm2ironic");

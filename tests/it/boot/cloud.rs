@@ -8,6 +8,9 @@ use bm2ironic::core::db::secret::Secret;
 use bm2ironic::core::demo::fixture::Fixture;
 use bm2ironic::core::source::model::{BmInterface, BmNode};
 
+use crate::common::netboot;
+pub use crate::common::netboot::{pxe_mac_name, repoint, NOVA_APPEND};
+
 pub const BMC_USER: &str = "admin";
 pub const BMC_PASSWORD: &str = "boot-test-pass";
 
@@ -23,8 +26,6 @@ pub const FREE_MAC: &str = "52:54:00:25:00:02";
 pub const FREE_BMC: &str = "127.0.25.2";
 /// The nodes of the hand-written TFTP roots (the failure cases).
 pub const HAND_NODE: &str = "1be0c0de-0024-4000-8000-000000000001";
-/// nova baremetal's `pxe_append_params` on that cloud (its default plus the serial console).
-pub const NOVA_APPEND: &str = "nofb nomodeset vga=normal console=ttyS0";
 
 /// What a hand-written TFTP root holds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -50,11 +51,6 @@ fn ironic_deploy_config(root_uuid: &str) -> String {
     )
 }
 
-/// The pxelinux name of a port's config: `01-` and the MAC with dashes, lower case.
-pub fn pxe_mac_name(mac: &str) -> String {
-    format!("01-{}", mac.replace(':', "-").to_lowercase())
-}
-
 pub fn write_tftp(dir: &Path, boot: &Path, mac: &str, root_uuid: &str, what: Tftp) {
     std::fs::create_dir_all(dir).unwrap();
     if what == Tftp::NoBootFile {
@@ -76,47 +72,10 @@ pub fn write_tftp(dir: &Path, boot: &Path, mac: &str, root_uuid: &str, what: Tft
         .unwrap();
 }
 
-/// nova baremetal's PXE config of a deployed instance: nova 2014.2's pxe_config.template as the deploy
-/// helper's switch_pxe_config left it (`default boot`, `{{ ROOT }}` replaced by the root's UUID), its
-/// paths under nova's own `[baremetal] tftp_root`, /tftpboot.
-fn nova_pxe_config(root_uuid: &str) -> String {
-    let i = INSTANCE;
-    format!(
-        "default boot\n\nlabel deploy\nkernel /tftpboot/{i}/deploy_kernel\n\
-         append initrd=/tftpboot/{i}/deploy_ramdisk selinux=0 disk=cciss/c0d0,sda,hda,vda iscsi_target_iqn=iqn-{i} \
-         deployment_id=1 deployment_key=0MOV9EXX troubleshoot=0 {NOVA_APPEND}\nipappend 3\n\n\n\
-         label boot\nkernel /tftpboot/{i}/kernel\nappend initrd=/tftpboot/{i}/ramdisk root=UUID={root_uuid} ro {NOVA_APPEND}\n"
-    )
-}
-
-/// The compute host's tree as nova baremetal left it (`<tftp_root>/<instance uuid>/config, kernel,
-/// ramdisk`; the deploy images were removed after the deploy), copied to `tree`; and `view`, the TFTP
-/// server's view of it: the loader, the MAC link, and absolute `/tftpboot/...` names served from the
-/// tree (dnsmasq serves absolute names inside its tftp-root; QEMU's TFTP appends them to its root).
+/// The compute host's tree as nova baremetal left it for the instance, and the TFTP server's view of it
+/// (common/netboot.rs).
 pub fn write_nova_tftp(tree: &Path, view: &Path, boot: &Path, root_uuid: &str) {
-    let dir = tree.join(INSTANCE);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config"), nova_pxe_config(root_uuid)).unwrap();
-    std::fs::copy(boot.join("vmlinuz"), dir.join("kernel")).unwrap();
-    std::fs::copy(boot.join("initramfs"), dir.join("ramdisk")).unwrap();
-    std::fs::create_dir_all(view.join("pxelinux.cfg")).unwrap();
-    for f in ["pxelinux.0", "ldlinux.c32"] {
-        std::fs::copy(boot.join(f), view.join(f)).unwrap();
-    }
-    std::os::unix::fs::symlink(tree, view.join("tftpboot")).unwrap();
-    std::os::unix::fs::symlink(
-        format!("../tftpboot/{INSTANCE}/config"),
-        view.join("pxelinux.cfg").join(pxe_mac_name(NODE_MACS[0])),
-    )
-    .unwrap();
-}
-
-/// Points the symlink `link` at `to` (atomically: a new link renamed over the old).
-pub fn repoint(link: &Path, to: &Path) {
-    let tmp = link.with_extension("new");
-    let _ = std::fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(to, &tmp).unwrap();
-    std::fs::rename(&tmp, link).unwrap();
+    netboot::write_nova_tftp(tree, view, boot, root_uuid, &[INSTANCE], (NODE_MACS[0], INSTANCE));
 }
 
 /// nova_bm as nova baremetal left it: the instance node (running, its machine the VM) and a free one.

@@ -107,23 +107,7 @@ pub async fn start_ironic(o: IronicOptions) -> Ironic {
     let (process, dir) = match &o.release {
         Release::Ironic39 => {
             let dir = o.dir.clone().unwrap_or_else(|| tempfile::tempdir().unwrap().keep());
-            let mut c = Command::new("bash");
-            c.arg(super::env::repo_file("scripts/ironic.sh")).arg("conf").arg(&dir).arg(&db).arg(port.to_string());
-            let settings = [
-                ("BM2_IRONIC_KEYSTONE", o.keystone.clone()),
-                ("BM2_IRONIC_SYNC_INTERVAL", o.sync_interval.map(|s| s.to_string())),
-                ("BM2_IRONIC_TAKEOVER_INTERVAL", o.takeover_interval.map(|s| s.to_string())),
-                ("BM2_IRONIC_FORCE_POWER_SYNC", o.force_power_sync.map(|f| f.to_string())),
-                ("BM2_IRONIC_FILE_PATHS", o.file_paths.as_ref().map(|p| p.display().to_string())),
-                ("BM2_IRONIC_PXE_LOADERS", o.pxe_loaders.as_ref().map(|p| p.display().to_string())),
-            ];
-            for (k, v) in settings {
-                if let Some(v) = v {
-                    c.env(k, v);
-                }
-            }
-            let conf = conf_path("ironic.sh conf", c.output().unwrap());
-            enable_ramdisk_deploy(Path::new(&conf));
+            let conf = write_conf(&o, &dir, port).display().to_string();
             (serve(&o.venv.join("bin/ironic"), &conf, &dir.join("ironic.stderr")), dir)
         }
         Release::JunoApi => {
@@ -155,6 +139,34 @@ pub async fn start_ironic(o: IronicOptions) -> Ironic {
     let ironic = Ironic { base: format!("http://127.0.0.1:{port}"), port, dir, options, process: Some(process) };
     ironic.wait_up().await;
     ironic
+}
+
+/// Writes the ironic.conf of the Ironic 39 `o` describes into `dir`, its API on `port`
+/// (scripts/ironic.sh conf; the `ramdisk` deploy enabled): its path. `start_ironic` writes it again
+/// the same way; a test that needs it before (ironic-dbsync, bm2ironic's --ironic-conf) calls this.
+pub fn write_conf(o: &IronicOptions, dir: &Path, port: u16) -> PathBuf {
+    let mut c = Command::new("bash");
+    c.arg(super::env::repo_file("scripts/ironic.sh"))
+        .arg("conf")
+        .arg(dir)
+        .arg(sqlalchemy_url(&o.db_url))
+        .arg(port.to_string());
+    let settings = [
+        ("BM2_IRONIC_KEYSTONE", o.keystone.clone()),
+        ("BM2_IRONIC_SYNC_INTERVAL", o.sync_interval.map(|s| s.to_string())),
+        ("BM2_IRONIC_TAKEOVER_INTERVAL", o.takeover_interval.map(|s| s.to_string())),
+        ("BM2_IRONIC_FORCE_POWER_SYNC", o.force_power_sync.map(|f| f.to_string())),
+        ("BM2_IRONIC_FILE_PATHS", o.file_paths.as_ref().map(|p| p.display().to_string())),
+        ("BM2_IRONIC_PXE_LOADERS", o.pxe_loaders.as_ref().map(|p| p.display().to_string())),
+    ];
+    for (k, v) in settings {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    let conf = PathBuf::from(conf_path("ironic.sh conf", c.output().unwrap()));
+    enable_ramdisk_deploy(&conf);
+    conf
 }
 
 /// The conf file a conf script (`what`) wrote, as it printed its path.

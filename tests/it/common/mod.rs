@@ -1,7 +1,8 @@
 //! The test harness (README.md beside this file), one module a concern: test databases (db), the
 //! machine's servers and skips (env), running the binary (cli), processes stopped when dropped
 //! (process), ports (ports), Ironic (ironic), fake BMCs (bmc), Keystone (keystone), the Juno releases
-//! (juno), the proxy (proxy), the API-load tests' world (api_load), the headless wizard (wizard).
+//! (juno), the proxy (proxy), the API-load tests' world (api_load), the headless wizard (wizard), a real
+//! terminal (tmux), a machine's network boot (netboot), the upgrade rehearsal's cloud (rehearsal).
 //! This file only declares them, re-exports what most tests use, and holds the macros.
 #![allow(dead_code)]
 
@@ -13,9 +14,12 @@ pub mod env;
 pub mod ironic;
 pub mod juno;
 pub mod keystone;
+pub mod netboot;
 pub mod ports;
 pub mod process;
 pub mod proxy;
+pub mod rehearsal;
+pub mod tmux;
 pub mod wizard;
 
 pub use cli::{bm, bm2ironic, read_logs, Outcome, STANDARD_RESOLUTIONS};
