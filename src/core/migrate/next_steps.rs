@@ -78,7 +78,10 @@ pub fn next_steps(f: &RunFacts) -> Vec<Step> {
                 Some("bm2ironic flavors --apply".into()),
             ));
         }
-        out.push(step("Rehearse the whole runbook on staging first:", Some("scripts/rehearse-upgrade.sh".into())));
+        out.push(step(
+            "Rehearse the runbook on staging first, step by step:",
+            Some("scripts/rehearse-upgrade.sh STEP".into()),
+        ));
         return out;
     }
     if !f.committed {
