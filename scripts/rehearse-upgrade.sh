@@ -7,7 +7,8 @@
 # tests/it/rehearsal.rs runs it end to end on one machine (scripts/test.sh, in CI): it builds the cloud
 # as nova baremetal left it (nova_bm v10 and a Juno Nova database on MariaDB, fake BMCs, a QEMU machine,
 # the real Ironic behind the real Keystone, Juno's nova-compute), calls the steps in the runbook's
-# order, once per load (VIA=db, then VIA=api on fresh databases), and checks what each step did itself:
+# order for both loads at once (VIA=db and VIA=api, each on a cloud of its own), and checks what each
+# step did itself:
 # database rows, Ironic's and Nova's API answers, the BMCs' power, the machine's console. Its
 # README: docs/upgrade-runbook.md, "The whole runbook, rehearsed on one machine".
 #
