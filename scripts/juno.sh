@@ -25,6 +25,8 @@
 #        scripts/juno.sh nova-conf DIR DB_URL IRONIC_URL HOST [INTERVAL]  write DIR/nova.conf, print it
 #                                          (DB_URL `env`: $BM2_JUNO_DB_URL; BM2_JUNO_IRONIC_TOKEN: a token)
 #        scripts/juno.sh nova-compute CONF nova-compute in the foreground
+#        scripts/juno.sh nova-all CONF     nova-api, -conductor, -scheduler and -compute in ONE process
+#                                          in the foreground (scripts/juno-nova-all.py says why)
 #   URL: sqlite:////abs/path.sqlite or mysql+pymysql://USER:PW@127.0.0.1:PORT/DB?charset=utf8
 #
 # Where the Juno sources come from. Nothing of Juno is kept in this repository; the script reads
@@ -532,6 +534,13 @@ nova_compute() {   # CONF: nova-compute in the foreground (the caller background
   exec "$NOVA_VENV/bin/nova-compute" --config-file "${1:?usage: nova-compute CONF}"
 }
 
+# Nova's control plane (API on [DEFAULT] osapi_compute_listen_port, conductor, scheduler, compute) in
+# one process, where oslo.messaging's fake transport carries their RPC (no broker); the foreground
+nova_all() {   # CONF
+  need_nova
+  exec "$NOVA_VENV/bin/python" "$REPO/scripts/juno-nova-all.py" --config-file "${1:?usage: nova-all CONF}"
+}
+
 case "${1:-}" in
   install) install ;;
   env) v=$(install); echo "export BM2IRONIC_TEST_JUNO_VENV='$v'" ;;
@@ -551,5 +560,6 @@ case "${1:-}" in
   nova-schema) nova_schema ;;
   nova-conf) shift; need_nova; nova_conf "$@" ;;
   nova-compute) shift; nova_compute "$@" ;;
-  *) sed -n '2,28p' "$0" >&2; exit 2 ;;
+  nova-all) shift; nova_all "$@" ;;
+  *) sed -n '2,30p' "$0" >&2; exit 2 ;;
 esac
