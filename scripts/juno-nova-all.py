@@ -5,9 +5,11 @@
 # Juno's ProcessLauncher: nova-all forks a child per service, and oslo.messaging's `fake` transport
 # (rpc_backend = fake, no broker) carries messages only inside one process. Here the API's casts reach
 # the conductor, the conductor's calls the scheduler, the scheduler's and conductor's casts the
-# compute manager, as a broker would carry them between processes. nova-all's other services
-# (nova-network, nova-cert, the EC2 and metadata APIs, s3server, xvp proxy) are not started: a cloud
-# with Ironic and Neutron runs none of them.
+# compute manager, as a broker would carry them between processes. nova-network runs too (the
+# nova.conf's network_manager; the tests use FlatManager, which needs no root): without Neutron it is
+# what answers nova-compute's network calls (an instance's network info at `nova start`, its
+# addresses at `nova boot`). nova-all's other services (nova-cert, the EC2 and metadata APIs,
+# s3server, xvp proxy) are not started: nothing here needs them.
 import nova.cmd  # noqa: eventlet's monkey patching (os=False), as every nova-* command gets it
 
 import sys
@@ -40,6 +42,7 @@ def main():
     for binary, topic, manager in [
             ('nova-conductor', CONF.conductor.topic, CONF.conductor.manager),
             ('nova-scheduler', None, None),
+            ('nova-network', None, None),
             ('nova-compute', CONF.compute_topic, None)]:
         launcher.launch_service(service.Service.create(binary=binary, topic=topic, manager=manager))
         log.info('bm2ironic nova-all: %s started', binary)
