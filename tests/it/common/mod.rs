@@ -1,7 +1,7 @@
 //! The test harness (README.md beside this file), one module a concern: test databases (db), the
 //! machine's servers and skips (env), running the binary (cli), processes stopped when dropped
 //! (process), ports (ports), Ironic (ironic), fake BMCs (bmc), Keystone (keystone), the Juno releases
-//! (juno), the proxy (proxy), the API-load tests' world (api_load), the headless wizard (wizard).
+//! (juno), the Juno Nova control plane (nova), the proxy (proxy), the API-load tests' world (api_load), the headless wizard (wizard).
 //! This file only declares them, re-exports what most tests use, and holds the macros.
 #![allow(dead_code)]
 
@@ -13,6 +13,7 @@ pub mod env;
 pub mod ironic;
 pub mod juno;
 pub mod keystone;
+pub mod nova;
 pub mod ports;
 pub mod process;
 pub mod proxy;
