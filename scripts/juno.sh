@@ -228,6 +228,10 @@ images_path = $dir/images
 # no Neutron here: the takeover's DHCP update (Neutron port options) is not made
 dhcp_provider = none
 CONF
+  if [ -n "${BM2_JUNO_PXE_APPEND:-}" ]; then
+    # the kernel command line's extra arguments in the PXE configs (a test machine's serial console)
+    printf '\n[pxe]\npxe_append_params = %s\n' "$BM2_JUNO_PXE_APPEND" >> "$dir/ironic.conf"
+  fi
   mkdir -p "$dir/tftpboot/master_images" "$dir/master_images" "$dir/images"
   if [ -n "${BM2_JUNO_GLANCE:-}" ]; then
     # Glance (images at the takeover) and the Keystone v2.0 the conductor gets its admin token from

@@ -5,6 +5,11 @@
 //! conductor) that took over what bm2ironic migrated, operated through Juno's own `nova` command
 //! (python-novaclient 2.20.0). One test, several steps, so that the services start once.
 //!
+//! The machine of instance 3 is a QEMU VM (scripts/bootvm.sh: Debian's kernel, a busybox initramfs, a
+//! disk as nova baremetal left it, no bootloader) behind its fake BMC (scripts/fakebmc.py --vm: IPMI
+//! power drives QEMU), PXE-booted by QEMU's own DHCP and TFTP from the Juno conductor's TFTP root,
+//! after `bm2ironic juno-boot --apply` switched its config to `default boot` with the instance's root.
+//!
 //! Checked, each against what nova_bm held (not against what Ironic says, which a wrong migration
 //! would make agree with itself):
 //! - `nova list`: the migrated instances, instance 3 ACTIVE/Running, instance 6 SHUTOFF/Shutdown;
@@ -12,31 +17,81 @@
 //!   the sums of nova_bm's nodes' cpus, memory_mb and local_gb (node 6 differs from the others); the
 //!   used ones the two instances' flavor (Juno's resource tracker counts flavors, not nodes);
 //! - `nova stop` / `nova start` of instance 3: the machine's BMC is told `power off` / `power on`,
-//!   Ironic's node follows, Nova ends SHUTOFF / ACTIVE;
+//!   Ironic's node follows, Nova ends SHUTOFF / ACTIVE, and after the start the VM boots the instance
+//!   (its marker, with its root file system's uuid, on the serial console);
 //! - `nova reboot` and `nova reboot --hard`: the BMC is told to power the machine off and on again
-//!   (Juno's driver maps both to Ironic's `reboot`), Nova ends ACTIVE;
+//!   (Juno's driver maps both to Ironic's `reboot`), Nova ends ACTIVE, the VM boots the instance again;
 //! - `nova delete` of instance 6: Ironic tears the node down (no instance, provision state NOSTATE,
 //!   its PXE config and MAC links removed), Nova's instance is gone, the other one untouched.
 //!
-//! MOCKED: Glance and Keystone v2.0's token call (scripts/fakeglance.py), as in juno_takeover.rs and
-//! for the same reason: Juno's conductor fetches the images at the takeover and asks Keystone v2.0
-//! for its admin token first; the Keystone of the tests (30.0.0) has no v2.0. The machines are fake
-//! BMCs (scripts/fakebmc.py), power states only.
+//! MOCKED: Glance and Keystone v2.0's token call (scripts/fakeglance.py; the instance image's kernel
+//! and ramdisk it serves are the VM's real ones), as in juno_takeover.rs and for the same reason:
+//! Juno's conductor fetches the images at the takeover and asks Keystone v2.0 for its admin token
+//! first; the Keystone of the tests (30.0.0) has no v2.0. Nodes 1 and 6 are BMCs with a power state
+//! only. Not real either: Neutron (nova-network's FlatManager answers Nova's network calls) and the
+//! broker (oslo.messaging's fake transport inside the one process). Nova's API runs with `noauth`.
 
-use std::path::PathBuf;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
+use crate::common::bmc::{Bmc, BmcOptions, Vm};
 use crate::common::ironic::{start_ironic, IronicOptions, Release};
 use crate::common::juno::{
-    dbsync, fake_glance, juno_nova_venv, juno_venv, small_cloud, small_cloud_machines, wait_for, KERNEL, RAMDISK,
+    dbsync, fake_glance_serving, juno_nova_venv, juno_venv, small_cloud, wait_for, KERNEL, KERNEL_I, RAMDISK, RAMDISK_I,
 };
 use crate::common::nova::{instance_uuid, juno_nova_db, migrate, node_uuid, rows, table, NovaPlane};
 use crate::common::ports::port;
-use crate::common::{server_env, Backend, TestDb, IRONIC_VENV};
+use crate::common::{bm, server_env, Backend, TestDb, IRONIC_VENV};
 use bm2ironic::core::source::model::BmNode;
 
 /// The BMC addresses of this test (port 623: Juno's ipmitool driver has no port setting).
 const BMCS: [&str; 3] = ["127.0.26.21", "127.0.26.22", "127.0.26.23"];
+
+/// scripts/bootvm.sh's machine parts: vmlinuz, initramfs, disk.img, root-uuid, marker, pxelinux.0,
+/// ldlinux.c32, accel.
+const BOOT_DIR: &str = "BM2IRONIC_TEST_BOOT_DIR";
+/// The serial console on the kernel command line: Juno's `[pxe] pxe_append_params` as nova
+/// baremetal's were.
+const APPEND: &str = "nofb nomodeset vga=normal console=ttyS0";
+
+/// Node 3's machine: a QEMU VM (running) behind its BMC, PXE-booting from the TFTP root `net`.
+fn instance_machine(venv: &Path, boot: &Path, work: &Path, net: &Path) -> Bmc {
+    let accel = std::fs::read_to_string(boot.join("accel")).map(|a| a.trim().to_string()).unwrap_or("tcg".into());
+    std::fs::copy(boot.join("disk.img"), work.join("disk.img")).unwrap();
+    for f in ["pxelinux.0", "ldlinux.c32"] {
+        std::fs::copy(boot.join(f), net.join(f)).unwrap();
+    }
+    let mut o = BmcOptions::new(venv, "bmc-pass-3").at(BMCS[1], 623).power("on");
+    o.vm = Some(Vm {
+        dir: work.join("vm"),
+        disk: work.join("disk.img"),
+        tftp: net.to_path_buf(),
+        // node 3's first NIC (Fixture::generated)
+        mac: "52:55:00:00:00:03".into(),
+        accel,
+    });
+    o.stderr = Some(work.join("bmc.stderr"));
+    Bmc::start(o)
+}
+
+/// The marker lines on a VM's serial console so far.
+fn markers(vm: &Path, marker: &str) -> usize {
+    String::from_utf8_lossy(&std::fs::read(vm.join("console.log")).unwrap_or_default()).matches(marker).count()
+}
+
+/// Waits until the VM's console shows `n` markers; the console's end on timeout.
+async fn wait_marker(vm: &Path, marker: &str, n: usize, secs: u64, what: &str) -> Duration {
+    let t0 = Instant::now();
+    while markers(vm, marker) < n {
+        if t0.elapsed() > Duration::from_secs(secs) {
+            let c = String::from_utf8_lossy(&std::fs::read(vm.join("console.log")).unwrap_or_default()).into_owned();
+            let tail: String = c.chars().rev().take(2000).collect::<Vec<_>>().into_iter().rev().collect();
+            panic!("{what}: no boot of the instance (marker {n}) on the console after {secs} s:\n{tail}");
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    t0.elapsed()
+}
 
 /// Node `id`'s power state in Ironic's database.
 async fn node_power(tgt: &TestDb, id: i64) -> String {
@@ -51,6 +106,11 @@ async fn juno_nova_runs_the_migrated_cloud() {
     let Some(venv) = juno_venv() else { return };
     let Some(_nova_venv) = juno_nova_venv() else { return };
     let Some(ironic_venv) = server_env(IRONIC_VENV).map(PathBuf::from) else { return };
+    let Some(boot) = server_env(BOOT_DIR).map(PathBuf::from) else { return };
+    let read = |f: &str| std::fs::read_to_string(boot.join(f)).unwrap().trim().to_string();
+    let root_uuid = read("root-uuid");
+    // the marker the instance prints at each boot, with the root file system it found
+    let marker = format!("{} root={root_uuid}", read("marker"));
     let t0 = Instant::now();
     // nodes 1 (free), 3 and 6 (instances); node 6 smaller, so that the sums say whose resources count
     let mut cloud = small_cloud(&BMCS);
@@ -61,22 +121,63 @@ async fn juno_nova_runs_the_migrated_cloud() {
     let tgt = dbsync(&venv, Backend::Sqlite, "jntgt").await;
     let tree = tempfile::tempdir().unwrap();
     cloud.write_tftp_tree(tree.path()).unwrap();
+    // instance 3's config on its compute host: the root file system of the VM's disk, its serial console
+    let i3 = instance_uuid(3);
+    let root = tree.path().display().to_string();
+    std::fs::write(
+        tree.path().join(&i3).join("config"),
+        bm2ironic::core::source::pxe::nova_baremetal_config(&root, &i3, &root_uuid, APPEND),
+    )
+    .unwrap();
     migrate(&src, &nova, &tgt, &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK], tree.path()).await;
-    let bmcs = small_cloud_machines(&ironic_venv, &BMCS);
+    // the machines: node 1's and 6's BMCs power states only (off), node 3's a QEMU VM, running; the
+    // network's TFTP root `net` (QEMU's own TFTP server) serves Juno's once it has taken over
+    let work = tempfile::tempdir().unwrap();
+    let net = work.path().join("net");
+    std::fs::create_dir_all(&net).unwrap();
+    let m3 = instance_machine(&ironic_venv, &boot, work.path(), &net);
+    let bmc = |i: usize, id: i64| Bmc::start(BmcOptions::new(&ironic_venv, &format!("bmc-pass-{id}")).at(BMCS[i], 623));
+    let bmcs = [bmc(0, 1), bmc(2, 6)];
+    m3.wait_power("on");
+    // Glance: the instance image's kernel and ramdisk are the VM's own (bootvm.sh)
     let images = tempfile::tempdir().unwrap();
     let glance_port = port();
-    let _glance = fake_glance(images.path(), glance_port).await;
+    let served = [(KERNEL_I, boot.join("vmlinuz")), (RAMDISK_I, boot.join("initramfs"))];
+    let served: Vec<(&str, &Path)> = served.iter().map(|(i, p)| (*i, p.as_path())).collect();
+    let _glance = fake_glance_serving(images.path(), glance_port, &served).await;
     // as `bm2ironic config` writes it: a machine found off stays off
     let juno = start_ironic(IronicOptions {
         force_power_sync: Some(false),
+        pxe_append: Some(APPEND.into()),
         ..IronicOptions::juno(&venv, &tgt.admin_url, Release::JunoAllInOne { glance_port })
     })
     .await;
     wait_for(&tgt, "SELECT CASE WHEN COUNT(*) = 2 THEN 1 ELSE 0 END FROM nodes WHERE conductor_affinity IS NOT NULL AND power_state IS NOT NULL", 45, "Juno's takeover", &juno.log_path()).await;
+    // Juno's configs name their files by absolute path (the machine room's tftpd maps them back onto
+    // its root): QEMU's TFTP server finds them under `net` at that path, and pxelinux.cfg beside
+    let tftp = juno.dir.join("tftpboot");
+    let mirror = net.join(tftp.strip_prefix("/").unwrap());
+    std::fs::create_dir_all(mirror.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&tftp, &mirror).unwrap();
+    std::os::unix::fs::symlink(tftp.join("pxelinux.cfg"), net.join("pxelinux.cfg")).unwrap();
+    // bm2ironic juno-boot --apply: node 3's config boots the instance (`default boot`, its root uuid)
+    let out = bm(["--tftp-root"])
+        .arg(tree.path())
+        .args(["juno-boot", "--apply", "--pxe-tftp-root"])
+        .arg(&tftp)
+        .source(&src)
+        .nova(Some(&nova))
+        .target(&tgt)
+        .run();
+    assert!(out.success(), "juno-boot: {}", out.text());
+    let cfg3 = std::fs::read_to_string(tftp.join(node_uuid(3)).join("config")).unwrap();
+    assert!(cfg3.starts_with("default boot\n") && cfg3.contains(&format!("root=UUID={root_uuid} ro")), "{cfg3}");
+    let vm = work.path().join("vm");
+    assert_eq!(markers(&vm, &marker), 0, "the VM booted the instance before anything pointed it at a config");
     let nodes = [1, 3, 6].map(node_uuid);
     let plane = NovaPlane::start(&nova, &juno.base, &format!("127.0.0.1:{glance_port}"), &nodes).await;
     eprintln!("Nova's control plane up {:?} after the start", t0.elapsed());
-    let (i3, i6) = (instance_uuid(3), instance_uuid(6));
+    let i6 = instance_uuid(6);
 
     // nova list: the migrated instances, as nova baremetal left them
     plane.wait_show(&i3, &[("status", "ACTIVE"), ("OS-EXT-STS:power_state", "1")], 30, "instance 3").await;
@@ -108,7 +209,6 @@ async fn juno_nova_runs_the_migrated_cloud() {
     }
 
     // stop and start: the machine's power, Ironic's node and Nova agree
-    let m3 = &bmcs[1];
     plane.must(&["stop", &i3]);
     let took = plane
         .wait_show(
@@ -134,10 +234,11 @@ async fn juno_nova_runs_the_migrated_cloud() {
     assert_eq!(m3.power_actions(), ["power off", "power on"], "nova start: what the machine's BMC was told");
     m3.wait_power("on");
     assert_eq!(node_power(&tgt, 3).await, "power on");
-    eprintln!("nova start: {took:?}");
+    let booted = wait_marker(&vm, &marker, 1, 240, "nova start").await;
+    eprintln!("nova start: {took:?}, the instance booted (its marker on the console) {booted:?} later");
 
     // soft and hard reboot: Juno's driver asks Ironic for `reboot` either way
-    for (how, args) in [("soft", vec!["reboot"]), ("hard", vec!["reboot", "--hard"])] {
+    for (n, (how, args)) in [("soft", vec!["reboot"]), ("hard", vec!["reboot", "--hard"])].into_iter().enumerate() {
         let before = m3.power_actions().len();
         let mut a = args.clone();
         a.push(&i3);
@@ -153,7 +254,8 @@ async fn juno_nova_runs_the_migrated_cloud() {
         let told = m3.power_actions()[before..].to_vec();
         assert_eq!(told, ["power off", "power on"], "{how} reboot: what the machine's BMC was told");
         m3.wait_power("on");
-        eprintln!("{how} reboot: {took:?}");
+        let booted = wait_marker(&vm, &marker, n + 2, 240, how).await;
+        eprintln!("{how} reboot: {took:?}, the instance booted again {booted:?} later");
     }
 
     // delete: Ironic tears node 6 down, Nova forgets the instance, nothing else changes

@@ -58,6 +58,8 @@ pub struct IronicOptions {
     pub file_paths: Option<PathBuf>,
     /// Where pxelinux.0 and ldlinux.c32 are copied from into its TFTP root (Ironic 39).
     pub pxe_loaders: Option<PathBuf>,
+    /// `[pxe] pxe_append_params` (Juno's all-in-one); None: Juno's default.
+    pub pxe_append: Option<String>,
 }
 
 impl IronicOptions {
@@ -75,6 +77,7 @@ impl IronicOptions {
             force_power_sync: None,
             file_paths: None,
             pxe_loaders: None,
+            pxe_append: None,
         }
     }
 
@@ -146,6 +149,9 @@ pub async fn start_ironic(o: IronicOptions) -> Ironic {
                 .env("BM2_JUNO_SYNC_INTERVAL", o.sync_interval.unwrap_or(2).to_string());
             if let Some(f) = o.force_power_sync {
                 c.env("BM2_JUNO_FORCE_POWER_SYNC", f.to_string());
+            }
+            if let Some(a) = &o.pxe_append {
+                c.env("BM2_JUNO_PXE_APPEND", a);
             }
             let g = Guard::spawn(c.stdout(Stdio::null()).stderr(Stdio::null()));
             (g, base.join(format!("allinone-{port}")))

@@ -147,6 +147,13 @@ pub const RAMDISK_I: &str = "11111111-0000-4000-8000-00000000000c";
 
 /// The fake Glance (and Keystone v2.0 token) on 127.0.0.1:`port`, serving small files from `dir`.
 pub async fn fake_glance(dir: &Path, port: u16) -> Guard {
+    fake_glance_serving(dir, port, &[]).await
+}
+
+/// The fake Glance of `fake_glance`, image `id` of `files` the bytes of its file (padded with zeros
+/// to whole MiB: Juno reads `qemu-img info`, whose fractional sizes, "13.5 MiB", it cannot parse;
+/// a kernel and a gzip'd initramfs boot the same with zeros after them).
+pub async fn fake_glance_serving(dir: &Path, port: u16, files: &[(&str, &Path)]) -> Guard {
     let mut catalog = serde_json::Map::new();
     for (id, props) in [
         (KERNEL, json!({})),
@@ -156,10 +163,19 @@ pub async fn fake_glance(dir: &Path, port: u16) -> Guard {
         (IMAGE, json!({"kernel_id": KERNEL_I, "ramdisk_id": RAMDISK_I})),
     ] {
         let f = dir.join(format!("{id}.img"));
-        // 4 KiB exactly: Juno parses `qemu-img info`, and today's qemu-img writes a fractional size
-        // as "1.5 KiB", which Juno's parser (made for 2014's "1.5K") cannot read
-        let mut bytes = format!("the bytes of image {id}\n").into_bytes();
-        bytes.resize(4096, b'.');
+        let bytes = match files.iter().find(|(i, _)| *i == id) {
+            Some((_, path)) => {
+                let mut b = std::fs::read(path).unwrap();
+                b.resize(b.len().div_ceil(1 << 20) * (1 << 20), 0);
+                b
+            }
+            // 4 KiB exactly (see above)
+            None => {
+                let mut b = format!("the bytes of image {id}\n").into_bytes();
+                b.resize(4096, b'.');
+                b
+            }
+        };
         std::fs::write(&f, bytes).unwrap();
         catalog.insert(id.into(), json!({"file": f, "properties": props}));
     }
