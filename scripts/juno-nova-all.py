@@ -23,6 +23,14 @@ from nova.openstack.common import service as os_service
 from nova import service
 from nova import utils
 
+# The fake driver checks each message with the standard json module, stricter than the broker drivers,
+# which send with oslo.messaging's jsonutils (a datetime becomes a string): Juno's API casts
+# build_instances with the flavor's row (its created_at a datetime), which a broker carries and the fake
+# refused (`nova boot` answered 400). Check as they send (as scripts/juno.sh does for Ironic).
+from oslo.messaging._drivers import impl_fake
+from oslo.messaging.openstack.common import jsonutils
+impl_fake.FakeDriver._check_serialize = staticmethod(jsonutils.dumps)
+
 CONF = cfg.CONF
 CONF.import_opt('manager', 'nova.conductor.api', group='conductor')
 CONF.import_opt('topic', 'nova.conductor.api', group='conductor')
