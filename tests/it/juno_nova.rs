@@ -37,7 +37,8 @@ use std::time::{Duration, Instant};
 use crate::common::bmc::{Bmc, BmcOptions, Vm};
 use crate::common::ironic::{start_ironic, IronicOptions, Release};
 use crate::common::juno::{
-    dbsync, fake_glance_serving, juno_nova_venv, juno_venv, small_cloud, wait_for, KERNEL, KERNEL_I, RAMDISK, RAMDISK_I,
+    dbsync, fake_glance_serving, juno_nova_venv, juno_venv, small_cloud, wait_for, IMAGE, KERNEL, KERNEL_I, RAMDISK,
+    RAMDISK_I,
 };
 use crate::common::nova::{instance_uuid, juno_nova_db, migrate, node_uuid, rows, table, NovaPlane};
 use crate::common::ports::port;
@@ -116,6 +117,8 @@ async fn juno_nova_runs_the_migrated_cloud() {
     let mut cloud = small_cloud(&BMCS);
     let n6 = cloud.nodes.iter_mut().find(|n| n.id == 6).unwrap();
     (n6.cpus, n6.memory_mb, n6.local_gb) = (Some(4), Some(12288), Some(250));
+    // node 1 (free) is what the baremetal flavor (8 vcpus, 16384 MB, 40 GB) asks for, exactly
+    cloud.nodes.iter_mut().find(|n| n.id == 1).unwrap().local_gb = Some(40);
     let src = TestDb::with_fixture(Backend::Sqlite, "jnsrc", &cloud).await.unwrap();
     let nova = juno_nova_db().await;
     let tgt = dbsync(&venv, Backend::Sqlite, "jntgt").await;
@@ -297,6 +300,40 @@ async fn juno_nova_runs_the_migrated_cloud() {
         .await;
     assert_eq!(i3_node, [[i3.clone(), "active".to_string()]], "node 3 untouched");
     assert!(bmcs[0].power_actions().is_empty(), "the free node's BMC was told {:?}", bmcs[0].power_actions());
+
+    // nova boot with the baremetal flavor (bm2ironic flavors updated its deploy images and cpu_arch):
+    // of the free nodes, 1 matches it exactly, 6 (freed above) does not; the scheduler picks 1, Ironic
+    // accepts the deploy and powers the machine on to PXE-boot the deploy ramdisk. Nothing calls back
+    // (node 1's machine is a power state only, and Juno's deploy ramdisk is not built here): the
+    // deploy waits there, and so does Nova's instance (BUILD, spawning)
+    let out = plane.must(&["boot", "--flavor", "bm1", "--image", IMAGE, "bm-new"]);
+    let new = table(&out).get("id").cloned().unwrap_or_else(|| panic!("nova boot: no id: {out}"));
+    let t = Instant::now();
+    let deploying = format!("SELECT CASE WHEN instance_uuid = '{new}' AND provision_state = 'wait call-back' THEN 1 ELSE 0 END FROM nodes WHERE uuid = '{}'", node_uuid(1));
+    wait_for(&tgt, &deploying, 120, "nova boot: node 1 deploying the new instance", &plane.log()).await;
+    let shown = plane.show(&new);
+    assert_eq!(
+        (
+            shown["status"].as_str(),
+            shown["OS-EXT-STS:task_state"].as_str(),
+            shown["OS-EXT-SRV-ATTR:hypervisor_hostname"].as_str()
+        ),
+        ("BUILD", "spawning", node_uuid(1).as_str()),
+        "nova boot: {shown:?}"
+    );
+    let ii = tgt
+        .rows(&format!("SELECT instance_info, driver_info FROM nodes WHERE uuid = '{}'", node_uuid(1)))
+        .await
+        .remove(0);
+    assert!(ii[0].contains(IMAGE) && ii[1].contains(KERNEL) && ii[1].contains(RAMDISK), "node 1: {ii:?}");
+    assert_eq!(
+        bmcs[0].power_actions().last().map(String::as_str),
+        Some("power on"),
+        "node 1's machine is powered on to deploy"
+    );
+    let others = tgt.scalar_i64(&format!("SELECT COUNT(*) FROM nodes WHERE instance_uuid = '{new}'")).await;
+    assert_eq!(others, 1, "one node has the new instance");
+    eprintln!("nova boot: scheduled onto node 1 and its deploy started {:?} after the call", t.elapsed());
     let log = std::fs::read_to_string(plane.log()).unwrap();
     assert!(!log.contains("bmc-pass-"), "an IPMI password in Nova's log: {}", plane.log().display());
     eprintln!("juno_nova: {:?} in all", t0.elapsed());
