@@ -227,6 +227,11 @@ images_path = $dir/images
 [dhcp]
 # no Neutron here: the takeover's DHCP update (Neutron port options) is not made
 dhcp_provider = none
+
+[ipmi]
+# Juno waits 5 s between two ipmitool commands to one BMC (real BMCs choke on more); the tests' fake
+# BMCs answer at once, and a power action (set, then poll) takes 3 s instead of 12
+min_command_interval = ${BM2_JUNO_IPMI_INTERVAL:-1}
 CONF
   if [ -n "${BM2_JUNO_PXE_APPEND:-}" ]; then
     # the kernel command line's extra arguments in the PXE configs (a test machine's serial console)
