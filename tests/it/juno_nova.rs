@@ -15,7 +15,8 @@
 //! - `nova list`: the migrated instances, instance 3 ACTIVE/Running, instance 6 SHUTOFF/Shutdown;
 //! - `nova hypervisor-stats`: one hypervisor per migrated node, its vcpus, memory_mb and local_gb
 //!   the sums of nova_bm's nodes' cpus, memory_mb and local_gb (node 6 differs from the others); the
-//!   used ones the two instances' flavor (Juno's resource tracker counts flavors, not nodes);
+//!   used ones the two instances' flavor (Juno's resource tracker counts flavors, not nodes); and
+//!   `nova hypervisor-show` of each node its own cpus, memory_mb and local_gb;
 //! - `nova stop` / `nova start` of instance 3: the machine's BMC is told `power off` / `power on`,
 //!   Ironic's node follows, Nova ends SHUTOFF / ACTIVE, and after the start the VM boots the instance
 //!   (its marker, with its root file system's uuid, on the serial console);
@@ -215,6 +216,13 @@ async fn juno_nova_runs_the_migrated_cloud() {
     ];
     for (k, v) in &want {
         assert_eq!(stats.get(*k), Some(v), "hypervisor-stats {k}: {stats:?}");
+    }
+    // and each node's own hypervisor: its nova_bm resources
+    for n in &cloud.nodes {
+        let shown = table(&plane.must(&["hypervisor-show", &node_uuid(n.id)]));
+        let got = ["vcpus", "memory_mb", "local_gb"].map(|k| shown.get(k).cloned().unwrap_or_default());
+        let want = [n.cpus, n.memory_mb, n.local_gb].map(|v| v.unwrap().to_string());
+        assert_eq!(got, want, "hypervisor-show {}: {shown:?}", n.id);
     }
 
     // stop and start: the machine's power, Ironic's node and Nova agree
