@@ -240,7 +240,8 @@ CONF
   mkdir -p "$dir/tftpboot/master_images" "$dir/master_images" "$dir/images"
   if [ -n "${BM2_JUNO_GLANCE:-}" ]; then
     # Glance (images at the takeover) and the Keystone v2.0 the conductor gets its admin token from
-    # for Glance: scripts/fakeglance.py in the tests (docs/juno.md says why)
+    # for Glance (BM2_JUNO_KEYSTONE_V2, else the same address): scripts/fakeglance.py in the tests, or
+    # the real Glance of scripts/glance.sh and the fake for the token alone (docs/juno.md says why)
     cat >> "$dir/ironic.conf" <<CONF
 
 [glance]
@@ -248,7 +249,7 @@ glance_api_servers = $BM2_JUNO_GLANCE
 auth_strategy = keystone
 
 [keystone_authtoken]
-auth_uri = http://$BM2_JUNO_GLANCE/
+auth_uri = http://${BM2_JUNO_KEYSTONE_V2:-$BM2_JUNO_GLANCE}/
 auth_version = v2.0
 admin_user = admin
 admin_password = unused

@@ -31,21 +31,25 @@
 //!   machine on. It ends there: nothing calls back (node 1 is a power state only, and no Juno deploy
 //!   ramdisk is built here), so the instance stays BUILD/spawning.
 //!
-//! MOCKED: Glance and Keystone v2.0's token call (scripts/fakeglance.py; the instance image's kernel
-//! and ramdisk it serves are the VM's real ones), as in juno_takeover.rs and for the same reason:
-//! Juno's conductor fetches the images at the takeover and asks Keystone v2.0 for its admin token
-//! first; the Keystone of the tests (30.0.0) has no v2.0. Nodes 1 and 6 are BMCs with a power state
-//! only. Not real either: Neutron (nova-network's FlatManager answers Nova's network calls) and the
-//! broker (oslo.messaging's fake transport inside the one process). Nova's API runs with `noauth`.
+//! - Glance: a real one (scripts/glance.sh: PyPI glance==15.0.2, its v1 API, SQLite, file store)
+//!   holds the images (the VM's real kernel and initramfs as the instance image's) and serves them to
+//!   Juno's conductor (takeover, deploy) and to Nova (boot).
+//!
+//! MOCKED: Keystone v2.0's token call, which Juno's conductor makes before it asks Glance for images
+//! (scripts/fakeglance.py answers it, and is checked to serve no image): the Keystone of the tests
+//! (30.0.0) has no v2.0. Nodes 1 and 6 are BMCs with a power state only. Not real either: Neutron
+//! (nova-network's FlatManager answers Nova's network calls), the broker (oslo.messaging's fake
+//! transport inside the one process), Keystone for Nova's API and Glance (noauth), and Glance is
+//! Pike's, not Juno's (PyPI has none older).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::common::bmc::{Bmc, BmcOptions, Vm};
+use crate::common::glance::Glance;
 use crate::common::ironic::{start_ironic, IronicOptions, Release};
 use crate::common::juno::{
-    dbsync, fake_glance_serving, juno_nova_venv, juno_venv, small_cloud, wait_for, IMAGE, KERNEL, KERNEL_I, RAMDISK,
-    RAMDISK_I,
+    dbsync, fake_glance, juno_nova_venv, juno_venv, small_cloud, wait_for, IMAGE, KERNEL, KERNEL_I, RAMDISK, RAMDISK_I,
 };
 use crate::common::nova::{instance_uuid, juno_nova_db, migrate, node_uuid, rows, table, NovaPlane};
 use crate::common::ports::port;
@@ -149,16 +153,20 @@ async fn juno_nova_runs_the_migrated_cloud() {
     let bmc = |i: usize, id: i64| Bmc::start(BmcOptions::new(&ironic_venv, &format!("bmc-pass-{id}")).at(BMCS[i], 623));
     let bmcs = [bmc(0, 1), bmc(2, 6)];
     m3.wait_power("on");
-    // Glance: the instance image's kernel and ramdisk are the VM's own (bootvm.sh)
-    let images = tempfile::tempdir().unwrap();
-    let glance_port = port();
+    // Glance, real: the instance image's kernel and ramdisk are the VM's own (bootvm.sh); the fake
+    // answers only the Keystone v2.0 token call Juno's conductor makes first
     let served = [(KERNEL_I, boot.join("vmlinuz")), (RAMDISK_I, boot.join("initramfs"))];
     let served: Vec<(&str, &Path)> = served.iter().map(|(i, p)| (*i, p.as_path())).collect();
-    let _glance = fake_glance_serving(images.path(), glance_port, &served).await;
+    let Some(glance) = Glance::start(&served).await else { return };
+    let glance_port = glance.port;
+    let images = tempfile::tempdir().unwrap();
+    let token_port = port();
+    let token = fake_glance(images.path(), token_port).await;
     // as `bm2ironic config` writes it: a machine found off stays off
     let juno = start_ironic(IronicOptions {
         force_power_sync: Some(false),
         pxe_append: Some(APPEND.into()),
+        keystone_v2_port: Some(token_port),
         ..IronicOptions::juno(&venv, &tgt.admin_url, Release::JunoAllInOne { glance_port })
     })
     .await;
@@ -354,6 +362,15 @@ async fn juno_nova_runs_the_migrated_cloud() {
     let others = tgt.scalar_i64(&format!("SELECT COUNT(*) FROM nodes WHERE instance_uuid = '{new}'")).await;
     assert_eq!(others, 1, "one node has the new instance");
     eprintln!("nova boot: scheduled onto node 1 and its deploy started {:?} after the call", t.elapsed());
+    // Glance served every image (Juno's conductor at the takeover and the deploy, Nova's API at the
+    // boot); the fake only the token
+    let served = glance.api_log();
+    for id in [KERNEL, RAMDISK, KERNEL_I, RAMDISK_I, IMAGE] {
+        assert!(served.contains(&format!("/v1/images/{id}")), "Glance was not asked for {id}");
+    }
+    let said = token.said();
+    assert!(said.iter().any(|l| l == "POST /v2.0/tokens"), "Juno's conductor asked for no token: {said:?}");
+    assert!(!said.iter().any(|l| l.contains("/v1/images")), "the fake served an image: {said:?}");
     let log = std::fs::read_to_string(plane.log()).unwrap();
     assert!(!log.contains("bmc-pass-"), "an IPMI password in Nova's log: {}", plane.log().display());
     eprintln!("juno_nova: {:?} in all", t0.elapsed());

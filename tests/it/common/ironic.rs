@@ -60,6 +60,9 @@ pub struct IronicOptions {
     pub pxe_loaders: Option<PathBuf>,
     /// `[pxe] pxe_append_params` (Juno's all-in-one); None: Juno's default.
     pub pxe_append: Option<String>,
+    /// The port of the Keystone v2.0 token call (Juno's all-in-one); None: the Glance's port (the fake
+    /// Glance answers both).
+    pub keystone_v2_port: Option<u16>,
 }
 
 impl IronicOptions {
@@ -78,6 +81,7 @@ impl IronicOptions {
             file_paths: None,
             pxe_loaders: None,
             pxe_append: None,
+            keystone_v2_port: None,
         }
     }
 
@@ -152,6 +156,9 @@ pub async fn start_ironic(o: IronicOptions) -> Ironic {
             }
             if let Some(a) = &o.pxe_append {
                 c.env("BM2_JUNO_PXE_APPEND", a);
+            }
+            if let Some(k) = o.keystone_v2_port {
+                c.env("BM2_JUNO_KEYSTONE_V2", format!("127.0.0.1:{k}"));
             }
             let g = Guard::spawn(c.stdout(Stdio::null()).stderr(Stdio::null()));
             (g, base.join(format!("allinone-{port}")))

@@ -1,7 +1,7 @@
 //! The test harness (README.md beside this file), one module a concern: test databases (db), the
 //! machine's servers and skips (env), running the binary (cli), processes stopped when dropped
 //! (process), ports (ports), Ironic (ironic), fake BMCs (bmc), Keystone (keystone), the Juno releases
-//! (juno), the Juno Nova control plane (nova), the proxy (proxy), the API-load tests' world (api_load), the headless wizard (wizard).
+//! (juno), a real Glance (glance), the Juno Nova control plane (nova), the proxy (proxy), the API-load tests' world (api_load), the headless wizard (wizard).
 //! This file only declares them, re-exports what most tests use, and holds the macros.
 #![allow(dead_code)]
 
@@ -10,6 +10,7 @@ pub mod bmc;
 pub mod cli;
 pub mod db;
 pub mod env;
+pub mod glance;
 pub mod ironic;
 pub mod juno;
 pub mod keystone;
