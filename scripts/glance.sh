@@ -4,8 +4,7 @@
 # Why not Juno's own Glance (2014.2): the package index offers no glance older than 15.0.2, and
 # Juno's tag would be one more source tarball beside Nova's and Ironic's (../shared/reference/juno has
 # none). Juno's clients (python-glanceclient 0.14/0.15 in Juno's Ironic and Nova) speak Glance's v1
-# API, which Pike still
-# serves (enable_v1_api, through glance-registry as in Juno) and Queens removed.
+# API, which Pike still serves (enable_v1_api, through glance-registry as in Juno) and Queens removed.
 #
 # Usage: scripts/glance.sh install              build the venv (cached) and print its path
 #        scripts/glance.sh env                  install, then print `export BM2IRONIC_TEST_GLANCE_VENV=...`
@@ -137,5 +136,5 @@ case "${1:-}" in
   conf) shift; conf "$@" ;;
   api) need_venv; exec "$VENV/bin/glance-api" --config-file "${2:?usage: api DIR}/glance-api.conf" ;;
   registry) need_venv; exec "$VENV/bin/glance-registry" --config-file "${2:?usage: registry DIR}/glance-registry.conf" ;;
-  *) sed -n '2,17p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,16p' "$0" >&2; exit 2 ;;
 esac
