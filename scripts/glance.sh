@@ -136,5 +136,5 @@ case "${1:-}" in
   conf) shift; conf "$@" ;;
   api) need_venv; exec "$VENV/bin/glance-api" --config-file "${2:?usage: api DIR}/glance-api.conf" ;;
   registry) need_venv; exec "$VENV/bin/glance-registry" --config-file "${2:?usage: registry DIR}/glance-registry.conf" ;;
-  *) sed -n '2,16p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,17p' "$0" >&2; exit 2 ;;
 esac
