@@ -8,15 +8,17 @@
 //! is rebuilt or deleted, no power action reaches a BMC; then a machine powered off at its BMC
 //! (`ipmitool power off`) ends with its instance `stopped` / power_state 4 (shutdown) in Nova.
 //!
-//! MOCKED: only on the Juno side, Glance and Keystone v2.0's token call (scripts/fakeglance.py,
-//! as in juno_takeover.rs and for the same reason: Juno's conductor fetches the images at the
-//! takeover; no Glance runs here, and Keystone 30 has no v2.0).
+//! On the Juno side Juno's conductor fetches the images at the takeover from a real Glance
+//! (scripts/glance.sh, PyPI glance==15.0.2). MOCKED: only on the Juno side, Keystone v2.0's token
+//! call (scripts/fakeglance.py, as in juno_takeover.rs and for the same reason: Keystone 30 has no
+//! v2.0).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::common::bmc::Bmc;
+use crate::common::glance::Glance;
 use crate::common::ironic::{start_ironic, IronicOptions, Release};
 use crate::common::juno::{
     dbsync, fake_glance, juno_nova_sh, juno_nova_venv, juno_venv, small_cloud, small_cloud_machines, wait_for, KERNEL,
@@ -114,14 +116,16 @@ async fn juno_nova_compute_takes_over_on_juno_ironic() {
     small_cloud(&addrs).write_tftp_tree(tree.path()).unwrap();
     migrate(&src, &nova, &tgt, &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK], tree.path()).await;
     let bmcs = small_cloud_machines(&ironic_venv, &addrs);
+    let Some(glance) = Glance::start(&[]).await else { return };
     let images = tempfile::tempdir().unwrap();
-    let glance_port = port();
-    let _glance = fake_glance(images.path(), glance_port).await;
+    let token_port = port();
+    let _token = fake_glance(images.path(), token_port).await;
     // Juno's default puts a machine found off back on (force_power_state_during_sync): off here, so
     // that a machine switched off stays off and Nova hears of it (docs/juno.md)
     let juno = start_ironic(IronicOptions {
         force_power_sync: Some(false),
-        ..IronicOptions::juno(&venv, &tgt.admin_url, Release::JunoAllInOne { glance_port })
+        keystone_v2_port: Some(token_port),
+        ..IronicOptions::juno(&venv, &tgt.admin_url, Release::JunoAllInOne { glance_port: glance.port })
     })
     .await;
     wait_for(&tgt, "SELECT CASE WHEN COUNT(*) = 2 THEN 1 ELSE 0 END FROM nodes WHERE conductor_affinity IS NOT NULL AND power_state IS NOT NULL", 45, "Juno's takeover", &juno.log_path()).await;
