@@ -239,9 +239,9 @@ CONF
   fi
   mkdir -p "$dir/tftpboot/master_images" "$dir/master_images" "$dir/images"
   if [ -n "${BM2_JUNO_GLANCE:-}" ]; then
-    # Glance (images at the takeover) and the Keystone v2.0 the conductor gets its admin token from
-    # for Glance (BM2_JUNO_KEYSTONE_V2, else the same address): scripts/fakeglance.py in the tests, or
-    # the real Glance of scripts/glance.sh and the fake for the token alone (docs/juno.md says why)
+    # Glance (images at the takeover: scripts/glance.sh in the tests) and the Keystone v2.0 the
+    # conductor gets its admin token from for Glance (BM2_JUNO_KEYSTONE_V2, else Glance's address:
+    # scripts/fakekeystone2.py in the tests; docs/juno.md says why)
     cat >> "$dir/ironic.conf" <<CONF
 
 [glance]

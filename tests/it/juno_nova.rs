@@ -36,7 +36,7 @@
 //!   Juno's conductor (takeover, deploy) and to Nova (boot).
 //!
 //! MOCKED: Keystone v2.0's token call, which Juno's conductor makes before it asks Glance for images
-//! (scripts/fakeglance.py answers it, and is checked to serve no image): the Keystone of the tests
+//! (scripts/fakekeystone2.py answers it, and is checked to serve no image): the Keystone of the tests
 //! (30.0.0) has no v2.0. Nodes 1 and 6 are BMCs with a power state only. Not real either: Neutron
 //! (nova-network's FlatManager answers Nova's network calls), the broker (oslo.messaging's fake
 //! transport inside the one process), Keystone for Nova's API and Glance (noauth), and Glance is
@@ -49,7 +49,8 @@ use crate::common::bmc::{Bmc, BmcOptions, Vm};
 use crate::common::glance::Glance;
 use crate::common::ironic::{start_ironic, IronicOptions, Release};
 use crate::common::juno::{
-    dbsync, fake_glance, juno_nova_venv, juno_venv, small_cloud, wait_for, IMAGE, KERNEL, KERNEL_I, RAMDISK, RAMDISK_I,
+    dbsync, juno_nova_venv, juno_venv, keystone_v2_token, small_cloud, wait_for, IMAGE, KERNEL, KERNEL_I, RAMDISK,
+    RAMDISK_I,
 };
 use crate::common::nova::{instance_uuid, juno_nova_db, migrate, node_uuid, rows, table, NovaPlane};
 use crate::common::ports::port;
@@ -159,9 +160,8 @@ async fn juno_nova_runs_the_migrated_cloud() {
     let served: Vec<(&str, &Path)> = served.iter().map(|(i, p)| (*i, p.as_path())).collect();
     let Some(glance) = Glance::start(&served).await else { return };
     let glance_port = glance.port;
-    let images = tempfile::tempdir().unwrap();
     let token_port = port();
-    let token = fake_glance(images.path(), token_port).await;
+    let token = keystone_v2_token(token_port).await;
     // as `bm2ironic config` writes it: a machine found off stays off
     let juno = start_ironic(IronicOptions {
         force_power_sync: Some(false),

@@ -9,7 +9,7 @@
 //! downloads the deploy and instance kernels and ramdisks: from a real Glance (scripts/glance.sh,
 //! PyPI glance==15.0.2, its v1 API; tests/it/common/glance.rs), checked in its log.
 //!
-//! MOCKED (the only mock here, and why): Keystone's v2.0 token call (scripts/fakeglance.py answers
+//! MOCKED (the only mock here, and why): Keystone's v2.0 token call (scripts/fakekeystone2.py answers
 //! it, and serves no image): before the images Juno's conductor asks Keystone v2.0 for an admin
 //! token (even with `noauth`), and the real Keystone of the tests (30.0.0) has no v2.0 API any more.
 
@@ -19,8 +19,8 @@ use std::time::Instant;
 use crate::common::glance::Glance;
 use crate::common::ironic::{start_ironic, IronicOptions, Release};
 use crate::common::juno::{
-    cli, dbsync, fake_glance, juno_venv, nova_db, small_cloud, small_cloud_machines, wait_for, IMAGE, KERNEL, KERNEL_I,
-    RAMDISK, RAMDISK_I,
+    cli, dbsync, juno_venv, keystone_v2_token, nova_db, small_cloud, small_cloud_machines, wait_for, IMAGE, KERNEL,
+    KERNEL_I, RAMDISK, RAMDISK_I,
 };
 use crate::common::ports::port;
 use crate::common::{server_env, Backend, TestDb, IRONIC_VENV};
@@ -47,9 +47,8 @@ async fn juno_conductor_takes_the_migrated_nodes_over() {
     // the machines: node 1 free and off, node 3's running, node 6's stopped
     let bmcs = small_cloud_machines(&ironic_venv, &BMCS);
     let Some(glance) = Glance::start(&[]).await else { return };
-    let images = tempfile::tempdir().unwrap();
     let token_port = port();
-    let token = fake_glance(images.path(), token_port).await;
+    let token = keystone_v2_token(token_port).await;
     let juno = start_ironic(IronicOptions {
         keystone_v2_port: Some(token_port),
         ..IronicOptions::juno(&venv, &tgt.admin_url, Release::JunoAllInOne { glance_port: glance.port })

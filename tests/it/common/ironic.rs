@@ -27,7 +27,7 @@ pub enum Release {
     /// Juno's `ironic-api` alone (reads need no conductor), from the Juno venv.
     JunoApi,
     /// Juno's API and conductor in one process (`juno.sh allinone-fg`), its Glance (and Keystone
-    /// v2.0 token call) on 127.0.0.1:`glance_port` (a fake one, scripts/fakeglance.py).
+    /// v2.0 token call, unless `keystone_v2_port` says where) on 127.0.0.1:`glance_port`.
     JunoAllInOne { glance_port: u16 },
 }
 
