@@ -31,16 +31,16 @@
 //!   machine on. It ends there: nothing calls back (node 1 is a power state only, and no Juno deploy
 //!   ramdisk is built here), so the instance stays BUILD/spawning.
 //!
-//! - Glance: a real one (scripts/glance.sh: PyPI glance==15.0.2, its v1 API, SQLite, file store)
-//!   holds the images (the VM's real kernel and initramfs as the instance image's) and serves them to
-//!   Juno's conductor (takeover, deploy) and to Nova (boot).
+//! Glance is a real one (scripts/glance.sh: PyPI glance==15.0.2, its v1 API, SQLite, file store): it
+//! holds the images (the VM's real kernel and initramfs as the instance image's) and serves them to
+//! Juno's conductor (takeover, deploy) and to Nova (boot); checked in its log.
 //!
 //! MOCKED: Keystone v2.0's token call, which Juno's conductor makes before it asks Glance for images
 //! (scripts/fakekeystone2.py answers it, and is checked to serve no image): the Keystone of the tests
 //! (30.0.0) has no v2.0. Nodes 1 and 6 are BMCs with a power state only. Not real either: Neutron
 //! (nova-network's FlatManager answers Nova's network calls), the broker (oslo.messaging's fake
 //! transport inside the one process), Keystone for Nova's API and Glance (noauth), and Glance is
-//! Pike's, not Juno's (PyPI has none older).
+//! Pike's, not Juno's (the package index offers none older).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
