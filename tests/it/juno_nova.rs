@@ -28,8 +28,10 @@
 //!   cpu_arch): of the two free nodes the scheduler (IronicHostManager, Exact* filters) picks node 1,
 //!   whose cpus, memory_mb and local_gb are the flavor's (node 6 is smaller); Ironic takes the deploy
 //!   (instance_info, the flavor's deploy kernel and ramdisk, `wait call-back`) and powers node 1's
-//!   machine on. It ends there: nothing calls back (node 1 is a power state only, and no Juno deploy
-//!   ramdisk is built here), so the instance stays BUILD/spawning.
+//!   machine on: a QEMU VM too, which PXE-boots Juno's deploy config, the deploy kernel from Glance
+//!   (its command line on the console, naming the deployment and Ironic's API). It ends there: the
+//!   deploy ramdisk is bootvm.sh's initramfs, not Juno's (none is built here), so nothing calls back
+//!   and the instance stays BUILD/spawning.
 //!
 //! Glance is a real one (scripts/glance.sh: PyPI glance==15.0.2, its v1 API, SQLite, file store): it
 //! holds the images (the VM's real kernel and initramfs as the instance image's) and serves them to
@@ -37,7 +39,7 @@
 //!
 //! MOCKED: Keystone v2.0's token call, which Juno's conductor makes before it asks Glance for images
 //! (scripts/fakekeystone2.py answers it, and is checked to serve no image): the Keystone of the tests
-//! (30.0.0) has no v2.0. Nodes 1 and 6 are BMCs with a power state only. Not real either: Neutron
+//! (30.0.0) has no v2.0. Node 6's BMC is a power state only. Not real either: Neutron
 //! (nova-network's FlatManager answers Nova's network calls), the broker (oslo.messaging's fake
 //! transport inside the one process), Keystone for Nova's API and Glance (noauth), and Glance is
 //! Pike's, not Juno's (the package index offers none older).
@@ -67,23 +69,27 @@ const BOOT_DIR: &str = "BM2IRONIC_TEST_BOOT_DIR";
 /// baremetal's were.
 const APPEND: &str = "nofb nomodeset vga=normal console=ttyS0";
 
-/// Node 3's machine: a QEMU VM (running) behind its BMC, PXE-booting from the TFTP root `net`.
-fn instance_machine(venv: &Path, boot: &Path, work: &Path, net: &Path) -> Bmc {
+/// Node `id`'s machine: a QEMU VM behind its BMC (on 127.0.26.2x, port 623), powered `power`,
+/// PXE-booting from the TFTP root `net` (its files in `work/vm<id>`).
+fn vm_machine(venv: &Path, boot: &Path, work: &Path, net: &Path, id: i64, power: &str) -> Bmc {
     let accel = std::fs::read_to_string(boot.join("accel")).map(|a| a.trim().to_string()).unwrap_or("tcg".into());
-    std::fs::copy(boot.join("disk.img"), work.join("disk.img")).unwrap();
+    let dir = work.join(format!("vm{id}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(boot.join("disk.img"), dir.join("disk.img")).unwrap();
     for f in ["pxelinux.0", "ldlinux.c32"] {
         std::fs::copy(boot.join(f), net.join(f)).unwrap();
     }
-    let mut o = BmcOptions::new(venv, "bmc-pass-3").at(BMCS[1], 623).power("on");
+    let addr = BMCS[[1, 3, 6].iter().position(|n| *n == id).unwrap()];
+    let mut o = BmcOptions::new(venv, &format!("bmc-pass-{id}")).at(addr, 623).power(power);
     o.vm = Some(Vm {
-        dir: work.join("vm"),
-        disk: work.join("disk.img"),
+        dir: dir.clone(),
+        disk: dir.join("disk.img"),
         tftp: net.to_path_buf(),
-        // node 3's first NIC (Fixture::generated)
-        mac: "52:55:00:00:00:03".into(),
+        // the node's first NIC (Fixture::generated)
+        mac: format!("52:55:00:00:00:{id:02x}"),
         accel,
     });
-    o.stderr = Some(work.join("bmc.stderr"));
+    o.stderr = Some(dir.join("bmc.stderr"));
     Bmc::start(o)
 }
 
@@ -145,18 +151,26 @@ async fn juno_nova_runs_the_migrated_cloud() {
     )
     .unwrap();
     migrate(&src, &nova, &tgt, &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK], tree.path()).await;
-    // the machines: node 1's and 6's BMCs power states only (off), node 3's a QEMU VM, running; the
-    // network's TFTP root `net` (QEMU's own TFTP server) serves Juno's once it has taken over
+    // the machines: node 3's a QEMU VM, running; node 1's one too, off (the free node `nova boot`
+    // deploys); node 6's BMC a power state only, off. The network's TFTP root `net` (QEMU's own TFTP
+    // server) serves Juno's once it has taken over
     let work = tempfile::tempdir().unwrap();
     let net = work.path().join("net");
     std::fs::create_dir_all(&net).unwrap();
-    let m3 = instance_machine(&ironic_venv, &boot, work.path(), &net);
-    let bmc = |i: usize, id: i64| Bmc::start(BmcOptions::new(&ironic_venv, &format!("bmc-pass-{id}")).at(BMCS[i], 623));
-    let bmcs = [bmc(0, 1), bmc(2, 6)];
+    let m3 = vm_machine(&ironic_venv, &boot, work.path(), &net, 3, "on");
+    let m1 = vm_machine(&ironic_venv, &boot, work.path(), &net, 1, "off");
+    let m6 = Bmc::start(BmcOptions::new(&ironic_venv, "bmc-pass-6").at(BMCS[2], 623));
+    let bmcs = [m1, m6];
     m3.wait_power("on");
     // Glance, real: the instance image's kernel and ramdisk are the VM's own (bootvm.sh); the fake
     // answers only the Keystone v2.0 token call Juno's conductor makes first
-    let served = [(KERNEL_I, boot.join("vmlinuz")), (RAMDISK_I, boot.join("initramfs"))];
+    // and so are the deploy kernel and ramdisk (what node 1's VM boots at `nova boot`)
+    let served = [
+        (KERNEL_I, boot.join("vmlinuz")),
+        (RAMDISK_I, boot.join("initramfs")),
+        (KERNEL, boot.join("vmlinuz")),
+        (RAMDISK, boot.join("initramfs")),
+    ];
     let served: Vec<(&str, &Path)> = served.iter().map(|(i, p)| (*i, p.as_path())).collect();
     let Some(glance) = Glance::start(&served).await else { return };
     let glance_port = glance.port;
@@ -190,7 +204,7 @@ async fn juno_nova_runs_the_migrated_cloud() {
     assert!(out.success(), "juno-boot: {}", out.text());
     let cfg3 = std::fs::read_to_string(tftp.join(node_uuid(3)).join("config")).unwrap();
     assert!(cfg3.starts_with("default boot\n") && cfg3.contains(&format!("root=UUID={root_uuid} ro")), "{cfg3}");
-    let vm = work.path().join("vm");
+    let vm = work.path().join("vm3");
     assert_eq!(markers(&vm, &marker), 0, "the VM booted the instance before anything pointed it at a config");
     let nodes = [1, 3, 6].map(node_uuid);
     let plane = NovaPlane::start(&nova, &juno.base, &format!("127.0.0.1:{glance_port}"), &nodes).await;
@@ -362,6 +376,28 @@ async fn juno_nova_runs_the_migrated_cloud() {
     let others = tgt.scalar_i64(&format!("SELECT COUNT(*) FROM nodes WHERE instance_uuid = '{new}'")).await;
     assert_eq!(others, 1, "one node has the new instance");
     eprintln!("nova boot: scheduled onto node 1 and its deploy started {:?} after the call", t.elapsed());
+    // node 1's VM PXE-boots Juno's deploy config: the deploy kernel from Glance, its command line
+    // naming this deploy (deployment_id = the node, the Ironic API to call back)
+    let deploy = format!("deployment_id={}", node_uuid(1));
+    let console = work.path().join("vm1/console.log");
+    let t = Instant::now();
+    loop {
+        let c = String::from_utf8_lossy(&std::fs::read(&console).unwrap_or_default()).into_owned();
+        if let Some(line) = c.lines().find(|l| l.contains("Command line:") && l.contains(&deploy)) {
+            assert!(
+                line.contains(&format!("ironic_api_url={}", juno.base)) && line.contains("console=ttyS0"),
+                "{line}"
+            );
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(240),
+            "node 1's VM did not boot the deploy kernel:\n{}",
+            c.chars().rev().take(1500).collect::<String>().chars().rev().collect::<String>()
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    eprintln!("nova boot: node 1's VM booted the deploy kernel {:?} after the deploy started", t.elapsed());
     // Glance served every image (Juno's conductor at the takeover and the deploy, Nova's API at the
     // boot); the fake only the token
     let served = glance.api_log();
