@@ -75,8 +75,8 @@ echo "== the real clients, each in a cached venv, installed meanwhile: the opens
 timed "clients: osc, novaclient, nova 34 venvs (background)" bash -c 'scripts/clients.sh osc && scripts/novaclient.sh install >/tmp/bm2ironic-novaclient.out && scripts/nova.sh install >/tmp/bm2ironic-nova.out' >/tmp/bm2ironic-clients.log 2>&1 &
 CLIENTS=$!
 
-echo "== the real Juno Ironic and nova-compute (2014.2 from their sources, scripts/juno.sh; docs/juno.md): their Python 2.7 venvs and a Juno Nova schema, made meanwhile =="
-timed "juno: Ironic and Nova 2014.2 venvs (background)" bash -c 'scripts/juno.sh env && scripts/juno.sh nova-env && scripts/juno.sh nova-schema >/dev/null' >/tmp/bm2ironic-juno.env 2>/tmp/bm2ironic-juno.log &
+echo "== the real Juno Ironic and Nova (2014.2 from their sources, scripts/juno.sh; docs/juno.md) and a real Glance (PyPI glance==15.0.2, scripts/glance.sh): their Python 2.7 venvs and a Juno Nova schema, made meanwhile =="
+timed "juno: Ironic and Nova 2014.2 venvs, Glance 15.0.2 (background)" bash -c 'scripts/juno.sh env && scripts/juno.sh nova-env && scripts/juno.sh nova-schema >/dev/null && scripts/glance.sh env' >/tmp/bm2ironic-juno.env 2>/tmp/bm2ironic-juno.log &
 JUNO=$!
 
 echo "== real Ironic (PyPI ironic==39.0.0): venv, and its schema from ironic-dbsync upgrade on both servers =="
@@ -94,7 +94,7 @@ export BM2IRONIC_TEST_NOVA_VENV
 wait "$GALERA" || { cat /tmp/bm2ironic-galera.log >&2; echo "starting the Galera cluster failed" >&2; exit 1; }
 setup "reading the Galera cluster's settings" cat /tmp/bm2ironic-galera.env   # sets BM2IRONIC_TEST_GALERA: the galera:: tests run
 wait "$JUNO" || { cat /tmp/bm2ironic-juno.log >&2; echo "test.sh: installing the Juno Ironic or nova-compute failed (scripts/juno.sh; where its sources come from: docs/juno.md): stopping" >&2; exit 1; }
-setup "reading the Juno Ironic's venv" cat /tmp/bm2ironic-juno.env   # sets BM2IRONIC_TEST_JUNO_VENV and _JUNO_NOVA_VENV: the juno*:: tests run
+setup "reading the Juno Ironic's venv" cat /tmp/bm2ironic-juno.env   # sets BM2IRONIC_TEST_JUNO_VENV, _JUNO_NOVA_VENV and _GLANCE_VENV: the juno*:: tests run
 wait "$BOOTVM" || { cat /tmp/bm2ironic-bootvm.log >&2; echo "test.sh: building the boot test machine failed (scripts/bootvm.sh): stopping" >&2; exit 1; }
 setup "reading the boot test machine's settings" cat /tmp/bm2ironic-bootvm.env   # sets BM2IRONIC_TEST_BOOT_DIR: the boot:: test runs
 

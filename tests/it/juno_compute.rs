@@ -8,90 +8,26 @@
 //! is rebuilt or deleted, no power action reaches a BMC; then a machine powered off at its BMC
 //! (`ipmitool power off`) ends with its instance `stopped` / power_state 4 (shutdown) in Nova.
 //!
-//! MOCKED: only on the Juno side, Glance and Keystone v2.0's token call (scripts/fakeglance.py,
-//! as in juno_takeover.rs and for the same reason: Juno's conductor fetches the images at the
-//! takeover; no Glance runs here, and Keystone 30 has no v2.0).
+//! On the Juno side Juno's conductor fetches the images at the takeover from a real Glance
+//! (scripts/glance.sh, PyPI glance==15.0.2). MOCKED: only on the Juno side, Keystone v2.0's token
+//! call (scripts/fakekeystone2.py, as in juno_takeover.rs and for the same reason: Keystone 30 has no
+//! v2.0).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::common::bmc::Bmc;
+use crate::common::glance::Glance;
 use crate::common::ironic::{start_ironic, IronicOptions, Release};
 use crate::common::juno::{
-    dbsync, fake_glance, juno_nova_sh, juno_nova_venv, juno_venv, small_cloud, small_cloud_machines, wait_for, IMAGE,
+    dbsync, juno_nova_sh, juno_nova_venv, juno_venv, keystone_v2_token, small_cloud, small_cloud_machines, wait_for,
     KERNEL, RAMDISK,
 };
+use crate::common::nova::{instance_uuid as instance, juno_nova_db, migrate, node_uuid as uuid, HOST};
 use crate::common::ports::port;
 use crate::common::process::Guard;
-use crate::common::{bm, server_env, Backend, Outcome, TestDb, IRONIC_VENV};
-/// The compute host nova baremetal's nova-compute ran as, and the Ironic driver's nova-compute runs as.
-const HOST: &str = "bm-compute-1";
-const TS: &str = "'2014-11-20 10:00:00'";
-
-fn uuid(id: i64) -> String {
-    format!("bbbbbbbb-0000-4000-8000-{id:012}")
-}
-fn instance(id: i64) -> String {
-    format!("aaaaaaaa-0000-4000-8000-{id:012}")
-}
-
-/// A Juno Nova database: the schema Juno's `nova-manage db sync` made (`juno.sh nova-schema`,
-/// copied), with what nova baremetal left: its nova-compute service (stopped long ago), the
-/// compute_nodes rows of the baremetal driver, a baremetal flavor, and the instances of nodes 3
-/// (active, running) and 6 (stopped).
-async fn juno_nova_db() -> TestDb {
-    let out = Outcome::from(juno_nova_sh().arg("nova-schema").output().unwrap());
-    assert!(out.success(), "juno.sh nova-schema: {}", out.text());
-    let schema = out.stdout.trim().to_string();
-    let t = TestDb::create(Backend::Sqlite, "jcnova").await.unwrap();
-    std::fs::copy(&schema, t.admin_url.trim_start_matches("sqlite://")).unwrap();
-    let mut sql = vec![
-        format!("INSERT INTO services (created_at, updated_at, id, host, \"binary\", topic, report_count, disabled, deleted) VALUES ({TS}, {TS}, 1, '{HOST}', 'nova-compute', 'compute', 100, 0, 0)"),
-        format!("INSERT INTO instance_types (created_at, name, id, memory_mb, vcpus, swap, flavorid, rxtx_factor, root_gb, ephemeral_gb, disabled, is_public, deleted) VALUES ({TS}, 'baremetal', 6, 16384, 8, 0, 'bm1', 1.0, 40, 0, 0, 1, 0)"),
-        format!("INSERT INTO instance_type_extra_specs (created_at, instance_type_id, \"key\", value, deleted) VALUES ({TS}, 6, 'cpu_arch', 'x86_64', 0), ({TS}, 6, 'baremetal:deploy_kernel_id', 'old-nova-bm-kernel', 0), ({TS}, 6, 'baremetal:deploy_ramdisk_id', 'old-nova-bm-ramdisk', 0)"),
-    ];
-    for id in [1, 3, 6] {
-        let used = id != 1;
-        sql.push(format!(
-            "INSERT INTO compute_nodes (created_at, updated_at, service_id, vcpus, memory_mb, local_gb, vcpus_used, memory_mb_used, local_gb_used, hypervisor_type, hypervisor_version, cpu_info, free_ram_mb, free_disk_gb, current_workload, running_vms, hypervisor_hostname, deleted) VALUES ({TS}, {TS}, 1, 8, 16384, 500, {}, {}, {}, 'baremetal', 1, 'baremetal cpu', 0, 0, 0, {}, '{}', 0)",
-            if used { 8 } else { 0 },
-            if used { 16384 } else { 0 },
-            if used { 40 } else { 0 },
-            u8::from(used),
-            uuid(id)
-        ));
-    }
-    for (id, vm, power) in [(3, "active", 1), (6, "stopped", 4)] {
-        let u = instance(id);
-        sql.push(format!(
-            "INSERT INTO instances (created_at, updated_at, user_id, project_id, image_ref, launch_index, power_state, vm_state, task_state, memory_mb, vcpus, root_gb, ephemeral_gb, hostname, host, node, launched_on, display_name, instance_type_id, uuid, launched_at, scheduled_at, locked, shutdown_terminate, disable_terminate, cleaned, deleted, config_drive, architecture, os_type, reservation_id, progress) VALUES ({TS}, {TS}, 'demo-user', 'demo-project', '{IMAGE}', 0, {power}, '{vm}', NULL, 16384, 8, 40, 0, 'bm-instance-{id}', '{HOST}', '{}', '{HOST}', 'bm-instance-{id}', 6, '{u}', {TS}, {TS}, 0, 0, 0, 0, 0, '', 'x86_64', 'linux', 'r-bm00000{id}', 0)",
-            uuid(id)
-        ));
-        sql.push(format!("INSERT INTO instance_info_caches (created_at, network_info, instance_uuid, deleted) VALUES ({TS}, '[]', '{u}', 0)"));
-        sql.push(format!("INSERT INTO instance_extra (created_at, deleted, instance_uuid) VALUES ({TS}, 0, '{u}')"));
-        for (k, v) in [
-            ("instance_type_id", "6"),
-            ("instance_type_name", "baremetal"),
-            ("instance_type_memory_mb", "16384"),
-            ("instance_type_vcpus", "8"),
-            ("instance_type_root_gb", "40"),
-            ("instance_type_ephemeral_gb", "0"),
-            ("instance_type_flavorid", "bm1"),
-            ("instance_type_swap", "0"),
-            ("instance_type_rxtx_factor", "1.0"),
-            ("instance_type_vcpu_weight", "NULL"),
-            ("image_base_image_ref", IMAGE),
-        ] {
-            let v = if v == "NULL" { v.to_string() } else { format!("'{v}'") };
-            sql.push(format!("INSERT INTO instance_system_metadata (created_at, instance_uuid, \"key\", value, deleted) VALUES ({TS}, '{u}', '{k}', {v}, 0)"));
-        }
-    }
-    for s in sql {
-        t.exec(&s).await;
-    }
-    t
-}
+use crate::common::{server_env, Backend, Outcome, TestDb, IRONIC_VENV};
 
 /// Juno's nova-compute on `nova` against the Ironic API `ironic_url`; its work dir.
 fn nova_compute(nova: &TestDb, ironic_url: &str, dir: &Path) -> Guard {
@@ -167,17 +103,6 @@ async fn nova_takes_over(nova: &TestDb, tgt: &TestDb, ironic: &str, bmcs: &[Bmc]
     eprintln!("{what}: instance stopped {took:?} after the BMC's power off; {:?} in all", t0.elapsed());
 }
 
-/// bm2ironic migrates the small cloud (and the flavors); `tree`: the copy of nova baremetal's TFTP
-/// tree its instances' next boot is learned from (it must outlive the test: Ironic 39 reads it).
-async fn migrate(src: &TestDb, nova: &TestDb, tgt: &TestDb, args: &[&str], tree: &Path) {
-    let run = |a: &[&str]| bm(a).args(args).source(src).env("BM2IRONIC_NOVA_DB", &nova.admin_url).target(tgt).run();
-    let out = run(&["flavors", "--apply", "--yes"]);
-    assert!(out.success(), "flavors: {}", out.text());
-    let tree = tree.to_str().unwrap();
-    let out = run(&["migrate", "--via", "db", "--yes", "--default-arch", "x86_64", "--tftp-root", tree]);
-    assert!(out.success(), "migrate: {}", out.text());
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn juno_nova_compute_takes_over_on_juno_ironic() {
     let Some(venv) = juno_venv() else { return };
@@ -191,14 +116,15 @@ async fn juno_nova_compute_takes_over_on_juno_ironic() {
     small_cloud(&addrs).write_tftp_tree(tree.path()).unwrap();
     migrate(&src, &nova, &tgt, &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK], tree.path()).await;
     let bmcs = small_cloud_machines(&ironic_venv, &addrs);
-    let images = tempfile::tempdir().unwrap();
-    let glance_port = port();
-    let _glance = fake_glance(images.path(), glance_port).await;
+    let Some(glance) = Glance::start(&[]).await else { return };
+    let token_port = port();
+    let _token = keystone_v2_token(token_port).await;
     // Juno's default puts a machine found off back on (force_power_state_during_sync): off here, so
     // that a machine switched off stays off and Nova hears of it (docs/juno.md)
     let juno = start_ironic(IronicOptions {
         force_power_sync: Some(false),
-        ..IronicOptions::juno(&venv, &tgt.admin_url, Release::JunoAllInOne { glance_port })
+        keystone_v2_port: Some(token_port),
+        ..IronicOptions::juno(&venv, &tgt.admin_url, Release::JunoAllInOne { glance_port: glance.port })
     })
     .await;
     wait_for(&tgt, "SELECT CASE WHEN COUNT(*) = 2 THEN 1 ELSE 0 END FROM nodes WHERE conductor_affinity IS NOT NULL AND power_state IS NOT NULL", 45, "Juno's takeover", &juno.log_path()).await;

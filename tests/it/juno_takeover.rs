@@ -5,19 +5,22 @@
 //! config written, images fetched), every node's power state is read from its BMC (on/off as the
 //! machine), no `last_error`, and no power action reaches a BMC.
 //!
-//! MOCKED (the only mock here, and why): Glance and Keystone's v2.0 token call, one small server
-//! (scripts/fakeglance.py). Juno's `pxe` takeover (`PXEDeploy.prepare`) asks Glance for the image's
-//! kernel and ramdisk ids and downloads the deploy and instance kernels and ramdisks; before that its
-//! conductor asks Keystone v2.0 for an admin token (even with `noauth`). No Glance runs here, and the
-//! real Keystone of the tests (30.0.0) has no v2.0 API any more.
+//! Juno's `pxe` takeover (`PXEDeploy.prepare`) asks Glance for the image's kernel and ramdisk ids and
+//! downloads the deploy and instance kernels and ramdisks: from a real Glance (scripts/glance.sh,
+//! PyPI glance==15.0.2, its v1 API; tests/it/common/glance.rs), checked in its log.
+//!
+//! MOCKED (the only mock here, and why): Keystone's v2.0 token call (scripts/fakekeystone2.py answers
+//! it, and serves no image): before the images Juno's conductor asks Keystone v2.0 for an admin
+//! token (even with `noauth`), and the real Keystone of the tests (30.0.0) has no v2.0 API any more.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::common::glance::Glance;
 use crate::common::ironic::{start_ironic, IronicOptions, Release};
 use crate::common::juno::{
-    cli, dbsync, fake_glance, juno_venv, nova_db, small_cloud, small_cloud_machines, wait_for, IMAGE, KERNEL, KERNEL_I,
-    RAMDISK, RAMDISK_I,
+    cli, dbsync, juno_venv, keystone_v2_token, nova_db, small_cloud, small_cloud_machines, wait_for, IMAGE, KERNEL,
+    KERNEL_I, RAMDISK, RAMDISK_I,
 };
 use crate::common::ports::port;
 use crate::common::{server_env, Backend, TestDb, IRONIC_VENV};
@@ -43,10 +46,14 @@ async fn juno_conductor_takes_the_migrated_nodes_over() {
 
     // the machines: node 1 free and off, node 3's running, node 6's stopped
     let bmcs = small_cloud_machines(&ironic_venv, &BMCS);
-    let images = tempfile::tempdir().unwrap();
-    let glance_port = port();
-    let glance = fake_glance(images.path(), glance_port).await;
-    let juno = start_ironic(IronicOptions::juno(&venv, &tgt.admin_url, Release::JunoAllInOne { glance_port })).await;
+    let Some(glance) = Glance::start(&[]).await else { return };
+    let token_port = port();
+    let token = keystone_v2_token(token_port).await;
+    let juno = start_ironic(IronicOptions {
+        keystone_v2_port: Some(token_port),
+        ..IronicOptions::juno(&venv, &tgt.admin_url, Release::JunoAllInOne { glance_port: glance.port })
+    })
+    .await;
     let dir = juno.dir.clone();
     let log = juno.log_path();
 
@@ -106,11 +113,13 @@ async fn juno_conductor_takes_the_migrated_nodes_over() {
         let link = dir.join(format!("tftpboot/pxelinux.cfg/01-52-55-{k:02x}-00-00-{id:02x}"));
         assert_eq!(std::fs::read_link(&link).unwrap(), dir.join("tftpboot").join(uuid(id)).join("config"));
     }
-    let asked = glance.said();
+    let served = glance.api_log();
     for id in [KERNEL, RAMDISK, KERNEL_I, RAMDISK_I] {
-        assert!(asked.contains(&format!("GET /v1/images/{id}")), "{id} fetched: {asked:?}");
+        assert!(served.contains(&format!("\"GET /v1/images/{id} ")), "{id} not fetched from Glance");
     }
+    let asked = token.said();
     assert!(asked.iter().any(|l| l == "POST /v2.0/tokens"), "the admin token: {asked:?}");
+    assert!(!asked.iter().any(|l| l.contains("/v1/images")), "the fake served an image: {asked:?}");
     let l = std::fs::read_to_string(&log).unwrap();
     assert!(!l.contains(" ERROR ") && !l.contains("Traceback"), "Juno's log has errors:\n{l}");
     juno_boot_fixes_the_next_boot(logs.path(), &src, &nova, &tgt, &dir.join("tftpboot"));

@@ -23,6 +23,7 @@ mod hosts;
 mod inventory;
 mod juno;
 mod juno_compute;
+mod juno_nova;
 mod juno_takeover;
 mod keystone;
 mod migrate;

@@ -40,7 +40,9 @@ macro_rules! bound {
                 Val::Int(x) => q.bind(x),
                 Val::Bool(x) => q.bind(x),
                 Val::Text(x) => q.bind(x),
-                Val::Time(x) => q.bind(x),
+                // microseconds at most: what Nova's and Ironic's SQLAlchemy read back (on SQLite a
+                // time is text, and SQLAlchemy 0.9 takes 9 digits of nanoseconds for microseconds)
+                Val::Time(x) => q.bind(x.as_ref().map(|t| chrono::SubsecRound::trunc_subsecs(*t, 6))),
             };
         }
         q

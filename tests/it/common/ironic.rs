@@ -27,7 +27,7 @@ pub enum Release {
     /// Juno's `ironic-api` alone (reads need no conductor), from the Juno venv.
     JunoApi,
     /// Juno's API and conductor in one process (`juno.sh allinone-fg`), its Glance (and Keystone
-    /// v2.0 token call) on 127.0.0.1:`glance_port` (a fake one, scripts/fakeglance.py).
+    /// v2.0 token call, unless `keystone_v2_port` says where) on 127.0.0.1:`glance_port`.
     JunoAllInOne { glance_port: u16 },
 }
 
@@ -58,6 +58,11 @@ pub struct IronicOptions {
     pub file_paths: Option<PathBuf>,
     /// Where pxelinux.0 and ldlinux.c32 are copied from into its TFTP root (Ironic 39).
     pub pxe_loaders: Option<PathBuf>,
+    /// `[pxe] pxe_append_params` (Juno's all-in-one); None: Juno's default.
+    pub pxe_append: Option<String>,
+    /// The port of the Keystone v2.0 token call (Juno's all-in-one); None: the Glance's port (the fake
+    /// Glance answers both).
+    pub keystone_v2_port: Option<u16>,
 }
 
 impl IronicOptions {
@@ -75,6 +80,8 @@ impl IronicOptions {
             force_power_sync: None,
             file_paths: None,
             pxe_loaders: None,
+            pxe_append: None,
+            keystone_v2_port: None,
         }
     }
 
@@ -130,6 +137,12 @@ pub async fn start_ironic(o: IronicOptions) -> Ironic {
                 .env("BM2_JUNO_SYNC_INTERVAL", o.sync_interval.unwrap_or(2).to_string());
             if let Some(f) = o.force_power_sync {
                 c.env("BM2_JUNO_FORCE_POWER_SYNC", f.to_string());
+            }
+            if let Some(a) = &o.pxe_append {
+                c.env("BM2_JUNO_PXE_APPEND", a);
+            }
+            if let Some(k) = o.keystone_v2_port {
+                c.env("BM2_JUNO_KEYSTONE_V2", format!("127.0.0.1:{k}"));
             }
             let g = Guard::spawn(c.stdout(Stdio::null()).stderr(Stdio::null()));
             (g, base.join(format!("allinone-{port}")))

@@ -1,14 +1,14 @@
 //! What the tests of the real Juno Ironic and nova-compute (2014.2, scripts/juno.sh; docs/juno.md)
 //! share: the Juno venvs, `juno.sh`, a database with the schema Juno's own `ironic-dbsync` makes, the
 //! small clouds they migrate and the Nova database beside them, bm2ironic with those given, the fake
-//! Glance (scripts/fakeglance.py) Juno's takeover fetches images from, and waiting on a database.
+//! Keystone v2.0 token call (scripts/fakekeystone2.py) Juno's conductor makes before it asks Glance
+//! for images, and waiting on a database.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bm2ironic::core::demo::fixture::Fixture;
-use serde_json::{json, Value};
 
 use super::bmc::{Bmc, BmcOptions};
 use super::cli::{bm, Bm};
@@ -140,39 +140,18 @@ pub fn cli<S: AsRef<std::ffi::OsStr>>(
     bm(["--tftp-root"]).arg(tftp_tree(logs)).args(args).logs(logs).source(src).nova(Some(nova)).target(tgt)
 }
 
-/// Image ids of the fake Glance: the instances' images and their kernel and ramdisk.
+/// Image ids in Glance (common/glance.rs): the instances' image and its kernel and ramdisk.
 pub const IMAGE: &str = "11111111-0000-4000-8000-00000000000a";
 pub const KERNEL_I: &str = "11111111-0000-4000-8000-00000000000b";
 pub const RAMDISK_I: &str = "11111111-0000-4000-8000-00000000000c";
 
-/// The fake Glance (and Keystone v2.0 token) on 127.0.0.1:`port`, serving small files from `dir`.
-pub async fn fake_glance(dir: &Path, port: u16) -> Guard {
-    let mut catalog = serde_json::Map::new();
-    for (id, props) in [
-        (KERNEL, json!({})),
-        (RAMDISK, json!({})),
-        (KERNEL_I, json!({})),
-        (RAMDISK_I, json!({})),
-        (IMAGE, json!({"kernel_id": KERNEL_I, "ramdisk_id": RAMDISK_I})),
-    ] {
-        let f = dir.join(format!("{id}.img"));
-        // 4 KiB exactly: Juno parses `qemu-img info`, and today's qemu-img writes a fractional size
-        // as "1.5 KiB", which Juno's parser (made for 2014's "1.5K") cannot read
-        let mut bytes = format!("the bytes of image {id}\n").into_bytes();
-        bytes.resize(4096, b'.');
-        std::fs::write(&f, bytes).unwrap();
-        catalog.insert(id.into(), json!({"file": f, "properties": props}));
-    }
-    let cat = dir.join("catalog.json");
-    std::fs::write(&cat, Value::Object(catalog).to_string()).unwrap();
+/// The fake Keystone v2.0 token call (scripts/fakekeystone2.py) on 127.0.0.1:`port`: Juno's conductor
+/// asks it for the admin token it hands to Glance. What it was asked: `said()`.
+pub async fn keystone_v2_token(port: u16) -> Guard {
     let p = Guard::reading_stdout(
-        Command::new("python3")
-            .arg(repo_file("scripts/fakeglance.py"))
-            .arg(port.to_string())
-            .arg(cat)
-            .stderr(Stdio::null()),
+        Command::new("python3").arg(repo_file("scripts/fakekeystone2.py")).arg(port.to_string()).stderr(Stdio::null()),
     );
-    wait_port(port, "fakeglance.py").await;
+    wait_port(port, "fakekeystone2.py").await;
     p
 }
 

@@ -1,8 +1,9 @@
 //! The test harness (README.md beside this file), one module a concern: test databases (db), the
 //! machine's servers and skips (env), running the binary (cli), processes stopped when dropped
 //! (process), ports (ports), Ironic (ironic), fake BMCs (bmc), Keystone (keystone), the Juno releases
-//! (juno), the proxy (proxy), the API-load tests' world (api_load), the headless wizard (wizard), a real
-//! terminal (tmux), a machine's network boot (netboot), the upgrade rehearsal's cloud (rehearsal).
+//! (juno), a real Glance (glance), the Juno Nova control plane (nova), the proxy (proxy), the API-load
+//! tests' world (api_load), the headless wizard (wizard), a real terminal (tmux), a machine's network
+//! boot (netboot), the upgrade rehearsal's cloud (rehearsal).
 //! This file only declares them, re-exports what most tests use, and holds the macros.
 #![allow(dead_code)]
 
@@ -11,10 +12,12 @@ pub mod bmc;
 pub mod cli;
 pub mod db;
 pub mod env;
+pub mod glance;
 pub mod ironic;
 pub mod juno;
 pub mod keystone;
 pub mod netboot;
+pub mod nova;
 pub mod ports;
 pub mod process;
 pub mod proxy;

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# glance.sh: a REAL Glance for the Juno tests (#29): PyPI glance==15.0.2 (Pike, 2017) on Python 2.7, in
+# a cached venv, SQLite and the file store, no Keystone (paste's unauthenticated-context), loopback.
+# Why not Juno's own Glance (2014.2): the package index offers no glance older than 15.0.2, and
+# Juno's tag would be one more source tarball beside Nova's and Ironic's (../shared/reference/juno has
+# none). Juno's clients (python-glanceclient 0.14/0.15 in Juno's Ironic and Nova) speak Glance's v1
+# API, which Pike still serves (enable_v1_api, through glance-registry as in Juno) and Queens removed.
+#
+# Usage: scripts/glance.sh install              build the venv (cached) and print its path
+#        scripts/glance.sh env                  install, then print `export BM2IRONIC_TEST_GLANCE_VENV=...`
+#        scripts/glance.sh conf DIR API REG     write DIR/glance-api.conf, glance-registry.conf and their
+#                                               paste files (API on 127.0.0.1:API, registry on :REG),
+#                                               sync DIR/glance.sqlite with glance-manage; print DIR
+#        scripts/glance.sh api DIR              glance-api in the foreground
+#        scripts/glance.sh registry DIR         glance-registry in the foreground
+# The venv: BM2_GLANCE_VENV (default /tmp/bm2ironic-glance-venv), Python 2.7 as scripts/juno.sh finds it;
+# pins: scripts/glance-pins.txt (a pip freeze made with openstack/requirements' pike-eol constraints).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VENV=${BM2_GLANCE_VENV:-/tmp/bm2ironic-glance-venv}
+PINS=$REPO/scripts/glance-pins.txt
+SPEC="glance==15.0.2 $(sha256sum < "$PINS" | cut -c1-16)"
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONWARNINGS=ignore
+log() { echo "[glance] $*" >&2; }
+die() { echo "[glance] ERROR: $*" >&2; exit 1; }
+
+python27() {
+  local p
+  for p in "${BM2_JUNO_PYTHON:-}" "$HOME/.pyenv/versions/2.7.18/bin/python" "$(command -v python2.7 || true)"; do
+    if [ -n "$p" ] && [ -x "$p" ]; then echo "$p"; return 0; fi
+  done
+  die "no Python 2.7: set BM2_JUNO_PYTHON, or 'pyenv install 2.7.18'"
+}
+
+install() {
+  mkdir -p "$(dirname "$VENV")"
+  exec 9>"$VENV.lock"
+  flock 9
+  if [ -x "$VENV/bin/glance-api" ] && [ "$(cat "$VENV/.spec" 2>/dev/null)" = "$SPEC" ]; then
+    echo "$VENV"; return 0
+  fi
+  local t0=$SECONDS py boot; py=$(python27); boot=$(dirname "$VENV")/bm2ironic-glance-bootstrap
+  log "building $VENV: glance==15.0.2 on $("$py" -V 2>&1) (one to two minutes; cached afterwards)"
+  rm -rf "$VENV"
+  if ! PYTHONPATH=$boot "$py" -m virtualenv --version >/dev/null 2>&1; then
+    "$py" -m pip install -q --target "$boot" 'virtualenv<20.22' >&2 || die "installing virtualenv for Python 2.7 failed"
+  fi
+  PYTHONPATH=$boot "$py" -m virtualenv -q "$VENV" >/dev/null
+  "$VENV/bin/pip" install -q -c "$PINS" glance==15.0.2 PyMySQL >"$VENV.pip.log" 2>&1 \
+    || { tail -30 "$VENV.pip.log" >&2; die "pip install glance==15.0.2 failed (log: $VENV.pip.log)"; }
+  "$VENV/bin/python" -c 'import glance.api.v1.router, glance.registry.api, glance_store' \
+    || die "Glance 15.0.2 does not import"
+  echo "$SPEC" > "$VENV/.spec"
+  log "Glance 15.0.2 ready in $((SECONDS - t0)) s"
+  echo "$VENV"
+}
+
+need_venv() { [ -x "$VENV/bin/glance-api" ] || die "no Glance venv at $VENV: run '$0 install' first"; }
+
+conf() {   # DIR API_PORT REG_PORT
+  local dir=$1 api=$2 reg=$3 f port
+  need_venv
+  mkdir -p "$dir/images"
+  for f in api registry; do
+    port=$api; [ "$f" = api ] || port=$reg
+    cat > "$dir/glance-$f.conf" <<CONF
+[DEFAULT]
+bind_host = 127.0.0.1
+bind_port = $port
+# one process (no forked workers)
+workers = 0
+log_file = $dir/glance-$f.log
+# the v1 API (Juno's clients) and, as in Juno, its registry
+enable_v1_api = True
+enable_v2_api = True
+registry_host = 127.0.0.1
+registry_port = $reg
+
+[database]
+connection = sqlite:///$dir/glance.sqlite
+
+[glance_store]
+stores = file
+default_store = file
+filesystem_store_datadir = $dir/images
+
+[paste_deploy]
+config_file = $dir/glance-$f-paste.ini
+CONF
+  done
+  # no Keystone: every request gets an admin context (Glance's own unauthenticated-context filter)
+  cat > "$dir/glance-api-paste.ini" <<'PASTE'
+[pipeline:glance-api]
+pipeline = versionnegotiation unauthenticated-context rootapp
+
+[composite:rootapp]
+paste.composite_factory = glance.api:root_app_factory
+/: apiversions
+/v1: apiv1app
+/v2: apiv2app
+
+[app:apiversions]
+paste.app_factory = glance.api.versions:create_resource
+
+[app:apiv1app]
+paste.app_factory = glance.api.v1.router:API.factory
+
+[app:apiv2app]
+paste.app_factory = glance.api.v2.router:API.factory
+
+[filter:versionnegotiation]
+paste.filter_factory = glance.api.middleware.version_negotiation:VersionNegotiationFilter.factory
+
+[filter:unauthenticated-context]
+paste.filter_factory = glance.api.middleware.context:UnauthenticatedContextMiddleware.factory
+PASTE
+  cat > "$dir/glance-registry-paste.ini" <<'PASTE'
+[pipeline:glance-registry]
+pipeline = unauthenticated-context registryapp
+
+[filter:unauthenticated-context]
+paste.filter_factory = glance.api.middleware.context:UnauthenticatedContextMiddleware.factory
+
+[app:registryapp]
+paste.app_factory = glance.registry.api:API.factory
+PASTE
+  "$VENV/bin/glance-manage" --config-file "$dir/glance-api.conf" db_sync >"$dir/dbsync.log" 2>&1 \
+    || { tail -20 "$dir/dbsync.log" >&2; die "glance-manage db_sync failed (work dir $dir)"; }
+  echo "$dir"
+}
+
+case "${1:-}" in
+  install) install ;;
+  env) v=$(install); echo "export BM2IRONIC_TEST_GLANCE_VENV='$v'" ;;
+  conf) shift; conf "$@" ;;
+  api) need_venv; exec "$VENV/bin/glance-api" --config-file "${2:?usage: api DIR}/glance-api.conf" ;;
+  registry) need_venv; exec "$VENV/bin/glance-registry" --config-file "${2:?usage: registry DIR}/glance-registry.conf" ;;
+  *) sed -n '2,17p' "$0" >&2; exit 2 ;;
+esac

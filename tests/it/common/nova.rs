@@ -1,0 +1,254 @@
+//! The Juno (2014.2) Nova side of the Juno tests: a Juno Nova database holding what nova baremetal
+//! left (Juno's own `nova-manage db sync` schema, `juno.sh nova-schema`), bm2ironic migrating the
+//! small cloud and its flavors, and the REAL Juno Nova control plane on the nova.conf `bm2ironic
+//! config --target juno` writes: nova-api, nova-conductor, nova-scheduler and nova-compute in one
+//! process (`juno.sh nova-all`, scripts/juno-nova-all.py: oslo.messaging's fake transport, no broker),
+//! operated through Juno's own `nova` command (python-novaclient 2.20.0, from the Nova venv).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::cli::{bm, Outcome};
+use super::db::{Backend, TestDb};
+use super::juno::{juno_nova_sh, wait_for, IMAGE, JUNO_NOVA_VENV};
+use super::ports::port;
+use super::process::{wait_port, Guard};
+
+/// The compute host nova baremetal's nova-compute ran as, and the Ironic driver's nova-compute runs as.
+pub const HOST: &str = "bm-compute-1";
+const TS: &str = "'2014-11-20 10:00:00'";
+/// The project the migrated instances belong to (the `nova` command runs as it).
+pub const PROJECT: &str = "demo-project";
+
+/// Node `id`'s uuid in `juno::small_cloud` (nova_bm's node uuid, kept by the migration).
+pub fn node_uuid(id: i64) -> String {
+    format!("bbbbbbbb-0000-4000-8000-{id:012}")
+}
+/// The uuid of the instance on node `id`.
+pub fn instance_uuid(id: i64) -> String {
+    format!("aaaaaaaa-0000-4000-8000-{id:012}")
+}
+
+/// A Juno Nova database: the schema Juno's `nova-manage db sync` made (`juno.sh nova-schema`,
+/// copied), with what nova baremetal left: its nova-compute service (stopped long ago), the
+/// compute_nodes rows of the baremetal driver, a baremetal flavor, and the instances of nodes 3
+/// (active, running) and 6 (stopped).
+pub async fn juno_nova_db() -> TestDb {
+    let out = Outcome::from(juno_nova_sh().arg("nova-schema").output().unwrap());
+    assert!(out.success(), "juno.sh nova-schema: {}", out.text());
+    let schema = out.stdout.trim().to_string();
+    let t = TestDb::create(Backend::Sqlite, "jcnova").await.unwrap();
+    std::fs::copy(&schema, t.admin_url.trim_start_matches("sqlite://")).unwrap();
+    let mut sql = vec![
+        format!("INSERT INTO services (created_at, updated_at, id, host, \"binary\", topic, report_count, disabled, deleted) VALUES ({TS}, {TS}, 1, '{HOST}', 'nova-compute', 'compute', 100, 0, 0)"),
+        format!("INSERT INTO instance_types (created_at, name, id, memory_mb, vcpus, swap, flavorid, rxtx_factor, root_gb, ephemeral_gb, disabled, is_public, deleted) VALUES ({TS}, 'baremetal', 6, 16384, 8, 0, 'bm1', 1.0, 40, 0, 0, 1, 0)"),
+        format!("INSERT INTO instance_type_extra_specs (created_at, instance_type_id, \"key\", value, deleted) VALUES ({TS}, 6, 'cpu_arch', 'x86_64', 0), ({TS}, 6, 'baremetal:deploy_kernel_id', 'old-nova-bm-kernel', 0), ({TS}, 6, 'baremetal:deploy_ramdisk_id', 'old-nova-bm-ramdisk', 0)"),
+    ];
+    for id in [1, 3, 6] {
+        let used = id != 1;
+        sql.push(format!(
+            "INSERT INTO compute_nodes (created_at, updated_at, service_id, vcpus, memory_mb, local_gb, vcpus_used, memory_mb_used, local_gb_used, hypervisor_type, hypervisor_version, cpu_info, free_ram_mb, free_disk_gb, current_workload, running_vms, hypervisor_hostname, deleted) VALUES ({TS}, {TS}, 1, 8, 16384, 500, {}, {}, {}, 'baremetal', 1, 'baremetal cpu', 0, 0, 0, {}, '{}', 0)",
+            if used { 8 } else { 0 },
+            if used { 16384 } else { 0 },
+            if used { 40 } else { 0 },
+            u8::from(used),
+            node_uuid(id)
+        ));
+    }
+    for (id, vm, power) in [(3, "active", 1), (6, "stopped", 4)] {
+        let u = instance_uuid(id);
+        sql.push(format!(
+            "INSERT INTO instances (created_at, updated_at, user_id, project_id, image_ref, launch_index, power_state, vm_state, task_state, memory_mb, vcpus, root_gb, ephemeral_gb, hostname, host, node, launched_on, display_name, instance_type_id, uuid, launched_at, scheduled_at, locked, shutdown_terminate, disable_terminate, cleaned, deleted, config_drive, architecture, os_type, reservation_id, progress) VALUES ({TS}, {TS}, 'demo-user', '{PROJECT}', '{IMAGE}', 0, {power}, '{vm}', NULL, 16384, 8, 40, 0, 'bm-instance-{id}', '{HOST}', '{}', '{HOST}', 'bm-instance-{id}', 6, '{u}', {TS}, {TS}, 0, 0, 0, 0, 0, '', 'x86_64', 'linux', 'r-bm00000{id}', 0)",
+            node_uuid(id)
+        ));
+        sql.push(format!("INSERT INTO instance_info_caches (created_at, network_info, instance_uuid, deleted) VALUES ({TS}, '[]', '{u}', 0)"));
+        sql.push(format!("INSERT INTO instance_extra (created_at, deleted, instance_uuid) VALUES ({TS}, 0, '{u}')"));
+        for (k, v) in [
+            ("instance_type_id", "6"),
+            ("instance_type_name", "baremetal"),
+            ("instance_type_memory_mb", "16384"),
+            ("instance_type_vcpus", "8"),
+            ("instance_type_root_gb", "40"),
+            ("instance_type_ephemeral_gb", "0"),
+            ("instance_type_flavorid", "bm1"),
+            ("instance_type_swap", "0"),
+            ("instance_type_rxtx_factor", "1.0"),
+            ("instance_type_vcpu_weight", "NULL"),
+            ("image_base_image_ref", IMAGE),
+        ] {
+            let v = if v == "NULL" { v.to_string() } else { format!("'{v}'") };
+            sql.push(format!("INSERT INTO instance_system_metadata (created_at, instance_uuid, \"key\", value, deleted) VALUES ({TS}, '{u}', '{k}', {v}, 0)"));
+        }
+    }
+    for s in sql {
+        t.exec(&s).await;
+    }
+    t
+}
+
+/// bm2ironic migrates the small cloud (and the flavors) with `args`; `tree`: the copy of nova
+/// baremetal's TFTP tree its instances' next boot is learned from (it must outlive the test: an
+/// Ironic 39 reads it).
+pub async fn migrate(src: &TestDb, nova: &TestDb, tgt: &TestDb, args: &[&str], tree: &Path) {
+    let run = |a: &[&str]| bm(a).args(args).source(src).env("BM2IRONIC_NOVA_DB", &nova.admin_url).target(tgt).run();
+    let out = run(&["flavors", "--apply", "--yes"]);
+    assert!(out.success(), "flavors: {}", out.text());
+    let tree = tree.to_str().unwrap();
+    let out = run(&["migrate", "--via", "db", "--yes", "--default-arch", "x86_64", "--tftp-root", tree]);
+    assert!(out.success(), "migrate: {}", out.text());
+}
+
+/// The Juno Nova control plane (`juno.sh nova-all`), stopped when dropped.
+pub struct NovaPlane {
+    _process: Guard,
+    /// Its work dir: nova.conf, nova.log, state/.
+    pub dir: PathBuf,
+    /// The API's port on 127.0.0.1 (osapi_compute, v2, noauth).
+    pub port: u16,
+}
+
+/// The nova.conf of nova baremetal's compute host that `bm2ironic config` reads: the Nova database,
+/// Glance, the baremetal driver and its section.
+fn baremetal_nova_conf(nova: &TestDb, glance: &str) -> String {
+    format!(
+        "[DEFAULT]\nhost = {HOST}\nmy_ip = 127.0.0.1\ncompute_driver = nova.virt.baremetal.driver.BareMetalDriver\n\
+         scheduler_host_manager = nova.scheduler.baremetal_host_manager.BaremetalHostManager\n\
+         glance_api_servers = {glance}\nrpc_backend = fake\n\n[database]\nconnection = {}\n\n\
+         [baremetal]\nsql_connection = sqlite:////nonexistent/nova_bm.sqlite\ntftp_root = /tftpboot\n\
+         power_manager = nova.virt.baremetal.ipmi.IPMI\n",
+        nova.admin_url
+    )
+}
+
+impl NovaPlane {
+    /// Writes nova.conf with `bm2ironic config --target juno --ironic-noauth` from a baremetal
+    /// nova.conf on `nova` (Glance at `glance`, host:port), adds only what a test machine needs on
+    /// top (work dirs, the API's noauth and port, fast periodic tasks, nova-network's FlatManager in
+    /// place of Neutron), starts the control plane
+    /// against the Ironic API `ironic` and waits for its API and for nova-compute's compute_nodes
+    /// rows of `nodes` (the Ironic driver's).
+    pub async fn start(nova: &TestDb, ironic: &str, glance: &str, nodes: &[String]) -> NovaPlane {
+        let venv = PathBuf::from(std::env::var(JUNO_NOVA_VENV).expect("the Juno Nova venv"));
+        let src = venv.parent().unwrap().join("nova-src");
+        let dir = tempfile::tempdir().unwrap().keep();
+        let bm_conf = dir.join("baremetal-nova.conf");
+        std::fs::write(&bm_conf, baremetal_nova_conf(nova, glance)).unwrap();
+        let conf = dir.join("nova.conf");
+        let out = bm(["--nova-conf"])
+            .arg(&bm_conf)
+            .args(["--ironic-url", ironic, "config", "--target", "juno", "--ironic-noauth", "--host", HOST])
+            .arg("--write-nova")
+            .arg(&conf)
+            .run();
+        assert!(out.success(), "bm2ironic config: {}", out.text());
+        let port = port();
+        let d = dir.display();
+        let s = src.display();
+        for f in ["policy.json", "api-paste.ini"] {
+            std::fs::copy(src.join("etc/nova").join(f), dir.join(f)).unwrap();
+        }
+        let extra = format!(
+            "\n# ---- added by the tests on top of what bm2ironic config wrote: work dirs, the API (noauth, a\n\
+             # loopback port), fast periodic tasks, nova-network (FlatManager) in place of Neutron\n[DEFAULT]\n\
+             state_path = {d}/state\nlock_path = {d}/state/lock\ninstances_path = {d}/state/instances\n\
+             log_file = {d}/nova.log\ndebug = true\n\
+             default_log_levels = amqp=WARN,amqplib=WARN,boto=WARN,qpid=WARN,sqlalchemy=WARN,suds=INFO,oslo.messaging=INFO,iso8601=WARN,requests.packages.urllib3.connectionpool=WARN,urllib3.connectionpool=WARN,websocket=WARN,keystonemiddleware=WARN,routes.middleware=WARN,stevedore=WARN,ironicclient=INFO,keystoneclient=INFO,glanceclient=INFO\n\
+             auth_strategy = noauth\nenabled_apis = osapi_compute\nosapi_compute_listen = 127.0.0.1\n\
+             osapi_compute_listen_port = {port}\napi_paste_config = {d}/api-paste.ini\npolicy_file = {d}/policy.json\n\
+             api_rate_limit = false\nrootwrap_config = {s}/etc/nova/rootwrap.conf\n\
+             sync_power_state_interval = 3\nupdate_resources_interval = 3\nperiodic_fuzzy_delay = 0\n\
+             heal_instance_info_cache_interval = -1\nimage_cache_manager_interval = -1\n\
+             network_api_class = nova.network.api.API\nnetwork_manager = nova.network.manager.FlatManager\n\n[ironic]\napi_max_retries = 30\napi_retry_interval = 2\n"
+        );
+        let mut text = std::fs::read_to_string(&conf).unwrap();
+        text.push_str(&extra);
+        std::fs::write(&conf, text).unwrap();
+        for sub in ["state/lock", "state/instances"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        let process = Guard::spawn(
+            juno_nova_sh()
+                .arg("nova-all")
+                .arg(&conf)
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(dir.join("stderr.log")).unwrap()),
+        );
+        let plane = NovaPlane { _process: process, dir, port };
+        wait_port(port, "Juno nova-api").await;
+        let list = nodes.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+        let rows = format!("SELECT CASE WHEN COUNT(DISTINCT hypervisor_hostname) = {} THEN 1 ELSE 0 END FROM compute_nodes WHERE deleted = 0 AND hypervisor_type = 'ironic' AND hypervisor_hostname IN ({list})", nodes.len());
+        wait_for(nova, &rows, 90, "Juno nova-compute's compute_nodes", &plane.log()).await;
+        plane
+    }
+
+    /// nova.log (every service's).
+    pub fn log(&self) -> PathBuf {
+        self.dir.join("nova.log")
+    }
+
+    /// Juno's `nova` command (python-novaclient 2.20.0) against this API, as project `PROJECT`
+    /// (noauth: novaclient's v1-style auth call, which Juno's NoAuthMiddleware answers).
+    pub fn nova(&self, args: &[&str]) -> Outcome {
+        let venv = PathBuf::from(std::env::var(JUNO_NOVA_VENV).unwrap());
+        Outcome::of(
+            Command::new(venv.join("bin/nova"))
+                .args(args)
+                .env("OS_AUTH_URL", format!("http://127.0.0.1:{}/v2/", self.port))
+                .env("OS_USERNAME", "demo-user")
+                .env("OS_TENANT_NAME", PROJECT)
+                .env("OS_PASSWORD", "unused-noauth")
+                .env("OS_NO_CACHE", "1")
+                .env("PYTHONWARNINGS", "ignore"),
+        )
+    }
+
+    /// `nova` that must succeed; its stdout.
+    pub fn must(&self, args: &[&str]) -> String {
+        let out = self.nova(args);
+        assert!(out.success(), "nova {args:?}: {}\nlog: {}", out.text(), self.log().display());
+        out.stdout
+    }
+
+    /// The fields of `nova show --minimal ID` (name -> value, the table's two columns; no image or
+    /// flavor lookup).
+    pub fn show(&self, id: &str) -> std::collections::BTreeMap<String, String> {
+        table(&self.must(&["show", "--minimal", id]))
+    }
+
+    /// Waits until `nova show ID` has every (field, value) of `want`; the last table on timeout.
+    pub async fn wait_show(&self, id: &str, want: &[(&str, &str)], secs: u64, what: &str) -> Duration {
+        let t0 = Instant::now();
+        loop {
+            let s = self.show(id);
+            if want.iter().all(|(k, v)| s.get(*k).map(String::as_str) == Some(*v)) {
+                return t0.elapsed();
+            }
+            if t0.elapsed() > Duration::from_secs(secs) {
+                panic!("{what}: not {want:?} after {secs} s: {s:?}; log {}", self.log().display());
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+}
+
+/// The rows of a prettytable `nova` printed: the first two columns of each body row.
+pub fn table(out: &str) -> std::collections::BTreeMap<String, String> {
+    out.lines()
+        .filter(|l| l.starts_with("| "))
+        .skip(1)
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split(" | ").map(str::trim).collect();
+            (cells.len() >= 2).then(|| (cells[0].to_string(), cells[1].to_string()))
+        })
+        .collect()
+}
+
+/// Each body row of a prettytable, all its cells.
+pub fn rows(out: &str) -> Vec<Vec<String>> {
+    out.lines()
+        .filter(|l| l.starts_with("| "))
+        .skip(1)
+        .map(|l| l.trim().trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect())
+        .collect()
+}
