@@ -25,13 +25,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONWARNINGS=ignore
 log() { echo "[glance] $*" >&2; }
 die() { echo "[glance] ERROR: $*" >&2; exit 1; }
 
-python27() {
-  local p
-  for p in "${BM2_JUNO_PYTHON:-}" "$HOME/.pyenv/versions/2.7.18/bin/python" "$(command -v python2.7 || true)"; do
-    if [ -n "$p" ] && [ -x "$p" ]; then echo "$p"; return 0; fi
-  done
-  die "no Python 2.7: set BM2_JUNO_PYTHON, or 'pyenv install 2.7.18'"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib/python27.sh"
 
 install() {
   mkdir -p "$(dirname "$VENV")"

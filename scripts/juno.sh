@@ -73,13 +73,7 @@ export DISABLE_SQLALCHEMY_CEXT=1   # no optional C extensions to compile
 log() { echo "[juno] $*" >&2; }
 die() { echo "[juno] ERROR: $*" >&2; exit 1; }
 
-python27() {
-  local p
-  for p in "${BM2_JUNO_PYTHON:-}" "$HOME/.pyenv/versions/2.7.18/bin/python" "$(command -v python2.7 || true)"; do
-    if [ -n "$p" ] && [ -x "$p" ]; then echo "$p"; return 0; fi
-  done
-  die "no Python 2.7 (Juno's Ironic runs on nothing newer): set BM2_JUNO_PYTHON, or 'pyenv install 2.7.18'"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib/python27.sh"
 
 # What the venv was built from: the tarball's and the pins' digests, and the source change.
 spec() { echo "$(sha256sum < "$TARBALL" | cut -c1-16) $(sha256sum < "$PINS" | cut -c1-16) $FIX"; }

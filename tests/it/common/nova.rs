@@ -56,35 +56,79 @@ pub async fn juno_nova_db() -> TestDb {
             node_uuid(id)
         ));
     }
-    for (id, vm, power) in [(3, "active", 1), (6, "stopped", 4)] {
-        let u = instance_uuid(id);
-        sql.push(format!(
-            "INSERT INTO instances (created_at, updated_at, user_id, project_id, image_ref, launch_index, power_state, vm_state, task_state, memory_mb, vcpus, root_gb, ephemeral_gb, hostname, host, node, launched_on, display_name, instance_type_id, uuid, launched_at, scheduled_at, locked, shutdown_terminate, disable_terminate, cleaned, deleted, config_drive, architecture, os_type, reservation_id, progress) VALUES ({TS}, {TS}, 'demo-user', '{PROJECT}', '{IMAGE}', 0, {power}, '{vm}', NULL, 16384, 8, 40, 0, 'bm-instance-{id}', '{HOST}', '{}', '{HOST}', 'bm-instance-{id}', 6, '{u}', {TS}, {TS}, 0, 0, 0, 0, 0, '', 'x86_64', 'linux', 'r-bm00000{id}', 0)",
-            node_uuid(id)
-        ));
-        sql.push(format!("INSERT INTO instance_info_caches (created_at, network_info, instance_uuid, deleted) VALUES ({TS}, '[]', '{u}', 0)"));
-        sql.push(format!("INSERT INTO instance_extra (created_at, deleted, instance_uuid) VALUES ({TS}, 0, '{u}')"));
-        for (k, v) in [
-            ("instance_type_id", "6"),
-            ("instance_type_name", "baremetal"),
-            ("instance_type_memory_mb", "16384"),
-            ("instance_type_vcpus", "8"),
-            ("instance_type_root_gb", "40"),
-            ("instance_type_ephemeral_gb", "0"),
-            ("instance_type_flavorid", "bm1"),
-            ("instance_type_swap", "0"),
-            ("instance_type_rxtx_factor", "1.0"),
-            ("instance_type_vcpu_weight", "NULL"),
-            ("image_base_image_ref", IMAGE),
-        ] {
-            let v = if v == "NULL" { v.to_string() } else { format!("'{v}'") };
-            sql.push(format!("INSERT INTO instance_system_metadata (created_at, instance_uuid, \"key\", value, deleted) VALUES ({TS}, '{u}', '{k}', {v}, 0)"));
-        }
+    for (id, active) in [(3, true), (6, false)] {
+        let (u, node, name) = (instance_uuid(id), node_uuid(id), format!("bm-instance-{id}"));
+        let i = OldInstance {
+            uuid: &u,
+            node: &node,
+            host: HOST,
+            active,
+            name: &name,
+            project: PROJECT,
+            image: IMAGE,
+            flavor: ("baremetal", "bm1"),
+            root_gb: 40,
+            reservation: &format!("r-bm00000{id}"),
+        };
+        sql.extend(i.rows(TS, '"'));
     }
     for s in sql {
         t.exec(&s).await;
     }
     t
+}
+
+/// One instance as nova baremetal's nova-compute left it in a Juno Nova database, built with flavor
+/// 6 (16384 MB, 8 vCPUs): [`OldInstance::rows`] are the statements that write it.
+pub struct OldInstance<'a> {
+    pub uuid: &'a str,
+    /// its node (nova_bm's node uuid, Nova's `instances.node`)
+    pub node: &'a str,
+    /// the compute host it ran on (`host`, `launched_on`)
+    pub host: &'a str,
+    /// active and running; else stopped (power state 4, shutdown)
+    pub active: bool,
+    /// its hostname and display name
+    pub name: &'a str,
+    pub project: &'a str,
+    pub image: &'a str,
+    /// the flavor's name and flavorid
+    pub flavor: (&'a str, &'a str),
+    pub root_gb: i64,
+    pub reservation: &'a str,
+}
+
+impl OldInstance<'_> {
+    /// Its row, its info cache, its extra row, and its flavor in its system metadata as Juno keeps
+    /// it; `ts`: the time (an SQL literal), `q`: the quote of the column named `key` on the backend.
+    pub fn rows(&self, ts: &str, q: char) -> Vec<String> {
+        let OldInstance { uuid: u, node, host, name, project, image, reservation, root_gb, .. } = self;
+        let (vm, power) = if self.active { ("active", 1) } else { ("stopped", 4) };
+        let mut sql = vec![
+            format!("INSERT INTO instances (created_at, updated_at, user_id, project_id, image_ref, launch_index, power_state, vm_state, task_state, memory_mb, vcpus, root_gb, ephemeral_gb, hostname, host, node, launched_on, display_name, instance_type_id, uuid, launched_at, scheduled_at, locked, shutdown_terminate, disable_terminate, cleaned, deleted, config_drive, architecture, os_type, reservation_id, progress) VALUES ({ts}, {ts}, 'demo-user', '{project}', '{image}', 0, {power}, '{vm}', NULL, 16384, 8, {root_gb}, 0, '{name}', '{host}', '{node}', '{host}', '{name}', 6, '{u}', {ts}, {ts}, 0, 0, 0, 0, 0, '', 'x86_64', 'linux', '{reservation}', 0)"),
+            format!("INSERT INTO instance_info_caches (created_at, network_info, instance_uuid, deleted) VALUES ({ts}, '[]', '{u}', 0)"),
+            format!("INSERT INTO instance_extra (created_at, deleted, instance_uuid) VALUES ({ts}, 0, '{u}')"),
+        ];
+        let root = root_gb.to_string();
+        let meta = [
+            ("instance_type_id", Some("6")),
+            ("instance_type_name", Some(self.flavor.0)),
+            ("instance_type_memory_mb", Some("16384")),
+            ("instance_type_vcpus", Some("8")),
+            ("instance_type_root_gb", Some(root.as_str())),
+            ("instance_type_ephemeral_gb", Some("0")),
+            ("instance_type_flavorid", Some(self.flavor.1)),
+            ("instance_type_swap", Some("0")),
+            ("instance_type_rxtx_factor", Some("1.0")),
+            ("instance_type_vcpu_weight", None),
+            ("image_base_image_ref", Some(*image)),
+        ];
+        for (k, v) in meta {
+            let v = v.map_or("NULL".to_string(), |v| format!("'{v}'"));
+            sql.push(format!("INSERT INTO instance_system_metadata (created_at, instance_uuid, {q}key{q}, value, deleted) VALUES ({ts}, '{u}', '{k}', {v}, 0)"));
+        }
+        sql
+    }
 }
 
 /// bm2ironic migrates the small cloud (and the flavors) with `args`; `tree`: the copy of nova

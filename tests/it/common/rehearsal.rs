@@ -24,6 +24,7 @@ use super::ironic::{self, start_ironic, Ironic, IronicOptions, IRONIC_VENV};
 use super::juno::{juno_nova_sh, juno_nova_venv};
 use super::keystone::{self, ADMIN_PASSWORD, KEYSTONE_URL};
 use super::netboot;
+use super::nova::OldInstance;
 use super::ports::port;
 use super::process::Guard;
 use super::proxy::NOVACLIENT_VENV;
@@ -539,29 +540,21 @@ async fn juno_rows(nova: &TestDb, image: &Path) {
         if n.instance == Instance::None {
             continue;
         }
-        let (vm, ps) = if n.instance == Instance::Stopped { ("stopped", 4) } else { ("active", 1) };
-        let (u, id, host) = (instance_uuid(n.id), n.id, old_host(n.id));
-        sql.push(format!(
-            "INSERT INTO instances (created_at, updated_at, user_id, project_id, image_ref, launch_index, power_state, vm_state, memory_mb, vcpus, root_gb, ephemeral_gb, hostname, host, node, launched_on, display_name, instance_type_id, uuid, launched_at, locked, shutdown_terminate, disable_terminate, cleaned, deleted, config_drive, architecture, os_type, reservation_id, progress) VALUES ({T}, {T}, 'demo-user', 'demo-project', '{image}', 0, {ps}, '{vm}', 16384, 8, 20, 0, 'instance-{id:08}', '{host}', '{}', '{host}', 'instance-{id:08}', 6, '{u}', {T}, 0, 0, 0, 0, 0, '', 'x86_64', 'linux', 'r-{id:08}', 0)",
-            node_uuid(id)
-        ));
-        sql.push(format!("INSERT INTO instance_info_caches (created_at, network_info, instance_uuid, deleted) VALUES ({T}, '[]', '{u}', 0)"));
-        sql.push(format!("INSERT INTO instance_extra (created_at, deleted, instance_uuid) VALUES ({T}, 0, '{u}')"));
-        for (k, v) in [
-            ("instance_type_id", "'6'"),
-            ("instance_type_name", "'bm.large'"),
-            ("instance_type_memory_mb", "'16384'"),
-            ("instance_type_vcpus", "'8'"),
-            ("instance_type_root_gb", "'20'"),
-            ("instance_type_ephemeral_gb", "'0'"),
-            ("instance_type_flavorid", "'bm.large'"),
-            ("instance_type_swap", "'0'"),
-            ("instance_type_rxtx_factor", "'1.0'"),
-            ("instance_type_vcpu_weight", "NULL"),
-            ("image_base_image_ref", &format!("'{image}'")),
-        ] {
-            sql.push(format!("INSERT INTO instance_system_metadata (created_at, instance_uuid, `key`, value, deleted) VALUES ({T}, '{u}', '{k}', {v}, 0)"));
-        }
+        let (u, node, host, name) =
+            (instance_uuid(n.id), node_uuid(n.id), old_host(n.id), format!("instance-{:08}", n.id));
+        let i = OldInstance {
+            uuid: &u,
+            node: &node,
+            host,
+            active: n.instance != Instance::Stopped,
+            name: &name,
+            project: "demo-project",
+            image: &image,
+            flavor: ("bm.large", "bm.large"),
+            root_gb: 20,
+            reservation: &format!("r-{:08}", n.id),
+        };
+        sql.extend(i.rows(T, '`'));
     }
     let db = nova.admin().await;
     for s in sql {
