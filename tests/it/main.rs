@@ -13,6 +13,7 @@ mod config;
 mod console_cli;
 mod e2e_tmux;
 mod faults;
+mod flavor_fit;
 mod flavors;
 mod fuzz;
 mod galera;

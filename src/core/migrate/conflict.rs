@@ -55,6 +55,7 @@ codes! {
     InvalidSize = "invalid-size", blocking: true, actions: [Maintenance, Skip], default: None;
     IncompleteInstanceInfo = "incomplete-instance-info", blocking: true, actions: [Maintenance, Skip], default: None;
     UnknownBoot = "unknown-boot", blocking: true, actions: [LocalBoot, Maintenance, Skip], default: None;
+    NoMatchingFlavor = "no-matching-flavor", blocking: false, actions: [Migrate, Maintenance, Skip], default: Some(Action::Migrate);
 }
 
 impl fmt::Display for ConflictCode {
@@ -406,7 +407,7 @@ mod tests {
                 assert!(c.default_action().is_some(), "{c} is non-blocking and needs a default");
             }
         }
-        assert_eq!(ConflictCode::ALL.len(), 27);
+        assert_eq!(ConflictCode::ALL.len(), 28);
         assert!(ConflictCode::DuplicateMac.blocking());
         // keep-instance is per node only
         let mut r = Resolutions::default();

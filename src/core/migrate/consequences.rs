@@ -163,6 +163,17 @@ pub fn consequence(code: ConflictCode, action: Action) -> Option<Consequence> {
             "Not touched; a running instance keeps running. Nova's scheduler and Ironic's validation read the missing values.",
             "Set the real values (`baremetal node set UUID --property cpus=...`, or inspect the node).",
         ),
+        (C::NoMatchingFlavor, A::Migrate) => c(
+            "Written free (`available`), not in maintenance, with nova_bm's properties.",
+            "Not touched. Nova's scheduler never places an instance on it: no flavor asks exactly its cpus, memory_mb, disk and cpu_arch, and `nova boot` of those flavors ends in \"No valid host\" when no other node fits.",
+            "Add a flavor whose vcpus, memory_mb, root_gb + ephemeral_gb (+ swap) and cpu_arch are the node's, or correct the node's properties.",
+        ),
+        (C::NoMatchingFlavor, A::Maintenance) => c(
+            "Written free, in maintenance with the reason `no Nova flavor fits it: add one, or correct its properties`.",
+            KEEPS_RUNNING,
+            "Add a matching flavor or correct the node's properties, then lift maintenance.",
+        ),
+        (C::NoMatchingFlavor, A::Skip) => skip("Enroll it by hand when a flavor is meant for it."),
         (C::IncompleteProperties, A::Skip) => skip("Set the values in nova_bm and run bm2ironic again, or enroll by hand."),
         (C::NovaComputeRunning, A::Ignore) => c(
             "The load goes ahead; no node is changed by this decision.",

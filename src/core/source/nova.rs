@@ -1,7 +1,9 @@
 //! The Nova database (optional, read only): the instances nova_bm nodes hold (image_ref and sizes
 //! for Ironic's instance_info, kernel_id and ramdisk_id for their next boot; deleted or missing ones
 //! are conflicts) and the nova-compute services'
-//! heartbeats (a baremetal nova-compute still running during the load is a conflict).
+//! heartbeats (a baremetal nova-compute still running during the load is a conflict), and in a
+//! Juno/Kilo database its flavors (a free node no flavor can be scheduled onto is a conflict,
+//! `no-matching-flavor`: docs/conflicts.md).
 
 use std::collections::HashMap;
 
@@ -38,11 +40,32 @@ pub struct NovaService {
     pub disabled: bool,
 }
 
+/// A live flavor of a Juno/Kilo Nova database (`instance_types`) and its live extra specs: what
+/// the scheduler's Exact* filters and `ComputeCapabilitiesFilter` compare a node with. A size that
+/// is NULL (or absent from a trimmed copy's table) is None: such a flavor fits no node.
+#[derive(Debug, Clone, Serialize)]
+pub struct NovaFlavor {
+    pub id: i64,
+    pub name: String,
+    pub vcpus: Option<i64>,
+    pub memory_mb: Option<i64>,
+    pub root_gb: Option<i64>,
+    pub ephemeral_gb: Option<i64>,
+    /// MB
+    pub swap: Option<i64>,
+    pub disabled: bool,
+    pub extra_specs: Vec<(String, String)>,
+}
+
 /// What the plan needs from Nova.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct NovaFacts {
     pub instances: HashMap<String, NovaInstance>,
     pub services: Vec<NovaService>,
+    /// The flavors, when this is a Juno/Kilo database (it has `instance_types` and
+    /// `instance_type_extra_specs`); None for a modern cell database, whose flavors live in
+    /// nova_api.
+    pub flavors: Option<Vec<NovaFlavor>>,
     /// The database server's clock (UTC), against which heartbeats are judged.
     pub now: Option<NaiveDateTime>,
 }
@@ -102,6 +125,71 @@ fn services_sql(d: Dialect) -> String {
     )
 }
 
+/// The live flavors and their live extra specs (Juno/Kilo tables).
+async fn read_flavors(db: &Db) -> Result<Vec<NovaFlavor>, DbError> {
+    let d = db.dialect();
+    let have: Vec<String> =
+        db.column_names("instance_types").await?.into_iter().map(|c| c.to_ascii_lowercase()).collect();
+    // an absent column: NULL (the flavor fits nothing), or Nova's own default for the two that
+    // Nova added later and defaults to 0
+    let int = |c: &str| {
+        if have.iter().any(|x| x == c) {
+            d.column(c, Cast::Int)
+        } else {
+            let absent = if c == "ephemeral_gb" || c == "swap" { "0" } else { "NULL" };
+            format!("{} AS {c}", d.cast(Cast::Int, absent))
+        }
+    };
+    let disabled = if have.iter().any(|x| x == "disabled") {
+        d.flag_or_false("disabled")
+    } else {
+        format!("{} AS disabled", d.cast(Cast::Flag, "0"))
+    };
+    let sql = format!(
+        "SELECT {}, {} AS name, {}, {}, {}, {}, {}, {disabled} FROM instance_types WHERE deleted = 0 ORDER BY id",
+        d.column("id", Cast::Int),
+        d.cast(Cast::Text, "name"),
+        int("vcpus"),
+        int("memory_mb"),
+        int("root_gb"),
+        int("ephemeral_gb"),
+        int("swap"),
+    );
+    let mut flavors = db
+        .fetch_map(&sql, vec![], |r| {
+            Ok(NovaFlavor {
+                id: r.get("id")?,
+                name: r.opt_string("name")?.unwrap_or_default(),
+                vcpus: r.opt_i64("vcpus")?,
+                memory_mb: r.opt_i64("memory_mb")?,
+                root_gb: r.opt_i64("root_gb")?,
+                ephemeral_gb: r.opt_i64("ephemeral_gb")?,
+                swap: r.opt_i64("swap")?,
+                disabled: r.get::<i64, _>("disabled")? != 0,
+                extra_specs: Vec::new(),
+            })
+        })
+        .await?;
+    let key = d.quote("key");
+    let sql = format!(
+        "SELECT {} AS fid, {} AS k, {} AS v FROM instance_type_extra_specs WHERE deleted = 0 ORDER BY id",
+        d.cast(Cast::Int, "instance_type_id"),
+        d.cast(Cast::Text, &key),
+        d.cast(Cast::Text, "value"),
+    );
+    let specs = db
+        .fetch_map(&sql, vec![], |r| {
+            Ok((r.opt_i64("fid")?, r.opt_string("k")?.unwrap_or_default(), r.opt_string("v")?.unwrap_or_default()))
+        })
+        .await?;
+    for (fid, k, v) in specs {
+        if let Some(f) = flavors.iter_mut().find(|f| Some(f.id) == fid) {
+            f.extra_specs.push((k, v));
+        }
+    }
+    Ok(flavors)
+}
+
 pub async fn read_from(db: &Db, instance_uuids: &[String]) -> Result<NovaFacts, NovaError> {
     let what = db.url.describe();
     let tables: Vec<String> = db.table_names().await?.into_iter().map(|t| t.to_ascii_lowercase()).collect();
@@ -158,6 +246,10 @@ pub async fn read_from(db: &Db, instance_uuids: &[String]) -> Result<NovaFacts, 
     let now: NaiveDateTime = db.fetch_scalar(&now_sql, vec![]).await?;
     facts.services = services;
     facts.now = Some(now);
-    tracing::info!(url = %db.url.redacted(), instances = facts.instances.len(), services = facts.services.len(), "read nova facts");
+    if ["instance_types", "instance_type_extra_specs"].iter().all(|t| tables.iter().any(|x| x == t)) {
+        facts.flavors = Some(read_flavors(db).await?);
+    }
+    tracing::info!(url = %db.url.redacted(), instances = facts.instances.len(), services = facts.services.len(),
+        flavors = facts.flavors.as_ref().map_or(0, Vec::len), "read nova facts");
     Ok(facts)
 }

@@ -305,6 +305,7 @@ fn plan_node(cx: &mut Checks, index: usize, entry: &InventoryNode, nova: Option<
     cx.juno_instance_info(n, &mut f);
     cx.boot(n, &mut f);
     cx.interfaces(entry, &mut f);
+    cx.flavor(n, &mut f, arch.as_deref());
 
     let spec = (matches!(f.action, NodeAction::Create) && f.uuid.is_some()).then(|| RowSpec::new(n, &f, arch, nova));
     if f.replaces.is_some() && f.action == NodeAction::Create {

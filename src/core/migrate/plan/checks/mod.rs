@@ -3,6 +3,7 @@
 //! `Fate` (`fate.rs`). Each code is described in docs/conflicts.md.
 
 mod boot;
+mod flavor;
 mod hardware;
 mod identity;
 mod ports;
