@@ -31,7 +31,11 @@
 //!   machine on: a QEMU VM too, which PXE-boots Juno's deploy config, the deploy kernel from Glance
 //!   (its command line on the console, naming the deployment and Ironic's API). It ends there: the
 //!   deploy ramdisk is bootvm.sh's initramfs, not Juno's (none is built here), so nothing calls back
-//!   and the instance stays BUILD/spawning.
+//!   and the instance stays BUILD/spawning;
+//! - a node that no flavor fits is one the plan names: `bm2ironic plan` of this cloud names none
+//!   (`no-matching-flavor`), and of the same cloud with node 6 free names node 6; a second
+//!   `nova boot` of the flavor, with node 6 free by then, ends in ERROR, "No valid host": Juno's
+//!   scheduler never places it there.
 //!
 //! Glance is a real one (scripts/glance.sh: PyPI glance==15.0.2, its v1 API, SQLite, file store): it
 //! holds the images (the VM's real kernel and initramfs as the instance image's) and serves them to
@@ -57,6 +61,7 @@ use crate::common::juno::{
 use crate::common::nova::{instance_uuid, juno_nova_db, migrate, node_uuid, rows, table, NovaPlane};
 use crate::common::ports::port;
 use crate::common::{bm, server_env, Backend, TestDb, IRONIC_VENV};
+use bm2ironic::core::demo::fixture::Fixture;
 use bm2ironic::core::source::model::BmNode;
 
 /// The BMC addresses of this test (port 623: Juno's ipmitool driver has no port setting).
@@ -120,6 +125,23 @@ async fn node_power(tgt: &TestDb, id: i64) -> String {
         .remove(0)
 }
 
+/// The nova_bm ids `bm2ironic plan` names with `no-matching-flavor` for `cloud`, with Nova's database
+/// `nova` (its flavors) and the empty Juno Ironic `tgt`.
+async fn unfit_nodes(cloud: &Fixture, nova: &TestDb, tgt: &TestDb, tree: &Path) -> Vec<i64> {
+    let src = TestDb::with_fixture(Backend::Sqlite, "jnplan", cloud).await.unwrap();
+    let images = ["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK, "--default-arch", "x86_64"];
+    let out =
+        bm(["plan", "--json", "--tftp-root"]).arg(tree).args(images).source(&src).nova(Some(nova)).target(tgt).run();
+    let plan: serde_json::Value =
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("plan: {e}: {}", out.text()));
+    let conflicts = plan["conflicts"].as_array().unwrap();
+    conflicts
+        .iter()
+        .filter(|c| c["code"] == "no-matching-flavor")
+        .map(|c| c["subject"]["node"]["nova_bm_id"].as_i64().unwrap())
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn juno_nova_runs_the_migrated_cloud() {
     let Some(venv) = juno_venv() else { return };
@@ -150,6 +172,13 @@ async fn juno_nova_runs_the_migrated_cloud() {
         bm2ironic::core::source::pxe::nova_baremetal_config(&root, &i3, &root_uuid, APPEND),
     )
     .unwrap();
+    // the plan names a free node that no flavor fits: none here (node 1 fits the baremetal flavor);
+    // node 6 were it free (the `nova boot` below, with node 6 freed, is never placed on it)
+    assert_eq!(unfit_nodes(&cloud, &nova, &tgt, tree.path()).await, Vec::<i64>::new(), "the cloud as it is");
+    let mut freed = cloud.clone();
+    let f6 = freed.nodes.iter_mut().find(|n| n.id == 6).unwrap();
+    (f6.instance_uuid, f6.instance_name, f6.task_state) = (None, None, None);
+    assert_eq!(unfit_nodes(&freed, &nova, &tgt, tree.path()).await, [6], "node 6 free");
     migrate(&src, &nova, &tgt, &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK], tree.path()).await;
     // the machines: node 3's a QEMU VM, running; node 1's one too, off (the free node `nova boot`
     // deploys); node 6's BMC a power state only, off. The network's TFTP root `net` (QEMU's own TFTP
@@ -398,6 +427,15 @@ async fn juno_nova_runs_the_migrated_cloud() {
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     eprintln!("nova boot: node 1's VM booted the deploy kernel {:?} after the deploy started", t.elapsed());
+    // a second `nova boot` of that flavor: node 1 is taken and node 6, free since the delete, fits no
+    // flavor (the plan named it above): Juno's scheduler finds no host
+    let out = plane.must(&["boot", "--flavor", "bm1", "--image", IMAGE, "bm-none"]);
+    let none = table(&out).get("id").cloned().unwrap_or_else(|| panic!("nova boot: no id: {out}"));
+    plane.wait_show(&none, &[("status", "ERROR")], 60, "the second nova boot").await;
+    let faults = nova.rows(&format!("SELECT message FROM instance_faults WHERE instance_uuid = '{none}'")).await;
+    assert!(faults.concat().iter().any(|m| m.contains("No valid host")), "the second boot: {faults:?}");
+    let on = tgt.scalar_i64(&format!("SELECT COUNT(*) FROM nodes WHERE instance_uuid = '{none}'")).await;
+    assert_eq!(on, 0, "a node took the second instance");
     // Glance served every image (Juno's conductor at the takeover and the deploy, Nova's API at the
     // boot); the fake only the token
     let served = glance.api_log();

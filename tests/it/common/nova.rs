@@ -168,8 +168,8 @@ fn baremetal_nova_conf(nova: &TestDb, glance: &str) -> String {
 impl NovaPlane {
     /// Writes nova.conf with `bm2ironic config --target juno --ironic-noauth` from a baremetal
     /// nova.conf on `nova` (Glance at `glance`, host:port), adds only what a test machine needs on
-    /// top (work dirs, the API's noauth and port, fast periodic tasks, nova-network's FlatManager in
-    /// place of Neutron), starts the control plane
+    /// top (work dirs, the API's noauth and port, no quota on cores and memory, fast periodic tasks,
+    /// nova-network's FlatManager in place of Neutron), starts the control plane
     /// against the Ironic API `ironic` and waits for its API and for nova-compute's compute_nodes
     /// rows of `nodes` (the Ironic driver's).
     pub async fn start(nova: &TestDb, ironic: &str, glance: &str, nodes: &[String]) -> NovaPlane {
@@ -187,30 +187,16 @@ impl NovaPlane {
             .run();
         assert!(out.success(), "bm2ironic config: {}", out.text());
         let port = port();
-        let d = dir.display();
-        let s = src.display();
-        for f in ["policy.json", "api-paste.ini"] {
-            std::fs::copy(src.join("etc/nova").join(f), dir.join(f)).unwrap();
-        }
         let extra = format!(
             "\n# ---- added by the tests on top of what bm2ironic config wrote: work dirs, the API (noauth, a\n\
              # loopback port), fast periodic tasks, nova-network (FlatManager) in place of Neutron\n[DEFAULT]\n\
-             state_path = {d}/state\nlock_path = {d}/state/lock\ninstances_path = {d}/state/instances\n\
-             log_file = {d}/nova.log\ndebug = true\n\
-             default_log_levels = amqp=WARN,amqplib=WARN,boto=WARN,qpid=WARN,sqlalchemy=WARN,suds=INFO,oslo.messaging=INFO,iso8601=WARN,requests.packages.urllib3.connectionpool=WARN,urllib3.connectionpool=WARN,websocket=WARN,keystonemiddleware=WARN,routes.middleware=WARN,stevedore=WARN,ironicclient=INFO,keystoneclient=INFO,glanceclient=INFO\n\
-             auth_strategy = noauth\nenabled_apis = osapi_compute\nosapi_compute_listen = 127.0.0.1\n\
-             osapi_compute_listen_port = {port}\napi_paste_config = {d}/api-paste.ini\npolicy_file = {d}/policy.json\n\
-             api_rate_limit = false\nrootwrap_config = {s}/etc/nova/rootwrap.conf\n\
-             sync_power_state_interval = 3\nupdate_resources_interval = 3\nperiodic_fuzzy_delay = 0\n\
-             heal_instance_info_cache_interval = -1\nimage_cache_manager_interval = -1\n\
-             network_api_class = nova.network.api.API\nnetwork_manager = nova.network.manager.FlatManager\n\n[ironic]\napi_max_retries = 30\napi_retry_interval = 2\n"
+             {}{}\n[ironic]\napi_max_retries = 30\napi_retry_interval = 2\n",
+            work_conf(&dir, &dir.join("nova.log"), &src),
+            api_conf(&dir, &src, port),
         );
         let mut text = std::fs::read_to_string(&conf).unwrap();
         text.push_str(&extra);
         std::fs::write(&conf, text).unwrap();
-        for sub in ["state/lock", "state/instances"] {
-            std::fs::create_dir_all(dir.join(sub)).unwrap();
-        }
         let process = Guard::spawn(
             juno_nova_sh()
                 .arg("nova-all")
@@ -231,19 +217,10 @@ impl NovaPlane {
         self.dir.join("nova.log")
     }
 
-    /// Juno's `nova` command (python-novaclient 2.20.0) against this API, as project `PROJECT`
-    /// (noauth: novaclient's v1-style auth call, which Juno's NoAuthMiddleware answers).
+    /// Juno's `nova` command (python-novaclient 2.20.0) against this API, as project `PROJECT`.
     pub fn nova(&self, args: &[&str]) -> Outcome {
-        let venv = PathBuf::from(std::env::var(JUNO_NOVA_VENV).unwrap());
         Outcome::of(
-            Command::new(venv.join("bin/nova"))
-                .args(args)
-                .env("OS_AUTH_URL", format!("http://127.0.0.1:{}/v2/", self.port))
-                .env("OS_USERNAME", "demo-user")
-                .env("OS_TENANT_NAME", PROJECT)
-                .env("OS_PASSWORD", "unused-noauth")
-                .env("OS_NO_CACHE", "1")
-                .env("PYTHONWARNINGS", "ignore"),
+            Command::new(juno_nova_client()).args(args).envs(noauth_env(self.port)).env("PYTHONWARNINGS", "ignore"),
         )
     }
 
@@ -274,6 +251,61 @@ impl NovaPlane {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
+}
+
+/// What any Juno Nova service of the tests needs beyond the nova.conf `bm2ironic config` wrote, in
+/// [DEFAULT]: its state, locks and instances under `dir`, its log `log` (debug; the libraries' at
+/// WARN/INFO), rootwrap from Juno's sources `src`, and periodic tasks every 3 s (power sync and
+/// resources; no image cache or info-cache healing).
+pub fn work_conf(dir: &Path, log: &Path, src: &Path) -> String {
+    for sub in ["state/lock", "state/instances"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    let (d, s) = (dir.display(), src.display());
+    format!(
+        "state_path = {d}/state\nlock_path = {d}/state/lock\ninstances_path = {d}/state/instances\n\
+         log_file = {}\ndebug = true\n\
+         default_log_levels = amqp=WARN,amqplib=WARN,boto=WARN,qpid=WARN,sqlalchemy=WARN,suds=INFO,oslo.messaging=INFO,iso8601=WARN,requests.packages.urllib3.connectionpool=WARN,urllib3.connectionpool=WARN,websocket=WARN,keystonemiddleware=WARN,routes.middleware=WARN,stevedore=WARN,ironicclient=INFO,keystoneclient=INFO,glanceclient=INFO\n\
+         rootwrap_config = {s}/etc/nova/rootwrap.conf\n\
+         sync_power_state_interval = 3\nupdate_resources_interval = 3\nperiodic_fuzzy_delay = 0\n\
+         heal_instance_info_cache_interval = -1\nimage_cache_manager_interval = -1\n",
+        log.display()
+    )
+}
+
+/// What a test machine's Juno Nova control plane (`nova-all`) needs beyond the nova.conf `bm2ironic
+/// config` wrote, in [DEFAULT]: its API on loopback `port` without Keystone (Juno's
+/// `NoAuthMiddleware`; Keystone 30 has no v2.0 for Juno's clients), the API's paste and policy files
+/// (copied into `dir` from Juno's sources `src`), no rate limit, no quota on cores and memory (the
+/// tests' flavors are whole machines), and nova-network's FlatManager in place of Neutron.
+pub fn api_conf(dir: &Path, src: &Path, port: u16) -> String {
+    for f in ["policy.json", "api-paste.ini"] {
+        std::fs::copy(src.join("etc/nova").join(f), dir.join(f)).unwrap();
+    }
+    let d = dir.display();
+    format!(
+        "auth_strategy = noauth\nenabled_apis = osapi_compute\nosapi_compute_listen = 127.0.0.1\n\
+         osapi_compute_listen_port = {port}\napi_paste_config = {d}/api-paste.ini\npolicy_file = {d}/policy.json\n\
+         api_rate_limit = false\nquota_cores = -1\nquota_ram = -1\n\
+         network_api_class = nova.network.api.API\nnetwork_manager = nova.network.manager.FlatManager\n"
+    )
+}
+
+/// Juno's `nova` command (python-novaclient 2.20.0, in the Juno Nova venv).
+pub fn juno_nova_client() -> PathBuf {
+    PathBuf::from(std::env::var(JUNO_NOVA_VENV).expect("the Juno Nova venv")).join("bin/nova")
+}
+
+/// The environment of Juno's `nova` against a noauth API on `port`, as project `PROJECT`:
+/// novaclient's v1-style auth call, which Juno's NoAuthMiddleware answers.
+pub fn noauth_env(port: u16) -> [(&'static str, String); 5] {
+    [
+        ("OS_AUTH_URL", format!("http://127.0.0.1:{port}/v2/")),
+        ("OS_USERNAME", "demo-user".into()),
+        ("OS_TENANT_NAME", PROJECT.into()),
+        ("OS_PASSWORD", "unused-noauth".into()),
+        ("OS_NO_CACHE", "1".into()),
+    ]
 }
 
 /// The rows of a prettytable `nova` printed: the first two columns of each body row.
