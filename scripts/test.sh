@@ -37,6 +37,7 @@ echo "== building meanwhile: cargo fmt --check, cargo clippy (warnings are error
 timed "cargo: fmt, clippy and test build (background)" bash -c '
   timed "cargo fmt --check" cargo fmt --check &&
   timed "cargo clippy" cargo clippy --locked --all-targets -- -D warnings &&
+  [ $# -gt 0 ] || set -- --lib --bins --tests  # what the run below runs (the example is clippy-checked only)
   timed "cargo test: build" cargo test --locked --no-run "$@"' _ "$@" >/tmp/bm2ironic-build.log 2>&1 &
 BUILD=$!
 
