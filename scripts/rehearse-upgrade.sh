@@ -6,11 +6,11 @@
 #
 # tests/it/rehearsal.rs runs it end to end on one machine (scripts/test.sh, in CI): it builds the cloud
 # as nova baremetal left it (nova_bm v10 and a Juno Nova database on MariaDB, fake BMCs, a QEMU machine,
-# the real Ironic behind the real Keystone, Juno's nova-compute), calls the steps in the runbook's
-# order for both loads at once (VIA=db and VIA=api, each on a cloud of its own), and checks what each
-# step did itself:
-# database rows, Ironic's and Nova's API answers, the BMCs' power, the machine's console. Its
-# README: docs/upgrade-runbook.md, "The whole runbook, rehearsed on one machine".
+# the real Ironic behind the real Keystone, Juno's Nova: API, scheduler, conductor, nova-compute),
+# calls the steps in the runbook's order for both loads at once (VIA=db and VIA=api, each on a cloud
+# of its own), and checks what each step did itself: database rows, Ironic's and Nova's API answers,
+# the BMCs' power, the machine's console. Its README: docs/upgrade-runbook.md, "The whole runbook,
+# rehearsed on one machine".
 #
 # Usage: scripts/rehearse-upgrade.sh STEP [ARG]
 #   dbsync         2.   the empty Ironic database (ironic-dbsync upgrade)
@@ -23,6 +23,7 @@
 #   nova-list NODE 8.   os-baremetal-nodes through `bm2ironic proxy` (python-novaclient) -> $OUT/nova-*.txt
 #   config         7.   nova.conf for the Ironic driver                    -> $NEW_NOVA_CONF
 #   hosts          8.   the instances of the old compute hosts to NEW_HOST -> $OUT/hosts.json
+#   smoke CMD...   9c.  one of Nova's own commands: `nova CMD...` as the operator runs it -> $OUT/smoke-CMD.txt
 #   verify         5.   verify against nova_bm                             -> $OUT/verify.txt
 #   rollback       back. getting back (VIA=db: Ironic stopped first, hence --force) -> $OUT/rollback.txt
 #   wizard         0.   the wizard's rehearsal on the same files (a terminal)
@@ -36,6 +37,9 @@
 #   IRONIC_URL, IRONIC_LOG   Ironic's API (config), the conductor's log (takeover, wizard)
 #   NEW_HOST, NEW_NOVA_CONF  the Ironic driver's nova-compute host, and where its nova.conf goes
 #   PROXY_URL, NOVA_RC       `bm2ironic proxy`, and an openrc (OS_AUTH_URL, ...) for python-novaclient
+#   NOVA_API_RC, NOVA_API    step 9c: an openrc for Nova's own API and its `nova` client (on a real
+#                            cloud the admin openrc and any nova; the rehearsal's Juno Nova API runs
+#                            without Keystone, with Juno's python-novaclient 2.20.0)
 #   OUT                      where the outputs go (default: .); the audit log in $OUT/audit
 #   BM2IRONIC_BIN, IRONIC_DBSYNC, OPENSTACK, NOVA   the programs (default: from PATH)
 set -euo pipefail
@@ -96,6 +100,16 @@ case "$step" in
     ;;
   hosts)    # 8. nova-compute: the instances of the old compute hosts move to the new one
     bm hosts "${CONFS[@]}" --to "$NEW_HOST" --apply --yes --json >"$OUT/hosts.json"
+    ;;
+  smoke)    # 9c. Before the window closes: Nova runs the cloud (one command of the section at a time)
+    shift
+    [ $# -gt 0 ] || { echo "usage: $0 smoke NOVA-COMMAND [ARGS] (runbook 9c)" >&2; exit 2; }
+    (
+      # shellcheck disable=SC1090
+      . "${NOVA_API_RC:?an openrc for the Nova API (the inputs: the top of this file)}"
+      unset OS_CLOUD OS_CLIENT_CONFIG_FILE
+      "${NOVA_API:-nova}" "$@" >"$OUT/smoke-$1.txt"
+    )
     ;;
   verify)   # 5. (after the load) verify Ironic against nova_bm
     via=()

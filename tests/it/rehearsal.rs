@@ -6,8 +6,8 @@
 //! api`). After each step the test checks what it did, from the facts: Ironic's and Nova's rows,
 //! nova_bm's dump (never written), the BMCs' own power and the power actions they were asked for, the
 //! openstack client's and python-novaclient's answers (through Keystone, through `bm2ironic proxy`),
-//! the nova.conf `config` wrote, Juno's nova-compute taking the instances over (runbook steps 7-9),
-//! the VM rebooted through Ironic booting its instance from the conductor's PXE config (its console
+//! the nova.conf `config` wrote, Juno's Nova taking the instances over (runbook steps 7-9) and
+//! operating them through its own API (9c: list, hypervisor stats, start, reboots, stop), the VM rebooted through Ironic booting its instance from the conductor's PXE config (its console
 //! marker), the wizard's rehearsal in tmux leaving nothing, rollback putting everything back, the
 //! audit log naming the run, and no password in any output. Nothing of the script's own output is
 //! read.
@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use crate::common::cli::read_logs;
 use crate::common::netboot::{pxe_mac_name, repoint};
+use crate::common::nova::{rows as nova_rows, table as nova_table};
 use crate::common::proxy::start_proxy;
 use crate::common::rehearsal::{
     instance_uuid, live, mac, node_uuid, Cloud, Instance, Rehearsal, NEW_HOST, NODES, VM_NODE,
@@ -275,13 +276,14 @@ fn clients_show_the_cloud(c: &Cloud) {
     assert_eq!(macs, live().map(|n| mac(n.id)).collect::<Vec<_>>(), "{}: openstack baremetal port list", c.via);
 }
 
-/// Runbook steps 7-9: Juno's nova-compute (Ironic driver, a Keystone token) on the nova.conf `config` wrote: a
-/// compute_nodes row of the Ironic driver per node, every instance as its machine, no power action;
-/// then node 6's machine switched off at its BMC: Ironic reads it, Nova stops the instance.
+/// Runbook steps 7-9: Juno's Nova (API, scheduler, conductor and the Ironic driver's nova-compute, a
+/// Keystone token for Ironic) on the nova.conf `config` wrote: a compute_nodes row of the Ironic driver
+/// per node, every instance as its machine, no power action; then node 6's machine switched off at its
+/// BMC: Ironic reads it, Nova stops the instance. Then step 9c, through Nova's API (`smoke`).
 async fn nova_takes_over(r: &Rehearsal, c: &Cloud) {
     let actions = c.power_actions().len();
-    let compute = c.nova_compute(r).await;
-    let log = c.compute_conf.with_file_name("nova-compute.log");
+    let nova = c.nova(r).await;
+    let log = c.nova_log();
     let rows = "SELECT COUNT(DISTINCT hypervisor_hostname) FROM compute_nodes WHERE deleted = 0 AND hypervisor_type = 'ironic'";
     let deadline = Instant::now() + Duration::from_secs(120);
     while c.nova.scalar_i64(rows).await != 7 {
@@ -290,20 +292,108 @@ async fn nova_takes_over(r: &Rehearsal, c: &Cloud) {
     }
     tokio::time::sleep(Duration::from_secs(8)).await; // two power syncs
     for n in live().filter(|n| n.instance != Instance::None) {
-        let want = if n.instance == Instance::Stopped { "stopped 4 - 0" } else { "active 1 - 0" };
-        assert_eq!(instance(c, n.id).await, format!("{want} {NEW_HOST}"), "{}: instance of node {}", c.via, n.id);
+        let want = if n.instance == Instance::Stopped { STOPPED } else { ACTIVE };
+        assert_eq!(instance(c, n.id).await, want, "{}: instance of node {}", c.via, n.id);
     }
     assert_eq!(c.power_actions()[actions..].to_vec(), NONE, "{}: nova-compute's takeover reached a BMC", c.via);
     c.bmc(VM_NODE).must(&["power", "off"]);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while instance(c, VM_NODE).await != format!("stopped 4 - 0 {NEW_HOST}") {
-        assert!(Instant::now() < deadline, "{}: instance {VM_NODE} not stopped: {}", c.via, instance(c, VM_NODE).await);
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
+    wait_instance(c, VM_NODE, STOPPED, "the machine switched off at its BMC").await;
+    smoke(r, c).await;
     assert!(!std::fs::read_to_string(&log).unwrap().contains("Traceback"), "a traceback in {}", log.display());
-    drop(compute);
+    drop(nova);
     // the machine as it was, for the steps after (Nova is stopped: it will not switch it off again)
     c.bmc(VM_NODE).must(&["power", "on"]);
+}
+
+/// An instance active and running, or stopped, on the new host (`instance`).
+const ACTIVE: &str = "active 1 - 0 ironic-compute";
+const STOPPED: &str = "stopped 4 - 0 ironic-compute";
+
+/// Waits (60 s at most) until instance `id` is `want` in Nova's database.
+async fn wait_instance(c: &Cloud, id: i64, want: &str, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while instance(c, id).await != want {
+        assert!(Instant::now() < deadline, "{}: {what}: instance {id} is {}", c.via, instance(c, id).await);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Runbook step 9c, the commands the operator runs through Nova's API (`smoke`): `list` shows every
+/// instance as its machine; `hypervisor-stats` counts the old baremetal hosts' compute_nodes rows too
+/// until `service-delete` removes their services, then equals nova_bm's live nodes' sums; on the SQL
+/// load (node 6's machine a VM) `start`, `reboot`, `reboot --hard` and `stop` of its instance: the
+/// BMC told exactly the power actions, Nova's state following, and the VM booting its instance
+/// again each time (its console marker).
+async fn smoke(r: &Rehearsal, c: &Cloud) {
+    let via = c.via;
+    c.step(&["smoke", "list"]);
+    let listed: Vec<[String; 3]> =
+        nova_rows(&c.output("smoke-list.txt")).into_iter().map(|r| [0, 2, 4].map(|i| r[i].clone())).collect();
+    let want: Vec<[String; 3]> = live()
+        .filter(|n| n.instance != Instance::None)
+        .map(|n| {
+            let (status, power) = if n.instance == Instance::Running && n.id != VM_NODE {
+                ("ACTIVE", "Running")
+            } else {
+                ("SHUTOFF", "Shutdown")
+            };
+            [instance_uuid(n.id), status.into(), power.into()]
+        })
+        .collect();
+    let mut sorted = listed.clone();
+    sorted.sort();
+    assert_eq!(sorted, want, "{via}: nova list (ID, Status, Power State)");
+
+    // the old hosts' services (their nova-computes stopped in step 3) and their compute_nodes rows
+    let old = "SELECT CAST(id AS CHAR) FROM services WHERE deleted = 0 AND host LIKE 'bm-compute-%' ORDER BY id";
+    let old: Vec<String> = c.nova.rows(old).await.concat();
+    assert_eq!(old.len(), 2, "{via}: the old baremetal hosts' services");
+    c.step(&["smoke", "hypervisor-stats"]);
+    let before = nova_table(&c.output("smoke-hypervisor-stats.txt"));
+    assert_eq!(
+        before.get("count").map(String::as_str),
+        Some("14"),
+        "{via}: the old hosts' 7 rows and the new 7: {before:?}"
+    );
+    c.step(&["smoke", "service-list", "--binary", "nova-compute"]);
+    for id in &old {
+        c.step(&["smoke", "service-delete", id]);
+    }
+    c.step(&["smoke", "hypervisor-stats"]);
+    let stats = nova_table(&c.output("smoke-hypervisor-stats.txt"));
+    // the totals are the migrated nodes' resources, read from nova_bm (what is used: the flavors)
+    let sums = "SELECT CAST(COUNT(*) AS CHAR), CAST(SUM(cpus) AS CHAR), CAST(SUM(memory_mb) AS CHAR), CAST(SUM(local_gb) AS CHAR), CAST(SUM(instance_uuid IS NOT NULL) AS CHAR) FROM bm_nodes WHERE COALESCE(deleted, 0) = 0";
+    let facts = c.nova_bm.rows(sums).await.concat();
+    let keys = ["count", "vcpus", "memory_mb", "local_gb", "running_vms"];
+    let got: Vec<String> = keys.iter().map(|k| stats.get(*k).cloned().unwrap_or_default()).collect();
+    assert_eq!(got, facts, "{via}: nova hypervisor-stats {keys:?}, and nova_bm's live nodes");
+    if via != "db" {
+        return;
+    }
+
+    // node 6's instance, stopped above: start, both reboots, stop
+    let i6 = instance_uuid(VM_NODE);
+    let boots = || r.console().matches(r.marker.as_str()).count();
+    let whole = || r.console().rsplit_once(r.marker.as_str()).is_some_and(|(_, after)| after.contains('\n'));
+    for (args, state, told, boot) in [
+        (vec!["start"], ACTIVE, vec!["power on"], true),
+        (vec!["reboot"], ACTIVE, vec!["power off", "power on"], true),
+        (vec!["reboot", "--hard"], ACTIVE, vec!["power off", "power on"], true),
+        (vec!["stop"], STOPPED, vec!["power off"], false),
+    ] {
+        let what = format!("nova {}", args.join(" "));
+        let (actions, booted) = (c.bmc(VM_NODE).power_actions().len(), boots());
+        let t0 = Instant::now();
+        c.step(&[&["smoke"], &args[..], &[&i6]].concat());
+        wait_instance(c, VM_NODE, state, &what).await;
+        assert_eq!(c.bmc(VM_NODE).power_actions()[actions..], told, "{what}: what the machine's BMC was told");
+        if boot {
+            let again = wait(150, || boots() > booted && whole());
+            assert!(again, "{what}: the instance did not boot again:\n{}", r.console());
+        }
+        eprintln!("rehearsal: {what}: {:.1?}", t0.elapsed());
+    }
+    c.bmc(VM_NODE).wait_power("off");
 }
 
 /// An instance in Nova: "vm_state power_state task_state deleted host".

@@ -21,12 +21,12 @@ use super::cli::Outcome;
 use super::db::{sqlalchemy_url, Backend, TestDb, MYSQL_ADMIN};
 use super::env::{repo_file, server_env};
 use super::ironic::{self, start_ironic, Ironic, IronicOptions, IRONIC_VENV};
-use super::juno::{juno_nova_sh, juno_nova_venv};
+use super::juno::{juno_nova_sh, juno_nova_venv, JUNO_NOVA_VENV};
 use super::keystone::{self, ADMIN_PASSWORD, KEYSTONE_URL};
 use super::netboot;
-use super::nova::OldInstance;
+use super::nova::{self, OldInstance};
 use super::ports::port;
-use super::process::Guard;
+use super::process::{wait_port, Guard};
 use super::proxy::NOVACLIENT_VENV;
 
 /// The host the Ironic driver's nova-compute runs as (the old ones: bm-compute-1 and -2).
@@ -285,7 +285,7 @@ impl Cloud {
         let net = if via == "db" { 3 } else { 4 };
         let dir = r.work.join(via);
         let etc = dir.join("etc");
-        for d in [&etc, &dir.join("nova-compute/state/lock"), &dir.join("nova-compute/state/instances")] {
+        for d in [&etc, &dir.join("nova-compute")] {
             std::fs::create_dir_all(d).unwrap();
         }
         let nova_bm = TestDb::with_fixture(Backend::MySql, "rhbm", &nova_bm(&r.bmc_secret, net)).await.unwrap();
@@ -420,6 +420,8 @@ impl Cloud {
             ("IRONIC_DBSYNC", s(&self.ironic.venv.join("bin/ironic-dbsync"))),
             ("OPENSTACK", s(&self.osc.join("bin/openstack"))),
             ("NOVA", s(&self.novaclient.join("bin/nova"))),
+            ("NOVA_API_RC", s(&self.nova_api_rc())),
+            ("NOVA_API", s(&nova::juno_nova_client())),
             ("PYTHONWARNINGS", "ignore".into()),
         ]);
         c
@@ -451,39 +453,48 @@ impl Cloud {
         std::fs::read_to_string(self.dir.join(name)).unwrap_or_else(|e| panic!("{name} ({} load): {e}", self.via))
     }
 
-    /// Juno's nova-compute on the nova.conf `bm2ironic config` wrote (step 7), with what only the
-    /// rehearsal adds on top: its state and log here, no broker (its conductor in-process), fast
-    /// periodic tasks, the Nova database through PyMySQL, and a Keystone token (Juno's driver asks
-    /// Keystone v2.0, which Keystone 30 does not serve; `config` writes `noauth` with
-    /// --ironic-noauth, and oslo.config takes an option's last value). Stopped when dropped.
-    pub async fn nova_compute(&self, r: &Rehearsal) -> Guard {
+    /// Juno's Nova control plane (`juno.sh nova-all`: nova-api, -conductor, -scheduler, -network
+    /// and the Ironic driver's nova-compute) on the nova.conf `bm2ironic config` wrote (step 7), with
+    /// what only the rehearsal adds on top: its state and log here, its API on a loopback port
+    /// without Keystone (common/nova.rs `api_conf`; the openrc of step 9c, `nova_api_rc`, says so),
+    /// no broker (oslo.messaging's fake transport, one process), the Nova database through PyMySQL,
+    /// and a Keystone token for Ironic (Juno's driver asks Keystone v2.0, which Keystone 30 does not
+    /// serve; `config` writes `noauth` with --ironic-noauth, and oslo.config takes an option's last
+    /// value). Returns once its API answers; stopped when dropped.
+    pub async fn nova(&self, r: &Rehearsal) -> Guard {
         let dir = self.compute_conf.parent().unwrap();
         let token = keystone::admin_token(&r.keystone).await;
-        let juno_nova = std::env::var("BM2IRONIC_TEST_JUNO_NOVA_VENV").unwrap();
-        let s = |p: &str| dir.join(p).display().to_string();
+        let src = PathBuf::from(std::env::var(JUNO_NOVA_VENV).unwrap()).parent().unwrap().join("nova-src");
+        let api = port();
         let added = format!(
-            "\n# ---- added by the rehearsal on top of what bm2ironic config wrote\n[DEFAULT]\n\
-             state_path = {}\nlock_path = {}\ninstances_path = {}\nlog_file = {}\ndebug = true\n\
-             default_log_levels = amqp=WARN,amqplib=WARN,boto=WARN,qpid=WARN,sqlalchemy=WARN,suds=INFO,oslo.messaging=INFO,iso8601=WARN,requests.packages.urllib3.connectionpool=WARN,urllib3.connectionpool=WARN,websocket=WARN,keystonemiddleware=WARN,routes.middleware=WARN,stevedore=WARN,ironicclient=INFO,keystoneclient=INFO\n\
-             rpc_backend = fake\nrootwrap_config = {}/nova-src/etc/nova/rootwrap.conf\n\
-             sync_power_state_interval = 3\nupdate_resources_interval = 3\nperiodic_fuzzy_delay = 0\n\
-             heal_instance_info_cache_interval = -1\nimage_cache_manager_interval = -1\nnetwork_api_class = nova.network.api.API\n\n\
-             [conductor]\nuse_local = True\n\n[database]\nconnection = {}\n\n\
+            "\n# ---- added by the rehearsal on top of what bm2ironic config wrote\n[DEFAULT]\n{}{}rpc_backend = fake\n\n\
+             [database]\nconnection = {}\n\n\
              [ironic]\nadmin_auth_token = {token}\napi_max_retries = 30\napi_retry_interval = 2\n",
-            s("state"),
-            s("state/lock"),
-            s("state/instances"),
-            s("nova-compute.log"),
-            Path::new(&juno_nova).parent().unwrap().display(),
+            nova::work_conf(dir, &self.nova_log(), &src),
+            nova::api_conf(dir, &src, api),
             sqlalchemy_url(&self.nova.admin_url),
         );
         let mut conf = std::fs::read_to_string(&self.compute_conf).unwrap();
         conf.push_str(&added);
         write_private(&self.compute_conf, &conf);
-        let out = std::fs::File::create(dir.join("nova-compute.out")).unwrap();
-        Guard::spawn(
-            juno_nova_sh().arg("nova-compute").arg(&self.compute_conf).stdout(out.try_clone().unwrap()).stderr(out),
-        )
+        let rc: String = nova::noauth_env(api).iter().map(|(k, v)| format!("export {k}='{v}'\n")).collect();
+        write_private(&self.nova_api_rc(), &rc);
+        let out = std::fs::File::create(dir.join("nova.out")).unwrap();
+        let guard = Guard::spawn(
+            juno_nova_sh().arg("nova-all").arg(&self.compute_conf).stdout(out.try_clone().unwrap()).stderr(out),
+        );
+        wait_port(api, "the rehearsal's Juno nova-api").await;
+        guard
+    }
+
+    /// The log of the Nova services (`nova`).
+    pub fn nova_log(&self) -> PathBuf {
+        self.compute_conf.with_file_name("nova.log")
+    }
+
+    /// The openrc of step 9c for Nova's API (written by `nova`).
+    fn nova_api_rc(&self) -> PathBuf {
+        self.compute_conf.with_file_name("nova-api-rc.sh")
     }
 }
 
