@@ -147,6 +147,7 @@ fn juno_files_load_in_juno_nova_and_juno_ironic() {
         "DEFAULT.baremetal_scheduler_default_filters",
         "DEFAULT.ram_allocation_ratio",
         "DEFAULT.reserved_host_memory_mb",
+        "DEFAULT.reserved_host_disk_mb",
         "DEFAULT.firewall_driver",
         "ironic.api_endpoint",
         "ironic.admin_password",

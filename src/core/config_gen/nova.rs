@@ -57,6 +57,12 @@ pub fn changes<'a>(inp: &'a ConfInputs, warnings: &mut Vec<String>) -> Result<Ch
         "0",
         "a whole machine is one node: nothing of its memory is held back for a hypervisor",
     );
+    c.set_plain(
+        D,
+        "reserved_host_disk_mb",
+        "0",
+        "nor of its disk: the exact-match disk filter compares a flavor's disk with the whole local_gb",
+    );
     match inp.target {
         TargetKind::Juno => juno(&mut c, inp, &id, url, warnings)?,
         TargetKind::Modern => modern(&mut c, inp, &id, url, warnings)?,

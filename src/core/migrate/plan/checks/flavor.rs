@@ -17,12 +17,76 @@ use crate::core::source::nova::NovaFlavor;
 const FLAVORS_NAMED: usize = 4;
 
 /// The node as Juno's Ironic driver reports it to the scheduler: its sizes (a free node's are all
-/// free) and its stats (`cpu_arch`, the raw string the plan writes).
+/// free), its uuid (the host state's `nodename` and `hypervisor_hostname`) and its stats (`cpu_arch`,
+/// the raw string the plan writes; the plan writes no `capabilities` property, so nothing else).
 pub(crate) struct NodeOffer<'a> {
     pub cpus: i64,
     pub memory_mb: i64,
     pub local_gb: i64,
+    pub uuid: Option<&'a str>,
     pub cpu_arch: Option<&'a str>,
+}
+
+/// What Juno's ComputeCapabilitiesFilter finds for a capability key on a free node's host state.
+#[derive(Debug, PartialEq)]
+enum Capability {
+    /// a value, as Python's `str()` writes it
+    Value(String),
+    /// nothing (None): the filter refuses the host
+    Absent,
+    /// a value the plan cannot know (the compute host's name, the Ironic API's version, the time of
+    /// the last update, ...): such a spec is taken as matching, so no node is named on a guess
+    Unknown,
+}
+
+/// Host-state attributes of an `IronicNodeState` (Juno's nova/scheduler: host_manager.py `HostState`,
+/// base_baremetal_host_manager.py, ironic_host_manager.py) that are set but whose value the plan
+/// cannot know, and its methods (a key naming one finds the bound method, not None).
+const UNKNOWABLE: &[&str] = &[
+    "host",
+    "hypervisor_version",
+    "updated",
+    "limits",
+    "metrics",
+    "service",
+    "supported_instances",
+    "update_service",
+    "update_from_compute_node",
+    "consume_from_instance",
+];
+
+/// The filter's walk of `path` (the key without its `capabilities:` scope): an attribute of the host
+/// state first, the driver's stats when the attribute is None; a nested key goes into a dict (the
+/// stats) or fails (Juno returns False when a string is no JSON or a value has no such attribute).
+fn capability(node: &NodeOffer, path: &[&str]) -> Capability {
+    use Capability::{Absent, Unknown, Value};
+    let first = path.first().copied().unwrap_or_default();
+    if first.starts_with("__") || UNKNOWABLE.contains(&first) {
+        return Unknown;
+    }
+    let arch = || node.cpu_arch.map_or(Absent, |a| Value(a.to_string()));
+    if path.len() > 1 {
+        return match path {
+            ["stats", "cpu_arch"] => arch(),
+            _ => Absent,
+        };
+    }
+    let n = |v: i64| Value(v.to_string());
+    match first {
+        "vcpus_total" => n(node.cpus),
+        "free_ram_mb" | "total_usable_ram_mb" => n(node.memory_mb),
+        "total_usable_disk_gb" => n(node.local_gb),
+        "free_disk_mb" => node.local_gb.checked_mul(1024).map_or(Unknown, n),
+        "vcpus_used" | "disk_mb_used" | "num_instances" | "num_io_ops" => n(0),
+        "hypervisor_type" => Value("ironic".into()),
+        "cpu_info" => Value("baremetal cpu".into()),
+        "nodename" | "hypervisor_hostname" => node.uuid.map_or(Unknown, |u| Value(u.to_string())),
+        // the stats dict itself (a str() of a dict), read by no sane spec
+        "stats" => Unknown,
+        // every other attribute is None (or missing): the stats, which hold cpu_arch only
+        "cpu_arch" => arch(),
+        _ => Absent,
+    }
 }
 
 /// Why `flavor` is never placed on `node`: None when the filters pass it.
@@ -43,7 +107,7 @@ pub(crate) fn misfit(flavor: &NovaFlavor, node: &NodeOffer) -> Option<String> {
     }
     // ExactDiskFilter: 1024 * (root_gb + ephemeral_gb) + swap (MB) against the free disk, in MB
     let disk = root.checked_add(eph).and_then(|gb| gb.checked_mul(1024)).and_then(|mb| mb.checked_add(swap));
-    if disk != node.local_gb.checked_mul(1024) {
+    if disk.is_none() || disk != node.local_gb.checked_mul(1024) {
         return Some(format!("disk {root}+{eph} GB, swap {swap} MB"));
     }
     for (key, req) in &flavor.extra_specs {
@@ -55,13 +119,12 @@ pub(crate) fn misfit(flavor: &NovaFlavor, node: &NodeOffer) -> Option<String> {
             }
             scope.remove(0);
         }
-        // the node's stats hold `cpu_arch` only (a free node gets no capabilities from the plan); a
-        // nested key would need a JSON value there, and finds none
-        let have = match scope.as_slice() {
-            ["cpu_arch"] => node.cpu_arch,
-            _ => None,
+        let fits = match capability(node, &scope) {
+            Capability::Value(v) => spec_matches(&v, req),
+            Capability::Absent => false,
+            Capability::Unknown => true,
         };
-        if !have.is_some_and(|v| spec_matches(v, req)) {
+        if !fits {
             return Some(format!("{key} = {req}"));
         }
     }
@@ -71,7 +134,11 @@ pub(crate) fn misfit(flavor: &NovaFlavor, node: &NodeOffer) -> Option<String> {
 /// Juno's `extra_specs_ops.match(value, req)`: `req` is a plain value compared as a string, or an
 /// operator and its operand (`s==`, `<in>`, `<or>`, numeric `=` `==` `>=` ...).
 pub(crate) fn spec_matches(value: &str, req: &str) -> bool {
-    let words: Vec<&str> = req.split_whitespace().collect();
+    // Python's split(): Unicode white space and the separators U+001C..U+001F
+    let words: Vec<&str> = req
+        .split(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
+        .filter(|w| !w.is_empty())
+        .collect();
     let num = |s: &str| s.trim().parse::<f64>().ok();
     let numeric = |f: fn(f64, f64) -> bool| match (num(value), words.get(1).copied().and_then(num)) {
         (Some(x), Some(y)) => f(x, y),
@@ -109,7 +176,7 @@ impl Checks<'_> {
         if cpus <= 0 || memory_mb <= 0 || local_gb <= 0 {
             return; // invalid-size or incomplete-properties said so already
         }
-        let node = NodeOffer { cpus, memory_mb, local_gb, cpu_arch: arch };
+        let node = NodeOffer { cpus, memory_mb, local_gb, uuid: f.uuid.as_deref(), cpu_arch: arch };
         let misfits: Vec<(&NovaFlavor, String)> =
             match flavors.iter().map(|fl| misfit(fl, &node).map(|why| (fl, why))).collect::<Option<Vec<_>>>() {
                 None => return, // some flavor fits
@@ -155,7 +222,8 @@ mod tests {
         }
     }
 
-    const NODE: NodeOffer = NodeOffer { cpus: 8, memory_mb: 16384, local_gb: 40, cpu_arch: Some("x86_64") };
+    const NODE: NodeOffer =
+        NodeOffer { cpus: 8, memory_mb: 16384, local_gb: 40, uuid: Some("1be26c0b"), cpu_arch: Some("x86_64") };
 
     #[test]
     fn exact_sizes_and_the_capability_specs_decide() {
@@ -190,6 +258,31 @@ mod tests {
     }
 
     #[test]
+    fn host_state_attributes_before_the_stats() {
+        let fits = |k: &str, v: &str| misfit(&flavor(8, 16384, 40, &[(k, v)]), &NODE).is_none();
+        // the host state's own attributes, as the Ironic driver and IronicNodeState set them
+        assert!(fits("capabilities:hypervisor_type", "s== ironic"));
+        assert!(fits("hypervisor_type", "ironic"));
+        assert!(!fits("hypervisor_type", "s== QEMU"));
+        assert!(fits("cpu_info", "baremetal cpu"));
+        assert!(fits("vcpus_total", ">= 8"));
+        assert!(!fits("vcpus_total", ">= 9"));
+        assert!(fits("free_disk_mb", "== 40960"));
+        assert!(fits("num_instances", "0"));
+        assert!(fits("nodename", "1be26c0b"));
+        assert!(fits("capabilities:stats:cpu_arch", "x86_64"));
+        assert!(!fits("capabilities:stats:boot_option", "local"));
+        // a nested key into a number or a plain string finds nothing
+        assert!(!fits("capabilities:vcpus_total:x", "8"));
+        // values the plan cannot know name no node
+        assert!(fits("capabilities:host", "s== some-compute-host"));
+        assert!(fits("hypervisor_version", ">= 1"));
+        // neither an attribute nor in the stats: refused, as Juno refuses it
+        assert!(!fits("capabilities:boot_option", "local"));
+        assert!(!fits("host_ip", "10.0.0.1"));
+    }
+
+    #[test]
     fn spec_operators_as_juno_reads_them() {
         assert!(spec_matches("x86_64", "x86_64"));
         assert!(!spec_matches("x86_64", "X86_64"));
@@ -203,5 +296,7 @@ mod tests {
         assert!(!spec_matches("x86_64", "== 1"));
         assert!(!spec_matches("x86_64", "s=="));
         assert!(spec_matches("", ""));
+        // split as Python splits: U+001F is white space there
+        assert!(spec_matches("x86_64", "s==\u{1f}x86_64"));
     }
 }
