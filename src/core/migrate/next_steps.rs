@@ -163,6 +163,10 @@ pub fn next_steps(f: &RunFacts) -> Vec<Step> {
     ));
     out.push(step("Reboot one migrated instance and watch it come back (runbook 9b).", None));
     out.push(step(
+        "Check that Nova runs the cloud (runbook 9c): delete the old baremetal hosts' nova-compute services (their compute_nodes rows count in Nova's hypervisor stats until then), then nova list, hypervisor-stats, and a stop, start and reboot of one instance:",
+        Some("nova service-list --binary nova-compute; nova service-delete <id of each old host>".into()),
+    ));
+    out.push(step(
         "Undo if needed (before Ironic changes the nodes; with --nova-db the flavors and hosts too):",
         Some(format!("bm2ironic rollback --run {run}")),
     ));
@@ -213,6 +217,7 @@ mod tests {
             "ClusteredComputeManager",
             "watch --log nova-compute",
             "proxy",
+            "service-delete",
             "rollback --run run-7",
         ];
         let mut at = 0;
