@@ -89,26 +89,51 @@ fn capability(node: &NodeOffer, path: &[&str]) -> Capability {
     }
 }
 
+/// Why a flavor is never placed on a node (built without allocating: most flavors checked do not
+/// fit, and only a node no flavor fits has its reasons written out).
+#[derive(Debug, PartialEq)]
+pub(crate) enum Misfit<'a> {
+    Disabled,
+    NullSize,
+    Vcpus(i64),
+    MemoryMb(i64),
+    Disk { root: i64, eph: i64, swap: i64 },
+    Spec { key: &'a str, req: &'a str },
+}
+
+impl std::fmt::Display for Misfit<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Misfit::Disabled => write!(f, "disabled"),
+            Misfit::NullSize => write!(f, "a size is NULL"),
+            Misfit::Vcpus(v) => write!(f, "vcpus {v}"),
+            Misfit::MemoryMb(v) => write!(f, "memory_mb {v}"),
+            Misfit::Disk { root, eph, swap } => write!(f, "disk {root}+{eph} GB, swap {swap} MB"),
+            Misfit::Spec { key, req } => write!(f, "{key} = {req}"),
+        }
+    }
+}
+
 /// Why `flavor` is never placed on `node`: None when the filters pass it.
-pub(crate) fn misfit(flavor: &NovaFlavor, node: &NodeOffer) -> Option<String> {
+pub(crate) fn misfit<'a>(flavor: &'a NovaFlavor, node: &NodeOffer) -> Option<Misfit<'a>> {
     if flavor.disabled {
-        return Some("disabled".into());
+        return Some(Misfit::Disabled);
     }
     let (Some(vcpus), Some(ram), Some(root), Some(eph), Some(swap)) =
         (flavor.vcpus, flavor.memory_mb, flavor.root_gb, flavor.ephemeral_gb, flavor.swap)
     else {
-        return Some("a size is NULL".into());
+        return Some(Misfit::NullSize);
     };
     if vcpus != node.cpus {
-        return Some(format!("vcpus {vcpus}"));
+        return Some(Misfit::Vcpus(vcpus));
     }
     if ram != node.memory_mb {
-        return Some(format!("memory_mb {ram}"));
+        return Some(Misfit::MemoryMb(ram));
     }
     // ExactDiskFilter: 1024 * (root_gb + ephemeral_gb) + swap (MB) against the free disk, in MB
     let disk = root.checked_add(eph).and_then(|gb| gb.checked_mul(1024)).and_then(|mb| mb.checked_add(swap));
     if disk.is_none() || disk != node.local_gb.checked_mul(1024) {
-        return Some(format!("disk {root}+{eph} GB, swap {swap} MB"));
+        return Some(Misfit::Disk { root, eph, swap });
     }
     for (key, req) in &flavor.extra_specs {
         // ComputeCapabilitiesFilter: a scoped key counts only in the `capabilities` scope
@@ -125,7 +150,7 @@ pub(crate) fn misfit(flavor: &NovaFlavor, node: &NodeOffer) -> Option<String> {
             Capability::Unknown => true,
         };
         if !fits {
-            return Some(format!("{key} = {req}"));
+            return Some(Misfit::Spec { key, req });
         }
     }
     None
@@ -177,11 +202,11 @@ impl Checks<'_> {
             return; // invalid-size or incomplete-properties said so already
         }
         let node = NodeOffer { cpus, memory_mb, local_gb, uuid: f.uuid.as_deref(), cpu_arch: arch };
-        let misfits: Vec<(&NovaFlavor, String)> =
-            match flavors.iter().map(|fl| misfit(fl, &node).map(|why| (fl, why))).collect::<Option<Vec<_>>>() {
-                None => return, // some flavor fits
-                Some(m) => m,
-            };
+        if flavors.iter().any(|fl| misfit(fl, &node).is_none()) {
+            return; // some flavor fits
+        }
+        let misfits: Vec<(&NovaFlavor, Misfit)> =
+            flavors.iter().filter_map(|fl| misfit(fl, &node).map(|why| (fl, why))).collect();
         let mut named: Vec<String> =
             misfits.iter().take(FLAVORS_NAMED).map(|(fl, why)| format!("{} ({why})", fl.name)).collect();
         if misfits.len() > FLAVORS_NAMED {
@@ -234,10 +259,11 @@ mod tests {
         assert_eq!(misfit(&flavor(8, 16384, 40, &deploy), &NODE), None);
         assert_eq!(misfit(&flavor(8, 16384, 40, &[("capabilities:cpu_arch", "s== x86_64")]), &NODE), None);
         // a smaller flavor does not fit a larger node: the filters are exact
-        assert_eq!(misfit(&flavor(4, 16384, 40, &[]), &NODE).as_deref(), Some("vcpus 4"));
-        assert_eq!(misfit(&flavor(8, 8192, 40, &[]), &NODE).as_deref(), Some("memory_mb 8192"));
-        assert!(misfit(&flavor(8, 16384, 20, &[]), &NODE).unwrap().starts_with("disk 20+0"));
-        assert_eq!(misfit(&flavor(8, 16384, 40, &[("cpu_arch", "i686")]), &NODE).as_deref(), Some("cpu_arch = i686"));
+        assert_eq!(misfit(&flavor(4, 16384, 40, &[]), &NODE).map(|m| m.to_string()).as_deref(), Some("vcpus 4"));
+        assert_eq!(misfit(&flavor(8, 8192, 40, &[]), &NODE), Some(Misfit::MemoryMb(8192)));
+        assert!(misfit(&flavor(8, 16384, 20, &[]), &NODE).unwrap().to_string().starts_with("disk 20+0"));
+        let i686 = flavor(8, 16384, 40, &[("cpu_arch", "i686")]);
+        assert_eq!(misfit(&i686, &NODE).map(|m| m.to_string()).as_deref(), Some("cpu_arch = i686"));
         // an unscoped key the node's stats lack fails the filter
         assert!(misfit(&flavor(8, 16384, 40, &[("boot_option", "local")]), &NODE).is_some());
         // disk = root + ephemeral + swap
