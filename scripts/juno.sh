@@ -234,8 +234,8 @@ CONF
   mkdir -p "$dir/tftpboot/master_images" "$dir/master_images" "$dir/images"
   if [ -n "${BM2_JUNO_GLANCE:-}" ]; then
     # Glance (images at the takeover: scripts/glance.sh in the tests) and the Keystone v2.0 the
-    # conductor gets its admin token from for Glance (BM2_JUNO_KEYSTONE_V2, else Glance's address:
-    # scripts/fakekeystone2.py in the tests; docs/juno.md says why)
+    # conductor gets its admin token from for Glance (BM2_JUNO_KEYSTONE_V2 host:port and
+    # BM2_JUNO_KEYSTONE_V2_PASSWORD, admin's: scripts/keystone-pike.sh in the tests; docs/juno.md)
     cat >> "$dir/ironic.conf" <<CONF
 
 [glance]
@@ -246,7 +246,7 @@ auth_strategy = keystone
 auth_uri = http://${BM2_JUNO_KEYSTONE_V2:-$BM2_JUNO_GLANCE}/
 auth_version = v2.0
 admin_user = admin
-admin_password = unused
+admin_password = ${BM2_JUNO_KEYSTONE_V2_PASSWORD:-unused}
 admin_tenant_name = admin
 CONF
   fi

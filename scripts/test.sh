@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): starts throw-away MariaDB and PostgreSQL servers
-# (installing them with apt on a new machine) and a Keystone (scripts/keystone.sh), runs every test
+# (installing them with apt on a new machine), Keystones (scripts/keystone.sh; scripts/keystone-pike.sh,
+# whose v2.0 Juno's conductor needs) and the other services the tests need, runs every test
 # against SQLite, MariaDB and PostgreSQL with the servers' URLs in the environment, then stops them.
 # Extra arguments go to `cargo test` (e.g. scripts/test.sh --test it inventory::).
 set -euo pipefail
@@ -79,6 +80,9 @@ CLIENTS=$!
 echo "== the real Juno Ironic and Nova (2014.2 from their sources, scripts/juno.sh; docs/juno.md) and a real Glance (PyPI glance==15.0.2, scripts/glance.sh): their Python 2.7 venvs and a Juno Nova schema, made meanwhile =="
 timed "juno: Ironic and Nova 2014.2 venvs, Glance 15.0.2 (background)" bash -c 'scripts/juno.sh env && scripts/juno.sh nova-env && scripts/juno.sh nova-schema >/dev/null && scripts/glance.sh env' >/tmp/bm2ironic-juno.env 2>/tmp/bm2ironic-juno.log &
 JUNO=$!
+echo "== a Keystone that serves v2.0 for Juno's conductor (PyPI keystone==12.0.3 on Python 2.7, scripts/keystone-pike.sh): its venv, made meanwhile =="
+timed "keystone 12.0.3: venv (background)" scripts/keystone-pike.sh install >/tmp/bm2ironic-keystone-pike.log 2>&1 &
+KSPIKE=$!
 
 echo "== real Ironic (PyPI ironic==39.0.0): venv, and its schema from ironic-dbsync upgrade on both servers =="
 setup "the real Ironic's schemas" timed "ironic 39: venv and schemas" scripts/ironic-schemas.sh
@@ -96,6 +100,9 @@ wait "$GALERA" || { cat /tmp/bm2ironic-galera.log >&2; echo "starting the Galera
 setup "reading the Galera cluster's settings" cat /tmp/bm2ironic-galera.env   # sets BM2IRONIC_TEST_GALERA: the galera:: tests run
 wait "$JUNO" || { cat /tmp/bm2ironic-juno.log >&2; echo "test.sh: installing the Juno Ironic or nova-compute failed (scripts/juno.sh; where its sources come from: docs/juno.md): stopping" >&2; exit 1; }
 setup "reading the Juno Ironic's venv" cat /tmp/bm2ironic-juno.env   # sets BM2IRONIC_TEST_JUNO_VENV, _JUNO_NOVA_VENV and _GLANCE_VENV: the juno*:: tests run
+trap 'scripts/galera.sh clean >/dev/null 2>&1 || true; scripts/keystone-pike.sh stop || true; scripts/keystone.sh stop || true; scripts/test-services.sh stop || true' EXIT
+wait "$KSPIKE" || { cat /tmp/bm2ironic-keystone-pike.log >&2; echo "test.sh: installing Keystone 12.0.3 failed (scripts/keystone-pike.sh): stopping" >&2; exit 1; }
+setup "starting Keystone 12.0.3 (v2.0, for Juno's conductor)" timed "keystone 12.0.3: start" scripts/keystone-pike.sh start   # sets BM2IRONIC_TEST_KEYSTONE_V2
 wait "$BOOTVM" || { cat /tmp/bm2ironic-bootvm.log >&2; echo "test.sh: building the boot test machine failed (scripts/bootvm.sh): stopping" >&2; exit 1; }
 setup "reading the boot test machine's settings" cat /tmp/bm2ironic-bootvm.env   # sets BM2IRONIC_TEST_BOOT_DIR: the boot:: test runs
 

@@ -9,9 +9,8 @@
 //! (`ipmitool power off`) ends with its instance `stopped` / power_state 4 (shutdown) in Nova.
 //!
 //! On the Juno side Juno's conductor fetches the images at the takeover from a real Glance
-//! (scripts/glance.sh, PyPI glance==15.0.2). MOCKED: only on the Juno side, Keystone v2.0's token
-//! call (scripts/fakekeystone2.py, as in juno_takeover.rs and for the same reason: Keystone 30 has no
-//! v2.0).
+//! (scripts/glance.sh, PyPI glance==15.0.2), after an admin token from a real Keystone v2.0
+//! (scripts/keystone-pike.sh, as in juno_takeover.rs: Keystone 30 has no v2.0).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -21,11 +20,10 @@ use crate::common::bmc::Bmc;
 use crate::common::glance::Glance;
 use crate::common::ironic::{start_ironic, IronicOptions, Release};
 use crate::common::juno::{
-    dbsync, juno_nova_sh, juno_nova_venv, juno_venv, keystone_v2_token, small_cloud, small_cloud_machines, wait_for,
-    KERNEL, RAMDISK,
+    dbsync, juno_nova_sh, juno_nova_venv, juno_venv, keystone_v2, small_cloud, small_cloud_machines, wait_for, KERNEL,
+    RAMDISK,
 };
 use crate::common::nova::{instance_uuid as instance, juno_nova_db, migrate, node_uuid as uuid, HOST};
-use crate::common::ports::port;
 use crate::common::process::Guard;
 use crate::common::{server_env, Backend, Outcome, TestDb, IRONIC_VENV};
 
@@ -117,8 +115,7 @@ async fn juno_nova_compute_takes_over_on_juno_ironic() {
     migrate(&src, &nova, &tgt, &["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK], tree.path()).await;
     let bmcs = small_cloud_machines(&ironic_venv, &addrs);
     let Some(glance) = Glance::start(&[]).await else { return };
-    let token_port = port();
-    let _token = keystone_v2_token(token_port).await;
+    let Some(token_port) = keystone_v2() else { return };
     // Juno's default puts a machine found off back on (force_power_state_during_sync): off here, so
     // that a machine switched off stays off and Nova hears of it (docs/juno.md)
     let juno = start_ironic(IronicOptions {

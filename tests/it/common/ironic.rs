@@ -143,6 +143,7 @@ pub async fn start_ironic(o: IronicOptions) -> Ironic {
             }
             if let Some(k) = o.keystone_v2_port {
                 c.env("BM2_JUNO_KEYSTONE_V2", format!("127.0.0.1:{k}"));
+                c.env("BM2_JUNO_KEYSTONE_V2_PASSWORD", super::juno::KEYSTONE_V2_PASSWORD);
             }
             let g = Guard::spawn(c.stdout(Stdio::null()).stderr(Stdio::null()));
             (g, base.join(format!("allinone-{port}")))

@@ -1,11 +1,11 @@
 //! What the tests of the real Juno Ironic and nova-compute (2014.2, scripts/juno.sh; docs/juno.md)
 //! share: the Juno venvs, `juno.sh`, a database with the schema Juno's own `ironic-dbsync` makes, the
-//! small clouds they migrate and the Nova database beside them, bm2ironic with those given, the fake
-//! Keystone v2.0 token call (scripts/fakekeystone2.py) Juno's conductor makes before it asks Glance
+//! small clouds they migrate and the Nova database beside them, bm2ironic with those given, the real
+//! Keystone v2.0 (scripts/keystone-pike.sh) Juno's conductor gets a token from before it asks Glance
 //! for images, and waiting on a database.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use bm2ironic::core::demo::fixture::Fixture;
@@ -13,8 +13,7 @@ use bm2ironic::core::demo::fixture::Fixture;
 use super::bmc::{Bmc, BmcOptions};
 use super::cli::{bm, Bm};
 use super::db::{sqlalchemy_url, Backend, TestDb};
-use super::env::{repo_file, skip};
-use super::process::{wait_port, Guard};
+use super::env::{repo_file, server_env, skip};
 
 /// The Juno Ironic's venv (scripts/juno.sh env).
 pub const JUNO_VENV: &str = "BM2IRONIC_TEST_JUNO_VENV";
@@ -145,15 +144,18 @@ pub const IMAGE: &str = "11111111-0000-4000-8000-00000000000a";
 pub const KERNEL_I: &str = "11111111-0000-4000-8000-00000000000b";
 pub const RAMDISK_I: &str = "11111111-0000-4000-8000-00000000000c";
 
-/// The fake Keystone v2.0 token call (scripts/fakekeystone2.py) on 127.0.0.1:`port`: Juno's conductor
-/// asks it for the admin token it hands to Glance. What it was asked: `said()`.
-pub async fn keystone_v2_token(port: u16) -> Guard {
-    let p = Guard::reading_stdout(
-        Command::new("python3").arg(repo_file("scripts/fakekeystone2.py")).arg(port.to_string()).stderr(Stdio::null()),
-    );
-    wait_port(port, "fakekeystone2.py").await;
-    p
+/// The real Keystone v2.0 of the Juno tests (scripts/keystone-pike.sh: Keystone 12.0.3, admin /
+/// `KEYSTONE_V2_PASSWORD` on project admin), where Juno's conductor gets the admin token it hands to
+/// Glance: its port, or None after a loud skip (a failure in CI).
+pub fn keystone_v2() -> Option<u16> {
+    let at = server_env(KEYSTONE_V2)?;
+    Some(at.rsplit(':').next().and_then(|p| p.parse().ok()).unwrap_or_else(|| panic!("{KEYSTONE_V2}={at}: no port")))
 }
+
+/// Where scripts/keystone-pike.sh serves (host:port).
+pub const KEYSTONE_V2: &str = "BM2IRONIC_TEST_KEYSTONE_V2";
+/// Its admin's password (scripts/keystone-pike.sh).
+pub const KEYSTONE_V2_PASSWORD: &str = "adminpass";
 
 /// Nodes 1 (free), 3 (an instance, its machine running) and 6 (an instance, its machine stopped) of
 /// `Fixture::generated(6, 1)`, each with its own BMC (`bmcs[i]`, password `bmc-pass-<id>`).
