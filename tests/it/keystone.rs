@@ -220,7 +220,9 @@ async fn keystone_clouds_yaml_os_vars_scope_errors_and_renewal() {
     let ac: serde_json::Value = http
         .post(format!("{ks}/users/{uid}/application_credentials"))
         .header("X-Auth-Token", &admin_tok)
-        .json(&serde_json::json!({"application_credential": {"name": format!("bm2t-{}", std::process::id())}}))
+        // a name of its own: Keystone's database outlives a run (scripts/keystone.sh keeps it), and a
+        // process id comes back (a name taken answers 409 Conflict)
+        .json(&serde_json::json!({"application_credential": {"name": format!("bm2t-{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos())}}))
         .send()
         .await
         .unwrap()
@@ -228,8 +230,8 @@ async fn keystone_clouds_yaml_os_vars_scope_errors_and_renewal() {
         .await
         .unwrap();
     let (ac_id, ac_secret) = (
-        ac["application_credential"]["id"].as_str().unwrap(),
-        ac["application_credential"]["secret"].as_str().unwrap(),
+        ac["application_credential"]["id"].as_str().unwrap_or_else(|| panic!("no application credential: {ac}")),
+        ac["application_credential"]["secret"].as_str().unwrap_or_else(|| panic!("no application credential: {ac}")),
     );
     let (code, o, e) = verify(
         None,
