@@ -28,26 +28,8 @@ die() { echo "[glance] ERROR: $*" >&2; exit 1; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/python27.sh"
 
 install() {
-  mkdir -p "$(dirname "$VENV")"
-  exec 9>"$VENV.lock"
-  flock 9
-  if [ -x "$VENV/bin/glance-api" ] && [ "$(cat "$VENV/.spec" 2>/dev/null)" = "$SPEC" ]; then
-    echo "$VENV"; return 0
-  fi
-  local t0=$SECONDS py boot; py=$(python27); boot=$(dirname "$VENV")/bm2ironic-glance-bootstrap
-  log "building $VENV: glance==15.0.2 on $("$py" -V 2>&1) (one to two minutes; cached afterwards)"
-  rm -rf "$VENV"
-  if ! PYTHONPATH=$boot "$py" -m virtualenv --version >/dev/null 2>&1; then
-    "$py" -m pip install -q --target "$boot" 'virtualenv<20.22' >&2 || die "installing virtualenv for Python 2.7 failed"
-  fi
-  PYTHONPATH=$boot "$py" -m virtualenv -q "$VENV" >/dev/null
-  "$VENV/bin/pip" install -q -c "$PINS" glance==15.0.2 PyMySQL >"$VENV.pip.log" 2>&1 \
-    || { tail -30 "$VENV.pip.log" >&2; die "pip install glance==15.0.2 failed (log: $VENV.pip.log)"; }
-  "$VENV/bin/python" -c 'import glance.api.v1.router, glance.registry.api, glance_store' \
-    || die "Glance 15.0.2 does not import"
-  echo "$SPEC" > "$VENV/.spec"
-  log "Glance 15.0.2 ready in $((SECONDS - t0)) s"
-  echo "$VENV"
+  py27_venv glance "$VENV" "$SPEC" 'import glance.api.v1.router, glance.registry.api, glance_store' \
+    -c "$PINS" glance==15.0.2 PyMySQL
 }
 
 need_venv() { [ -x "$VENV/bin/glance-api" ] || die "no Glance venv at $VENV: run '$0 install' first"; }

@@ -32,25 +32,8 @@ die() { echo "[keystone-pike] ERROR: $*" >&2; exit 1; }
 . "$(dirname "${BASH_SOURCE[0]}")/lib/python27.sh"
 
 install() {
-  mkdir -p "$(dirname "$VENV")"
-  exec 9>"$VENV.lock"
-  flock 9
-  if [ -x "$VENV/bin/keystone-wsgi-public" ] && [ "$(cat "$VENV/.spec" 2>/dev/null)" = "$SPEC" ]; then
-    echo "$VENV"; return 0
-  fi
-  local t0=$SECONDS py boot; py=$(python27); boot=$(dirname "$VENV")/bm2ironic-keystone-pike-bootstrap
-  log "building $VENV: keystone==12.0.3 on $("$py" -V 2>&1) (one to two minutes; cached afterwards)"
-  rm -rf "$VENV"
-  if ! PYTHONPATH=$boot "$py" -m virtualenv --version >/dev/null 2>&1; then
-    "$py" -m pip install -q --target "$boot" 'virtualenv<20.22' >&2 || die "installing virtualenv for Python 2.7 failed"
-  fi
-  PYTHONPATH=$boot "$py" -m virtualenv -q "$VENV" >/dev/null
-  "$VENV/bin/pip" install -q -c "$PINS" keystone==12.0.3 PyMySQL >"$VENV.pip.log" 2>&1 \
-    || { tail -30 "$VENV.pip.log" >&2; die "pip install keystone==12.0.3 failed (log: $VENV.pip.log)"; }
-  "$VENV/bin/python" -c 'import keystone.server.wsgi, pymysql' || die "Keystone 12.0.3 does not import"
-  echo "$SPEC" > "$VENV/.spec"
-  log "Keystone 12.0.3 ready in $((SECONDS - t0)) s"
-  echo "$VENV"
+  py27_venv keystone-pike "$VENV" "$SPEC" 'import keystone.server.wsgi, pymysql' \
+    -c "$PINS" keystone==12.0.3 PyMySQL
 }
 
 up() { [ "$(curl -m 2 -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/v2.0/" 2>/dev/null)" = 200 ]; }

@@ -182,9 +182,10 @@ async fn read_flavors(db: &Db) -> Result<Vec<NovaFlavor>, DbError> {
             Ok((r.opt_i64("fid")?, r.opt_string("k")?.unwrap_or_default(), r.opt_string("v")?.unwrap_or_default()))
         })
         .await?;
+    let at: HashMap<i64, usize> = flavors.iter().enumerate().map(|(i, f)| (f.id, i)).collect();
     for (fid, k, v) in specs {
-        if let Some(f) = flavors.iter_mut().find(|f| Some(f.id) == fid) {
-            f.extra_specs.push((k, v));
+        if let Some(&i) = fid.and_then(|id| at.get(&id)) {
+            flavors[i].extra_specs.push((k, v));
         }
     }
     Ok(flavors)
