@@ -53,6 +53,12 @@ fn kind(t: std::fs::FileType) -> &'static str {
 /// The bytes of the regular file at `path` (symlinks followed), at most `cap` of them.
 pub fn read_bytes(path: &Path, cap: u64) -> Result<Vec<u8>, FileProblem> {
     let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    read_open(file, cap)
+}
+
+/// The bytes of a file already opened (without blocking), at most `cap` of them, when the open
+/// handle is a regular file.
+pub fn read_open(mut file: std::fs::File, cap: u64) -> Result<Vec<u8>, FileProblem> {
     let meta = file.metadata()?;
     if !meta.file_type().is_file() {
         return Err(FileProblem::NotRegular(kind(meta.file_type())));
@@ -61,7 +67,7 @@ pub fn read_bytes(path: &Path, cap: u64) -> Result<Vec<u8>, FileProblem> {
         return Err(FileProblem::TooBig { bytes: meta.len(), cap });
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(cap + 1).read_to_end(&mut bytes)?;
+    (&mut file).take(cap + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > cap {
         // it grew while read
         return Err(FileProblem::TooBig { bytes: bytes.len() as u64, cap });

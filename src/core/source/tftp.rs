@@ -213,7 +213,8 @@ fn read_instance<'a>(
     let mut looked = Vec::new();
     for (root, canon) in roots {
         let dir = std::path::absolute(&root.dir).unwrap_or_else(|_| root.dir.clone());
-        let config = dir.join(inst).join("config");
+        let inst_dir = dir.join(inst);
+        let config = inst_dir.join("config");
         let canon = match canon {
             Ok(c) => c,
             Err(reason) => {
@@ -221,26 +222,130 @@ fn read_instance<'a>(
                 continue;
             }
         };
-        // present at all (a dangling symlink counts as present: it is named below)
-        let Ok(meta) = std::fs::symlink_metadata(&config) else {
-            looked.push(shown(&config));
-            continue;
+        let found = match Listing::of(&inst_dir) {
+            Some(listing) => listing.read(&inst_dir, canon),
+            None => read_by_paths(&inst_dir, canon),
         };
-        // the instance's directory a real one (not a symlink): then a file in it that is no symlink
-        // either is inside the tree without resolving its path (see `inside`)
-        let dir_plain = std::fs::symlink_metadata(dir.join(inst)).is_ok_and(|m| m.is_dir());
-        let text = read_config(&config, canon, dir_plain && !meta.is_symlink())?;
-        let boot = pxe::parse(&text).map_err(|problem| BootProblem::Parse { path: shown(&config), problem })?;
-        let beside = |name: &str| beside_file(&dir.join(inst).join(name), canon, dir_plain);
-        return Ok(PxeFound {
-            boot,
-            host: root.host.clone(),
-            kernel: beside("kernel")?,
-            ramdisk: beside("ramdisk")?,
-            config,
-        });
+        match found {
+            Some(found) => {
+                return found.map(|(boot, kernel, ramdisk)| PxeFound {
+                    boot,
+                    host: root.host.clone(),
+                    kernel,
+                    ramdisk,
+                    config,
+                })
+            }
+            None => looked.push(shown(&config)),
+        }
     }
     Err(BootProblem::Missing { looked })
+}
+
+/// What one tree says of an instance: None when it holds no `config` for it; else the config
+/// parsed and the `file://` URLs of the kernel and ramdisk beside it.
+type InTree = Option<Result<(PxeBoot, Option<String>, Option<String>), BootProblem>>;
+
+/// An instance's directory, opened (never through a symlink) and listed once. The entries' types
+/// come from the directory itself (`d_type`): a file in it that is no symlink is known to be
+/// inside the tree without an `lstat`, and the kernel's and ramdisk's inodes are never read. On a
+/// cold cache that was half of the path lookups an instance cost.
+struct Listing {
+    dir: rustix::fs::Dir,
+    config: Option<rustix::fs::FileType>,
+    kernel: Option<rustix::fs::FileType>,
+    ramdisk: Option<rustix::fs::FileType>,
+}
+
+impl Listing {
+    /// None when `inst_dir` is absent, a symlink, not a directory, or cannot be listed: then its
+    /// paths are looked at one by one (`read_by_paths`), which names each case.
+    fn of(inst_dir: &Path) -> Option<Listing> {
+        use rustix::fs::{openat, Dir, Mode, OFlags, CWD};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = openat(CWD, inst_dir, flags, Mode::empty()).ok()?;
+        let mut l = Listing { dir: Dir::new(fd).ok()?, config: None, kernel: None, ramdisk: None };
+        while l.config.is_none() || l.kernel.is_none() || l.ramdisk.is_none() {
+            let Some(entry) = l.dir.read() else { break };
+            let entry = entry.ok()?;
+            let slot = match entry.file_name().to_bytes() {
+                b"config" => &mut l.config,
+                b"kernel" => &mut l.kernel,
+                b"ramdisk" => &mut l.ramdisk,
+                _ => continue,
+            };
+            *slot = Some(entry.file_type());
+        }
+        Some(l)
+    }
+
+    fn read(&self, inst_dir: &Path, canon: &Path) -> InTree {
+        use rustix::fs::FileType;
+        let config = inst_dir.join("config");
+        let text = match self.config? {
+            // the type unknown to the file system's directory: resolved as a symlink would be
+            FileType::Symlink | FileType::Unknown => read_config(&config, canon, false),
+            _ => self.read_config(&config, canon),
+        };
+        let text = match text {
+            Ok(t) => t,
+            Err(p) => return Some(Err(p)),
+        };
+        let beside = |name: &str, t: Option<FileType>| {
+            let path = inst_dir.join(name);
+            match t {
+                None => Ok(None),
+                Some(FileType::RegularFile) => file_url(&path).map(Some),
+                Some(FileType::Symlink | FileType::Unknown) => beside_file(&path, canon, true),
+                Some(_) => Err(BootProblem::NotFile { path: shown(&path) }),
+            }
+        };
+        Some(
+            parsed(&config, &text)
+                .and_then(|boot| Ok((boot, beside("kernel", self.kernel)?, beside("ramdisk", self.ramdisk)?))),
+        )
+    }
+
+    /// `config`, opened in the listed directory without following a symlink (one swapped in since
+    /// the listing is resolved and checked like any other).
+    fn read_config(&self, config: &Path, canon: &Path) -> Result<String, BootProblem> {
+        use rustix::fs::{openat, Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let fd = match self.dir.fd().and_then(|d| openat(d, "config", flags, Mode::empty())) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::LOOP) => return read_config(config, canon, false),
+            Err(e) => {
+                return Err(BootProblem::Unreadable {
+                    path: shown(config),
+                    reason: std::io::Error::from(e).to_string(),
+                })
+            }
+        };
+        let bytes = crate::core::settings::file::read_open(std::fs::File::from(fd), MAX_CONFIG)
+            .map_err(|e| config_problem(config, e))?;
+        String::from_utf8(bytes).map_err(|_| BootProblem::NotUtf8 { path: shown(config) })
+    }
+}
+
+/// The config, parsed.
+fn parsed(config: &Path, text: &str) -> Result<PxeBoot, BootProblem> {
+    pxe::parse(text).map_err(|problem| BootProblem::Parse { path: shown(config), problem })
+}
+
+/// `read_instance`'s way for a directory that could not be listed: each path looked at in turn.
+fn read_by_paths(inst_dir: &Path, canon: &Path) -> InTree {
+    let config = inst_dir.join("config");
+    // present at all (a dangling symlink counts as present: it is named below)
+    let meta = std::fs::symlink_metadata(&config).ok()?;
+    // the instance's directory a real one (not a symlink): then a file in it that is no symlink
+    // either is inside the tree without resolving its path (see `inside`)
+    let dir_plain = std::fs::symlink_metadata(inst_dir).is_ok_and(|m| m.is_dir());
+    let found = read_config(&config, canon, dir_plain && !meta.is_symlink()).and_then(|text| {
+        let boot = parsed(&config, &text)?;
+        let beside = |name: &str| beside_file(&inst_dir.join(name), canon, dir_plain);
+        Ok((boot, beside("kernel")?, beside("ramdisk")?))
+    });
+    Some(found)
 }
 
 /// `path` (`<root>/<instance>/<name>`), inside the tree: as it is when `plain` (neither the
@@ -266,12 +371,17 @@ fn inside(path: &Path, canon_root: &Path, plain: bool) -> Result<PathBuf, BootPr
 fn read_config(path: &Path, canon_root: &Path, plain: bool) -> Result<String, BootProblem> {
     let real = inside(path, canon_root, plain)?;
     // opened without blocking: a FIFO in the tree is named, not waited on
-    let bytes = crate::core::settings::file::read_bytes(&real, MAX_CONFIG).map_err(|e| match e {
+    let bytes = crate::core::settings::file::read_bytes(&real, MAX_CONFIG).map_err(|e| config_problem(path, e))?;
+    String::from_utf8(bytes).map_err(|_| BootProblem::NotUtf8 { path: shown(path) })
+}
+
+/// Why the config at `path` was not read.
+fn config_problem(path: &Path, e: FileProblem) -> BootProblem {
+    match e {
         FileProblem::NotRegular(_) => BootProblem::NotFile { path: shown(path) },
         FileProblem::TooBig { bytes, .. } => BootProblem::TooBig { path: shown(path), bytes },
         other => BootProblem::Unreadable { path: shown(path), reason: other.to_string() },
-    })?;
-    String::from_utf8(bytes).map_err(|_| BootProblem::NotUtf8 { path: shown(path) })
+    }
 }
 
 /// `file://<path>` of a file beside the config: None when absent, named when it leaves the tree
@@ -286,6 +396,12 @@ fn beside_file(path: &Path, canon_root: &Path, dir_plain: bool) -> Result<Option
     if !is_file {
         return Err(BootProblem::NotFile { path: shown(path) });
     }
+    file_url(path).map(Some)
+}
+
+/// `file://<path>` of a regular file inside the tree; a path that Ironic's image cache would take
+/// differently than it is written is named.
+fn file_url(path: &Path) -> Result<String, BootProblem> {
     let text = path.to_str().ok_or_else(|| BootProblem::NotUtf8 { path: shown(path) })?;
     if text.chars().any(char::is_control) || text.contains(' ') {
         // a path Ironic's image cache would take differently than it is written: named
@@ -294,184 +410,9 @@ fn beside_file(path: &Path, canon_root: &Path, dir_plain: bool) -> Result<Option
             reason: "control characters or spaces in its path".into(),
         });
     }
-    Ok(Some(format!("file://{text}")))
+    Ok(format!("file://{text}"))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    use crate::core::source::model::{BmNode, InventoryNode};
-
-    const INST: &str = "11111111-2222-4333-8444-555555555555";
-    const ROOT: &str = "4f0c6e7a-1d2b-4c3d-9e8f-0a1b2c3d4e5f";
-
-    fn inventory(host: &str) -> Inventory {
-        let node = BmNode {
-            id: 1,
-            instance_uuid: Some(INST.to_ascii_uppercase()),
-            service_host: Some(host.into()),
-            ..Default::default()
-        };
-        Inventory { nodes: vec![InventoryNode { node, interfaces: vec![] }], orphan_interfaces: vec![] }
-    }
-
-    /// A tree with the instance's config (and kernel, ramdisk), as nova baremetal left it.
-    fn tree(files: bool) -> tempfile::TempDir {
-        let t = tempfile::tempdir().unwrap();
-        let d = t.path().join(INST);
-        std::fs::create_dir(&d).unwrap();
-        let root = t.path().to_str().unwrap();
-        std::fs::write(d.join("config"), pxe::nova_baremetal_config(root, INST, ROOT, "nofb")).unwrap();
-        if files {
-            std::fs::write(d.join("kernel"), b"k").unwrap();
-            std::fs::write(d.join("ramdisk"), b"r").unwrap();
-        }
-        t
-    }
-
-    fn learn_one(roots: &[TftpRoot]) -> Result<PxeFound, BootProblem> {
-        learn(&inventory("c1"), roots).get(INST).cloned()
-    }
-
-    fn bare(t: &tempfile::TempDir) -> TftpRoot {
-        TftpRoot { host: None, dir: t.path().into() }
-    }
-
-    #[test]
-    fn a_config_and_its_files_are_learned() {
-        let t = tree(true);
-        let f = learn_one(&[bare(&t)]).unwrap();
-        assert_eq!(f.boot.root_uuid, ROOT);
-        assert_eq!(f.kernel.unwrap(), format!("file://{}/{INST}/kernel", t.path().display()));
-        assert_eq!(f.ramdisk.unwrap(), format!("file://{}/{INST}/ramdisk", t.path().display()));
-        let no_files = tree(false);
-        let f = learn_one(&[bare(&no_files)]).unwrap();
-        assert_eq!((f.kernel, f.ramdisk), (None, None));
-    }
-
-    #[test]
-    fn no_tree_and_missing_are_named() {
-        assert_eq!(learn_one(&[]), Err(BootProblem::NoTree));
-        let empty = tempfile::tempdir().unwrap();
-        assert!(matches!(learn_one(&[bare(&empty)]), Err(BootProblem::Missing { .. })));
-    }
-
-    #[test]
-    fn a_host_tree_applies_to_its_hosts_nodes_only() {
-        let t = tree(true);
-        let other = TftpRoot { host: Some("c2".into()), dir: t.path().into() };
-        assert!(matches!(learn_one(&[other]), Err(BootProblem::Missing { .. })));
-        let own = TftpRoot { host: Some("c1".into()), dir: t.path().into() };
-        assert_eq!(learn_one(&[own]).unwrap().host.as_deref(), Some("c1"));
-    }
-
-    #[test]
-    fn a_symlink_out_of_the_tree_is_not_followed() {
-        let t = tree(false);
-        let outside = tempfile::tempdir().unwrap();
-        let secret = outside.path().join("config");
-        std::fs::write(&secret, pxe::nova_baremetal_config("/x", INST, ROOT, "")).unwrap();
-        let config = t.path().join(INST).join("config");
-        std::fs::remove_file(&config).unwrap();
-        std::os::unix::fs::symlink(&secret, &config).unwrap();
-        assert!(matches!(learn_one(&[bare(&t)]), Err(BootProblem::OutOfTree { .. })));
-        // the instance's whole directory a link out
-        let t2 = tempfile::tempdir().unwrap();
-        std::os::unix::fs::symlink(outside.path(), t2.path().join(INST)).unwrap();
-        assert!(matches!(learn_one(&[bare(&t2)]), Err(BootProblem::OutOfTree { .. })));
-        // a kernel beside the config that leads out
-        let t3 = tree(false);
-        std::os::unix::fs::symlink(&secret, t3.path().join(INST).join("kernel")).unwrap();
-        assert!(matches!(learn_one(&[bare(&t3)]), Err(BootProblem::OutOfTree { .. })));
-        // a dangling link is not followed either
-        let t4 = tree(false);
-        let c4 = t4.path().join(INST).join("config");
-        std::fs::remove_file(&c4).unwrap();
-        std::os::unix::fs::symlink("/nonexistent/config", &c4).unwrap();
-        assert!(matches!(learn_one(&[bare(&t4)]), Err(BootProblem::OutOfTree { .. })));
-        // a link inside the tree is fine
-        let t5 = tree(false);
-        let c5 = t5.path().join(INST).join("config");
-        std::fs::rename(&c5, t5.path().join("real-config")).unwrap();
-        std::os::unix::fs::symlink(t5.path().join("real-config"), &c5).unwrap();
-        assert!(learn_one(&[bare(&t5)]).is_ok());
-    }
-
-    #[test]
-    fn a_ten_megabyte_config_is_named_not_read() {
-        let t = tree(false);
-        let f = std::fs::File::create(t.path().join(INST).join("config")).unwrap();
-        f.set_len(10 * 1024 * 1024).unwrap();
-        let Err(BootProblem::TooBig { bytes, .. }) = learn_one(&[bare(&t)]) else { panic!() };
-        assert_eq!(bytes, 10 * 1024 * 1024);
-    }
-
-    #[test]
-    fn a_directory_or_binary_config_is_named() {
-        let t = tree(false);
-        let c = t.path().join(INST).join("config");
-        std::fs::remove_file(&c).unwrap();
-        std::fs::create_dir(&c).unwrap();
-        assert!(matches!(learn_one(&[bare(&t)]), Err(BootProblem::NotFile { .. })));
-        // a FIFO with no writer: named at once (File::open waited for a writer forever)
-        std::fs::remove_dir(&c).unwrap();
-        let path = std::ffi::CString::new(c.to_str().unwrap()).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
-        assert!(matches!(learn_one(&[bare(&t)]), Err(BootProblem::NotFile { .. })));
-        let t = tree(false);
-        std::fs::write(t.path().join(INST).join("config"), [0xff, 0xfe, 0]).unwrap();
-        assert!(matches!(learn_one(&[bare(&t)]), Err(BootProblem::NotUtf8 { .. })));
-    }
-
-    #[test]
-    fn tftp_root_forms() {
-        assert_eq!(TftpRoot::parse("/srv/tftp").unwrap(), TftpRoot { host: None, dir: "/srv/tftp".into() });
-        assert_eq!(
-            TftpRoot::parse("bm-compute-1=/srv/c1").unwrap(),
-            TftpRoot { host: Some("bm-compute-1".into()), dir: "/srv/c1".into() }
-        );
-        // '=' in a path is a path
-        assert_eq!(TftpRoot::parse("/srv/a=b").unwrap().host, None);
-        assert!(TftpRoot::parse(" ").is_err());
-        assert!(TftpRoot::parse("=/srv").is_err());
-        assert!(TftpRoot::parse("host=").is_err());
-    }
-
-    #[test]
-    fn many_instances_are_read_in_parallel_each_to_its_own_answer() {
-        // past READ_ALONE: the threads' results must land on the right instances
-        let t = tempfile::tempdir().unwrap();
-        let root = t.path().to_str().unwrap().to_string();
-        let n = READ_ALONE * 2 + 7;
-        let inst = |i: usize| format!("{i:08x}-2222-4333-8444-555555555555");
-        let root_of = |i: usize| format!("{i:08x}-1d2b-4c3d-9e8f-0a1b2c3d4e5f");
-        let nodes = (0..n)
-            .map(|i| {
-                if i % 3 != 0 {
-                    // every third instance has no config: Missing, not another's
-                    let d = t.path().join(inst(i));
-                    std::fs::create_dir(&d).unwrap();
-                    std::fs::write(d.join("config"), pxe::nova_baremetal_config(&root, &inst(i), &root_of(i), ""))
-                        .unwrap();
-                }
-                let node = BmNode {
-                    id: i as i64 + 1,
-                    instance_uuid: Some(inst(i)),
-                    service_host: Some("c1".into()),
-                    ..Default::default()
-                };
-                InventoryNode { node, interfaces: vec![] }
-            })
-            .collect();
-        let facts =
-            learn(&Inventory { nodes, orphan_interfaces: vec![] }, &[TftpRoot { host: None, dir: t.path().into() }]);
-        assert_eq!(facts.by_instance.len(), n);
-        for i in 0..n {
-            match facts.get(&inst(i)) {
-                Ok(f) => assert!(i % 3 != 0 && f.boot.root_uuid == root_of(i), "{i}: {f:?}"),
-                Err(p) => assert!(i % 3 == 0 && matches!(p, BootProblem::Missing { .. }), "{i}: {p}"),
-            }
-        }
-    }
-}
+#[path = "tftp_tests.rs"]
+mod tests;
