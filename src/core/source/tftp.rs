@@ -3,7 +3,9 @@
 //! `kernel` / `ramdisk` beside it. Never followed out of the tree (a symlink whose target leaves the
 //! root's canonical path is named), never read whole when it is too big (`MAX_CONFIG`), never
 //! guessed on. The result, `BootFacts`, is plain data that the pure plan reads through its options.
-//! See docs/mapping.md, "The next boot".
+//! Each instance's directory is listed once (`Listing`): the entries' types say which file is a
+//! symlink without an `lstat` of each. See docs/mapping.md, "The next boot", and
+//! docs/performance.md for what a cold tree costs.
 
 use std::collections::HashMap;
 use std::fmt;
