@@ -38,8 +38,8 @@
 #   NEW_HOST, NEW_NOVA_CONF  the Ironic driver's nova-compute host, and where its nova.conf goes
 #   PROXY_URL, NOVA_RC       `bm2ironic proxy`, and an openrc (OS_AUTH_URL, ...) for python-novaclient
 #   NOVA_API_RC, NOVA_API    step 9c: an openrc for Nova's own API and its `nova` client (on a real
-#                            cloud the admin openrc and any nova; the rehearsal's Juno Nova API runs
-#                            without Keystone, with Juno's python-novaclient 2.20.0)
+#                            cloud the admin openrc and any nova; the rehearsal's is the admin openrc
+#                            of a Keystone that serves v2.0, with Juno's python-novaclient 2.20.0)
 #   OUT                      where the outputs go (default: .); the audit log in $OUT/audit
 #   BM2IRONIC_BIN, IRONIC_DBSYNC, OPENSTACK, NOVA   the programs (default: from PATH)
 set -euo pipefail

@@ -232,13 +232,13 @@ async fn juno_nova_runs_the_migrated_cloud() {
     let vm = work.path().join("vm3");
     assert_eq!(markers(&vm, &marker), 0, "the VM booted the instance before anything pointed it at a config");
     let nodes = [1, 3, 6].map(node_uuid);
-    let plane = NovaPlane::start(&nova, &juno.base, &format!("127.0.0.1:{glance_port}"), &nodes).await;
+    let plane = NovaPlane::start(&nova, &juno.base, &format!("127.0.0.1:{glance_port}"), &nodes, token_port).await;
     eprintln!("Nova's control plane up {:?} after the start", t0.elapsed());
     let i6 = instance_uuid(6);
 
     // nova list: the migrated instances, as nova baremetal left them
     plane.wait_show(&i3, &[("status", "ACTIVE"), ("OS-EXT-STS:power_state", "1")], 30, "instance 3").await;
-    let listed = rows(&plane.must(&["list"]));
+    let listed = rows(&plane.must(&["list", "--all-tenants"]));
     let summary: Vec<[&str; 4]> =
         listed.iter().map(|r| [r[0].as_str(), r[2].as_str(), r[3].as_str(), r[4].as_str()]).collect();
     assert_eq!(
@@ -351,7 +351,7 @@ async fn juno_nova_runs_the_migrated_cloud() {
         .filter(|n| n.ends_with("-06"))
         .collect();
     assert!(links.is_empty(), "node 6's MAC links are left: {links:?}");
-    let listed = rows(&plane.must(&["list"]));
+    let listed = rows(&plane.must(&["list", "--all-tenants"]));
     assert_eq!(listed.iter().map(|r| r[0].as_str()).collect::<Vec<_>>(), [i3.as_str()], "after the delete: {listed:?}");
     let i3_node = tgt
         .rows(&format!(

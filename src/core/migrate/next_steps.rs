@@ -163,7 +163,7 @@ pub fn next_steps(f: &RunFacts) -> Vec<Step> {
     ));
     out.push(step("Reboot one migrated instance and watch it come back (runbook 9b).", None));
     out.push(step(
-        "Check that Nova runs the cloud (runbook 9c): delete the old baremetal hosts' nova-compute services (their compute_nodes rows count in Nova's hypervisor stats until then), then nova list, hypervisor-stats, and a stop, start and reboot of one instance:",
+        "Check that Nova runs the cloud (runbook 9c): delete the old baremetal hosts' nova-compute services (their compute_nodes rows count in Nova's hypervisor stats until then), then nova list --all-tenants (as admin: the instances are the tenants'), hypervisor-stats, and a stop, start and reboot of one instance:",
         Some("nova service-list --binary nova-compute; nova service-delete <id of each old host>".into()),
     ));
     out.push(step(

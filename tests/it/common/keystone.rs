@@ -1,5 +1,6 @@
 //! The test Keystone (scripts/keystone.sh start; its URL in BM2IRONIC_TEST_KEYSTONE_URL): tokens, a
-//! revocation, a region's `baremetal` endpoint, and a command without the caller's OS_* variables.
+//! revocation, a region's `baremetal` endpoint (or any service's, in any Keystone with v3), and a
+//! command without the caller's OS_* variables.
 
 use serde_json::{json, Value};
 
@@ -24,17 +25,23 @@ pub async fn admin_token(keystone: &str) -> String {
 
 /// Registers `url` as the public `baremetal` endpoint of `region` (created if missing).
 pub async fn register_baremetal(keystone: &str, region: &str, url: &str) {
-    let t = admin_token(keystone).await;
+    register_endpoint(keystone, &admin_token(keystone).await, region, ("baremetal", "ironic"), url).await;
+}
+
+/// Registers `url` as the public endpoint of the service of type `kind` (named `name` when it has
+/// to be created) in `region` (created if missing), with an admin's `token`, through Keystone's v3
+/// API at `keystone`.
+pub async fn register_endpoint(keystone: &str, token: &str, region: &str, (kind, name): (&str, &str), url: &str) {
     let c = reqwest::Client::new();
-    let call = |m: reqwest::Method, p: &str| c.request(m, format!("{keystone}{p}")).header("X-Auth-Token", &t);
+    let call = |m: reqwest::Method, p: &str| c.request(m, format!("{keystone}{p}")).header("X-Auth-Token", token);
     let _ = call(reqwest::Method::POST, "/regions").json(&json!({"region": {"id": region}})).send().await.unwrap();
     let svcs: Value =
-        call(reqwest::Method::GET, "/services?type=baremetal").send().await.unwrap().json().await.unwrap();
+        call(reqwest::Method::GET, &format!("/services?type={kind}")).send().await.unwrap().json().await.unwrap();
     let sid = match svcs["services"].as_array().and_then(|a| a.first()) {
         Some(s) => s["id"].as_str().unwrap().to_string(),
         None => {
             let v: Value = call(reqwest::Method::POST, "/services")
-                .json(&json!({"service": {"name": "ironic", "type": "baremetal"}}))
+                .json(&json!({"service": {"name": name, "type": kind}}))
                 .send()
                 .await
                 .unwrap()
@@ -49,7 +56,7 @@ pub async fn register_baremetal(keystone: &str, region: &str, url: &str) {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status().as_u16(), 201);
+    assert_eq!(r.status().as_u16(), 201, "{kind} endpoint in {region}");
 }
 
 /// Revokes `token` in Keystone.

@@ -3,7 +3,8 @@
 //! small cloud and its flavors, and the REAL Juno Nova control plane on the nova.conf `bm2ironic
 //! config --target juno` writes: nova-api, nova-conductor, nova-scheduler and nova-compute in one
 //! process (`juno.sh nova-all`, scripts/juno-nova-all.py: oslo.messaging's fake transport, no broker),
-//! operated through Juno's own `nova` command (python-novaclient 2.20.0, from the Nova venv).
+//! operated through Juno's own `nova` command (python-novaclient 2.20.0, from the Nova venv) as an
+//! operator's admin would: through Keystone (`ApiKeystone`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -11,14 +12,16 @@ use std::time::{Duration, Instant};
 
 use super::cli::{bm, Outcome};
 use super::db::{Backend, TestDb};
-use super::juno::{juno_nova_sh, wait_for, IMAGE, JUNO_NOVA_VENV};
+use super::juno::{juno_nova_sh, wait_for, IMAGE, JUNO_NOVA_VENV, KEYSTONE_V2_PASSWORD};
+use super::keystone;
 use super::ports::port;
 use super::process::{wait_port, Guard};
 
 /// The compute host nova baremetal's nova-compute ran as, and the Ironic driver's nova-compute runs as.
 pub const HOST: &str = "bm-compute-1";
 const TS: &str = "'2014-11-20 10:00:00'";
-/// The project the migrated instances belong to (the `nova` command runs as it).
+/// The project the migrated instances belong to (a tenant's, not the admin's: `nova list` needs
+/// `--all-tenants` to show them, as the runbook says).
 pub const PROJECT: &str = "demo-project";
 
 /// Node `id`'s uuid in `juno::small_cloud` (nova_bm's node uuid, kept by the migration).
@@ -148,8 +151,10 @@ pub struct NovaPlane {
     _process: Guard,
     /// Its work dir: nova.conf, nova.log, state/.
     pub dir: PathBuf,
-    /// The API's port on 127.0.0.1 (osapi_compute, v2, noauth).
+    /// The API's port on 127.0.0.1 (osapi_compute, v2, behind Keystone).
     pub port: u16,
+    /// Where the `nova` command authenticates.
+    pub keystone: ApiKeystone,
 }
 
 /// The nova.conf of nova baremetal's compute host that `bm2ironic config` reads: the Nova database,
@@ -168,11 +173,11 @@ fn baremetal_nova_conf(nova: &TestDb, glance: &str) -> String {
 impl NovaPlane {
     /// Writes nova.conf with `bm2ironic config --target juno --ironic-noauth` from a baremetal
     /// nova.conf on `nova` (Glance at `glance`, host:port), adds only what a test machine needs on
-    /// top (work dirs, the API's noauth and port, no quota on cores and memory, fast periodic tasks,
-    /// nova-network's FlatManager in place of Neutron), starts the control plane
-    /// against the Ironic API `ironic` and waits for its API and for nova-compute's compute_nodes
-    /// rows of `nodes` (the Ironic driver's).
-    pub async fn start(nova: &TestDb, ironic: &str, glance: &str, nodes: &[String]) -> NovaPlane {
+    /// top (work dirs, the API on a loopback port behind the Keystone on port `keystone_v2`, no
+    /// quota on cores and memory, fast periodic tasks, nova-network's FlatManager in place of
+    /// Neutron), starts the control plane against the Ironic API `ironic` and waits for its API and
+    /// for nova-compute's compute_nodes rows of `nodes` (the Ironic driver's).
+    pub async fn start(nova: &TestDb, ironic: &str, glance: &str, nodes: &[String], keystone_v2: u16) -> NovaPlane {
         let venv = PathBuf::from(std::env::var(JUNO_NOVA_VENV).expect("the Juno Nova venv"));
         let src = venv.parent().unwrap().join("nova-src");
         let dir = tempfile::tempdir().unwrap().keep();
@@ -187,12 +192,14 @@ impl NovaPlane {
             .run();
         assert!(out.success(), "bm2ironic config: {}", out.text());
         let port = port();
+        let keystone = ApiKeystone::register(keystone_v2, port).await;
         let extra = format!(
-            "\n# ---- added by the tests on top of what bm2ironic config wrote: work dirs, the API (noauth, a\n\
-             # loopback port), fast periodic tasks, nova-network (FlatManager) in place of Neutron\n[DEFAULT]\n\
-             {}{}\n[ironic]\napi_max_retries = 30\napi_retry_interval = 2\n",
+            "\n# ---- added by the tests on top of what bm2ironic config wrote: work dirs, the API (behind\n\
+             # Keystone, a loopback port), fast periodic tasks, nova-network (FlatManager) in place of Neutron\n\
+             [DEFAULT]\n{}{}\n[ironic]\napi_max_retries = 30\napi_retry_interval = 2\n\n{}",
             work_conf(&dir, &dir.join("nova.log"), &src),
             api_conf(&dir, &src, port),
+            keystone.authtoken_conf(),
         );
         let mut text = std::fs::read_to_string(&conf).unwrap();
         text.push_str(&extra);
@@ -204,7 +211,7 @@ impl NovaPlane {
                 .stdout(Stdio::null())
                 .stderr(std::fs::File::create(dir.join("stderr.log")).unwrap()),
         );
-        let plane = NovaPlane { _process: process, dir, port };
+        let plane = NovaPlane { _process: process, dir, port, keystone };
         wait_port(port, "Juno nova-api").await;
         let list = nodes.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
         let rows = format!("SELECT CASE WHEN COUNT(DISTINCT hypervisor_hostname) = {} THEN 1 ELSE 0 END FROM compute_nodes WHERE deleted = 0 AND hypervisor_type = 'ironic' AND hypervisor_hostname IN ({list})", nodes.len());
@@ -217,10 +224,10 @@ impl NovaPlane {
         self.dir.join("nova.log")
     }
 
-    /// Juno's `nova` command (python-novaclient 2.20.0) against this API, as project `PROJECT`.
+    /// Juno's `nova` command (python-novaclient 2.20.0) against this API, as Keystone's admin.
     pub fn nova(&self, args: &[&str]) -> Outcome {
         Outcome::of(
-            Command::new(juno_nova_client()).args(args).envs(noauth_env(self.port)).env("PYTHONWARNINGS", "ignore"),
+            Command::new(juno_nova_client()).args(args).envs(self.keystone.env()).env("PYTHONWARNINGS", "ignore"),
         )
     }
 
@@ -274,17 +281,18 @@ pub fn work_conf(dir: &Path, log: &Path, src: &Path) -> String {
 }
 
 /// What a test machine's Juno Nova control plane (`nova-all`) needs beyond the nova.conf `bm2ironic
-/// config` wrote, in [DEFAULT]: its API on loopback `port` without Keystone (Juno's
-/// `NoAuthMiddleware`; Keystone 30 has no v2.0 for Juno's clients), the API's paste and policy files
-/// (copied into `dir` from Juno's sources `src`), no rate limit, no quota on cores and memory (the
-/// tests' flavors are whole machines), and nova-network's FlatManager in place of Neutron.
+/// config` wrote, in [DEFAULT]: its API on loopback `port` behind Keystone (Juno's api-paste.ini,
+/// keystonemiddleware 1.2.0; `ApiKeystone::authtoken_conf` says where Keystone is), the API's paste
+/// and policy files (copied into `dir` from Juno's sources `src`), no rate limit, no quota on cores
+/// and memory (the tests' flavors are whole machines), and nova-network's FlatManager in place of
+/// Neutron.
 pub fn api_conf(dir: &Path, src: &Path, port: u16) -> String {
     for f in ["policy.json", "api-paste.ini"] {
         std::fs::copy(src.join("etc/nova").join(f), dir.join(f)).unwrap();
     }
     let d = dir.display();
     format!(
-        "auth_strategy = noauth\nenabled_apis = osapi_compute\nosapi_compute_listen = 127.0.0.1\n\
+        "auth_strategy = keystone\nenabled_apis = osapi_compute\nosapi_compute_listen = 127.0.0.1\n\
          osapi_compute_listen_port = {port}\napi_paste_config = {d}/api-paste.ini\npolicy_file = {d}/policy.json\n\
          api_rate_limit = false\nquota_cores = -1\nquota_ram = -1\n\
          network_api_class = nova.network.api.API\nnetwork_manager = nova.network.manager.FlatManager\n"
@@ -296,16 +304,51 @@ pub fn juno_nova_client() -> PathBuf {
     PathBuf::from(std::env::var(JUNO_NOVA_VENV).expect("the Juno Nova venv")).join("bin/nova")
 }
 
-/// The environment of Juno's `nova` against a noauth API on `port`, as project `PROJECT`:
-/// novaclient's v1-style auth call, which Juno's NoAuthMiddleware answers.
-pub fn noauth_env(port: u16) -> [(&'static str, String); 5] {
-    [
-        ("OS_AUTH_URL", format!("http://127.0.0.1:{port}/v2/")),
-        ("OS_USERNAME", "demo-user".into()),
-        ("OS_TENANT_NAME", PROJECT.into()),
-        ("OS_PASSWORD", "unused-noauth".into()),
-        ("OS_NO_CACHE", "1".into()),
-    ]
+/// A Juno Nova API in the Keystone of the Juno tests (scripts/keystone-pike.sh: Keystone 12.0.3,
+/// which still serves v2.0, the only identity API Juno's `nova` and keystonemiddleware 1.2.0 ask
+/// for a token). Each API is the `compute` endpoint of a region of its own, so that two control
+/// planes running at once are two endpoints the client tells apart by `OS_REGION_NAME`.
+pub struct ApiKeystone {
+    port: u16,
+    region: String,
+}
+
+impl ApiKeystone {
+    /// Registers the API on `api_port` in the Keystone on `port` (through its v3 API, as the admin
+    /// of project admin: Keystone 12.0.3 has no system scope).
+    pub async fn register(port: u16, api_port: u16) -> ApiKeystone {
+        let region = format!("nova-{api_port}");
+        let v3 = format!("http://127.0.0.1:{port}/v3");
+        let scope = serde_json::json!({"project": {"name": "admin", "domain": {"id": "default"}}});
+        let token = keystone::token(&v3, "admin", KEYSTONE_V2_PASSWORD, scope).await;
+        let url = format!("http://127.0.0.1:{api_port}/v2/$(project_id)s");
+        keystone::register_endpoint(&v3, &token, &region, ("compute", "nova"), &url).await;
+        ApiKeystone { port, region }
+    }
+
+    /// An operator's openrc for this API: Keystone's admin, project admin, v2.0, the API's region.
+    pub fn env(&self) -> [(&'static str, String); 6] {
+        [
+            ("OS_AUTH_URL", format!("http://127.0.0.1:{}/v2.0", self.port)),
+            ("OS_USERNAME", "admin".into()),
+            ("OS_TENANT_NAME", "admin".into()),
+            ("OS_PASSWORD", KEYSTONE_V2_PASSWORD.into()),
+            ("OS_REGION_NAME", self.region.clone()),
+            ("OS_NO_CACHE", "1".into()),
+        ]
+    }
+
+    /// nova.conf's `[keystone_authtoken]` for keystonemiddleware 1.2.0: its own token from v2.0
+    /// (the only way 1.2.0 gets one), the users' tokens checked through v3 (Keystone 12.0.3's public
+    /// application serves no v2.0 token validation; left to choose, 1.2.0 would pick v2.0, as it
+    /// looks for "v3.0" among versions Keystone lists as "v3.8").
+    pub fn authtoken_conf(&self) -> String {
+        let p = self.port;
+        format!(
+            "[keystone_authtoken]\nauth_uri = http://127.0.0.1:{p}/v2.0\nidentity_uri = http://127.0.0.1:{p}\n\
+             auth_version = v3.0\nadmin_user = admin\nadmin_password = {KEYSTONE_V2_PASSWORD}\nadmin_tenant_name = admin\n"
+        )
+    }
 }
 
 /// The rows of a prettytable `nova` printed: the first two columns of each body row.

@@ -143,6 +143,9 @@ pub fn nova_bm(prefix: &str, net: u8) -> Fixture {
 pub struct Rehearsal {
     pub work: PathBuf,
     pub keystone: String,
+    /// The Keystone that still serves v2.0, where the operator's Juno `nova` and Nova's API ask
+    /// (scripts/keystone-pike.sh): its port.
+    pub keystone_v2: u16,
     pub venv: PathBuf,
     pub boot: PathBuf,
     osc: PathBuf,
@@ -172,6 +175,7 @@ impl Rehearsal {
         let boot = PathBuf::from(server_env("BM2IRONIC_TEST_BOOT_DIR")?);
         let novaclient = PathBuf::from(server_env(NOVACLIENT_VENV)?);
         juno_nova_venv()?;
+        let keystone_v2 = super::juno::keystone_v2()?;
         server_env(MYSQL_ADMIN)?;
         if !super::tmux::have_tmux() {
             return None;
@@ -213,6 +217,7 @@ impl Rehearsal {
             juno_dump: OnceLock::new(),
             work,
             keystone,
+            keystone_v2,
             venv,
             boot,
             osc,
@@ -456,7 +461,8 @@ impl Cloud {
     /// Juno's Nova control plane (`juno.sh nova-all`: nova-api, -conductor, -scheduler, -network
     /// and the Ironic driver's nova-compute) on the nova.conf `bm2ironic config` wrote (step 7), with
     /// what only the rehearsal adds on top: its state and log here, its API on a loopback port
-    /// without Keystone (common/nova.rs `api_conf`; the openrc of step 9c, `nova_api_rc`, says so),
+    /// behind the Keystone that serves v2.0 (common/nova.rs `api_conf`, `ApiKeystone`; the openrc
+    /// of step 9c, `nova_api_rc`, is its admin's),
     /// no broker (oslo.messaging's fake transport, one process), the Nova database through PyMySQL,
     /// and a Keystone token for Ironic (Juno's driver asks Keystone v2.0, which Keystone 30 does not
     /// serve; `config` writes `noauth` with --ironic-noauth, and oslo.config takes an option's last
@@ -466,18 +472,20 @@ impl Cloud {
         let token = keystone::admin_token(&r.keystone).await;
         let src = PathBuf::from(std::env::var(JUNO_NOVA_VENV).unwrap()).parent().unwrap().join("nova-src");
         let api = port();
+        let api_keystone = nova::ApiKeystone::register(r.keystone_v2, api).await;
         let added = format!(
             "\n# ---- added by the rehearsal on top of what bm2ironic config wrote\n[DEFAULT]\n{}{}rpc_backend = fake\n\n\
              [database]\nconnection = {}\n\n\
-             [ironic]\nadmin_auth_token = {token}\napi_max_retries = 30\napi_retry_interval = 2\n",
+             [ironic]\nadmin_auth_token = {token}\napi_max_retries = 30\napi_retry_interval = 2\n\n{}",
             nova::work_conf(dir, &self.nova_log(), &src),
             nova::api_conf(dir, &src, api),
             sqlalchemy_url(&self.nova.admin_url),
+            api_keystone.authtoken_conf(),
         );
         let mut conf = std::fs::read_to_string(&self.compute_conf).unwrap();
         conf.push_str(&added);
         write_private(&self.compute_conf, &conf);
-        let rc: String = nova::noauth_env(api).iter().map(|(k, v)| format!("export {k}='{v}'\n")).collect();
+        let rc: String = api_keystone.env().iter().map(|(k, v)| format!("export {k}='{v}'\n")).collect();
         write_private(&self.nova_api_rc(), &rc);
         let out = std::fs::File::create(dir.join("nova.out")).unwrap();
         let guard = Guard::spawn(
