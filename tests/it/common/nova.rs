@@ -317,7 +317,9 @@ impl ApiKeystone {
     /// Registers the API on `api_port` in the Keystone on `port` (through its v3 API, as the admin
     /// of project admin: Keystone 12.0.3 has no system scope).
     pub async fn register(port: u16, api_port: u16) -> ApiKeystone {
-        let region = format!("nova-{api_port}");
+        // a region of its own even in a Keystone that outlived earlier runs (a port comes back)
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let region = format!("nova-{api_port}-{nanos:x}");
         let v3 = format!("http://127.0.0.1:{port}/v3");
         let scope = serde_json::json!({"project": {"name": "admin", "domain": {"id": "default"}}});
         let token = keystone::token(&v3, "admin", KEYSTONE_V2_PASSWORD, scope).await;
