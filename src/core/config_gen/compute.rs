@@ -94,11 +94,22 @@ mod tests {
         assert!(get(&m, ConfFile::Ironic, "database", "connection").unwrap().starts_with("mysql+pymysql://"));
         assert_eq!(get(&m, ConfFile::Ironic, "conductor", "force_power_state_during_sync"), Some("false"));
         assert!(m.next_steps.iter().any(|s| s.contains("cell_v2 discover_hosts")));
+        // a noauth Ironic: nova-compute still sends a Keystone token when nova.conf has a service
+        // user (Juno's conductor hands it to Glance at each deploy's validation)
         let n = compute(&inputs(TargetKind::Juno, true)).unwrap();
-        assert_eq!(get(&n, ConfFile::Nova, "ironic", "admin_auth_token"), Some("noauth"));
-        assert!(get(&n, ConfFile::Nova, "ironic", "admin_password").is_none());
+        assert_eq!(get(&n, ConfFile::Nova, "ironic", "admin_username"), Some("nova"));
+        assert_eq!(get(&n, ConfFile::Nova, "ironic", "admin_url"), Some("http://k:35357/v2.0"));
+        assert!(get(&n, ConfFile::Nova, "ironic", "admin_auth_token").is_none());
+        assert!(!n.warnings.iter().any(|w| w.contains("refuses it")), "{:?}", n.warnings);
+        // ... and a made-up token, named, when it has none
+        let mut bare = inputs(TargetKind::Juno, true);
+        bare.nova = IniFile::parse(Path::new("nova.conf"), "[DEFAULT]\nhost = bm-1\n").unwrap();
+        let b = compute(&bare).unwrap();
+        assert_eq!(get(&b, ConfFile::Nova, "ironic", "admin_auth_token"), Some("noauth"));
+        assert!(get(&b, ConfFile::Nova, "ironic", "admin_password").is_none());
+        assert!(b.warnings.iter().any(|w| w.contains("Glance behind Keystone refuses it")), "{:?}", b.warnings);
         // what is shown (JSON, table) never holds a password; the written file does
-        for p in [&j, &m, &n] {
+        for p in [&j, &m, &n, &b] {
             let shown = serde_json::to_string(p).unwrap();
             for pw in ["KsPw9", "BmPw9", "IrPw9"] {
                 assert!(!shown.contains(pw), "{pw} shown: {shown}");

@@ -71,6 +71,10 @@ pub fn changes<'a>(inp: &'a ConfInputs, warnings: &mut Vec<String>) -> Result<Ch
     Ok(c)
 }
 
+/// Why a made-up token in Juno's `[ironic] admin_auth_token` breaks `nova boot` with a Glance
+/// behind Keystone.
+const JUNO_NOAUTH_GLANCE: &str = "[ironic] admin_auth_token = noauth: Juno's Ironic conductor hands this token to Glance when it validates a deploy (each nova boot); a Glance behind Keystone refuses it (401) and the boot ends in \"No valid host\". Give --ironic-username and BM2IRONIC_IRONIC_SERVICE_PASSWORD, or a nova.conf whose [keystone_authtoken] has admin_user and admin_password, so that nova-compute sends a Keystone token";
+
 fn juno(
     c: &mut ChangeList,
     inp: &ConfInputs,
@@ -107,16 +111,21 @@ fn juno(
     c.set_plain(D, "firewall_driver", NOOP_FIREWALL, "no hypervisor to put iptables rules on");
     let s = "ironic";
     c.set_plain(s, "api_endpoint", &v1_endpoint(url), "Ironic's API (--ironic-url)");
-    if inp.noauth {
+    // A noauth Ironic checks no token, but Juno's conductor hands Glance the token of the request
+    // it serves (node.validate, at each `nova boot`): a Glance behind Keystone refuses a made-up
+    // one. So nova-compute still gets a Keystone token when nova.conf says how to get one.
+    let have_keystone = id.service_user(inp.service_user.as_ref()).is_some() && id.admin_base.is_some();
+    if inp.noauth && !have_keystone {
         c.set_plain(
             s,
             "admin_auth_token",
             "noauth",
-            "the Ironic API runs with auth_strategy = noauth: any token is accepted",
+            "the Ironic API runs with auth_strategy = noauth and nova.conf names no Keystone service user",
         );
         for k in ["admin_username", "admin_password", "admin_url", "admin_tenant_name"] {
             c.remove(s, k, "not used with a noauth Ironic");
         }
+        warnings.push(JUNO_NOAUTH_GLANCE.into());
         return Ok(());
     }
     let user = id.service_user(inp.service_user.as_ref()).ok_or_else(|| {
@@ -132,7 +141,12 @@ fn juno(
     } else {
         "Nova's own service user ([keystone_authtoken] admin_user)"
     };
-    c.set_plain(s, "admin_username", &user.username, &format!("Keystone user nova-compute calls Ironic as: {who}"));
+    let why = if inp.noauth {
+        format!("Keystone user nova-compute calls Ironic as: {who}; Ironic (noauth) checks no token, but its conductor hands this one to Glance when it validates a deploy")
+    } else {
+        format!("Keystone user nova-compute calls Ironic as: {who}")
+    };
+    c.set_plain(s, "admin_username", &user.username, &why);
     c.set(s, "admin_password", ConfValue::password(user.password.clone()), "that user's password");
     c.set_plain(
         s,
