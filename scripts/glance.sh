@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # glance.sh: a REAL Glance for the Juno tests (#29): PyPI glance==15.0.2 (Pike, 2017) on Python 2.7, in
-# a cached venv, SQLite and the file store, no Keystone (paste's unauthenticated-context), loopback.
+# a cached venv, SQLite and the file store, behind a Keystone (keystonemiddleware's auth_token, as
+# Glance's own "keystone" paste flavor) or none (paste's unauthenticated-context), loopback.
 # Why not Juno's own Glance (2014.2): the package index offers no glance older than 15.0.2, and
 # Juno's tag would be one more source tarball beside Nova's and Ironic's (../shared/reference/juno has
 # none). Juno's clients (python-glanceclient 0.14/0.15 in Juno's Ironic and Nova) speak Glance's v1
@@ -10,7 +11,10 @@
 #        scripts/glance.sh env                  install, then print `export BM2IRONIC_TEST_GLANCE_VENV=...`
 #        scripts/glance.sh conf DIR API REG     write DIR/glance-api.conf, glance-registry.conf and their
 #                                               paste files (API on 127.0.0.1:API, registry on :REG),
-#                                               sync DIR/glance.sqlite with glance-manage; print DIR
+#                                               sync DIR/glance.sqlite with glance-manage; print DIR.
+#                                               With BM2_GLANCE_KEYSTONE (host:port of a Keystone with
+#                                               v3) and BM2_GLANCE_KEYSTONE_PASSWORD (admin's, project
+#                                               admin): both behind it; else no Keystone
 #        scripts/glance.sh api DIR              glance-api in the foreground
 #        scripts/glance.sh registry DIR         glance-registry in the foreground
 # The venv: BM2_GLANCE_VENV (default /tmp/bm2ironic-glance-venv), Python 2.7 as scripts/juno.sh finds it;
@@ -64,11 +68,31 @@ filesystem_store_datadir = $dir/images
 [paste_deploy]
 config_file = $dir/glance-$f-paste.ini
 CONF
+    if [ -n "${BM2_GLANCE_KEYSTONE:-}" ]; then
+      [ -n "${BM2_GLANCE_KEYSTONE_PASSWORD:-}" ] || die "BM2_GLANCE_KEYSTONE_PASSWORD: the password of the Keystone admin"
+      # the password only in this file (mode 600), not on a command line
+      cat >> "$dir/glance-$f.conf" <<CONF
+
+[keystone_authtoken]
+auth_uri = http://$BM2_GLANCE_KEYSTONE/v3
+auth_url = http://$BM2_GLANCE_KEYSTONE/v3
+auth_type = password
+username = admin
+password = $BM2_GLANCE_KEYSTONE_PASSWORD
+project_name = admin
+user_domain_id = default
+project_domain_id = default
+CONF
+    fi
+    chmod 600 "$dir/glance-$f.conf"
   done
-  # no Keystone: every request gets an admin context (Glance's own unauthenticated-context filter)
-  cat > "$dir/glance-api-paste.ini" <<'PASTE'
+  # behind Keystone: auth_token checks each request's token and the context is the token's (Glance's
+  # "keystone" flavor); without: every request gets an admin context (unauthenticated-context)
+  local ctx="unauthenticated-context"
+  [ -z "${BM2_GLANCE_KEYSTONE:-}" ] || ctx="authtoken context"
+  cat > "$dir/glance-api-paste.ini" <<PASTE
 [pipeline:glance-api]
-pipeline = versionnegotiation unauthenticated-context rootapp
+pipeline = versionnegotiation $ctx rootapp
 
 [composite:rootapp]
 paste.composite_factory = glance.api:root_app_factory
@@ -88,19 +112,29 @@ paste.app_factory = glance.api.v2.router:API.factory
 [filter:versionnegotiation]
 paste.filter_factory = glance.api.middleware.version_negotiation:VersionNegotiationFilter.factory
 
-[filter:unauthenticated-context]
-paste.filter_factory = glance.api.middleware.context:UnauthenticatedContextMiddleware.factory
 PASTE
-  cat > "$dir/glance-registry-paste.ini" <<'PASTE'
+  cat > "$dir/glance-registry-paste.ini" <<PASTE
 [pipeline:glance-registry]
-pipeline = unauthenticated-context registryapp
-
-[filter:unauthenticated-context]
-paste.filter_factory = glance.api.middleware.context:UnauthenticatedContextMiddleware.factory
+pipeline = $ctx registryapp
 
 [app:registryapp]
 paste.app_factory = glance.registry.api:API.factory
 PASTE
+  # the filters either pipeline names
+  for f in api registry; do
+    cat >> "$dir/glance-$f-paste.ini" <<'PASTE'
+
+[filter:unauthenticated-context]
+paste.filter_factory = glance.api.middleware.context:UnauthenticatedContextMiddleware.factory
+
+[filter:authtoken]
+paste.filter_factory = keystonemiddleware.auth_token:filter_factory
+delay_auth_decision = true
+
+[filter:context]
+paste.filter_factory = glance.api.middleware.context:ContextMiddleware.factory
+PASTE
+  done
   "$VENV/bin/glance-manage" --config-file "$dir/glance-api.conf" db_sync >"$dir/dbsync.log" 2>&1 \
     || { tail -20 "$dir/dbsync.log" >&2; die "glance-manage db_sync failed (work dir $dir)"; }
   echo "$dir"

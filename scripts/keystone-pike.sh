@@ -2,7 +2,8 @@
 # keystone-pike.sh: a REAL Keystone that serves Keystone's v2.0 API, for the Juno tests: PyPI
 # keystone==12.0.3 (Pike, 2017) on Python 2.7, in a cached venv, its database on the test MariaDB,
 # loopback only. Juno's Ironic conductor asks Keystone v2.0 for an admin token before it fetches
-# images from Glance (python-keystoneclient 0.11, `auth_version = v2.0`); the Keystone of the other
+# images from Glance (python-keystoneclient 0.11, `auth_version = v2.0`); Juno's Nova API and `nova`
+# and the tests' Glance authenticate here too (docs/juno.md); the Keystone of the other
 # tests (scripts/keystone.sh, 30.0.0) serves v3 only. Why not Juno's own Keystone (2014.2): the same
 # reason as Glance (scripts/glance.sh): Pike's runs on the same Python 2.7 and still speaks v2.0.
 # Pike's SQLite migrations fail on today's SQLite (migration 91's table copy), hence MariaDB.
@@ -77,9 +78,11 @@ EOF
     $km db_sync >"$BASE/manage.log" 2>&1 || { tail -20 "$BASE/keystone.log" >&2; die "keystone-manage db_sync failed"; }
     $km fernet_setup --keystone-user "$(id -un)" --keystone-group "$(id -gn)" >>"$BASE/manage.log" 2>&1
     $km credential_setup --keystone-user "$(id -un)" --keystone-group "$(id -gn)" >>"$BASE/manage.log" 2>&1
-    # admin's password through the environment too
+    # admin's password through the environment too; the three identity endpoints a Pike cloud has
+    # (keystonemiddleware 4.17, Glance's, asks for the admin one; all three are this server's v3)
     OS_BOOTSTRAP_PASSWORD=$ADMIN_PW $km bootstrap --bootstrap-username admin --bootstrap-project-name admin \
-      --bootstrap-public-url "http://127.0.0.1:$PORT/v3" --bootstrap-region-id RegionOne >>"$BASE/manage.log" 2>&1 \
+      --bootstrap-public-url "http://127.0.0.1:$PORT/v3" --bootstrap-internal-url "http://127.0.0.1:$PORT/v3" \
+      --bootstrap-admin-url "http://127.0.0.1:$PORT/v3" --bootstrap-region-id RegionOne >>"$BASE/manage.log" 2>&1 \
       || { tail -20 "$BASE/keystone.log" >&2; die "keystone-manage bootstrap failed"; }
     # Pike's public application (v2.0 and v3; wsgiref, one request at a time: enough for the tests)
     OS_KEYSTONE_CONFIG_DIR=$BASE setsid "$VENV/bin/keystone-wsgi-public" --host 127.0.0.1 --port "$PORT" \

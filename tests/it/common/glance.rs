@@ -1,13 +1,15 @@
 //! A REAL Glance for the Juno tests (scripts/glance.sh: PyPI glance==15.0.2 on Python 2.7, SQLite and
-//! the file store, no Keystone; its v1 API is what Juno's Ironic and Nova speak), holding the images
-//! the Juno tests' clouds name (the deploy kernel and ramdisk, the instances' image and its kernel and
-//! ramdisk), uploaded through its own API with those ids.
+//! the file store, behind the Keystone of the Juno tests (Keystone 12.0.3, `juno::keystone_v2`): each
+//! request's token checked, as Juno's Ironic conductor and Nova send them; its v1 API is what Juno's
+//! Ironic and Nova speak), holding the images the Juno tests' clouds name (the deploy kernel and
+//! ramdisk, the instances' image and its kernel and ramdisk), uploaded through its own API with those
+//! ids, as Keystone's admin.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::env::{repo_file, skip};
-use super::juno::{IMAGE, KERNEL, KERNEL_I, RAMDISK, RAMDISK_I};
+use super::juno::{keystone_v2, IMAGE, KERNEL, KERNEL_I, KEYSTONE_V2_PASSWORD, RAMDISK, RAMDISK_I};
 use super::ports::port;
 use super::process::{wait_port, Guard};
 
@@ -22,6 +24,8 @@ pub struct Glance {
     pub port: u16,
     /// Its work dir: the conf files, glance-api.log, glance.sqlite, images/.
     pub dir: PathBuf,
+    /// Keystone's admin token the images are uploaded with.
+    token: String,
 }
 
 fn glance_sh(venv: &Path) -> Command {
@@ -31,7 +35,7 @@ fn glance_sh(venv: &Path) -> Command {
 }
 
 impl Glance {
-    /// Starts Glance (None after a loud skip without its venv) and uploads the images: each of
+    /// Starts Glance (None after a loud skip without its venv or its Keystone) and uploads the images: each of
     /// `files` (id, file) with the bytes of its file, padded with zeros to whole MiB (Juno reads
     /// `qemu-img info`, whose fractional sizes, "13.5 MiB", it cannot parse; a kernel and a gzip'd
     /// initramfs boot the same with zeros after them), the others 4 KiB of text.
@@ -40,10 +44,13 @@ impl Glance {
             skip(&format!("{GLANCE_VENV} is not set: scripts/test.sh installs Glance (scripts/glance.sh env)"));
             return None;
         };
+        let keystone = keystone_v2()?;
         let dir = tempfile::tempdir().unwrap().keep();
         let (api, reg) = (port(), port());
         let out = glance_sh(&venv)
             .args(["conf", dir.to_str().unwrap(), &api.to_string(), &reg.to_string()])
+            .env("BM2_GLANCE_KEYSTONE", format!("127.0.0.1:{keystone}"))
+            .env("BM2_GLANCE_KEYSTONE_PASSWORD", KEYSTONE_V2_PASSWORD)
             .output()
             .unwrap();
         assert!(out.status.success(), "glance.sh conf: {}", String::from_utf8_lossy(&out.stderr));
@@ -59,7 +66,10 @@ impl Glance {
         let api_process = spawn("api");
         wait_port(reg, "glance-registry").await;
         wait_port(api, "glance-api").await;
-        let g = Glance { _registry: registry, _api: api_process, port: api, dir };
+        let scope = serde_json::json!({"project": {"name": "admin", "domain": {"id": "default"}}});
+        let v3 = format!("http://127.0.0.1:{keystone}/v3");
+        let token = super::keystone::token(&v3, "admin", KEYSTONE_V2_PASSWORD, scope).await;
+        let g = Glance { _registry: registry, _api: api_process, port: api, dir, token };
         for (id, format, props) in [
             (KERNEL, "aki", vec![]),
             (RAMDISK, "ari", vec![]),
@@ -93,6 +103,7 @@ impl Glance {
             .header("x-image-meta-disk_format", format)
             .header("x-image-meta-container_format", format)
             .header("x-image-meta-is_public", "true")
+            .header("X-Auth-Token", &self.token)
             .header("Content-Type", "application/octet-stream");
         for (k, v) in props {
             rq = rq.header(format!("x-image-meta-property-{k}"), *v);

@@ -158,12 +158,15 @@ pub struct NovaPlane {
 }
 
 /// The nova.conf of nova baremetal's compute host that `bm2ironic config` reads: the Nova database,
-/// Glance, the baremetal driver and its section.
-fn baremetal_nova_conf(nova: &TestDb, glance: &str) -> String {
+/// Glance, Keystone (v2.0, on port `keystone`: Nova's service user, as a Juno compute host has it),
+/// the baremetal driver and its section.
+fn baremetal_nova_conf(nova: &TestDb, glance: &str, keystone: u16) -> String {
     format!(
         "[DEFAULT]\nhost = {HOST}\nmy_ip = 127.0.0.1\ncompute_driver = nova.virt.baremetal.driver.BareMetalDriver\n\
          scheduler_host_manager = nova.scheduler.baremetal_host_manager.BaremetalHostManager\n\
          glance_api_servers = {glance}\nrpc_backend = fake\n\n[database]\nconnection = {}\n\n\
+         [keystone_authtoken]\nidentity_uri = http://127.0.0.1:{keystone}\nauth_uri = http://127.0.0.1:{keystone}/v2.0\n\
+         admin_user = admin\nadmin_password = {KEYSTONE_V2_PASSWORD}\nadmin_tenant_name = admin\n\n\
          [baremetal]\nsql_connection = sqlite:////nonexistent/nova_bm.sqlite\ntftp_root = /tftpboot\n\
          power_manager = nova.virt.baremetal.ipmi.IPMI\n",
         nova.admin_url
@@ -182,7 +185,7 @@ impl NovaPlane {
         let src = venv.parent().unwrap().join("nova-src");
         let dir = tempfile::tempdir().unwrap().keep();
         let bm_conf = dir.join("baremetal-nova.conf");
-        std::fs::write(&bm_conf, baremetal_nova_conf(nova, glance)).unwrap();
+        std::fs::write(&bm_conf, baremetal_nova_conf(nova, glance, keystone_v2)).unwrap();
         let conf = dir.join("nova.conf");
         let out = bm(["--nova-conf"])
             .arg(&bm_conf)
