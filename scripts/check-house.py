@@ -250,6 +250,88 @@ def doc_paths(doc):
     return out
 
 
+# No function over MAX_FN_LINES lines in src/ (tests aside). The longer ones written before the rule
+# are listed with their length at the time: each may only shrink (split it and lower or drop its entry).
+MAX_FN_LINES = 80
+LONG_FUNCTIONS = {
+    ("src/cli/cmd/config.rs", "run"): 122,
+    ("src/cli/cmd/proxy.rs", "run"): 110,
+    ("src/cli/cmd/watch.rs", "run"): 166,
+    ("src/cli/output.rs", "write_plan"): 102,
+    ("src/core/config_gen/ironic.rs", "changes"): 132,
+    ("src/core/config_gen/nova.rs", "juno"): 88,
+    ("src/core/config_gen/render.rs", "render"): 119,
+    ("src/core/db/pool.rs", "connect_with"): 118,
+    ("src/core/db/url.rs", "parse"): 114,
+    ("src/core/migrate/consequences.rs", "consequence"): 210,
+    ("src/core/migrate/load_api/node.rs", "drive"): 101,
+    ("src/core/migrate/load_api/rollback.rs", "rollback_api"): 83,
+    ("src/core/migrate/next_steps.rs", "next_steps"): 117,
+    ("src/core/migrate/plan/checks/engine.rs", "new"): 112,
+    ("src/core/migrate/plan/checks/ports.rs", "interfaces"): 81,
+    ("src/core/migrate/plan/properties.rs", "every_row_is_accounted_for_and_nothing_is_written_twice"): 100,
+    ("src/core/migrate/plan/rows.rs", "build_node"): 119,
+    ("src/core/migrate/report/markdown.rs", "markdown"): 141,
+    ("src/core/migrate/report/mod.rs", "new"): 98,
+    ("src/core/migrate/rollback.rs", "remove_run"): 135,
+    ("src/core/migrate/verify.rs", "verify"): 82,
+    ("src/core/settings/mod.rs", "resolve"): 87,
+    ("src/proxy/policy.rs", "policy"): 82,
+    ("src/tui/app.rs", "update"): 102,
+    ("src/tui/runtime.rs", "effect"): 111,
+    ("src/tui/screens/conflicts.rs", "draw"): 110,
+    ("src/tui/screens/inventory.rs", "draw"): 129,
+    ("src/tui/screens/inventory.rs", "render_detail"): 105,
+    ("src/tui/screens/progress.rs", "draw"): 113,
+    ("src/tui/screens/summary.rs", "draw"): 110,
+    ("src/tui/walk.rs", "states"): 85
+}
+
+FN_START = re.compile(r"\s*(pub(\([^)]*\))?\s+)?(async\s+)?(const\s+)?(unsafe\s+)?fn\s+(\w+)")
+
+
+def long_functions(path):
+    """(name, line, length) of each function of `path` longer than MAX_FN_LINES (a `mod tests` ends the scan)."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        if re.match(r"\s*#\[cfg\(test\)\]", lines[i]) and i + 1 < len(lines) and re.match(r"\s*mod tests", lines[i + 1]):
+            break
+        m = FN_START.match(lines[i])
+        if not m or lines[i].rstrip().endswith(";"):
+            i += 1
+            continue
+        depth, started, j = 0, False, i
+        while j < len(lines):
+            code = re.sub(r'"(\\.|[^"\\])*"', '""', lines[j])
+            code = re.sub(r"//.*", "", code)
+            code = re.sub(r"'(\\.|[^'\\])'", "''", code)
+            depth += code.count("{") - code.count("}")
+            started = started or "{" in code
+            if started and depth <= 0:
+                break
+            j += 1
+        if j - i + 1 > MAX_FN_LINES:
+            out.append((m.group(6), i + 1, j - i + 1))
+        i = j + 1
+    return out
+
+
+def mod_rs_used_by_its_folder(path):
+    """A mod.rs that defines items its own folder's files use (`super::NAME`): it should only declare."""
+    code = open(path, encoding="utf-8").read().split("#[cfg(test)]")[0]
+    items = set(re.findall(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:fn|struct|enum|trait|const|static|type)\s+(\w+)", code, re.M))
+    folder, found = os.path.dirname(path), []
+    for f in sorted(os.listdir(folder)):
+        if f == "mod.rs" or not f.endswith(".rs"):
+            continue
+        text = open(os.path.join(folder, f), encoding="utf-8").read().split("#[cfg(test)]")[0]
+        for m in re.finditer(r"super::(\{[^}]*\}|\w+)", text):
+            used = [n for n in re.findall(r"\w+", m.group(1)) if n in items]
+            found += [f"{f} uses {n}" for n in used]
+    return sorted(set(found))
+
+
 def main():
     findings = []
     rel = lambda p: os.path.relpath(p, ROOT)
@@ -265,6 +347,15 @@ def main():
         edges = [f"{rel(a)} -> {rel(b)}" for a in comp for b in sorted(graph[a]) if b in comp]
         findings.append("import cycle: " + "; ".join(edges))
     for f in sorted(graph):
+        r = rel(f)
+        if r.startswith("src/"):
+            for name, line, length in long_functions(f):
+                allowed = LONG_FUNCTIONS.get((r, name), MAX_FN_LINES)
+                if length > allowed:
+                    findings.append(f"{r}:{line}: fn {name} is {length} lines (at most {allowed}: split it)")
+            if os.path.basename(f) == "mod.rs":
+                for use in mod_rs_used_by_its_folder(f):
+                    findings.append(f"{r}: defines what its folder uses ({use}): a mod.rs only declares and re-exports")
         n = sum(1 for _ in open(f, encoding="utf-8"))
         if n > MAX_LINES:
             findings.append(f"{rel(f)}: {n} lines (at most {MAX_LINES})")

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    bm2ironic::cli::main()
+    bm2ironic::cli_main()
 }

@@ -181,16 +181,26 @@ pub struct MigrateArgs {
 impl MigrateArgs {
     /// Where the load writes: `--via`, with `--rehearse` (the database path only) or the API
     /// path's `--concurrency` and `--step-timeout`.
-    pub fn via(&self) -> Result<steps::Via, Failure> {
+    pub fn mode(&self) -> Result<steps::Mode, Failure> {
         Ok(match (self.plan.via, self.rehearse) {
             (Via::Api, true) => return Err(Failure::usage("--rehearse needs --via db: the API has no transaction to roll back (rehearse on a copy, or use `plan --via api`)")),
-            (Via::Api, false) => steps::Via::Api(ApiLoadOptions {
+            (Via::Api, false) => steps::Mode::Api(ApiLoadOptions {
                 concurrency: self.concurrency.max(1),
                 step_timeout: self.step_timeout,
                 ..Default::default()
             }),
-            (Via::Db, rehearse) => steps::Via::Db { rehearse },
+            (Via::Db, rehearse) => steps::Mode::Db { rehearse },
         })
+    }
+}
+
+impl PlanArgs {
+    /// Where a plan is made against (the API's view, or the database's rows): nothing is loaded.
+    pub fn mode(&self) -> steps::Mode {
+        match self.via {
+            Via::Api => steps::Mode::Api(ApiLoadOptions::default()),
+            Via::Db => steps::Mode::Db { rehearse: false },
+        }
     }
 }
 
@@ -253,7 +263,7 @@ pub fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided
     Ok(Decided { options: opts, resolutions, object_version })
 }
 
-/// `--via`: where a load writes.
+/// `--via`: where a load writes (the flag's values; [`PlanArgs::mode`] makes the core's `Mode`).
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Via {
     /// the Ironic database, in one transaction

@@ -33,17 +33,21 @@ impl Failure {
     pub fn usage(message: impl Into<String>) -> Failure {
         Failure { code: exit::USAGE, message: message.into() }
     }
+    /// A failure of `kind` (its exit code), saying `message`.
+    pub fn of(kind: Kind, message: impl Into<String>) -> Failure {
+        let code = match kind {
+            Kind::Usage => exit::USAGE,
+            Kind::Runtime => exit::RUNTIME,
+            Kind::Conflicts => exit::CONFLICTS,
+        };
+        Failure { code, message: message.into() }
+    }
 }
 
 impl<E: HasKind + std::fmt::Display> From<E> for Failure {
     /// Every core error, by its own [`HasKind::kind`]: the one place a kind becomes an exit code.
     fn from(e: E) -> Failure {
-        let code = match e.kind() {
-            Kind::Usage => exit::USAGE,
-            Kind::Runtime => exit::RUNTIME,
-            Kind::Conflicts => exit::CONFLICTS,
-        };
-        Failure { code, message: e.to_string() }
+        Failure::of(e.kind(), e.to_string())
     }
 }
 
@@ -84,7 +88,10 @@ mod tests {
         let e = PrepareError::Target(TargetError::BadObjectVersion("x".into()));
         assert_eq!(Failure::from(StepError::Prepare(e)).code, exit::USAGE);
         // undecided conflicts are exit 3 however they are met
-        assert_eq!(Failure::from(StepError::Blocking { count: 2, via_api: true }).code, exit::CONFLICTS);
+        assert_eq!(
+            Failure::from(StepError::Blocking { count: 2, kind: crate::core::migrate::run::RunKind::Api }).code,
+            exit::CONFLICTS
+        );
         assert_eq!(Failure::from(ApiLoadError::Blocked(2)).code, exit::CONFLICTS);
         assert_eq!(Failure::from(HostsError::Refused(vec!["x".into()])).code, exit::CONFLICTS);
         assert_eq!(Failure::from(HostsError::NothingToRestore).code, exit::USAGE);

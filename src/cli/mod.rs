@@ -20,6 +20,6 @@ mod interrupt;
 pub mod output;
 mod progress;
 
-pub use args::{GlobalArgs, MigrateArgs, PlanArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG};
-pub use entry::{main, Cli, Command};
-pub use failure::{exit, Failure};
+pub use args::MigrateArgs;
+pub use entry::main;
+pub use failure::Failure;

@@ -7,17 +7,14 @@ use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use super::{Failure, GlobalArgs, MigrateArgs};
-use crate::core::db::url::{redact_url, DbUrl};
+use super::{Failure, MigrateArgs};
 use crate::core::migrate::conflict::{Action, Conflict, ConflictCode, Subject};
 use crate::core::migrate::consequences::{consequence, fix, Consequence};
 use crate::core::migrate::events::LoadSummary;
 use crate::core::migrate::plan::{NodePlan, Plan};
-use crate::core::migrate::prepare::Prepared;
-use crate::core::migrate::report::{self, Outcome, Report, ReportInput, Who};
-use crate::core::migrate::steps::{self, rollback::RollbackFace, MigrateFace, Planned, StepError};
-use crate::core::migrate::timing::Phases;
-use crate::core::settings::{ConnectionSettings, Setting};
+use crate::core::migrate::report::{self, Report, ReportInput};
+use crate::core::migrate::steps::{rollback::RollbackFace, MigrateFace, Outcome, Planned, StepError};
+use crate::core::settings::ConnectionSettings;
 use crate::core::text::{clipped, shown, shown_line, visible_line};
 use serde_json::json;
 
@@ -200,8 +197,9 @@ impl RollbackFace for Prompt {
     }
 }
 
-/// The plan as text (see `write_plan`).
-pub fn render_plan(p: &Plan) -> String {
+/// The plan as text (see `write_plan`), for the tests.
+#[cfg(test)]
+fn render_plan(p: &Plan) -> String {
     let mut out = String::new();
     write_plan(p, &mut |t| out.push_str(t));
     out
@@ -417,22 +415,6 @@ pub fn print_blocking(p: &Plan, json_out: bool) {
     }
 }
 
-/// The verification of a committed run, for the report: what it found, or why it did not pass.
-pub async fn verify_for_report(
-    global: &GlobalArgs,
-    settings: &ConnectionSettings,
-    prepared: &Prepared,
-    s: &LoadSummary,
-) -> Result<String, String> {
-    // a run is verified after it is committed (or, through the API, done) only
-    let target = global.api_target(settings).map_err(|e| e.message)?;
-    let inventory = Some(prepared.inventory.clone());
-    let v = steps::verify(settings, Some(&s.run_id), &target, global.state_dir(), inventory)
-        .await
-        .map_err(|e| e.to_string())?;
-    report::verify_text(&v.report)
-}
-
 /// Checks, before anything is read or written, that `--report FILE` can be written: a report that
 /// fails only after the commit would leave the operator with a committed load and no report.
 pub fn check_report_path(report: Option<&Path>) -> Result<(), Failure> {
@@ -468,78 +450,48 @@ pub fn check_report_path(report: Option<&Path>) -> Result<(), Failure> {
     }
 }
 
-/// Where the report goes when its own path fails after a commit.
-pub enum ReportFallback<'a> {
-    /// Before anything was written: a failure to write the report is the command's failure.
-    None,
-    /// After a commit: the report goes to this directory instead, and the command still succeeds
-    /// (an exit code other than 0 would read as a failed load).
-    Into(&'a Path),
-}
-
-/// Writes the run report when `--report` asks for one.
+/// Writes the run report when `--report` asks for one: the core's report of this outcome. `kept`:
+/// once something stays in Ironic, a report that cannot be written where asked goes into this
+/// directory instead and the command still succeeds (an exit code other than 0 would read as a
+/// failed load); before, failing to write it is the command's failure.
 pub fn write_report(
     args: &MigrateArgs,
     settings: &ConnectionSettings,
-    prepared: &Prepared,
-    outcome: Outcome,
-    phases: Phases,
-    verify: Option<Result<String, String>>,
-    fallback: ReportFallback<'_>,
+    planned: &Planned,
+    outcome: &Outcome,
+    kept: Option<&Path>,
 ) -> Result<(), Failure> {
     let Some(path) = &args.report else { return Ok(()) };
-    let url = |s: &Option<Setting<DbUrl>>| s.as_ref().map(|s| s.value.redacted().to_string());
-    let run_id = match &outcome {
-        Outcome::Loaded(s) | Outcome::ThroughApi { summary: s, .. } => Some(s.run_id.clone()),
-        _ => None,
-    };
-    let input = ReportInput {
-        who: Who::current(),
-        plan: &prepared.plan,
-        source: prepared.source.clone(),
-        target: url(&settings.ironic_db)
-            .or_else(|| settings.ironic_url.as_ref().map(|u| format!("the Ironic API at {}", redact_url(&u.value))))
-            .unwrap_or_default(),
-        nova: url(&settings.nova_db),
-        nova_api: url(&settings.nova_api_db),
-        ironic_api: settings.ironic_url.as_ref().map(|u| redact_url(&u.value)),
-        outcome,
-        phases,
-        verify,
-        takeover: None,
-        flavors_change_set: None,
-        resolutions_file: args.plan.resolutions.as_ref().map(|p| p.display().to_string()),
-    };
+    let resolutions = args.plan.resolutions.as_ref().map(|p| p.display().to_string());
+    let input =
+        ReportInput::new(settings, planned.plan(), planned.prepared.source.clone(), outcome).resolutions(resolutions);
     let report = Report::new(&input);
-    match report::write(&report, path) {
+    let e = match report::write(&report, path) {
         Ok(()) => {
             note(&format!("run report written to {}", path.display()));
-            Ok(())
+            return Ok(());
         }
-        Err(e) => match fallback {
-            ReportFallback::None => Err(Failure::runtime(format!("cannot write the report {}: {e}", path.display()))),
-            ReportFallback::Into(dir) => {
-                let name =
-                    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report.md".into());
-                let name = format!("{}-{name}", run_id.as_deref().unwrap_or("run"));
-                let elsewhere = dir.join("reports").join(name);
-                let kept = std::fs::create_dir_all(elsewhere.parent().unwrap_or(dir))
-                    .and_then(|_| report::write(&report, &elsewhere));
-                let where_ = match kept {
-                    Ok(()) => format!("it was written to {} instead", elsewhere.display()),
-                    Err(e2) => format!(
-                        "nor to {} ({e2}): `bm2ironic verify --run RUN` gives its verification",
-                        elsewhere.display()
-                    ),
-                };
-                note(&format!(
-                    "warning: the load is committed, but the report could not be written to {}: {e}; {where_}",
-                    path.display()
-                ));
-                Ok(())
-            }
-        },
-    }
+        Err(e) => e,
+    };
+    let Some(dir) = kept else {
+        return Err(Failure::runtime(format!("cannot write the report {}: {e}", path.display())));
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report.md".into());
+    let run = outcome.run_id().map_or_else(|| "run".to_string(), |r| r.to_string());
+    let elsewhere = dir.join("reports").join(format!("{run}-{name}"));
+    let kept =
+        std::fs::create_dir_all(elsewhere.parent().unwrap_or(dir)).and_then(|_| report::write(&report, &elsewhere));
+    let where_ = match kept {
+        Ok(()) => format!("it was written to {} instead", elsewhere.display()),
+        Err(e2) => {
+            format!("nor to {} ({e2}): `bm2ironic verify --run RUN` gives its verification", elsewhere.display())
+        }
+    };
+    note(&format!(
+        "warning: the load is committed, but the report could not be written to {}: {e}; {where_}",
+        path.display()
+    ));
+    Ok(())
 }
 
 #[cfg(test)]

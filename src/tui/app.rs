@@ -258,19 +258,24 @@ impl App {
             Msg::Replanned { generation, plan, ms } => self.replanned(generation, plan, ms),
             Msg::Load(ev) => self.progress.on_event(ev),
             Msg::LoadDone(r) => {
-                let committed = r.as_ref().is_ok_and(|s| s.committed);
                 self.progress.finish(r.map_err(text));
                 self.summary.facts = Some(self.run_facts());
                 let mut out = Vec::new();
-                if let (Some(f), Some(Ok(s))) = (&self.summary.facts, &self.progress.finished) {
-                    if s.committed && !s.rehearse {
-                        let steps = crate::core::migrate::next_steps::next_steps(f);
-                        let text = crate::core::migrate::next_steps::checklist(f, &steps);
-                        out.push(Effect::WriteChecklist { run_id: s.run_id.clone(), text });
-                    }
+                let Some(o) = self.progress.outcome() else { return out };
+                if let (Some(f), Some(run)) = (&self.summary.facts, o.run_id()) {
+                    let steps = crate::core::migrate::next_steps::next_steps(f);
+                    let text = crate::core::migrate::next_steps::checklist(f, &steps);
+                    out.push(Effect::WriteChecklist { run_id: run.to_string(), text });
                 }
-                if committed {
-                    out.push(Effect::Verify);
+                // verified by the core before the target closed; the takeover follows a clean one
+                if let Some(v) = &o.verify {
+                    let r = v.as_ref().map_err(|e| e.clone()).and_then(crate::core::migrate::report::verify_text);
+                    let clean = r.is_ok() && o.complete();
+                    (self.summary.verify, self.summary.verify_ms) = (Some(r), o.phases.verify_ms);
+                    if clean && !self.connections.value(Field::IronicApi).is_empty() {
+                        self.summary.takeover = Some(TakeoverView::default());
+                        out.push(Effect::CheckTakeover);
+                    }
                 }
                 return out;
             }
@@ -296,15 +301,6 @@ impl App {
                 self.summary.report = Some(p);
             }
             Msg::ReportWritten(Err(e)) => self.status.toast = Some(format!("could not write the run report: {e}")),
-            Msg::Verified(r, ms) => {
-                let clean = r.is_ok();
-                self.summary.verify = Some(r.map_err(text));
-                self.summary.verify_ms = Some(ms);
-                if clean && !self.connections.value(Field::IronicApi).is_empty() {
-                    self.summary.takeover = Some(TakeoverView::default());
-                    return vec![Effect::CheckTakeover];
-                }
-            }
             Msg::Takeover(ev) => {
                 if let Some(t) = &mut self.summary.takeover {
                     t.on_event(ev);
@@ -332,9 +328,9 @@ impl App {
     /// commit, the verification.
     pub fn phases(&self) -> Phases {
         let read = self.session.prepared.as_ref().and_then(|p| p.timings.read_ms);
-        let (load, commit) = match &self.progress.finished {
-            Some(Ok(s)) if s.created > 0 => (Some(s.load_ms), Some(s.commit_ms)),
-            _ => (None, None),
+        let (load, commit) = match self.progress.outcome() {
+            Some(o) => (o.phases.load_ms, o.phases.commit_ms),
+            None => (None, None),
         };
         Phases {
             read_ms: read,
@@ -350,7 +346,11 @@ impl App {
         use crate::core::migrate::next_steps::{Flavors as F, RunFacts};
         let plan = self.session.plan.as_ref();
         let (committed, failed, run_id, rehearsal) = match &self.progress.finished {
-            Some(Ok(s)) => (s.committed, None, Some(s.run_id.clone()), s.rehearse),
+            Some(Ok(f)) => {
+                let o = &f.outcome;
+                let failed = o.failure().map(|(_, why)| why).filter(|_| !o.left_something());
+                (o.left_something(), failed, o.run_id().map(|r| r.to_string()), o.rehearsal())
+            }
             Some(Err(e)) => (false, Some(e.clone()), None, self.session.mode == Mode::Rehearsal),
             None => (false, None, None, self.session.mode == Mode::Rehearsal),
         };
@@ -368,7 +368,10 @@ impl App {
             committed,
             failed,
             run_id,
-            via_api: self.confirm.via_api,
+            through_api: self
+                .progress
+                .outcome()
+                .map_or(self.confirm.via_api, |o| o.kind == crate::core::migrate::run::RunKind::Api),
             resolutions: self.summary.saved_to.clone(),
             flavors,
             instances: plan.map_or(0, |p| p.summary.active),

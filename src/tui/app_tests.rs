@@ -3,16 +3,52 @@ use super::*;
 use std::time::Duration;
 
 use crate::core::ironic::verdict::{Counts, Ending, TakeoverEvent, TakeoverOutcome};
+use crate::core::migrate::events::LoadSummary;
 
 fn app(api: Option<&str>) -> App {
     let prefill = Prefill { ironic_url: api.map(String::from), ..Default::default() };
     App::new(Mode::Live, prefill, PlanOptions::default(), Resolutions::default())
 }
 
+/// A load the core verified before its target closed: what the verification found, as an outcome.
+fn verified(differences: usize) -> Msg {
+    use crate::core::migrate::verify::{Difference, VerifyReport};
+    let f = crate::tui::screens::fixture::finished_with(LoadSummary::begin(
+        &crate::tui::screens::fixture::session(Mode::Live).plan.unwrap(),
+        &crate::core::migrate::run::RunId::new(),
+        false,
+    ));
+    let mut f = std::sync::Arc::into_inner(f).unwrap();
+    f.outcome.ended = crate::core::migrate::steps::Ended::Committed;
+    let diff = Difference {
+        uuid: "u".into(),
+        nova_bm_id: 1,
+        against: "database",
+        field: "driver".into(),
+        expected: "ipmi".into(),
+        found: "fake".into(),
+    };
+    f.outcome.verify = Some(Ok(VerifyReport {
+        run_id: "r".into(),
+        nodes_checked: 2,
+        ports_checked: 4,
+        api_checked: false,
+        database_checked: true,
+        source_checked: true,
+        differences: vec![diff; differences],
+    }));
+    Msg::LoadDone(Ok(std::sync::Arc::new(f)))
+}
+
 #[test]
 fn a_clean_verify_with_an_api_starts_the_takeover_check_and_its_events_reach_the_summary() {
     let mut a = app(Some("http://ironic:6385"));
-    assert_eq!(a.update(Msg::Verified(Ok("2 nodes".into()), 1.0)), vec![Effect::CheckTakeover]);
+    assert!(a.update(verified(0)).contains(&Effect::CheckTakeover));
+    assert!(
+        a.summary.verify.as_ref().unwrap().as_ref().unwrap().contains("2 nodes, 4 ports"),
+        "{:?}",
+        a.summary.verify
+    );
     let c = Counts { taken_over: 2, ..Counts::default() };
     a.update(Msg::Takeover(TakeoverEvent::Progress(c)));
     assert_eq!(a.summary.takeover.as_ref().unwrap().counts, c);
@@ -20,10 +56,11 @@ fn a_clean_verify_with_an_api_starts_the_takeover_check_and_its_events_reach_the
     a.update(Msg::TakeoverDone(Ok(outcome)));
     assert_eq!(a.summary.takeover.as_ref().unwrap().ended, Some(Ok(Ending::AllDecided)));
     let mut no_api = app(None);
-    assert!(no_api.update(Msg::Verified(Ok("2 nodes".into()), 1.0)).is_empty());
+    assert!(!no_api.update(verified(0)).contains(&Effect::CheckTakeover));
     assert!(no_api.summary.takeover.is_none());
-    let diff = JobError::Differences { count: 1, run: "r".into() };
-    assert!(app(Some("http://ironic:6385")).update(Msg::Verified(Err(diff), 1.0)).is_empty(), "not after differences");
+    let mut differs = app(Some("http://ironic:6385"));
+    assert!(!differs.update(verified(1)).contains(&Effect::CheckTakeover), "not after differences");
+    assert!(differs.summary.verify.as_ref().unwrap().is_err());
 }
 
 /// A decision not saved: `q` asks instead of quitting (before: exit 0, no prompt, the decisions

@@ -41,8 +41,6 @@ pub enum JobError {
     Auth(#[from] AuthError),
     #[error(transparent)]
     ApiLoad(#[from] ApiLoadError),
-    #[error("{count} node(s) failed through the API (see the progress screen): fix the input and load again to resume run {run}, or `bm2ironic rollback --run {run}`")]
-    NodesFailed { count: usize, run: String },
     #[error(transparent)]
     Prepare(#[from] PrepareError),
     #[error(transparent)]
@@ -55,8 +53,6 @@ pub enum JobError {
     Step(#[from] StepError),
     #[error("{path}: {source}")]
     Save { path: String, source: std::io::Error },
-    #[error("{count} difference(s): run `bm2ironic verify --run {run}`")]
-    Differences { count: usize, run: String },
 }
 
 crate::core::kind::always!(Runtime: WizardError);

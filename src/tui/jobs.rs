@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::error::JobError;
 use super::field::{Field, FieldKind};
 use super::msg::Msg;
-use super::work::FlavorView;
+use super::work::{Finished, FlavorView};
 use crate::core::db::url::DbUrl;
 use crate::core::db::{Access, Db};
 use crate::core::ironic::api::{self as ironic_api, ApiError, ApiTarget};
@@ -24,11 +24,8 @@ use crate::core::migrate::load_api::ApiLoadOptions;
 use crate::core::migrate::plan::PlanOptions;
 use crate::core::migrate::prepare::{self, Prepared};
 use crate::core::migrate::steps;
-use crate::core::migrate::steps::{
-    Ending, MigrateFace, MigrateRequest, PlanRequest, Planned, Reviewed, StepError, Via,
-};
+use crate::core::migrate::steps::{MigrateFace, MigrateRequest, Mode, PlanRequest, Planned, StepError};
 use crate::core::settings::{self, ConnectionFlags, ConnectionSettings};
-use crate::core::source::model::Inventory;
 
 /// The connection values of the form, as typed (empty: not given).
 #[derive(Debug, Clone, Default)]
@@ -107,13 +104,13 @@ async fn test_db(url: &str) -> Result<String, JobError> {
     Ok(crate::core::using(db, async |db| format!("{} in {} ms", db.server_version, db.latency.as_millis())).await)
 }
 
-/// Where the wizard loads: the Ironic database when it is given, else the Ironic API (the adopt
-/// flow; the runs kept in the state directory).
-fn via(settings: &ConnectionSettings, api: bool) -> Via {
+/// Where the wizard loads: through the API when the operator chose it (or when no Ironic database
+/// is given), else the Ironic database in one transaction.
+fn mode(settings: &ConnectionSettings, api: bool, rehearse: bool) -> Mode {
     if api || settings.ironic_db.is_none() {
-        Via::Api(ApiLoadOptions::default())
+        Mode::Api(ApiLoadOptions::default())
     } else {
-        Via::Db { rehearse: false }
+        Mode::Db { rehearse }
     }
 }
 
@@ -124,6 +121,7 @@ pub async fn prepare(
     opts: PlanOptions,
     res: Resolutions,
     read_only: bool,
+    via_api: bool,
     tx: UnboundedSender<Msg>,
 ) -> Msg {
     let r = async {
@@ -142,7 +140,7 @@ pub async fn prepare(
         let warn = &mut |w: &str| {
             let _ = tx.send(Msg::Warning(w.to_string()));
         };
-        let planned = steps::plan(&req, &via(&settings, false), &api, connections.state_dir(), warn).await?;
+        let planned = steps::plan(&req, &mode(&settings, via_api, false), &api, connections.state_dir(), warn).await?;
         Ok(planned.prepared)
     }
     .await;
@@ -168,16 +166,16 @@ pub struct LoadOrder {
     pub resolutions: Resolutions,
     /// the plan reviewed, loaded as it is into the Ironic database (through the API the plan is made
     /// again: the API's view of Ironic is read again, an unfinished run's nodes left out of it)
-    pub reviewed: Option<Reviewed>,
+    pub reviewed: Option<Planned>,
     pub rehearse: bool,
     pub via_api: bool,
 }
 
 /// The load, through the migrate use case as `bm2ironic migrate` runs it: the target opened, the
 /// plan made again and checked against the one reviewed, loaded (into the Ironic database in one
-/// transaction, or through the API node by node). Progress goes to `tx` as `Msg::Load` while it
-/// runs; the returned message is the end. With `simulate` (the demo), a takeover is then written
-/// into those logs.
+/// transaction, or through the API node by node), the run verified before the target closes.
+/// Progress goes to `tx` as `Msg::Load` while it runs; the returned message is the outcome the core
+/// decided. With `simulate` (the demo), a takeover is then written into those logs.
 pub async fn load(
     connections: Connections,
     order: LoadOrder,
@@ -187,10 +185,6 @@ pub async fn load(
 ) -> Msg {
     let r = async {
         let settings = connections.settings()?;
-        let via = match via(&settings, order.via_api) {
-            Via::Db { .. } => Via::Db { rehearse: order.rehearse },
-            api => api,
-        };
         let plan = PlanRequest {
             settings: &settings,
             options: &order.opts,
@@ -198,13 +192,12 @@ pub async fn load(
             resolutions_file: None,
             object_version: None,
         };
-        let api = api_target(&connections.ironic_api)?;
         let req = MigrateRequest {
             plan,
-            via,
-            api,
+            mode: mode(&settings, order.via_api, order.rehearse),
+            api: api_target(&connections.ironic_api)?,
             state_dir: connections.state_dir(),
-            verify: false,
+            verify: true,
             reviewed: order.reviewed,
         };
         let (etx, mut erx) = unbounded_channel();
@@ -220,19 +213,11 @@ pub async fn load(
         });
         let m = steps::migrate(req, &mut Confirmed(&tx), etx, &cancel).await;
         let _ = fwd.await;
-        let m = m?;
-        match m.ending {
-            Ending::Loaded { summary: s, .. } if s.errors > 0 => {
-                Err(JobError::NodesFailed { count: s.errors, run: s.run_id })
-            }
-            Ending::Loaded { summary, .. } => {
-                if let Some(logs) = &simulate {
-                    super::demo::simulate_takeover(m.planned.plan(), logs);
-                }
-                Ok(summary)
-            }
-            Ending::NotStarted(e) | Ending::Failed { error: e, .. } => Err(JobError::from(e)),
+        let (planned, outcome) = m?;
+        if let (Some(logs), true) = (&simulate, outcome.complete() || outcome.rehearsal()) {
+            super::demo::simulate_takeover(planned.plan(), logs);
         }
+        Ok(Arc::new(Finished { planned, outcome }))
     }
     .await;
     Msg::LoadDone(r)
@@ -288,25 +273,6 @@ pub async fn plan_flavors(flavors_db: String, api: bool, target: Option<FlavorTa
 pub async fn apply_flavors(flavors_db: String, changes: Vec<SpecChange>) -> Msg {
     let r = async { Ok(steps::apply_flavors(&DbUrl::parse(&flavors_db)?, &changes).await?) }.await;
     Msg::FlavorsApplied(r)
-}
-
-/// After a committed load: run `run_id` (of either path) verified by the core as `bm2ironic verify`
-/// does: against the database, nova_bm (the `inventory` the wizard read) and the API when given,
-/// or, for an API run, against the API.
-pub async fn verify(connections: Connections, inventory: Arc<Inventory>, run_id: String) -> Msg {
-    let started = Instant::now();
-    let r = async {
-        let settings = connections.settings()?;
-        let target = api_target(&connections.ironic_api)?;
-        let v = steps::verify(&settings, Some(&run_id), &target, connections.state_dir(), Some(inventory)).await?;
-        if v.report.differences.is_empty() {
-            Ok(format!("{} nodes, {} ports: no differences", v.report.nodes_checked, v.report.ports_checked))
-        } else {
-            Err(JobError::Differences { count: v.report.differences.len(), run: v.run.id })
-        }
-    }
-    .await;
-    Msg::Verified(r, crate::core::migrate::timing::ms(started.elapsed()))
 }
 
 /// How long the wizard's takeover check waits at most.

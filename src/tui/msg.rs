@@ -10,10 +10,10 @@ use ratatui::crossterm::event::KeyEvent;
 
 use super::error::JobError;
 use super::field::Field;
-use super::work::FlavorView;
+use super::work::{Finished, FlavorView};
 use crate::core::ironic::verdict::{TakeoverEvent, TakeoverOutcome};
 use crate::core::logs::follow::LogLine;
-use crate::core::migrate::events::{LoadEvent, LoadSummary};
+use crate::core::migrate::events::LoadEvent;
 use crate::core::migrate::prepare::Prepared;
 
 /// What the runtime must do for `update`.
@@ -29,7 +29,6 @@ pub enum Effect {
     Cancel,
     SaveResolutions,
     WriteReport,
-    Verify,
     /// follow Ironic's takeover of the committed run (after a clean verify, with an Ironic API)
     CheckTakeover,
     PlanFlavors,
@@ -65,13 +64,13 @@ pub enum Msg {
     },
     Prepared(Result<Arc<Prepared>, JobError>),
     Load(LoadEvent),
-    LoadDone(Result<LoadSummary, JobError>),
+    /// The load ended: the plan it loaded and the outcome the core decided (verified when a run
+    /// stayed), or why no plan could be made.
+    LoadDone(Result<Arc<Finished>, JobError>),
     Logs(Vec<LogLine>),
     Saved(Result<String, JobError>),
     /// The run report was written (where).
     ReportWritten(Result<String, JobError>),
-    /// The verification after a committed load, and how long it took (ms).
-    Verified(Result<String, JobError>, f64),
     Takeover(TakeoverEvent),
     TakeoverDone(Result<TakeoverOutcome, JobError>),
     Flavors(Result<FlavorView, JobError>),

@@ -1,22 +1,17 @@
-//! The run report from what the wizard knows (`s` on the summary): the plan and its decisions, the
-//! load's outcome and timings, the verification, the takeover errors seen in the followed logs.
+//! The run report of this wizard's load (`s` on the summary): the core's report of the outcome the
+//! core decided (the plan it loaded, how it ended, its verification), with what only the wizard saw
+//! added: the takeover errors of the followed logs, the flavor change, where the decisions went.
 
-use crate::core::db::url::redact_url;
-use crate::core::migrate::report::{Outcome, Report, ReportInput, TakeoverNote, Who};
+use crate::core::migrate::report::{Report, ReportInput, TakeoverNote};
+use crate::core::settings::ConnectionSettings;
 
 use super::app::App;
-use super::field::Field;
+use super::work::Finished;
 
-/// The report of this wizard's run (None before a plan exists).
+/// The report of this wizard's load (None before a load ended with an outcome).
 pub fn build(app: &App) -> Option<Report> {
-    let plan = app.session.plan.as_ref()?;
-    let c = &app.connections;
-    let given = |f: Field| Some(redact_url(c.value(f))).filter(|v| !v.is_empty());
-    let outcome = match &app.progress.finished {
-        Some(Ok(s)) => Outcome::Loaded(s),
-        Some(Err(e)) => Outcome::Failed(e.clone()),
-        None => Outcome::NotStarted("no load ran in this wizard".into()),
-    };
+    let Some(Ok(f)) = &app.progress.finished else { return None };
+    let settings = app.connections.connections().settings().ok()?;
     let mut takeover = Vec::new();
     for e in &app.logs.pinned {
         if e.nodes.is_empty() {
@@ -26,34 +21,33 @@ pub fn build(app: &App) -> Option<Report> {
             takeover.push(TakeoverNote { node_uuid: Some(n.clone()), text: e.text.clone() });
         }
     }
-    let input = ReportInput {
-        who: Who::current(),
-        plan,
-        source: app
-            .session
-            .prepared
-            .as_ref()
-            .map(|p| p.source.clone())
-            .unwrap_or_else(|| redact_url(c.value(Field::NovaBmDb))),
-        target: redact_url(c.value(Field::IronicDb)),
-        nova: given(Field::NovaDb),
-        nova_api: given(Field::NovaApiDb),
-        ironic_api: given(Field::IronicApi),
-        outcome,
-        phases: app.phases(),
-        verify: app.summary.verify.clone(),
-        takeover: (!app.logs.files.is_empty()).then_some(takeover),
-        flavors_change_set: app.flavors.result.as_ref().and_then(|r| r.as_ref().ok()).and_then(|v| v.applied.clone()),
-        resolutions_file: app.summary.saved_to.clone(),
-    };
-    Some(Report::new(&input))
+    let watched = !app.logs.files.is_empty();
+    Some(report_of(&settings, f, |input| {
+        let input = input
+            .phases(app.phases())
+            .flavors(app.flavors.result.as_ref().and_then(|r| r.as_ref().ok()).and_then(|v| v.applied.clone()))
+            .resolutions(app.summary.saved_to.clone());
+        if watched {
+            input.takeover(takeover)
+        } else {
+            input
+        }
+    }))
+}
+
+/// The report of a finished load: the core's report of its outcome and the plan it loaded, with
+/// `extra` adding what the wizard saw (what `build` adds; the tests add nothing).
+pub fn report_of(
+    settings: &ConnectionSettings,
+    f: &Finished,
+    extra: impl FnOnce(ReportInput<'_>) -> ReportInput<'_>,
+) -> Report {
+    let input = ReportInput::new(settings, f.planned.plan(), f.planned.prepared.source.clone(), &f.outcome);
+    Report::new(&extra(input))
 }
 
 /// The report's file name: `bm2ironic-report-<run>.md` (the run id's first 8 characters).
 pub fn file_name(app: &App) -> String {
-    let run = match &app.progress.finished {
-        Some(Ok(s)) => s.run_id.chars().take(8).collect(),
-        _ => "plan".to_string(),
-    };
+    let run = app.progress.outcome().and_then(|o| o.run_id()).map_or("plan", |r| r.short());
     format!("bm2ironic-report-{run}.md")
 }

@@ -23,7 +23,7 @@ use super::theme::Theme;
 use super::view::view;
 use crate::core::ironic::target::TargetKind;
 use crate::core::logs::watch::WatchedLog;
-use crate::core::migrate::steps::Reviewed;
+use crate::core::migrate::steps::Planned;
 
 /// What the runtime needs besides the app state.
 #[derive(Debug, Clone, Default)]
@@ -74,7 +74,8 @@ pub enum Ending {
     /// the operator quit with no load running
     Quit,
     /// a load ran at the quit and finished anyway (it was past its last batch): run id, rehearsal
-    LoadFinished { run_id: String, rehearse: bool },
+    /// how it ended (the outcome's line)
+    LoadFinished(String),
     /// a load ran at the quit and stopped: what it said (nothing of an SQL load was written)
     LoadStopped(String),
 }
@@ -283,7 +284,10 @@ impl<B: Backend> Runner<B> {
         })
         .await;
         match waited {
-            Ok(Some(Ok(s))) => Ending::LoadFinished { run_id: s.run_id, rehearse: s.rehearse },
+            Ok(Some(Ok(f))) => match f.outcome.failure() {
+                None => Ending::LoadFinished(f.outcome.line()),
+                Some(_) => Ending::LoadStopped(format!("the wizard was quit while the load ran: {}", f.outcome.line())),
+            },
             Ok(Some(Err(e))) => Ending::LoadStopped(format!("the wizard was quit while the load ran: {e}")),
             Ok(None) | Err(_) => Ending::LoadStopped(format!(
                 "the wizard was quit while the load ran and the load had not stopped {} s later: the server rolls \
@@ -327,6 +331,7 @@ impl<B: Backend> Runner<B> {
                     s.plan_options.clone(),
                     s.resolutions.clone(),
                     read_only,
+                    self.app.confirm.via_api,
                     self.tx.clone(),
                 );
                 self.spawn(job);
@@ -342,7 +347,7 @@ impl<B: Backend> Runner<B> {
                 let order = jobs::LoadOrder {
                     opts: self.app.connections.plan_options(&self.app.session.plan_options),
                     resolutions: self.app.session.resolutions.clone(),
-                    reviewed: Some(Reviewed { prepared, plan }),
+                    reviewed: Some(Planned { prepared, redecided: Some(plan) }),
                     rehearse,
                     via_api: self.app.confirm.via_api && !rehearse,
                 };
@@ -412,27 +417,12 @@ impl<B: Backend> Runner<B> {
                 };
                 self.spawn(jobs::apply_flavors(self.app.connections.flavors_db().to_string(), changes))
             }
-            Effect::Verify => {
-                let (Some(prepared), Some(Ok(summary))) =
-                    (self.app.session.prepared.clone(), &self.app.progress.finished)
-                else {
-                    return;
-                };
-                let run_id = summary.run_id.clone();
-                self.spawn(jobs::verify(self.connections(), prepared.inventory.clone(), run_id));
-            }
             Effect::CheckTakeover => {
-                let Some(Ok(summary)) = &self.app.progress.finished else {
+                let Some(run) = self.app.progress.outcome().and_then(|o| o.run_id()).cloned() else {
                     return;
                 };
                 let logs = self.ctx.logs.iter().map(|(n, p)| WatchedLog { name: n.clone(), path: p.clone() }).collect();
-                let job = jobs::takeover(
-                    self.connections(),
-                    summary.run_id.clone(),
-                    logs,
-                    self.tx.clone(),
-                    self.stop.clone(),
-                );
+                let job = jobs::takeover(self.connections(), run.to_string(), logs, self.tx.clone(), self.stop.clone());
                 self.spawn(job);
             }
         }

@@ -6,6 +6,7 @@
 //! screen.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use crate::core::logs::follow::{LogLevel as Level, LogLine};
@@ -14,7 +15,24 @@ use crate::core::migrate::events::{LoadEvent, LoadSummary, NodeStatus};
 use crate::core::migrate::flavors::SpecChange;
 use crate::core::migrate::load_sql::BATCH;
 use crate::core::migrate::plan::Plan;
+use crate::core::migrate::steps::{Ended, Outcome, Planned};
 use crate::core::migrate::timing::{human_ms, Throughput};
+
+/// A load that ended: the plan it loaded (made again against the API's view on that path) and the
+/// outcome the core decided. The screens, the next steps and the run report read it; none of them
+/// decides again how the run ended.
+#[derive(Debug)]
+pub struct Finished {
+    pub planned: Planned,
+    pub outcome: Outcome,
+}
+
+impl Finished {
+    /// The load's counts, when it got as far as to have them.
+    pub fn summary(&self) -> Option<&LoadSummary> {
+        self.outcome.summary.as_ref()
+    }
+}
 
 /// The diff the Nova DB needs, and whether it was applied.
 #[derive(Debug, Clone, Default)]
@@ -87,7 +105,8 @@ pub struct Progress {
     /// nodes/s over a moving window, from the load's own clock
     pub throughput: Throughput,
     pub nodes: VecDeque<NodeProgress>,
-    pub finished: Option<Result<LoadSummary, String>>,
+    /// the load's end: the core's outcome, or why no plan could be made
+    pub finished: Option<Result<Arc<Finished>, String>>,
     pub cancel_asked: bool,
     pub cancelling: bool,
 }
@@ -112,7 +131,7 @@ impl Progress {
     pub fn on_event(&mut self, ev: LoadEvent) {
         match ev {
             LoadEvent::Started { run_id, nodes, rehearse, .. } => {
-                self.run_id = run_id;
+                self.run_id = run_id.to_string();
                 self.total = nodes;
                 self.rehearse = rehearse;
             }
@@ -151,18 +170,32 @@ impl Progress {
         }
     }
 
-    /// The load ended (committed, rehearsed, or failed and rolled back).
-    pub fn finish(&mut self, r: Result<LoadSummary, String>) {
+    /// The load ended: each row shown as the outcome says (rolled back with the transaction, or
+    /// left where it stood through the API).
+    pub fn finish(&mut self, r: Result<Arc<Finished>, String>) {
         match &r {
-            Ok(s) => {
-                self.elapsed = Duration::from_secs_f64(s.elapsed_ms.max(0.0) / 1000.0);
-                self.done = s.created;
-                if s.rehearse {
-                    for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Done) {
-                        n.status = RowStatus::RolledBack;
+            Ok(f) => {
+                if let Some(s) = f.summary() {
+                    self.elapsed = Duration::from_secs_f64(s.elapsed_ms.max(0.0) / 1000.0);
+                    self.done = s.created;
+                }
+                match &f.outcome.ended {
+                    Ended::Rehearsed => {
+                        for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Done) {
+                            n.status = RowStatus::RolledBack;
+                        }
                     }
+                    // the transaction rolled back: nothing of it stayed
+                    Ended::RolledBack(e) | Ended::NotStarted(e) => {
+                        for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Done || n.status.is_open()) {
+                            n.status = RowStatus::Failed(e.to_string());
+                        }
+                    }
+                    // through the API each row stays where the node stood
+                    _ => {}
                 }
             }
+            // no plan could be made (or the job itself failed): nothing was kept
             Err(e) => {
                 for n in self.nodes.iter_mut().filter(|n| n.status == RowStatus::Done || n.status.is_open()) {
                     n.status = RowStatus::Failed(e.clone());
@@ -174,10 +207,18 @@ impl Progress {
         self.finished = Some(r);
     }
 
+    /// The outcome, once the load ended with one.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        match &self.finished {
+            Some(Ok(f)) => Some(&f.outcome),
+            _ => None,
+        }
+    }
+
     /// Nodes per second: over the moving window while the load runs, over the whole load at the end.
     pub fn rate(&self) -> Option<f64> {
-        match &self.finished {
-            Some(Ok(s)) if s.elapsed_ms > 0.0 && s.created > 0 => Some(s.created as f64 * 1000.0 / s.elapsed_ms),
+        match self.finished.as_ref().map(|r| r.as_ref().map(|f| f.summary())) {
+            Some(Ok(Some(s))) if s.elapsed_ms > 0.0 && s.created > 0 => Some(s.created as f64 * 1000.0 / s.elapsed_ms),
             Some(_) => None,
             None => self.throughput.rate(),
         }

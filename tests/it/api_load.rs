@@ -84,6 +84,15 @@ async fn api_adopt_flow_failure_fix_rerun_verify_rollback_without_power_actions(
         other => panic!("{other:?}"),
     }
 
+    // the same load with another state directory, which does not hold that unfinished run: its
+    // nodes are `unrecorded-run` conflicts, not "already migrated" (before: "Nothing to create",
+    // exit 0, with node 6 left in `adopt failed`)
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = Outcome::of(env.migrate_cmd().env("BM2IRONIC_STATE_DIR", elsewhere.path()));
+    assert_eq!(out.code, 3, "{}", out.text());
+    assert!(out.text().contains("unrecorded-run") && !out.text().contains("Nothing to create"), "{}", out.text());
+    assert_eq!(env.nodes().await.len(), 6, "nothing created");
+
     // fix the input (Nova's image_ref) and rerun: the failed node is continued, nothing else touched
     let good = format!("file://{}", env.files.join("image.qcow2").display());
     env.nova.exec(&format!("UPDATE instances SET image_ref = '{good}' WHERE image_ref = 'no-such-image'")).await;
@@ -123,13 +132,20 @@ async fn api_adopt_flow_failure_fix_rerun_verify_rollback_without_power_actions(
         "an API run is not checked against the database: {}",
         out.text()
     );
-    // the run file is private and holds no BMC password
-    let files: Vec<_> = std::fs::read_dir(env.state.path()).unwrap().flatten().collect();
-    assert_eq!(files.len(), 1);
+    // the run's files (its head, its journal of nodes) and the lock are private and hold no BMC
+    // password
+    let mut files: Vec<_> = std::fs::read_dir(env.state.path()).unwrap().flatten().map(|e| e.path()).collect();
+    files.sort();
+    let names: Vec<String> = files.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(files.len(), 3, "{names:?}");
+    assert!(names[0].ends_with(".json") && names[1].ends_with(".nodes.jsonl"), "{names:?}");
+    assert!(names[2].starts_with("bm2ironic-") && names[2].ends_with(".lock"), "{names:?}");
     use std::os::unix::fs::PermissionsExt;
-    assert_eq!(files[0].metadata().unwrap().permissions().mode() & 0o777, 0o600);
-    let record = std::fs::read_to_string(files[0].path()).unwrap();
-    assert!(record.contains("api-committed") && !record.contains(BMC_PASSWORD), "{record}");
+    for f in &files {
+        assert_eq!(f.metadata().unwrap().permissions().mode() & 0o777, 0o600, "{}", f.display());
+        assert!(!std::fs::read_to_string(f).unwrap().contains(BMC_PASSWORD), "{}", f.display());
+    }
+    assert!(std::fs::read_to_string(&files[0]).unwrap().contains("api-committed"));
     assert!(!read_logs(env.logs.path()).contains(BMC_PASSWORD));
 
     // a change behind our back shows in verify
@@ -204,13 +220,47 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
     let (seen, done) = load(connections.clone()).await;
     let (run, nodes) = started(&seen);
     assert_eq!(nodes, 6);
-    match &done {
-        Msg::LoadDone(Err(e)) => {
-            let e = e.to_string();
-            assert!(e.contains("1 node(s) failed") && e.contains(&run), "{e}");
-        }
+    let finished = match done {
+        Msg::LoadDone(Ok(f)) => f,
         other => panic!("{other:?}"),
+    };
+    // the outcome the core decided, and the wizard's run report of it, held against what Ironic
+    // holds now (before: "committed ... in one transaction" or "failed and rolled back, the target
+    // is as it was", every node "not written", while the adopted nodes stayed in Ironic)
+    let (kind, why) = finished.outcome.failure().expect("a partial load is not a success");
+    assert!(
+        kind == bm2ironic::core::kind::Kind::Runtime && why.contains("1 node(s) failed") && why.contains(run.as_str()),
+        "{why}"
+    );
+    let in_ironic = env.nodes().await;
+    let marked: Vec<&serde_json::Value> =
+        in_ironic.iter().filter(|n| n["extra"]["bm2ironic"]["run"].as_str() == Some(run.as_str())).collect();
+    assert_eq!(marked.len(), 6, "every node of the run is in Ironic");
+    let settings = connections.settings().unwrap();
+    let report = bm2ironic::tui::report::report_of(&settings, &finished, |i| i);
+    assert_eq!(report.run.id.as_deref(), Some(run.as_str()));
+    assert!(!report.run.committed);
+    let line = &report.run.outcome;
+    assert!(line.contains("partly done through the Ironic API: 5 nodes changed, 1 failed"), "{line}");
+    assert!(line.contains(&format!("{} node(s) of this run are in Ironic", marked.len())), "{line}");
+    assert!(!line.contains("transaction") && !line.contains("rolled back"), "{line}");
+    for n in &marked {
+        let uuid = n["uuid"].as_str().unwrap();
+        let row = report.nodes.iter().find(|r| r.uuid.as_deref() == Some(uuid)).expect("a report row per node");
+        let want = if n["provision_state"] == "adopt failed" {
+            "failed through the API, left where it is"
+        } else {
+            "written through the API"
+        };
+        assert!(
+            row.outcome.starts_with(want),
+            "{uuid} is {} in Ironic, the report says {}",
+            n["provision_state"],
+            row.outcome
+        );
     }
+    assert!(report.rollback.iter().any(|r| r.contains("through the Ironic API")), "{:?}", report.rollback);
+    assert!(!report.rollback.iter().any(|r| r.contains("one transaction")), "{:?}", report.rollback);
     assert!(
         seen.iter().any(|m| matches!(m, Msg::Load(LoadEvent::Node { uuid, status: NodeStatus::Failed { error }, .. }) if *uuid == bad && error.contains("no-such-image"))),
         "node 6's failure named with Ironic's error"
@@ -239,12 +289,20 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
     env.nova.exec(&format!("UPDATE instances SET image_ref = '{good}' WHERE image_ref = 'no-such-image'")).await;
     let (seen, done) = load(connections.clone()).await;
     assert_eq!(started(&seen).0, run, "the unfinished run is resumed, not a new one started");
-    let summary = match done {
-        Msg::LoadDone(Ok(s)) => s,
+    let finished = match done {
+        Msg::LoadDone(Ok(f)) => f,
         other => panic!("{other:?}"),
     };
+    let summary = finished.summary().expect("counts").clone();
     assert!(summary.committed && summary.errors == 0, "{summary:?}");
     assert_eq!(summary.created, 1, "only the failed node changes: {summary:?}");
+    // the report of the run that finished it: done through the API, the resumed nodes written by
+    // it (not "already migrated"), and the verification made before the target closed
+    let report = bm2ironic::tui::report::report_of(&settings, &finished, |i| i);
+    assert!(report.run.committed && report.run.outcome.starts_with("done through the Ironic API"), "{:?}", report.run);
+    assert!(report.nodes.iter().all(|r| r.outcome == "written through the API"), "{:?}", report.nodes);
+    assert!(report.verify.ran && report.verify.ok, "{:?}", report.verify);
+    assert!(report.verify.text.starts_with("6 nodes, 12 ports checked against"), "{:?}", report.verify);
     let states = final_state(&env).await;
     let brief: Vec<_> = states.iter().map(|(u, s, i, _, _)| (u.clone(), s.clone(), i.clone())).collect();
     assert_eq!(brief, expected_state(6));
@@ -256,17 +314,30 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
     .await
     .unwrap();
     let inventory = std::sync::Arc::new(src.read_inventory(|_| {}).await.unwrap());
-    match jobs::verify(connections.clone(), inventory, run.clone()).await {
-        Msg::Verified(Ok(text), _) => assert_eq!(text, "6 nodes, 12 ports: no differences"),
-        other => panic!("{other:?}"),
-    }
+    let settings = connections.settings().unwrap();
+    let target = bm2ironic::core::ironic::api::ApiTarget { url: Some(env.ironic.base.clone()), ..Default::default() };
+    let v = bm2ironic::core::migrate::steps::verify(
+        &settings,
+        Some(&run),
+        &target,
+        env.state.path().to_path_buf(),
+        Some(inventory),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (v.report.nodes_checked, v.report.ports_checked, v.report.differences.len()),
+        (6, 12, 0),
+        "{:?}",
+        v.report.differences
+    );
 
     // its takeover check of the same run: the nodes' power read from the fake BMC through Ironic
     // (node 6, adopted again after its failure, waits for the conductor's next power sync: the check
     // is stopped once the five others are decided)
     let (tx, mut rx) = unbounded_channel();
     let cancel = CancellationToken::new();
-    let check = tokio::spawn(jobs::takeover(connections.clone(), run.clone(), vec![], tx, cancel.clone()));
+    let check = tokio::spawn(jobs::takeover(connections.clone(), run.to_string(), vec![], tx, cancel.clone()));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     let mut last = None;
     while let Ok(Some(m)) = tokio::time::timeout_at(deadline, rx.recv()).await {
@@ -297,7 +368,7 @@ async fn the_wizards_api_load_resume_verify_and_takeover_jobs() {
 /// verify step finds the run there.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_wizard_without_the_ironic_database_plans_loads_and_verifies_through_the_api() {
-    use bm2ironic::core::migrate::steps::Reviewed;
+    use bm2ironic::core::migrate::steps::Planned;
     use bm2ironic::tui::app::Msg;
     use bm2ironic::tui::jobs;
     use tokio::sync::mpsc::unbounded_channel;
@@ -309,19 +380,20 @@ async fn the_wizard_without_the_ironic_database_plans_loads_and_verifies_through
     let WizardForm { connections, opts, decisions } = env.wizard_form(false);
 
     let (tx, _rx) = unbounded_channel();
-    let prepared = match jobs::prepare(connections.clone(), opts.clone(), decisions.clone(), false, tx).await {
+    let prepared = match jobs::prepare(connections.clone(), opts.clone(), decisions.clone(), false, true, tx).await {
         Msg::Prepared(Ok(p)) => p,
         other => panic!("the wizard plans without the Ironic database: {other:?}"),
     };
     assert_eq!((prepared.plan.summary.create, prepared.plan.blocking()), (3, 0), "{:?}", prepared.plan.summary);
 
     let (tx, mut rx) = unbounded_channel();
-    let reviewed = Some(Reviewed { plan: prepared.plan.clone(), prepared: prepared.clone() });
+    let reviewed = Some(Planned { redecided: None, prepared: prepared.clone() });
     let order = jobs::LoadOrder { opts, resolutions: decisions, reviewed, rehearse: false, via_api: true };
-    let summary = match jobs::load(connections.clone(), order, CancellationToken::new(), tx, None).await {
-        Msg::LoadDone(Ok(s)) => s,
+    let finished = match jobs::load(connections.clone(), order, CancellationToken::new(), tx, None).await {
+        Msg::LoadDone(Ok(f)) => f,
         other => panic!("{other:?}"),
     };
+    let summary = finished.summary().expect("counts").clone();
     assert!(summary.committed && summary.created == 3 && summary.errors == 0, "{summary:?}");
     assert!(
         std::iter::from_fn(|| rx.try_recv().ok()).any(|m| matches!(m, Msg::Load(_))),
@@ -330,9 +402,11 @@ async fn the_wizard_without_the_ironic_database_plans_loads_and_verifies_through
     let states = final_state(&env).await;
     let brief: Vec<_> = states.iter().map(|(u, s, i, _, _)| (u.clone(), s.clone(), i.clone())).collect();
     assert_eq!(brief, expected_state(3));
-    // the run is kept in the state directory (no database to keep it in), where verify finds it
-    match jobs::verify(connections, prepared.inventory.clone(), summary.run_id.clone()).await {
-        Msg::Verified(Ok(text), _) => assert_eq!(text, "3 nodes, 6 ports: no differences"),
+    // the run is kept in the state directory (no database to keep it in), where the load's own
+    // verification found it before the target closed
+    match &finished.outcome.verify {
+        Some(Ok(v)) => assert_eq!((v.nodes_checked, v.ports_checked, v.differences.len()), (3, 6, 0), "{v:?}"),
         other => panic!("{other:?}"),
     }
+    assert!(env.state.path().join(format!("{}.json", summary.run_id)).is_file());
 }

@@ -37,6 +37,7 @@ mod races;
 mod real_ironic;
 mod rehearsal;
 mod report;
+mod runs;
 mod scale;
 mod secrets;
 mod takeover;

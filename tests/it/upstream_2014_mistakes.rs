@@ -344,6 +344,7 @@ fn macs_are_normalised_and_duplicates_found() {
         reservation: None,
         extra: serde_json::json!({}),
         updated_at: None,
+        run_finished: None,
     });
     t.ports.push(ExistingPort { id: 1, uuid: None, address: Some("52:54:00:aa:bb:11".into()), node_id: Some(7) });
     let p = plan(&inventory(&Fixture::standard()), &t, None, &options(), &resolve_all());

@@ -233,7 +233,7 @@ async fn live_needs_the_word_then_commits_and_verifies() {
         assert!(md.contains(section), "{section} missing:\n{md}");
     }
     let run = match &r.app.progress.finished {
-        Some(Ok(s)) => s.run_id.clone(),
+        Some(Ok(f)) => f.outcome.run_id().expect("a committed run").to_string(),
         other => panic!("{other:?}"),
     };
     assert!(md.contains(&format!("# bm2ironic run report: {run}")) && md.contains("(LIVE)"), "{md}");
@@ -463,7 +463,20 @@ async fn progress_shows_queued_writing_done_and_failed() {
     assert_eq!(r.app.progress.nodes[0].status.to_string(), "done");
     let lock_wait =
         bm2ironic::core::db::DbError::Other { what: "MySQL at db:3306".into(), message: "lock wait timeout".into() };
-    r.app.update(Msg::LoadDone(Err(lock_wait.into())));
+    // a failed SQL load ends in the core's outcome: rolled back, nothing stayed
+    use bm2ironic::core::migrate::steps::{Ended, Outcome, Planned, StepError};
+    let finished = bm2ironic::tui::work::Finished {
+        planned: Planned { prepared: r.app.session.prepared.clone().unwrap(), redecided: None },
+        outcome: Outcome {
+            kind: bm2ironic::core::migrate::run::RunKind::Sql,
+            ended: Ended::RolledBack(StepError::Db(lock_wait)),
+            summary: None,
+            run: None,
+            verify: None,
+            phases: Default::default(),
+        },
+    };
+    r.app.update(Msg::LoadDone(Ok(std::sync::Arc::new(finished))));
     let n = &r.app.progress.nodes[1];
     assert!(matches!(&n.status, RowStatus::Failed(e) if e.contains("MySQL at db:3306")), "{n:?}");
     assert!(n.status.to_string().starts_with("failed, rolled back: MySQL at db:3306"), "{n:?}");
@@ -533,7 +546,8 @@ async fn rehearsal_timing_matches_the_wall_clock() {
     }
     assert!(r.pump_until(|a| a.progress.finished.is_some(), WAIT).await);
     let wall = t0.elapsed();
-    let s = r.app.progress.finished.clone().unwrap().unwrap();
+    let f = r.app.progress.finished.clone().unwrap().unwrap();
+    let s = f.summary().unwrap();
     assert_eq!(s.created, NODES);
     let wall_ms = wall.as_secs_f64() * 1000.0;
     assert!(wall_ms > 100.0, "{NODES} nodes take a measurable time: {wall_ms:.1} ms");

@@ -70,7 +70,7 @@ async fn quit_with_nothing_running_is_a_plain_quit() {
 }
 
 /// The wizard's jobs look for API runs in the state directory the wizard was given (`--state-dir`,
-/// kept in `App::state_dir`), as the CLI does: an API run kept there is found (and its verification
+/// kept in `App::state_dir`), as the CLI does: an API run kept there is found (and its takeover check
 /// then asks for the Ironic API, which is not given here). They looked in the default directory,
 /// whatever `--state-dir` said.
 #[tokio::test(flavor = "multi_thread")]
@@ -92,9 +92,10 @@ async fn the_wizards_jobs_find_api_runs_in_the_given_state_directory() {
     // the connections as the runtime hands them to a job, without the Ironic database
     let mut c = r.connections();
     c.ironic_db.clear();
-    let inv = std::sync::Arc::new(Default::default());
-    match bm2ironic::tui::jobs::verify(c, inv, "api-run-7".into()).await {
-        bm2ironic::tui::msg::Msg::Verified(Err(e), _) => {
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    match bm2ironic::tui::jobs::takeover(c, "api-run-7".into(), vec![], tx, cancel).await {
+        bm2ironic::tui::msg::Msg::TakeoverDone(Err(e)) => {
             let e = e.to_string();
             assert!(e.contains("needs the Ironic API") && !e.contains("no run"), "the run was not found: {e}");
         }

@@ -3,13 +3,12 @@
 
 use serde_json::json;
 
-use crate::cli::args::{options, plan_request, GlobalArgs, PlanArgs, Via as ViaArg};
+use crate::cli::args::{options, plan_request, GlobalArgs, PlanArgs};
 use crate::cli::failure::{exit, Failure};
 use crate::cli::output::note;
 use crate::cli::output::{print_json, print_plan};
-use crate::core::migrate::load_api::ApiLoadOptions;
 use crate::core::migrate::plan::Plan;
-use crate::core::migrate::steps::{self, Via};
+use crate::core::migrate::steps;
 
 fn plan_json(p: &Plan) -> serde_json::Value {
     json!({
@@ -45,7 +44,7 @@ fn plan_json(p: &Plan) -> serde_json::Value {
 pub async fn run(global: &GlobalArgs, args: PlanArgs) -> Result<(), Failure> {
     let settings = global.settings()?;
     let decided = options(&args, &settings)?;
-    let via = if args.via == ViaArg::Api { Via::Api(ApiLoadOptions::default()) } else { Via::Db { rehearse: false } };
+    let via = args.mode();
     let api = global.api_target(&settings)?;
     let req = plan_request(&args, &settings, &decided);
     let prepared =

@@ -15,6 +15,7 @@ use crate::core::migrate::load_api::rollback::ApiRollbackReport;
 use crate::core::migrate::rollback::RollbackReport;
 use crate::core::migrate::steps::rollback::{self, when, RollbackRequest, Undone};
 use crate::core::settings::ConnectionSettings;
+use crate::core::text::visible_line;
 
 #[derive(Args, Debug, Default)]
 pub struct RollbackArgs {
@@ -63,7 +64,7 @@ pub async fn run(global: &GlobalArgs, args: RollbackArgs) -> Result<(), Failure>
 fn print_report(r: &RollbackReport, json_out: bool) {
     if json_out {
         print_json(
-            &json!({"event": "summary", "run_id": r.run_id, "removed_nodes": r.removed_nodes, "removed_ports": r.removed_ports, "already_gone": r.already_gone, "forced": r.changed_but_forced, "not_restored": r.not_restored}),
+            &json!({"event": "summary", "run_id": r.run_id, "removed_nodes": r.removed_nodes, "removed_ports": r.removed_ports, "already_gone": r.already_gone, "forced": r.changed_but_forced, "not_restored": r.not_restored, "not_ours": r.not_ours, "unrecorded_removed": r.unrecorded_removed, "unreadable_skipped": r.unreadable_skipped}),
         );
     } else {
         print(&format!(
@@ -76,17 +77,32 @@ fn print_report(r: &RollbackReport, json_out: bool) {
         for n in &r.not_restored {
             print(&format!("  NOT restored (deleted by `replace`): {n}\n"));
         }
+        print_marker_lines(&r.not_ours, &r.unrecorded_removed, &r.unreadable_skipped);
+    }
+}
+
+/// What Ironic's markers decided beyond the record: nodes left alone, nodes removed only because
+/// `--force` was given, record rows skipped.
+fn print_marker_lines(not_ours: &[String], unrecorded: &[String], unreadable: &[String]) {
+    for u in not_ours {
+        print(&format!("  left alone (its marker names another run, or none): {u}\n"));
+    }
+    for u in unrecorded {
+        print(&format!("  removed with --force (marked as this run's, missing from its record): {u}\n"));
+    }
+    for u in unreadable {
+        print(&format!("  record row skipped with --force (unreadable): {}\n", visible_line(u)));
     }
 }
 
 /// `--list`: the recorded runs, a table or (`--json`) one JSON document.
-fn list_runs(runs: &[crate::core::migrate::run::record::RunRecord], json_out: bool, checksum: bool) {
+fn list_runs(runs: &[(crate::core::migrate::run::record::RunRecord, usize)], json_out: bool, checksum: bool) {
     if json_out {
         let list: Vec<_> = runs
             .iter()
-            .map(|r| {
+            .map(|(r, n)| {
                 json!({"run_id": r.id, "started_at": r.started_at.and_utc().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                       "status": r.status, "nodes": r.written.len(), "plan_checksum": r.plan_checksum})
+                       "status": r.status, "nodes": n, "plan_checksum": r.plan_checksum})
             })
             .collect();
         crate::cli::output::print_json_pretty(&json!({ "runs": list }));
@@ -97,8 +113,8 @@ fn list_runs(runs: &[crate::core::migrate::run::record::RunRecord], json_out: bo
         headers.push(("CHECKSUM", false));
     }
     let mut t = Table::new(&headers);
-    for r in runs {
-        let mut row = vec![r.id.clone(), when(&r.started_at), r.status.to_string(), r.written.len().to_string()];
+    for (r, n) in runs {
+        let mut row = vec![r.id.to_string(), when(&r.started_at), r.status.to_string(), n.to_string()];
         if checksum {
             row.push(r.plan_checksum.chars().take(12).collect());
         }
@@ -133,15 +149,13 @@ async fn restore_nova(settings: &ConnectionSettings) -> Result<(), Failure> {
 fn print_api_report(r: &ApiRollbackReport, json_out: bool) {
     if json_out {
         print_json(
-            &json!({"event": "summary", "run_id": r.run_id, "removed_nodes": r.removed_nodes, "already_gone": r.already_gone, "not_ours": r.not_ours, "forced": r.changed_but_forced}),
+            &json!({"event": "summary", "run_id": r.run_id, "removed_nodes": r.removed_nodes, "already_gone": r.already_gone, "not_ours": r.not_ours, "forced": r.changed_but_forced, "unrecorded_removed": r.unrecorded_removed, "unreadable_skipped": r.unreadable_skipped}),
         );
     } else {
         print(&format!(
             "Rolled back API run {}: removed {} nodes ({} already gone), each put in maintenance first.\n",
             r.run_id, r.removed_nodes, r.already_gone
         ));
-        for u in &r.not_ours {
-            print(&format!("  left alone (not created by this run): {u}\n"));
-        }
+        print_marker_lines(&r.not_ours, &r.unrecorded_removed, &r.unreadable_skipped);
     }
 }

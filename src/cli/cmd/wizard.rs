@@ -46,7 +46,15 @@ pub async fn run(global: &GlobalArgs, args: WizardArgs) -> Result<(), Failure> {
     if pre.ironic_url.is_none() {
         pre.ironic_url = global.os_cloud();
     }
+    let via_api = args.plan.via == crate::cli::args::Via::Api;
+    if via_api && args.rehearse {
+        return Err(Failure::usage(
+            "--rehearse needs --via db: the API has no transaction to roll back (rehearse on a copy)",
+        ));
+    }
     let mut app = crate::tui::App::new(mode, pre, opts, resolutions);
+    // the load path chosen on the command line is the confirm screen's default (Tab changes it there)
+    app.confirm.via_api = via_api;
     app.audit_log = audit_dir(global);
     app.state_dir = Some(global.state_dir());
     app.confirm.multiplexer = crate::tui::in_multiplexer();
@@ -66,9 +74,8 @@ pub(crate) fn ended(r: Result<crate::tui::Ending, crate::tui::WizardError>) -> R
     use crate::tui::Ending;
     match r.map_err(Failure::from)? {
         Ending::Quit => Ok(()),
-        Ending::LoadFinished { run_id, rehearse } => {
-            let what = if rehearse { "rehearsed (and rolled back)" } else { "committed" };
-            eprintln!("bm2ironic: the load had finished when the quit reached it: run {run_id} {what}");
+        Ending::LoadFinished(line) => {
+            eprintln!("bm2ironic: the load had finished when the quit reached it: {line}");
             Ok(())
         }
         Ending::LoadStopped(why) => Err(Failure::runtime(why)),

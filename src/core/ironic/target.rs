@@ -141,6 +141,19 @@ pub struct ExistingNode {
     pub reservation: Option<String>,
     pub extra: serde_json::Value,
     pub updated_at: Option<NaiveDateTime>,
+    /// whether the run its marker names is recorded, finished, where runs are kept for this target
+    /// (None: not looked up, as in the read-only browse)
+    pub run_finished: Option<bool>,
+}
+
+impl TargetState {
+    /// Marks each node written by bm2ironic with whether its run is recorded as finished here
+    /// (`finished`: the ids of the runs the run store holds as committed).
+    pub fn mark_runs(&mut self, finished: &std::collections::HashSet<String>) {
+        for n in &mut self.nodes {
+            n.run_finished = n.migrated_by_run().map(|r| finished.contains(r));
+        }
+    }
 }
 
 impl ExistingNode {
@@ -314,6 +327,7 @@ pub async fn read_state(db: &Db, schema: TargetSchema) -> Result<TargetState, Ta
                 reservation: r.opt_string("reservation")?,
                 extra: extra.and_then(|e| serde_json::from_str(&e).ok()).unwrap_or(serde_json::Value::Null),
                 updated_at: r.opt_time("updated_at")?,
+                run_finished: None,
             })
         })
         .await?;

@@ -35,6 +35,7 @@ codes! {
     MacInIronic = "mac-in-ironic", blocking: true, actions: [SkipPort, Skip], default: None;
     UuidInIronic = "uuid-in-ironic", blocking: true, actions: [Skip, Replace], default: None;
     AlreadyMigrated = "already-migrated", blocking: false, actions: [Skip], default: Some(Action::Skip);
+    UnrecordedRun = "unrecorded-run", blocking: true, actions: [Skip], default: None;
     InstanceInIronic = "instance-in-ironic", blocking: true, actions: [Skip], default: None;
     MissingUuid = "missing-uuid", blocking: true, actions: [Generate, Skip], default: None;
     MidDeploy = "mid-deploy", blocking: true, actions: [Maintenance, Skip], default: None;

@@ -94,6 +94,11 @@ pub fn consequence(code: ConflictCode, action: Action) -> Option<Consequence> {
             "Not touched: the node an earlier run wrote stays as it is.",
             "Nothing. To migrate it again from scratch, roll that run back first (`bm2ironic rollback --run ID`).",
         ),
+        (C::UnrecordedRun, A::Skip) => c(
+            "Not written: the node stays in Ironic as that run left it (perhaps half-adopted), neither finished nor removed by this run.",
+            "Not touched.",
+            "Finish or undo that run where it is kept: rerun `migrate --via api` or `rollback --run ID` with the `--state-dir` (or Ironic database) that holds it.",
+        ),
         (C::InstanceInIronic, A::Skip) => c(
             SKIP_NODE,
             "Not touched. Two machines claim one instance; the other Ironic node keeps the claim.",

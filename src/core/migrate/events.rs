@@ -11,6 +11,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::core::ironic::api::timings::Timing;
 use crate::core::migrate::plan::{NodeAction, Plan};
+use crate::core::migrate::run::RunId;
 use crate::core::migrate::timing::ms;
 
 /// The current time as the run records and the summaries keep it (UTC, no zone).
@@ -23,7 +24,7 @@ pub fn now() -> NaiveDateTime {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum LoadEvent {
     Started {
-        run_id: String,
+        run_id: RunId,
         nodes: usize,
         ports: usize,
         rehearse: bool,
@@ -68,7 +69,7 @@ pub enum NodeStatus {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct LoadSummary {
-    pub run_id: String,
+    pub run_id: RunId,
     pub rehearse: bool,
     pub committed: bool,
     pub read: usize,
@@ -92,9 +93,9 @@ pub struct LoadSummary {
 
 impl LoadSummary {
     /// The counts the plan already knows, before anything is written (nothing committed yet).
-    pub fn begin(plan: &Plan, run_id: &str, rehearse: bool) -> LoadSummary {
+    pub fn begin(plan: &Plan, run_id: &RunId, rehearse: bool) -> LoadSummary {
         LoadSummary {
-            run_id: run_id.to_string(),
+            run_id: run_id.clone(),
             rehearse,
             committed: false,
             read: plan.nodes.len(),

@@ -16,7 +16,7 @@ pub struct RunFacts {
     pub failed: Option<String>,
     pub run_id: Option<String>,
     /// through Ironic's API (the nodes are adopted by a running Ironic) rather than its database
-    pub via_api: bool,
+    pub through_api: bool,
     /// where the decisions were saved (`w`), for `migrate --resolutions`
     pub resolutions: Option<String>,
     pub flavors: Flavors,
@@ -108,7 +108,7 @@ pub fn next_steps(f: &RunFacts) -> Vec<Step> {
     }
     out.push(Step { what: format!("Loaded: run {run}."), command: None, done: true });
     let target = if juno { "juno" } else { "modern" };
-    if !f.via_api {
+    if !f.through_api {
         out.push(step(
             "Before Ironic starts, install the ironic.conf `config` writes (force_power_state_during_sync = false: nothing switched off is switched on again):",
             Some(format!("bm2ironic --nova-conf /etc/nova/nova.conf config --target {target} --write-ironic /root/ironic.conf.new")),

@@ -117,7 +117,14 @@ pub async fn prepare(
         let (db, object_version) = (target_db.clone(), object_version.cloned());
         async move {
             let schema = target::detect(&db, object_version.as_ref()).await?;
-            target::read_state(&db, schema).await
+            let mut state = target::read_state(&db, schema).await?;
+            // which runs this database records as finished: a node of any other run is not
+            // `already-migrated` (docs/runs.md)
+            let mut tx = db.begin().await?;
+            let heads = crate::core::migrate::run::record::heads(&mut tx).await;
+            let _ = tx.rollback().await;
+            state.mark_runs(&crate::core::migrate::run::store::finished_ids(&heads?));
+            Ok::<_, TargetError>(state)
         }
     }));
     let target = async {

@@ -7,9 +7,10 @@ use serde::Serialize;
 
 use crate::core::db::sql::{marks, Val};
 use crate::core::db::{Cast, Db, DbError, Dialect, Tx};
+use crate::core::ironic::marker;
 use crate::core::migrate::run::record as run_record;
 use crate::core::migrate::run::status::RunStatus;
-use crate::core::migrate::run::store::{select, FindError};
+use crate::core::migrate::run::store::{complete, select, FindError, RecordError};
 
 /// Tables whose rows hang off a node and go with it (Ironic writes node_history on its own).
 const NODE_CHILD_TABLES: &[&str] =
@@ -24,6 +25,12 @@ pub struct RollbackReport {
     pub changed_but_forced: Vec<String>,
     /// nodes the run deleted with `replace`: a rollback cannot bring them back
     pub not_restored: Vec<String>,
+    /// nodes of the record whose marker names another run (or none): left alone
+    pub not_ours: Vec<String>,
+    /// nodes whose marker names this run but the record lacks, removed with `--force`
+    pub unrecorded_removed: Vec<String>,
+    /// rows of the record that did not read, skipped with `--force`
+    pub unreadable_skipped: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +44,43 @@ pub enum RollbackError {
     NotCommitted { run: String, status: String },
     #[error("Ironic has changed {count} node(s) of run {run} since the load: {examples}; nothing removed (use --force to remove them anyway)")]
     Changed { run: String, count: usize, examples: String },
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// Ironic holds nodes marked as this run's that its record does not list
+    #[error("Ironic holds {count} node(s) whose marker names run {run} but which its record does not list: {examples}; nothing removed (check them, then use --force to remove them too)")]
+    Unrecorded { run: String, count: usize, examples: String },
+}
+
+/// A node whose marker (`extra`) names a run: Ironic's own word on what the run wrote.
+pub struct Marked {
+    pub id: i64,
+    pub uuid: String,
+}
+
+/// The nodes whose marker names run `run_id` (either form of the marker). `LIKE` narrows the
+/// rows read; the marker itself decides.
+pub async fn marked_nodes(tx: &mut Tx<'_>, run_id: &str, lock: bool) -> Result<Vec<Marked>, DbError> {
+    let d = tx.dialect();
+    let lock = if lock { tx.lock_suffix() } else { "" };
+    let sql = format!(
+        "SELECT {}, {}, {} FROM nodes WHERE {} LIKE ?{lock}",
+        d.column("id", Cast::Int),
+        d.column("uuid", Cast::Text),
+        d.column("extra", Cast::Text),
+        d.cast(Cast::Text, "extra"),
+    );
+    let rows: Vec<(i64, Option<String>, Option<String>)> = tx
+        .fetch_map(&sql, vec![Val::from(format!("%{run_id}%"))], |r| {
+            Ok((r.get("id")?, r.opt_string("uuid")?, r.opt_string("extra")?))
+        })
+        .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(id, uuid, extra)| {
+            let extra: serde_json::Value = serde_json::from_str(extra.as_deref()?).ok()?;
+            (marker::run(&extra) == Some(run_id)).then(|| Marked { id, uuid: uuid.unwrap_or_default() })
+        })
+        .collect())
 }
 
 /// On MariaDB/MySQL and PostgreSQL: locks the run's row first thing, before the slower reading of
@@ -117,7 +161,10 @@ pub async fn rollback(db: &Db, run_id: Option<&str>, force: bool) -> Result<Roll
 async fn remove_run(tx: &mut Tx<'_>, run_id: Option<&str>, force: bool) -> Result<RollbackReport, RollbackError> {
     lock_run_first(tx, run_id).await?;
     // the run named, or the newest committed SQL one (an API run is undone through the API)
-    let run = select(run_record::runs_in(tx).await?, run_id, |r| r.status.is_committed_sql())?;
+    let head = select(run_record::heads(tx).await?, run_id, |r| r.status.is_committed_sql())?;
+    let run = run_record::read_run(tx, &head.id).await?.unwrap_or(head);
+    // a record row that does not read stops the rollback (Ironic's markers still name the node)
+    let unreadable_skipped: Vec<String> = complete(&run, force)?.iter().map(|u| u.to_string()).collect();
     let lock = tx.lock_suffix();
     let (status_sql, status_vals) = run_record::status_stmt(&run.id);
     let status: Option<String> = tx
@@ -127,7 +174,10 @@ async fn remove_run(tx: &mut Tx<'_>, run_id: Option<&str>, force: bool) -> Resul
         .flatten()
         .next();
     if !status.as_deref().is_some_and(|s| RunStatus::from(s).is_committed_sql()) {
-        return Err(RollbackError::NotCommitted { run: run.id, status: status.unwrap_or_else(|| "gone".into()) });
+        return Err(RollbackError::NotCommitted {
+            run: run.id.to_string(),
+            status: status.unwrap_or_else(|| "gone".into()),
+        });
     }
     let d = tx.dialect();
     let uuids: Vec<String> = run.written.iter().map(|w| w.uuid.clone()).collect();
@@ -149,6 +199,24 @@ async fn remove_run(tx: &mut Tx<'_>, run_id: Option<&str>, force: bool) -> Resul
             },
         )
         .await?;
+    // Ironic's markers are the truth: a recorded node that another run (or no run) marks is left
+    // alone; a node marked as this run's that the record lacks is named, and removed only when forced
+    // (a plain read: the run's row is locked, and no other run writes this run's marker)
+    let marked = marked_nodes(tx, &run.id, false).await?;
+    let marked_ids: HashSet<i64> = marked.iter().map(|m| m.id).collect();
+    let (mut current, others): (Vec<Current>, Vec<Current>) =
+        current.into_iter().partition(|c| marked_ids.contains(&c.id));
+    let not_ours: Vec<String> = others.iter().map(|c| c.uuid.clone()).collect();
+    let recorded: HashSet<&str> = run.written.iter().map(|w| w.uuid.as_str()).collect();
+    let unrecorded: Vec<Marked> = marked.into_iter().filter(|m| !recorded.contains(m.uuid.as_str())).collect();
+    if !unrecorded.is_empty() && !force {
+        let examples = unrecorded.iter().take(3).map(|m| m.uuid.clone()).collect::<Vec<_>>().join(", ");
+        return Err(RollbackError::Unrecorded { run: run.id.to_string(), count: unrecorded.len(), examples });
+    }
+    let unrecorded_removed: Vec<String> = unrecorded.iter().map(|m| m.uuid.clone()).collect();
+    for m in unrecorded {
+        current.push(Current { id: m.id, uuid: m.uuid, provision_state: None, instance_uuid: None, reservation: None });
+    }
     let mut foreign_ports: Vec<String> = Vec::new();
     for chunk in current.chunks(500) {
         let vals = chunk.iter().map(|c| Val::from(c.id)).collect();
@@ -157,8 +225,10 @@ async fn remove_run(tx: &mut Tx<'_>, run_id: Option<&str>, force: bool) -> Resul
     }
 
     let mut changed = Vec::new();
+    let by_uuid: std::collections::HashMap<&str, &run_record::WrittenNode> =
+        run.written.iter().map(|w| (w.uuid.as_str(), w)).collect();
     for c in &current {
-        let Some(w) = run.written.iter().find(|w| w.uuid == c.uuid) else { continue };
+        let Some(w) = by_uuid.get(c.uuid.as_str()) else { continue };
         let mut why = Vec::new();
         if c.provision_state != w.provision_state {
             why.push(format!(
@@ -182,7 +252,7 @@ async fn remove_run(tx: &mut Tx<'_>, run_id: Option<&str>, force: bool) -> Resul
     }
     if !changed.is_empty() && !force {
         let examples = changed.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
-        return Err(RollbackError::Changed { run: run.id, count: changed.len(), examples });
+        return Err(RollbackError::Changed { run: run.id.to_string(), count: changed.len(), examples });
     }
 
     let ids: Vec<i64> = current.iter().map(|c| c.id).collect();
@@ -212,12 +282,15 @@ async fn remove_run(tx: &mut Tx<'_>, run_id: Option<&str>, force: bool) -> Resul
         .filter_map(|w| w.replaced.map(|id| format!("Ironic node id {id} (replaced by {})", w.uuid)))
         .collect();
     Ok(RollbackReport {
-        run_id: run.id.clone(),
+        run_id: run.id.to_string(),
         removed_nodes: removed_nodes as usize,
         removed_ports: removed_ports as usize,
-        already_gone: uuids.len() - current.len(),
+        already_gone: uuids.len().saturating_sub(current.len() - unrecorded_removed.len() + not_ours.len()),
         changed_but_forced: if force { changed } else { Vec::new() },
         not_restored,
+        not_ours,
+        unrecorded_removed,
+        unreadable_skipped,
     })
 }
 

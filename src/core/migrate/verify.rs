@@ -269,12 +269,64 @@ pub(crate) fn check_source(out: &mut Vec<Difference>, w: &WrittenNode, src: Opti
     }
 }
 
+/// The record against Ironic's markers: a row of the record that does not read, a node whose marker
+/// names this run but which the record lacks, and a recorded node Ironic holds whose marker does
+/// not name this run (another run's, or changed by hand). `marked`: the uuids whose marker names
+/// the run; `present`: whether Ironic holds a recorded uuid.
+pub(crate) fn record_differences(
+    run: &RunRecord,
+    marked: &BTreeSet<String>,
+    present: impl Fn(&str) -> bool,
+    against: &'static str,
+) -> Vec<Difference> {
+    let mut out: Vec<Difference> = run
+        .unreadable
+        .iter()
+        .map(|u| Difference {
+            uuid: "-".into(),
+            nova_bm_id: 0,
+            against: "record",
+            field: "record row".into(),
+            expected: "readable".into(),
+            found: u.to_string(),
+        })
+        .collect();
+    let recorded: BTreeSet<&str> = run.written.iter().map(|w| w.uuid.as_str()).collect();
+    for m in marked.iter().filter(|m| !recorded.contains(m.as_str())) {
+        out.push(Difference {
+            uuid: m.clone(),
+            nova_bm_id: 0,
+            against,
+            field: "run marker".into(),
+            expected: "not marked as this run's, or listed in its record".into(),
+            found: format!("marked as run {}'s, missing from its record", run.id),
+        });
+    }
+    for w in run.written.iter().filter(|w| present(&w.uuid) && !marked.contains(&w.uuid)) {
+        out.push(Difference {
+            uuid: w.uuid.clone(),
+            nova_bm_id: w.nova_bm_id,
+            against,
+            field: "run marker".into(),
+            expected: format!("run {}", run.id),
+            found: "another run's marker, or none".into(),
+        });
+    }
+    out
+}
+
 pub async fn verify(
     db: &Db,
     run: &RunRecord,
     source: &Inventory,
     api: Option<&IronicApi>,
 ) -> Result<VerifyReport, DbError> {
+    let marked: BTreeSet<String> = {
+        let mut tx = db.begin().await?;
+        let m = crate::core::migrate::rollback::marked_nodes(&mut tx, &run.id, false).await;
+        let _ = tx.rollback().await;
+        m?.into_iter().map(|m| m.uuid).collect()
+    };
     let uuids: Vec<String> = run.written.iter().map(|w| w.uuid.clone()).collect();
     let interfaces = run.written.iter().any(|w| w.deploy_interface.is_some());
     let (nodes, ports) = read_nodes(db, &uuids, interfaces).await?;
@@ -333,9 +385,10 @@ pub async fn verify(
             }
         }
     }
+    out.extend(record_differences(run, &marked, |u| nodes.contains_key(u), "database"));
     tracing::info!(run = %run.id, nodes = run.written.len(), ports = ports_checked, differences = out.len(), api = api.is_some(), "verify finished");
     Ok(VerifyReport {
-        run_id: run.id.clone(),
+        run_id: run.id.to_string(),
         nodes_checked: run.written.len(),
         ports_checked,
         api_checked: api.is_some(),

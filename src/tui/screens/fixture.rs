@@ -89,3 +89,25 @@ pub fn render(w: u16, h: u16, draw: impl FnOnce(&mut Frame)) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// A finished SQL load of the test fixture's plan, its ending read from `summary` (tests).
+pub(crate) fn finished_with(summary: crate::core::migrate::events::LoadSummary) -> Arc<crate::tui::work::Finished> {
+    use crate::core::migrate::run::RunKind;
+    use crate::core::migrate::steps::{Ended, Outcome, Planned};
+    use crate::tui::work::Finished;
+    let prepared = session(Mode::Live).prepared.expect("a plan");
+    let ended = match (summary.rehearse, summary.committed) {
+        (true, _) => Ended::Rehearsed,
+        (false, true) => Ended::Committed,
+        (false, false) => Ended::NothingToWrite,
+    };
+    let outcome = Outcome {
+        kind: RunKind::Sql,
+        ended,
+        run: Some(summary.run_id.clone()),
+        summary: Some(summary),
+        verify: None,
+        phases: Default::default(),
+    };
+    Arc::new(Finished { planned: Planned { prepared, redecided: None }, outcome })
+}

@@ -11,7 +11,9 @@ use ratatui::widgets::{Block, Gauge, Paragraph, Sparkline};
 use ratatui::Frame;
 
 use super::{Ctx, DrawCtx, Out, Page, Screen};
+use crate::core::migrate::steps::{Ended, Outcome};
 use crate::core::migrate::timing::{human_ms, human_rate};
+use crate::core::text::visible_line;
 use crate::tui::chrome::{short_uuid, spinner, wrap_words};
 use crate::tui::keys::{ch, code, Bar, Binding};
 use crate::tui::msg::Effect;
@@ -124,10 +126,12 @@ impl Page for Progress {
         let state = match &self.finished {
             None if self.cancelling => Span::styled("cancelling: rolling back…", theme.warn()),
             None => Span::styled(format!("{} writing", spinner(tick)), theme.warn()),
-            Some(Ok(s)) if s.committed => Span::styled("committed (Enter: summary)", theme.good()),
-            Some(Ok(s)) if s.rehearse => Span::styled("rehearsal done, rolled back (Enter: summary)", theme.good()),
-            Some(Ok(_)) => Span::styled("nothing to write (Enter: summary)", theme.good()),
-            Some(Err(e)) => Span::styled(format!("FAILED, rolled back: {e}"), theme.bad()),
+            Some(Ok(f)) => {
+                let o = &f.outcome;
+                let style = if o.failure().is_some() { theme.bad() } else { theme.good() };
+                Span::styled(format!("{} (Enter: summary)", visible_line(&short_outcome(o))), style)
+            }
+            Some(Err(e)) => Span::styled(format!("FAILED, nothing written: {e}"), theme.bad()),
         };
         let rate = self.rate().map(human_rate).unwrap_or_else(|| "-".into());
         let errors = logs.errors();
@@ -237,6 +241,24 @@ impl Page for Progress {
             return self.act(Act::Keep, cx);
         }
         vec![]
+    }
+}
+
+/// The outcome in a few words, for the progress line (the summary says it whole).
+fn short_outcome(o: &Outcome) -> String {
+    match &o.ended {
+        Ended::Committed => "committed".into(),
+        Ended::Rehearsed => "rehearsal done, rolled back".into(),
+        Ended::NothingToWrite => "nothing to write".into(),
+        Ended::Adopted => "done through the API".into(),
+        Ended::RolledBack(e) => format!("FAILED, rolled back: {e}"),
+        Ended::NotStarted(e) => format!("not started: {e}"),
+        Ended::PartlyAdopted { left, failed, .. } => {
+            format!("PARTLY DONE through the API: {} node(s) left in Ironic, {} failed", left.len(), failed.len())
+        }
+        Ended::Stopped { left, error } => {
+            format!("STOPPED through the API: {} node(s) left in Ironic: {error}", left.len())
+        }
     }
 }
 

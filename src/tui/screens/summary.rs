@@ -10,6 +10,7 @@ use ratatui::Frame;
 use super::{Ctx, DrawCtx, Out, Page, Screen};
 use crate::core::ironic::verdict::{Counts, Ending, TakeoverEvent, TakeoverState};
 use crate::core::migrate::next_steps::{next_steps, RunFacts};
+use crate::core::migrate::steps::Ended;
 use crate::core::migrate::timing::human_ms;
 use crate::core::text::visible_line;
 use crate::tui::chrome::{clip, short_uuid, wrap_words};
@@ -222,40 +223,53 @@ impl Page for Summary {
         let (theme, progress, logs, phases, audit_log) = (cx.theme, cx.progress, cx.logs, &cx.phases, cx.audit_log);
         let mut lines = vec![Line::from("")];
         match &progress.finished {
-            Some(Ok(s)) => {
-                lines.push(Line::from(Span::styled(
-                    "    read  created  skipped  already  maintenance  ports  errors",
-                    theme.key(),
-                )));
-                lines.push(Line::from(format!(
-                    "  {:>6}  {:>7}  {:>7}  {:>7}  {:>11}  {:>5}  {:>6}",
-                    s.read, s.created, s.skipped, s.already_migrated, s.maintenance, s.ports, s.errors,
-                )));
-                lines.push(Line::from(vec![
-                    Span::styled("  Time           ", theme.dim()),
-                    Span::raw(phases.line(!s.committed)),
-                    Span::styled(format!("  (load start to end: {})", human_ms(s.elapsed_ms)), theme.dim()),
-                ]));
-                lines.push(Line::from(""));
-                if s.rehearse {
+            Some(Ok(f)) => {
+                let o = &f.outcome;
+                if let Some(s) = f.summary() {
                     lines.push(Line::from(Span::styled(
-                        "  REHEARSAL: everything was written and rolled back. Nothing stayed.",
-                        theme.warn(),
+                        "    read  created  skipped  already  maintenance  ports  errors",
+                        theme.key(),
                     )));
-                } else if s.committed {
-                    lines.push(Line::from(Span::styled(
-                        format!(
-                            "  Committed run {} (plan checksum {})",
-                            s.run_id,
-                            s.plan_checksum.chars().take(12).collect::<String>()
-                        ),
-                        theme.good(),
+                    lines.push(Line::from(format!(
+                        "  {:>6}  {:>7}  {:>7}  {:>7}  {:>11}  {:>5}  {:>6}",
+                        s.read, s.created, s.skipped, s.already_migrated, s.maintenance, s.ports, s.errors,
                     )));
+                    lines.push(Line::from(vec![
+                        Span::styled("  Time           ", theme.dim()),
+                        Span::raw(phases.line(!o.complete())),
+                        Span::styled(format!("  (load start to end: {})", human_ms(s.elapsed_ms)), theme.dim()),
+                    ]));
+                    lines.push(Line::from(""));
+                }
+                // how it ended, in the core's words (the run report says the same)
+                let style = match &o.ended {
+                    Ended::Rehearsed => theme.warn(),
+                    _ if o.failure().is_some() => theme.bad(),
+                    _ => theme.good(),
+                };
+                let line = match (&o.ended, f.summary()) {
+                    (Ended::Rehearsed, _) => {
+                        "REHEARSAL: everything was written and rolled back. Nothing stayed.".to_string()
+                    }
+                    (Ended::Committed, Some(s)) => format!(
+                        "Committed run {} (plan checksum {})",
+                        s.run_id,
+                        s.plan_checksum.chars().take(12).collect::<String>()
+                    ),
+                    _ => {
+                        let l = o.line();
+                        let mut c = l.chars();
+                        c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+                    }
+                };
+                for l in wrap_words(&visible_line(&line), (area.width as usize).saturating_sub(4).max(20)) {
+                    lines.push(Line::from(Span::styled(format!("  {l}"), style)));
                 }
             }
-            Some(Err(e)) => {
-                lines.push(Line::from(Span::styled(format!("  The load failed and was rolled back: {e}"), theme.bad())))
-            }
+            Some(Err(e)) => lines.push(Line::from(Span::styled(
+                format!("  The load did not start (nothing was written): {}", visible_line(e)),
+                theme.bad(),
+            ))),
             None => lines.push(Line::from("  (no load ran)")),
         }
         match &self.verify {

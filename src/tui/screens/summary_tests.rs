@@ -20,8 +20,8 @@ fn keys_go_to_logs_and_inventory() {
 #[test]
 fn snapshot() {
     let mut p = Progress::default();
-    p.finish(Ok(LoadSummary {
-        run_id: "run-1".into(),
+    p.finish(Ok(crate::tui::screens::fixture::finished_with(LoadSummary {
+        run_id: crate::core::migrate::run::RunId::parse("run-1").unwrap(),
         rehearse: false,
         committed: true,
         read: 36,
@@ -37,7 +37,7 @@ fn snapshot() {
         plan_checksum: "0123456789abcdef".into(),
         started_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 0).unwrap(),
         finished_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 2).unwrap(),
-    }));
+    })));
     p.nodes.push_back(crate::tui::work::NodeProgress {
         nova_bm_id: 7,
         uuid: "aaaaaaaa-0000-4000-8000-000000000007".into(),
@@ -81,8 +81,8 @@ fn snapshot() {
 
 fn finished(rehearse: bool) -> Progress {
     let mut p = Progress::default();
-    p.finish(Ok(LoadSummary {
-        run_id: "6f1c2a9e-run".into(),
+    p.finish(Ok(crate::tui::screens::fixture::finished_with(LoadSummary {
+        run_id: crate::core::migrate::run::RunId::parse("6f1c2a9e-run").unwrap(),
         rehearse,
         committed: !rehearse,
         read: 36,
@@ -98,7 +98,7 @@ fn finished(rehearse: bool) -> Progress {
         plan_checksum: "0123456789abcdef".into(),
         started_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 0).unwrap(),
         finished_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 2).unwrap(),
-    }));
+    })));
     p
 }
 
@@ -191,8 +191,8 @@ fn the_takeover_line_follows_the_check() {
     t.on_event(TakeoverEvent::Progress(c));
     assert_eq!(t.failing, vec![(b.to_string(), "bmc-error: IPMI Error encountered, retrying".to_string())]);
     let mut p = Progress::default();
-    p.finish(Ok(LoadSummary {
-        run_id: "run-1".into(),
+    p.finish(Ok(crate::tui::screens::fixture::finished_with(LoadSummary {
+        run_id: crate::core::migrate::run::RunId::parse("run-1").unwrap(),
         rehearse: false,
         committed: true,
         read: 2,
@@ -208,7 +208,7 @@ fn the_takeover_line_follows_the_check() {
         plan_checksum: "0123456789abcdef".into(),
         started_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 0).unwrap(),
         finished_at: chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap().and_hms_opt(2, 0, 1).unwrap(),
-    }));
+    })));
     let sum = Summary {
         verify: Some(Ok("2 nodes, 4 ports: no differences".into())),
         takeover: Some(t.clone()),

@@ -76,6 +76,14 @@ pub async fn read_state(api: &IronicApi) -> Result<(TargetState, StateIds), ApiE
     Ok(state_from(&nodes, &ports))
 }
 
+/// The nodes whose marker names run `run_id` (Ironic's own word on what the run wrote), each as
+/// Ironic answers it (uuid, provision state, maintenance, instance, extra).
+pub async fn marked_by(api: &IronicApi, run_id: &str) -> Result<Vec<Value>, ApiError> {
+    let all =
+        api.list_all("/v1/nodes?fields=uuid,instance_uuid,provision_state,maintenance,extra", "nodes", PAGE).await?;
+    Ok(all.into_iter().filter(|n| crate::core::ironic::marker::run(&n["extra"]) == Some(run_id)).collect())
+}
+
 /// The stand-in node ids of [`read_state`] and the uuids they stand for.
 #[derive(Debug, Clone, Default)]
 pub struct StateIds(pub HashMap<i64, String>);
@@ -112,6 +120,7 @@ fn state_from(nodes: &[Value], ports: &[Value]) -> (TargetState, StateIds) {
                     .as_str()
                     .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
                     .map(|t| t.naive_utc()),
+                run_finished: None,
             }
         })
         .collect();

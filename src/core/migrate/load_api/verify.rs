@@ -8,8 +8,12 @@ use serde_json::Value;
 
 use crate::core::ironic::api::{nodes, ApiError, IronicApi};
 use crate::core::migrate::run::record::RunRecord;
-use crate::core::migrate::verify::{check_source, driver_info_matches, Diffs, VerifyReport};
+use crate::core::migrate::verify::{check_source, driver_info_matches, record_differences, Diffs, VerifyReport};
 use crate::core::source::model::{Inventory, InventoryNode};
+
+fn s_of(v: &Value) -> Option<String> {
+    v.as_str().map(String::from)
+}
 
 /// The keys of `want` as `found` has them (Ironic adds keys of its own).
 fn subset(want: &Value, found: &Value) -> Value {
@@ -28,12 +32,14 @@ pub async fn verify_api(
         source.map(|s| s.nodes.iter().map(|n| (n.node.id, n)).collect()).unwrap_or_default();
     let mut out = Vec::new();
     let mut ports_checked = 0;
+    let mut present: BTreeSet<String> = BTreeSet::new();
     for w in &run.written {
         let mut d = Diffs { out: &mut out, w, against: "api" };
         let s = |v: &Value| v.as_str().map(String::from);
         match nodes::find(api, &w.uuid).await? {
             None => d.missing("node", "Ironic has no such node (404)".into()),
             Some(v) => {
+                present.insert(w.uuid.clone());
                 d.check("provision_state", &w.provision_state, &s(&v["provision_state"]));
                 d.check("instance_uuid", &w.instance_uuid, &s(&v["instance_uuid"]));
                 d.check("driver", &Some(w.driver.clone()), &s(&v["driver"]));
@@ -65,9 +71,12 @@ pub async fn verify_api(
             check_source(&mut out, w, by_id.get(&w.nova_bm_id).copied());
         }
     }
+    let marked: BTreeSet<String> =
+        nodes::marked_by(api, &run.id).await?.iter().filter_map(|v| s_of(&v["uuid"])).collect();
+    out.extend(record_differences(run, &marked, |u| present.contains(u), "api"));
     tracing::info!(run = %run.id, nodes = run.written.len(), ports = ports_checked, differences = out.len(), "API run verified");
     Ok(VerifyReport {
-        run_id: run.id.clone(),
+        run_id: run.id.to_string(),
         nodes_checked: run.written.len(),
         ports_checked,
         api_checked: true,

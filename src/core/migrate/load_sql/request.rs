@@ -18,7 +18,7 @@ pub struct LoadRequest<'a> {
     pub rehearse: bool,
     /// redacted source URL, for the run record
     pub source: String,
-    pub run_id: String,
+    pub run_id: crate::core::migrate::run::RunId,
 }
 
 /// One load, as settled before its transaction: the request, where it writes and reports, and the

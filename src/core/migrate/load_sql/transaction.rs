@@ -106,7 +106,7 @@ async fn record_run(load: &Load<'_>, tx: &mut Tx<'_>, record: Option<RecordRows>
         RUNS_TABLE,
         &["id", "started_at", "finished_at", "status", "plan_checksum", "source", "target_kind", "written"],
         vec![vec![
-            Val::Text(Some(req.run_id.clone())),
+            Val::Text(Some(req.run_id.to_string())),
             Val::Time(Some(load.started_at)),
             Val::Time(Some(now())),
             Val::Text(Some(if req.rehearse { RunStatus::Rehearsal } else { RunStatus::Committed }.to_string())),

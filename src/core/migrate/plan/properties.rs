@@ -97,6 +97,7 @@ fn target(existing: bool, kind: TargetKind) -> TargetState {
             reservation: None,
             extra: json!({}),
             updated_at: None,
+            run_finished: None,
         });
         t.ports.push(ExistingPort { id: 1, uuid: None, address: Some("52:54:00:00:00:03".into()), node_id: Some(1) });
     }

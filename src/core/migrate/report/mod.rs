@@ -8,10 +8,12 @@ use serde::Serialize;
 
 use super::conflict::{Conflict, Subject};
 use super::consequences::consequence;
-use super::events::LoadSummary;
-use super::plan::{NodeAction, NodePlan, Plan};
+use super::plan::Plan;
+use super::run::RunKind;
+use super::steps::outcome::{Ended, Outcome};
 use super::timing::{human_ms, Phases};
-use crate::core::db::url::redact_url;
+use crate::core::db::url::{redact_url, DbUrl};
+use crate::core::settings::{ConnectionSettings, Setting};
 
 /// Who ran it.
 #[derive(Debug, Clone, Serialize)]
@@ -54,23 +56,6 @@ fn user_from_passwd() -> Option<String> {
         .map(|n| n.to_string())
 }
 
-/// How the load ended.
-#[derive(Debug, Clone)]
-pub enum Outcome<'a> {
-    /// committed, rehearsed (rolled back), or nothing to write
-    Loaded(&'a LoadSummary),
-    /// the load failed and was rolled back: why
-    Failed(String),
-    /// the load did not start: why (blocking conflicts, not confirmed)
-    NotStarted(String),
-    /// the load went through Ironic's API (`--via api`): there is no transaction, a failed node stays
-    /// where it is (`failed`: its uuid and Ironic's error) while the others go on
-    ThroughApi { summary: &'a LoadSummary, failed: &'a [(String, String)] },
-    /// the load through the API stopped before its end (Ironic stopped answering, a run record that
-    /// could not be written): why; what was done stays, a rerun resumes
-    Stopped(String),
-}
-
 /// A takeover error record, and the node it names (None: it names none).
 #[derive(Debug, Clone, Serialize)]
 pub struct TakeoverNote {
@@ -78,7 +63,9 @@ pub struct TakeoverNote {
     pub text: String,
 }
 
-/// Everything the report is made from (URLs may hold passwords: the report redacts them).
+/// Everything the report is made from (URLs may hold passwords: the report redacts them). Made by
+/// [`ReportInput::new`] from the settings, the plan and the outcome, as every face makes it; the
+/// wizard adds what only it saw with the builder methods.
 pub struct ReportInput<'a> {
     pub who: Who,
     pub plan: &'a Plan,
@@ -87,10 +74,8 @@ pub struct ReportInput<'a> {
     pub nova: Option<String>,
     pub nova_api: Option<String>,
     pub ironic_api: Option<String>,
-    pub outcome: Outcome<'a>,
+    pub outcome: &'a Outcome,
     pub phases: Phases,
-    /// None: not run; Ok: what it found; Err: why it failed or the differences
-    pub verify: Option<Result<String, String>>,
     /// None: the takeover was not watched
     pub takeover: Option<Vec<TakeoverNote>>,
     /// the flavor change applied for this migration (its change set)
@@ -220,72 +205,97 @@ fn wire<T: Serialize>(v: &T) -> String {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
-fn node_outcome(n: &NodePlan, outcome: &Outcome) -> String {
-    let writes = matches!(n.action, NodeAction::Create | NodeAction::Replace);
-    match (n.action, outcome) {
-        (NodeAction::Skip, _) => {
-            format!("not written: skipped ({})", n.conflicts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "))
+impl<'a> ReportInput<'a> {
+    /// The report of a migration: where it read and wrote as the settings say (redacted), the plan
+    /// it loaded, and how it ended.
+    pub fn new(settings: &ConnectionSettings, plan: &'a Plan, source: String, outcome: &'a Outcome) -> ReportInput<'a> {
+        let url = |s: &Option<Setting<DbUrl>>| s.as_ref().map(|s| s.value.redacted().to_string());
+        let api = settings.ironic_url.as_ref().map(|u| redact_url(&u.value));
+        ReportInput {
+            who: Who::current(),
+            plan,
+            source,
+            target: url(&settings.ironic_db)
+                .or_else(|| api.as_ref().map(|u| format!("the Ironic API at {u}")))
+                .unwrap_or_default(),
+            nova: url(&settings.nova_db),
+            nova_api: url(&settings.nova_api_db),
+            ironic_api: api,
+            outcome,
+            phases: outcome.phases,
+            takeover: None,
+            flavors_change_set: None,
+            resolutions_file: None,
         }
-        (NodeAction::AlreadyMigrated, _) => "not written: already migrated by an earlier run".into(),
-        (NodeAction::Blocked, _) => "not written: blocked by an undecided conflict".into(),
-        (_, Outcome::Loaded(s)) if writes && s.committed => "written".into(),
-        (_, Outcome::Loaded(s)) if writes && s.rehearse => "written, then rolled back (rehearsal)".into(),
-        (_, Outcome::Loaded(_)) => "not written".into(),
-        (_, Outcome::Failed(_)) => "not written: the load failed and was rolled back".into(),
-        (_, Outcome::NotStarted(_)) => "not written: the load did not start".into(),
-        (_, Outcome::ThroughApi { failed, .. }) if writes => {
-            match failed.iter().find(|(u, _)| n.uuid.as_deref() == Some(u.as_str())) {
-                Some((_, e)) => format!("failed through the API, left where it is: {e}"),
-                None => "written through the API".into(),
-            }
-        }
-        (_, Outcome::ThroughApi { .. }) => "not written".into(),
-        (_, Outcome::Stopped(_)) => "not finished: the run stopped (a rerun resumes it)".into(),
     }
+
+    /// The takeover errors the wizard saw in the followed logs.
+    pub fn takeover(mut self, notes: Vec<TakeoverNote>) -> Self {
+        self.takeover = Some(notes);
+        self
+    }
+
+    /// The flavor change applied for this migration.
+    pub fn flavors(mut self, change_set: Option<String>) -> Self {
+        self.flavors_change_set = change_set;
+        self
+    }
+
+    /// Where the decisions were saved (to replay them).
+    pub fn resolutions(mut self, file: Option<String>) -> Self {
+        self.resolutions_file = file;
+        self
+    }
+
+    /// Each phase's time as the face measured it (the wizard's plan is its last replan).
+    pub fn phases(mut self, phases: Phases) -> Self {
+        self.phases = phases;
+        self
+    }
+}
+
+/// How to undo what the run left, in the outcome's own terms.
+fn rollback_advice(plan: &Plan, outcome: &Outcome) -> Vec<String> {
+    let mut out = Vec::new();
+    let id = outcome.run_id().map(|r| r.to_string()).unwrap_or_else(|| "RUN".into());
+    let (created, ports) = outcome.summary.as_ref().map_or((0, 0), |s| (s.created, s.ports));
+    match &outcome.ended {
+        Ended::Committed => {
+            out.push(format!(
+                "`bm2ironic rollback --run {id}` removes the {created} nodes and {ports} ports this run wrote, in one transaction; it refuses if Ironic has changed them since (`--force` overrides)."
+            ));
+            let replaced: Vec<String> =
+                plan.nodes.iter().filter(|n| n.replaces.is_some()).filter_map(|n| n.uuid.clone()).collect();
+            if !replaced.is_empty() {
+                out.push(format!(
+                    "The Ironic nodes this run replaced cannot be brought back by a rollback ({}): restore them from the database dump taken before the load.",
+                    replaced.join(", ")
+                ));
+            }
+            out.push("Before a rollback: stop Ironic's conductor and the Ironic nova-compute; after it, restart the baremetal nova-computes (runbook, steps 6-9).".into());
+        }
+        _ if outcome.kind == RunKind::Api && outcome.left_something() => out.push(format!(
+            "`bm2ironic rollback --run {id}` puts the nodes this run created in maintenance and deletes them through the Ironic API (no power action, no teardown); it leaves alone a node Ironic had before, or another run's."
+        )),
+        Ended::Rehearsed => out.push("Nothing to roll back: the rehearsal rolled its transaction back.".into()),
+        Ended::RolledBack(_) => out.push("Nothing to roll back: the transaction was rolled back, nothing stayed.".into()),
+        Ended::NotStarted(_) => out.push("Nothing to roll back: nothing was written.".into()),
+        _ => out.push("Nothing to roll back: nothing was written.".into()),
+    }
+    out
 }
 
 impl Report {
     pub fn new(input: &ReportInput) -> Report {
         let plan = input.plan;
-        let loaded = match &input.outcome {
-            Outcome::Loaded(s) | Outcome::ThroughApi { summary: s, .. } => Some(*s),
-            _ => None,
+        let o = input.outcome;
+        let loaded = o.summary.as_ref();
+        let mode = match &o.ended {
+            Ended::Rehearsed => "REHEARSAL",
+            Ended::NotStarted(_) => "-",
+            _ => "LIVE",
         };
-        let via_api = matches!(input.outcome, Outcome::ThroughApi { .. });
-        let mode = match loaded {
-            Some(s) if s.rehearse => "REHEARSAL",
-            Some(_) => "LIVE",
-            None => "-",
-        };
-        let outcome = match &input.outcome {
-            Outcome::Loaded(s) if s.committed => {
-                format!("committed: {} nodes and {} ports written in one transaction", s.created, s.ports)
-            }
-            Outcome::Loaded(s) if s.rehearse => format!(
-                "rehearsal: {} nodes and {} ports written, then rolled back; nothing stayed",
-                s.created, s.ports
-            ),
-            Outcome::Loaded(_) => "nothing to write".into(),
-            Outcome::Failed(e) => format!("failed and rolled back, the target is as it was: {e}"),
-            Outcome::NotStarted(why) => format!("not started: {why}"),
-            Outcome::Stopped(why) => format!("stopped through the Ironic API: {why}"),
-            Outcome::ThroughApi { summary: s, .. } if s.committed => {
-                format!("done through the Ironic API: {} nodes changed, {} ports", s.created, s.ports)
-            }
-            Outcome::ThroughApi { summary: s, failed } if s.errors > 0 => format!(
-                "partly done through the Ironic API: {} nodes changed, {} failed and were left where they are (fix the input and rerun `bm2ironic migrate --via api` to resume run {})",
-                s.created,
-                failed.len(),
-                s.run_id
-            ),
-            Outcome::ThroughApi { summary: s, .. } if s.created + s.errors == 0 && !s.committed => {
-                "nothing to write".into()
-            }
-            Outcome::ThroughApi { summary: s, .. } => format!(
-                "interrupted: {} nodes changed through the Ironic API, the others not started or between steps (rerun `bm2ironic migrate --via api` to resume run {})",
-                s.created, s.run_id
-            ),
-        };
+        let outcome = o.line();
         let redact = |v: &Option<String>| v.as_deref().map(redact_url);
         let decisions = plan
             .conflicts
@@ -309,7 +319,7 @@ impl Report {
                 uuid: n.uuid.clone(),
                 host: n.service_host.clone(),
                 plan: wire(&n.action),
-                outcome: node_outcome(n, &input.outcome),
+                outcome: o.node_line(n),
                 provision_state: n.write.and_then(|w| w.provision_state.map(String::from)),
                 maintenance_reason: maint.and_then(|r| r.node.maintenance_reason),
                 ports: n.write.map_or(0, |w| w.ports),
@@ -317,48 +327,24 @@ impl Report {
                 next_boot: n.next_boot.as_ref().filter(|_| n.write.is_some()).map(|b| b.line(input.plan.target.kind)),
             })
             .collect();
-        let verify = match &input.verify {
+        let verify = match &o.verify {
             None => Section {
                 ran: false,
                 ok: false,
-                text: match loaded {
-                    Some(s) if s.committed => "`bm2ironic verify --run RUN` compares every field and port".into(),
-                    _ => "nothing was committed".into(),
+                text: if o.left_something() {
+                    "`bm2ironic verify --run RUN` compares every field and port".into()
+                } else {
+                    "nothing was committed".into()
                 },
             },
-            Some(Ok(t)) => Section { ran: true, ok: true, text: t.clone() },
+            Some(Ok(v)) => match verify_text(v) {
+                Ok(t) => Section { ran: true, ok: true, text: t },
+                Err(t) => Section { ran: true, ok: false, text: t },
+            },
             Some(Err(e)) => Section { ran: true, ok: false, text: e.clone() },
         };
-        let run_id = loaded.map(|s| s.run_id.clone());
-        let mut rollback = Vec::new();
-        match (loaded, &run_id) {
-            (Some(s), Some(id)) if via_api && s.created + s.errors > 0 => rollback.push(format!(
-                "`bm2ironic rollback --run {id}` puts the nodes this run created in maintenance and deletes them through the Ironic API (no power action, no teardown); it leaves alone a node Ironic had before."
-            )),
-            (Some(s), Some(id)) if s.committed => {
-                rollback.push(format!(
-                    "`bm2ironic rollback --run {id}` removes the {} nodes and {} ports this run wrote, in one transaction; it refuses if Ironic has changed them since (`--force` overrides).",
-                    s.created, s.ports
-                ));
-                let replaced: Vec<String> =
-                    plan.nodes.iter().filter(|n| n.replaces.is_some()).filter_map(|n| n.uuid.clone()).collect();
-                if !replaced.is_empty() {
-                    rollback.push(format!(
-                        "The Ironic nodes this run replaced cannot be brought back by a rollback ({}): restore them from the database dump taken before the load.",
-                        replaced.join(", ")
-                    ));
-                }
-                rollback.push("Before a rollback: stop Ironic's conductor and the Ironic nova-compute; after it, restart the baremetal nova-computes (runbook, steps 6-9).".into());
-            }
-            (Some(s), _) if s.rehearse => {
-                rollback.push("Nothing to roll back: the rehearsal rolled its transaction back.".into())
-            }
-            (Some(_), _) => rollback.push("Nothing to roll back: nothing was written.".into()),
-            (None, _) if matches!(input.outcome, Outcome::Stopped(_)) => rollback.push(
-                "The run stopped part-way through the Ironic API (the outcome names it): `bm2ironic rollback --run RUN` puts what it created in maintenance and deletes it, or a rerun finishes it.".into(),
-            ),
-            (None, _) => rollback.push("Nothing to roll back: nothing was committed.".into()),
-        }
+        let run_id = o.run_id().map(|r| r.to_string());
+        let mut rollback = rollback_advice(plan, o);
         if let Some(set) = &input.flavors_change_set {
             rollback.push(format!(
                 "The flavors: `bm2ironic flavors --restore --change-set {set}` (a rollback given the Nova API or Nova database does it too)."
@@ -367,7 +353,7 @@ impl Report {
         Report {
             who: input.who.clone(),
             when: When { started_at: loaded.map(|s| at(s.started_at)), finished_at: loaded.map(|s| at(s.finished_at)) },
-            run: Run { id: run_id, mode, committed: loaded.is_some_and(|s| s.committed), outcome },
+            run: Run { id: run_id, mode, committed: o.complete(), outcome },
             endpoints: Endpoints {
                 nova_bm: redact_url(&input.source),
                 ironic: redact_url(&input.target),
@@ -458,6 +444,14 @@ mod tests {
     #[test]
     fn a_report_that_did_not_start_says_why_and_hides_passwords() {
         let p = demo_plan();
+        let outcome = Outcome {
+            kind: RunKind::Sql,
+            ended: Ended::NotStarted(crate::core::migrate::steps::StepError::Blocking { count: 7, kind: RunKind::Sql }),
+            summary: None,
+            run: None,
+            verify: None,
+            phases: Phases { read_ms: Some(3.0), plan_ms: Some(1.0), ..Default::default() },
+        };
         let input = ReportInput {
             who: Who { operator: "ops".into(), host: "bastion".into(), tool: "bm2ironic test".into() },
             plan: &p,
@@ -466,9 +460,8 @@ mod tests {
             nova: Some("mysql://nova:n0va@db/nova".into()),
             nova_api: None,
             ironic_api: None,
-            outcome: Outcome::NotStarted("7 blocking conflict(s) unresolved".into()),
-            phases: Phases { read_ms: Some(3.0), plan_ms: Some(1.0), ..Default::default() },
-            verify: None,
+            outcome: &outcome,
+            phases: outcome.phases,
             takeover: None,
             flavors_change_set: None,
             resolutions_file: None,

@@ -13,6 +13,7 @@ use crate::core::db::sql::{multi_insert, Stmt, Val};
 use crate::core::db::{Cast, Db, DbError, Dialect, Tx};
 use crate::core::ironic::json::ascii_json;
 use crate::core::migrate::plan::{IronicNode, IronicPort};
+use crate::core::migrate::run::id::RunId;
 use crate::core::migrate::run::status::RunStatus;
 
 pub const RUNS_TABLE: &str = "bm2ironic_runs";
@@ -67,14 +68,19 @@ pub struct WrittenPort {
 /// A row of `bm2ironic_runs` (or an API run's file).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
-    pub id: String,
+    pub id: RunId,
     pub started_at: NaiveDateTime,
     pub finished_at: Option<NaiveDateTime>,
     pub status: RunStatus,
     pub plan_checksum: String,
     pub source: String,
     pub target_kind: String,
+    /// what the run wrote, node by node (read from its per-node rows or lines)
+    #[serde(default)]
     pub written: Vec<WrittenNode>,
+    /// rows of the record that could not be read (never dropped in silence)
+    #[serde(skip)]
+    pub unreadable: Vec<Unreadable>,
 }
 
 pub(crate) fn written(node: &IronicNode, ports: &[IronicPort], nova_bm_id: i64, replaced: Option<i64>) -> WrittenNode {
@@ -185,85 +191,182 @@ impl RecordRows {
     }
 }
 
-/// The run records, newest first.
-fn runs_sql(d: Dialect) -> String {
+/// A row of a run's record that could not be read: named, never dropped in silence. `verify` lists
+/// it as a difference; `rollback` refuses the run until the row is fixed or `--force` is given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    /// where: `bm2ironic_run_nodes seq 3`, `<file> line 12`, `bm2ironic_runs.written`
+    pub row: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.row, self.reason)
+    }
+}
+
+impl RunRecord {
+    /// A new run's record (nothing written yet).
+    pub fn begin(status: RunStatus, plan_checksum: &str, source: &str, target_kind: &str) -> RunRecord {
+        RunRecord {
+            id: RunId::new(),
+            started_at: crate::core::migrate::events::now(),
+            finished_at: None,
+            status,
+            plan_checksum: plan_checksum.to_string(),
+            source: source.to_string(),
+            target_kind: target_kind.to_string(),
+            written: Vec::new(),
+            unreadable: Vec::new(),
+        }
+    }
+
+    /// Adds the nodes read from per-node rows or lines (`seq`, text) to what the head held: a
+    /// node recorded twice keeps its last record (an API run upserts its nodes' progress); a row
+    /// that does not parse is named in `unreadable`.
+    pub fn add_node_records(&mut self, rows: impl IntoIterator<Item = (String, String)>) {
+        let mut at: HashMap<String, usize> =
+            self.written.iter().enumerate().map(|(i, w)| (w.uuid.clone(), i)).collect();
+        for (row, text) in rows {
+            match serde_json::from_str::<WrittenNode>(&text) {
+                Ok(w) => match at.get(&w.uuid) {
+                    Some(&i) => self.written[i] = w,
+                    None => {
+                        at.insert(w.uuid.clone(), self.written.len());
+                        self.written.push(w);
+                    }
+                },
+                Err(e) => self.unreadable.push(Unreadable { row, reason: e.to_string() }),
+            }
+        }
+    }
+}
+
+/// The run heads, newest first.
+fn heads_sql(d: Dialect, one: bool) -> String {
     let text = |c| d.column(c, Cast::Text);
     format!(
-        "SELECT {}, started_at, finished_at, {}, {}, {}, {}, written FROM {RUNS_TABLE} ORDER BY started_at DESC, id",
+        "SELECT {}, started_at, finished_at, {}, {}, {}, {}, written FROM {RUNS_TABLE}{} ORDER BY started_at DESC, id",
         text("id"),
         text("status"),
         text("plan_checksum"),
         text("source"),
         text("target_kind"),
+        if one { " WHERE id = ?" } else { "" },
     )
 }
 
-/// Reads run records, newest first, with what each wrote (per-node rows; a run recorded before them
-/// keeps its nodes in `bm2ironic_runs.written`).
-pub async fn runs(db: &Db) -> Result<Vec<RunRecord>, DbError> {
-    // one snapshot: the runs and their nodes as of one moment
-    let mut tx = db.begin().await?;
-    let runs = read_runs(&mut tx, true).await;
-    let _ = tx.rollback().await;
-    runs
+/// Every run's head (its own row: times, status, checksum; a run recorded before per-node rows
+/// keeps its nodes there too), newest first; `[]` without the run table. The per-node rows are
+/// read only for the run chosen ([`read_nodes`]).
+pub async fn heads(tx: &mut Tx<'_>) -> Result<Vec<RunRecord>, DbError> {
+    read_heads(tx, None).await
 }
 
-/// The runs without the per-node records of SQL runs (`written` holds only what the run's own row
-/// keeps: an API run's nodes): enough to pick a run by id, status or kind, without reading and
-/// parsing a record per node written (a second at 20,000 nodes).
-pub async fn run_heads(db: &Db) -> Result<Vec<RunRecord>, DbError> {
-    let mut tx = db.begin().await?;
-    let runs = read_runs(&mut tx, false).await;
-    let _ = tx.rollback().await;
-    runs
-}
-
-/// [`runs`] inside an open transaction (rollback reads them holding the write lock it deletes with).
-pub async fn runs_in(tx: &mut Tx<'_>) -> Result<Vec<RunRecord>, DbError> {
-    read_runs(tx, true).await
-}
-
-async fn read_runs(tx: &mut Tx<'_>, with_nodes: bool) -> Result<Vec<RunRecord>, DbError> {
-    let db = tx;
-    let names = db.table_names().await?;
-    let has = |t: &str| names.iter().any(|n| n.eq_ignore_ascii_case(t));
-    if !has(RUNS_TABLE) {
+async fn read_heads(tx: &mut Tx<'_>, id: Option<&str>) -> Result<Vec<RunRecord>, DbError> {
+    let names = tx.table_names().await?;
+    if !names.iter().any(|n| n.eq_ignore_ascii_case(RUNS_TABLE)) {
         return Ok(Vec::new());
     }
-    let d = db.dialect();
-    let sql = runs_sql(d);
-    let mut runs = db
-        .fetch_map(&sql, vec![], |r| {
-            Ok(RunRecord {
-                id: r.string("id")?,
-                started_at: r.time("started_at")?,
-                finished_at: r.opt_time("finished_at")?,
-                status: r.string("status")?.into(),
-                plan_checksum: r.string("plan_checksum")?,
-                source: r.string("source")?,
-                target_kind: r.string("target_kind")?,
-                written: serde_json::from_str(&r.string("written")?).unwrap_or_default(),
-            })
+    let sql = heads_sql(tx.dialect(), id.is_some());
+    let vals = id.map(|i| vec![Val::from(i)]).unwrap_or_default();
+    tx.fetch_map(&sql, vals, |r| {
+        let id = r.string("id")?;
+        let mut run = RunRecord {
+            id: RunId::parse(&id).unwrap_or_default(),
+            started_at: r.time("started_at")?,
+            finished_at: r.opt_time("finished_at")?,
+            status: r.string("status")?.into(),
+            plan_checksum: r.string("plan_checksum")?,
+            source: r.string("source")?,
+            target_kind: r.string("target_kind")?,
+            written: Vec::new(),
+            unreadable: Vec::new(),
+        };
+        if run.id.is_empty() {
+            run.unreadable.push(Unreadable { row: format!("{RUNS_TABLE}.id {id:?}"), reason: "not a run id".into() });
+        }
+        // before per-node rows, a run kept its nodes in its own row
+        let legacy = r.string("written")?;
+        if !matches!(legacy.trim(), "" | "[]") {
+            match serde_json::from_str::<Vec<WrittenNode>>(&legacy) {
+                Ok(w) => run.written = w,
+                Err(e) => run
+                    .unreadable
+                    .push(Unreadable { row: format!("{RUNS_TABLE}.written of run {id}"), reason: e.to_string() }),
+            }
+        }
+        Ok(run)
+    })
+    .await
+}
+
+/// Adds run `run`'s per-node rows (only its own, by the primary key's prefix) to its record.
+pub async fn read_nodes(tx: &mut Tx<'_>, run: &mut RunRecord) -> Result<(), DbError> {
+    let names = tx.table_names().await?;
+    if !names.iter().any(|n| n.eq_ignore_ascii_case(RUN_NODES_TABLE)) {
+        return Ok(());
+    }
+    let seq = tx.dialect().column("seq", Cast::Int);
+    let sql = format!("SELECT {seq}, record FROM {RUN_NODES_TABLE} WHERE run_id = ? ORDER BY seq");
+    let rows: Vec<(String, String)> = tx
+        .fetch_map(&sql, vec![Val::from(run.id.as_str())], |r| {
+            Ok((format!("{RUN_NODES_TABLE} seq {}", r.get::<i64, _>("seq")?), r.string("record")?))
         })
         .await?;
-    if with_nodes && has(RUN_NODES_TABLE) {
-        let sql =
-            format!("SELECT {}, record FROM {RUN_NODES_TABLE} ORDER BY run_id, seq", d.column("run_id", Cast::Text));
-        let rows: Vec<(String, String)> =
-            db.fetch_map(&sql, vec![], |r| Ok((r.string("run_id")?, r.string("record")?))).await?;
-        let mut by_run: HashMap<String, Vec<WrittenNode>> = HashMap::new();
-        for (run, text) in rows {
-            if let Ok(w) = serde_json::from_str::<WrittenNode>(&text) {
-                by_run.entry(run).or_default().push(w);
-            }
-        }
-        for r in &mut runs {
-            if let Some(nodes) = by_run.remove(&r.id) {
-                r.written.extend(nodes);
-            }
-        }
+    run.add_node_records(rows);
+    Ok(())
+}
+
+/// How many per-node rows each run has (`rollback --list`), without reading them.
+pub async fn node_counts(tx: &mut Tx<'_>) -> Result<HashMap<String, usize>, DbError> {
+    let names = tx.table_names().await?;
+    if !names.iter().any(|n| n.eq_ignore_ascii_case(RUN_NODES_TABLE)) {
+        return Ok(HashMap::new());
     }
-    Ok(runs)
+    let d = tx.dialect();
+    let sql = format!(
+        "SELECT {}, {} AS n FROM {RUN_NODES_TABLE} GROUP BY run_id",
+        d.column("run_id", Cast::Text),
+        d.cast(Cast::Int, "COUNT(*)")
+    );
+    let rows = tx.fetch_map(&sql, vec![], |r| Ok((r.string("run_id")?, r.get::<i64, _>("n")?))).await?;
+    Ok(rows.into_iter().map(|(k, n)| (k, n.max(0) as usize)).collect())
+}
+
+/// One run, whole: its head and its own node rows, in one snapshot. None: no such run.
+pub async fn read_run(tx: &mut Tx<'_>, id: &str) -> Result<Option<RunRecord>, DbError> {
+    let Some(mut run) = read_heads(tx, Some(id)).await?.into_iter().next() else { return Ok(None) };
+    read_nodes(tx, &mut run).await?;
+    Ok(Some(run))
+}
+
+/// The statements that record one node's progress (an API run): its row replaced in place.
+pub fn put_node_stmts(run_id: &str, seq: i64, w: &WrittenNode) -> (Stmt, Stmt) {
+    let text = serde_json::to_string(w).map(ascii_json).unwrap_or_else(|_| "{}".into());
+    let update = (
+        format!("UPDATE {RUN_NODES_TABLE} SET record = ?, uuid = ?, nova_bm_id = ? WHERE run_id = ? AND seq = ?"),
+        vec![
+            Val::Text(Some(text.clone())),
+            Val::from(w.uuid.as_str()),
+            Val::from(w.nova_bm_id),
+            Val::from(run_id),
+            Val::from(seq),
+        ],
+    );
+    let insert = multi_insert(
+        RUN_NODES_TABLE,
+        &RECORD_COLUMNS,
+        vec![vec![
+            Val::from(run_id),
+            Val::from(seq),
+            Val::from(w.nova_bm_id),
+            Val::from(w.uuid.as_str()),
+            Val::Text(Some(text)),
+        ]],
+    );
+    (update, insert)
 }
 
 /// Reads one run's status (a statement to run inside a transaction).

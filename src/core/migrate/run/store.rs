@@ -5,11 +5,13 @@
 //! takeover check and the API load; `select` is the same choice over runs already read (a
 //! rollback reads them inside its transaction).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use super::record::{self as run_record, RunRecord, RUNS_TABLE};
-use super::status::RunKind;
-use crate::core::db::sql::Val;
+use super::dir;
+pub use super::error::RecordError;
+use super::record::{self as run_record, RunRecord, WrittenNode, RUNS_TABLE, RUN_NODES_TABLE};
+use super::status::{RunKind, RunStatus};
+use crate::core::db::sql::{Stmt, Val};
 use crate::core::db::{Db, DbError};
 
 pub fn is_api(run: &RunRecord) -> bool {
@@ -43,8 +45,6 @@ impl crate::core::kind::HasKind for FindError {
     }
 }
 
-crate::core::kind::always!(Runtime: RecordError);
-
 /// The run `id` (of either kind), or (None) the newest run that `newest` accepts; `runs` newest
 /// first.
 pub fn select(
@@ -53,9 +53,19 @@ pub fn select(
     newest: impl Fn(&RunRecord) -> bool,
 ) -> Result<RunRecord, FindError> {
     match id {
-        Some(id) => runs.into_iter().find(|r| r.id == id).ok_or_else(|| FindError::Unknown(id.into())),
+        Some(id) => runs.into_iter().find(|r| r.id.as_str() == id).ok_or_else(|| FindError::Unknown(id.into())),
         None => runs.into_iter().find(newest).ok_or(FindError::NoRun),
     }
+}
+
+/// The ids of the runs recorded as finished (a committed SQL load, an API run whose every node
+/// settled): a node another run's marker names is not taken as migrated.
+pub fn finished_ids(heads: &[RunRecord]) -> std::collections::HashSet<String> {
+    heads
+        .iter()
+        .filter(|r| matches!(r.status, RunStatus::Committed | RunStatus::ApiCommitted))
+        .map(|r| r.id.to_string())
+        .collect()
 }
 
 /// What a command acts on when no run is named: the newest committed SQL run or API run (an API
@@ -64,20 +74,26 @@ pub fn acted_on(run: &RunRecord) -> bool {
     run.status.is_committed_sql() || is_api(run)
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum RecordError {
-    #[error(transparent)]
-    Db(#[from] DbError),
-    #[error("run file {path}: {reason}")]
-    File { path: String, reason: String },
+/// `run` whole, or the error naming its unreadable rows (`force`: they are skipped, and returned
+/// to be said).
+pub fn complete(run: &RunRecord, force: bool) -> Result<Vec<run_record::Unreadable>, RecordError> {
+    match run.unreadable.first() {
+        Some(first) if !force => Err(RecordError::Unreadable {
+            run: run.id.to_string(),
+            count: run.unreadable.len(),
+            first: first.to_string(),
+        }),
+        _ => Ok(run.unreadable.clone()),
+    }
 }
 
-/// The run records of API runs.
+/// Where runs are kept: the Ironic database's run tables, or (API runs made without it) the
+/// state directory (`dir.rs`).
 #[derive(Clone)]
 #[allow(clippy::large_enum_variant)] // one per command
 pub enum RunStore {
     Db(Db),
-    /// a directory of `<run id>.json` files
+    /// a directory of `<run id>.json` heads and `<run id>.nodes.jsonl` journals
     Dir(PathBuf),
 }
 
@@ -90,30 +106,6 @@ impl std::fmt::Debug for RunStore {
     }
 }
 
-/// A run record is a few MB even at 100,000 nodes; the bound only keeps a device or a huge file
-/// planted in the state directory from exhausting memory.
-const MAX_RECORD_FILE: u64 = 1 << 30;
-
-fn file_err(path: &Path, e: impl std::fmt::Display) -> RecordError {
-    RecordError::File { path: path.display().to_string(), reason: e.to_string() }
-}
-
-/// Writes `text` to `path` with mode 0600 (through a temporary file and a rename).
-fn write_private(path: &Path, text: &str) -> Result<(), RecordError> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = path.with_extension("json.tmp");
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(|e| file_err(&tmp, e))?;
-    f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(|e| file_err(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| file_err(path, e))
-}
-
 impl RunStore {
     /// Closes the Ironic database's connections, when the runs are kept there.
     pub async fn close(self) {
@@ -122,106 +114,187 @@ impl RunStore {
         }
     }
 
-    /// Creates or replaces `run`'s record.
-    pub async fn save(&self, run: &RunRecord) -> Result<(), RecordError> {
-        let written = serde_json::to_string(&run.written).unwrap_or_else(|_| "[]".into());
+    /// Every run's head, newest first, with how many nodes its record holds (`rollback --list`);
+    /// the node records themselves are not read.
+    pub async fn list(&self) -> Result<Vec<(RunRecord, usize)>, RecordError> {
         match self {
-            RunStore::Dir(dir) => {
-                use std::os::unix::fs::DirBuilderExt;
-                std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| file_err(dir, e))?;
-                let text = serde_json::to_string_pretty(run).unwrap_or_default();
-                write_private(&dir.join(format!("{}.json", run.id)), &text)
+            RunStore::Db(db) => {
+                let mut tx = db.begin().await?;
+                let read = async {
+                    let heads = run_record::heads(&mut tx).await?;
+                    let counts = run_record::node_counts(&mut tx).await?;
+                    Ok::<_, DbError>((heads, counts))
+                }
+                .await;
+                let _ = tx.rollback().await;
+                let (heads, counts) = read?;
+                Ok(heads
+                    .into_iter()
+                    .map(|h| {
+                        let n = h.written.len() + counts.get(h.id.as_str()).copied().unwrap_or(0);
+                        (h, n)
+                    })
+                    .collect())
+            }
+            RunStore::Dir(d) => {
+                let mut out = Vec::new();
+                for mut h in dir::heads(d)? {
+                    dir::read_nodes(d, &mut h)?;
+                    let n = h.written.len() + h.unreadable.len();
+                    h.written.clear();
+                    out.push((h, n));
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Every run's head (its nodes not read), newest first.
+    pub async fn heads(&self) -> Result<Vec<RunRecord>, RecordError> {
+        match self {
+            RunStore::Db(db) => {
+                let mut tx = db.begin().await?;
+                let heads = run_record::heads(&mut tx).await;
+                let _ = tx.rollback().await;
+                Ok(heads?)
+            }
+            RunStore::Dir(d) => dir::heads(d),
+        }
+    }
+
+    /// The whole record of a run whose head was read: its own node rows or journal added.
+    async fn load(&self, mut head: RunRecord) -> Result<RunRecord, RecordError> {
+        match self {
+            RunStore::Db(db) => {
+                let mut tx = db.begin().await?;
+                let run = run_record::read_run(&mut tx, &head.id).await;
+                let _ = tx.rollback().await;
+                // gone between the two reads (a rollback of a rehearsal cannot be): the head as read
+                Ok(run?.unwrap_or(head))
+            }
+            RunStore::Dir(d) => {
+                dir::read_nodes(d, &mut head)?;
+                Ok(head)
+            }
+        }
+    }
+
+    /// The run `id` of either kind, or (None) the newest one a command acts on ([`acted_on`]), with
+    /// its own nodes only. Without the Ironic database only API runs are kept (in the state
+    /// directory): a run that is not there is named with where to look instead.
+    pub async fn find(&self, id: Option<&str>) -> Result<RunRecord, FindError> {
+        let head = match self {
+            RunStore::Db(_) => select(self.heads().await?, id, acted_on)?,
+            RunStore::Dir(d) => select(self.heads().await?, id, acted_on).map_err(|e| match e {
+                FindError::NoRun | FindError::Unknown(_) => {
+                    FindError::NotKeptHere { run: id.map(str::to_string), dir: d.display().to_string() }
+                }
+                e => e,
+            })?,
+        };
+        Ok(self.load(head).await?)
+    }
+
+    /// The newest API run still to finish (a rerun resumes it), whole.
+    pub async fn resumable(&self) -> Result<Option<RunRecord>, RecordError> {
+        match self.heads().await?.into_iter().find(is_api).filter(|r| r.status.is_resumable()) {
+            Some(h) => Ok(Some(self.load(h).await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Records an API run as it starts (or resumes): its head, and every node it sets out to write
+    /// (so a killed run is found again), each node's row numbered by its place in `run.written`.
+    pub async fn begin(&self, run: &RunRecord) -> Result<(), RecordError> {
+        match self {
+            RunStore::Dir(d) => {
+                dir::save_head(d, run)?;
+                dir::append_nodes(d, &run.id, &run.written)?;
+                Ok(())
             }
             RunStore::Db(db) => {
                 if !run_record::runs_table_exists(db).await? {
                     db.execute_all(run_record::runs_ddl(db.dialect())).await?;
                 }
-                let n = db
-                    .execute(
-                        &format!("UPDATE {RUNS_TABLE} SET finished_at = ?, status = ?, plan_checksum = ?, written = ? WHERE id = ?"),
-                        vec![
-                            Val::Time(run.finished_at),
-                            Val::Text(Some(run.status.to_string())),
-                            Val::Text(Some(run.plan_checksum.clone())),
-                            Val::Text(Some(written.clone())),
-                            Val::Text(Some(run.id.clone())),
-                        ],
-                    )
-                    .await?;
-                if n == 0 {
-                    db.execute(
-                        &format!("INSERT INTO {RUNS_TABLE} (id, started_at, finished_at, status, plan_checksum, source, target_kind, written) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
-                        vec![
-                            Val::Text(Some(run.id.clone())),
-                            Val::Time(Some(run.started_at)),
-                            Val::Time(run.finished_at),
-                            Val::Text(Some(run.status.to_string())),
-                            Val::Text(Some(run.plan_checksum.clone())),
-                            Val::Text(Some(run.source.clone())),
-                            Val::Text(Some(run.target_kind.clone())),
-                            Val::Text(Some(written)),
-                        ],
-                    )
-                    .await?;
+                let mut stmts = vec![head_delete(run)];
+                stmts.push((
+                    format!("DELETE FROM {RUN_NODES_TABLE} WHERE run_id = ?"),
+                    vec![Val::from(run.id.as_str())],
+                ));
+                stmts.push(head_insert(run));
+                let mut rows = run_record::RecordRows::new(&run.id, usize::MAX);
+                stmts.extend(run.written.iter().filter_map(|w| rows.push(w)));
+                stmts.extend(rows.finish());
+                // one transaction: the run and its list of nodes, or neither
+                let mut tx = db.begin_write().await?;
+                let r = tx.execute_all(stmts).await;
+                match r {
+                    Ok(()) => Ok(tx.commit().await?),
+                    Err(e) => {
+                        let _ = tx.rollback().await;
+                        Err(e.into())
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records one node's progress: its row replaced (the database) or a line appended (the
+    /// state directory). `seq`: its place in the run's `written`.
+    pub async fn put_node(&self, run_id: &str, seq: usize, w: &WrittenNode) -> Result<(), RecordError> {
+        match self {
+            RunStore::Dir(d) => dir::append_nodes(d, run_id, [w]).map(|_| ()),
+            RunStore::Db(db) => {
+                let ((usql, uvals), (isql, ivals)) = run_record::put_node_stmts(run_id, seq as i64, w);
+                if db.execute(&usql, uvals).await? == 0 {
+                    db.execute(&isql, ivals).await?;
                 }
                 Ok(())
             }
         }
     }
 
-    /// Every run (SQL and API alike in the database), newest first.
-    pub async fn list(&self) -> Result<Vec<RunRecord>, RecordError> {
+    /// Records a run's status and end (its head only).
+    pub async fn set_status(&self, run: &RunRecord) -> Result<(), RecordError> {
         match self {
-            RunStore::Db(db) => Ok(run_record::runs(db).await?),
-            RunStore::Dir(dir) => {
-                let mut out: Vec<RunRecord> = Vec::new();
-                let Ok(rd) = std::fs::read_dir(dir) else { return Ok(out) };
-                for e in rd.flatten() {
-                    let p = e.path();
-                    if p.extension().and_then(|x| x.to_str()) != Some("json") {
-                        continue;
-                    }
-                    // ours, but in a directory others may write to: a FIFO or a device named *.json
-                    // must not hang or exhaust a rollback
-                    let text =
-                        crate::core::settings::file::read_text(&p, MAX_RECORD_FILE).map_err(|e| file_err(&p, e))?;
-                    out.push(serde_json::from_str(&text).map_err(|e| file_err(&p, e))?);
-                }
-                out.sort_by(|a, b| b.started_at.cmp(&a.started_at).then(a.id.cmp(&b.id)));
-                Ok(out)
-            }
-        }
-    }
-
-    /// The run `id` of either kind, or (None) the newest one a command acts on ([`acted_on`]).
-    /// Without the Ironic database only API runs are kept (in the state directory): a run that is
-    /// not there is named with where to look instead.
-    pub async fn find(&self, id: Option<&str>) -> Result<RunRecord, FindError> {
-        match self {
+            RunStore::Dir(d) => dir::save_head(d, run),
             RunStore::Db(db) => {
-                // the per-node records of every SQL run are read only for the run chosen
-                let heads = run_record::run_heads(db).await.map_err(RecordError::from)?;
-                let head = select(heads, id, acted_on)?;
-                if is_api(&head) {
-                    // an API run's record is whole in its own row
-                    return Ok(head);
-                }
-                let runs = run_record::runs(db).await.map_err(RecordError::from)?;
-                select(runs, Some(&head.id), acted_on)
+                db.execute(
+                    &format!("UPDATE {RUNS_TABLE} SET finished_at = ?, status = ?, plan_checksum = ? WHERE id = ?"),
+                    vec![
+                        Val::Time(run.finished_at),
+                        Val::Text(Some(run.status.to_string())),
+                        Val::Text(Some(run.plan_checksum.clone())),
+                        Val::from(run.id.as_str()),
+                    ],
+                )
+                .await?;
+                Ok(())
             }
-            RunStore::Dir(dir) => select(self.list().await?, id, acted_on).map_err(|e| match e {
-                FindError::NoRun | FindError::Unknown(_) => {
-                    FindError::NotKeptHere { run: id.map(str::to_string), dir: dir.display().to_string() }
-                }
-                e => e,
-            }),
         }
     }
+}
 
-    /// The newest API run still to finish (a rerun resumes it).
-    pub async fn resumable(&self) -> Result<Option<RunRecord>, RecordError> {
-        Ok(self.list().await?.into_iter().find(is_api).filter(|r| r.status.is_resumable()))
-    }
+/// A resumed run's head goes and comes back with its nodes in rows (`written` emptied: a run from
+/// before per-node rows moves its nodes into them).
+fn head_delete(run: &RunRecord) -> Stmt {
+    (format!("DELETE FROM {RUNS_TABLE} WHERE id = ?"), vec![Val::from(run.id.as_str())])
+}
+
+fn head_insert(run: &RunRecord) -> Stmt {
+    (
+        format!("INSERT INTO {RUNS_TABLE} (id, started_at, finished_at, status, plan_checksum, source, target_kind, written) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+        vec![
+            Val::from(run.id.as_str()),
+            Val::Time(Some(run.started_at)),
+            Val::Time(run.finished_at),
+            Val::Text(Some(run.status.to_string())),
+            Val::Text(Some(run.plan_checksum.clone())),
+            Val::Text(Some(run.source.clone())),
+            Val::Text(Some(run.target_kind.clone())),
+            Val::Text(Some("[]".into())),
+        ],
+    )
 }
 
 impl crate::core::closing::Closes for RunStore {
@@ -233,12 +306,12 @@ impl crate::core::closing::Closes for RunStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::migrate::run::status::RunStatus;
     use std::os::unix::fs::PermissionsExt;
 
     fn run(id: &str, status: RunStatus, secs: i64) -> RunRecord {
         RunRecord {
-            id: id.into(),
+            id: crate::core::migrate::run::RunId::parse(id).unwrap(),
+            unreadable: vec![],
             started_at: chrono::DateTime::from_timestamp(1_700_000_000 + secs, 0).unwrap().naive_utc(),
             finished_at: None,
             status,
@@ -253,15 +326,15 @@ mod tests {
     async fn run_files_are_private_and_found_newest_first() {
         let dir = tempfile::tempdir().unwrap();
         let store = RunStore::Dir(dir.path().join("runs"));
-        store.save(&run("a", RunStatus::ApiCommitted, 0)).await.unwrap();
-        store.save(&run("b", RunStatus::ApiPartial, 10)).await.unwrap();
+        store.begin(&run("a", RunStatus::ApiCommitted, 0)).await.unwrap();
+        store.begin(&run("b", RunStatus::ApiPartial, 10)).await.unwrap();
         let mode = std::fs::metadata(dir.path().join("runs/b.json")).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         assert_eq!(store.resumable().await.unwrap().unwrap().id, "b");
         assert_eq!(store.find(None).await.unwrap().id, "b");
         assert_eq!(store.find(Some("a")).await.unwrap().status, RunStatus::ApiCommitted);
         assert!(matches!(store.find(Some("c")).await, Err(FindError::NotKeptHere { .. })));
-        store.save(&run("b", RunStatus::ApiCommitted, 10)).await.unwrap();
+        store.begin(&run("b", RunStatus::ApiCommitted, 10)).await.unwrap();
         assert!(store.resumable().await.unwrap().is_none());
     }
 }

@@ -12,6 +12,7 @@ use crate::core::migrate::load_sql::LoadError;
 use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::rollback::RollbackError;
 use crate::core::migrate::run::store::{FindError, RecordError};
+use crate::core::migrate::run::RunKind;
 use crate::core::source::nova_bm::SourceError;
 
 /// What a step can fail with.
@@ -58,14 +59,24 @@ pub enum StepError {
     #[error("resolutions file {file}: {count} decision(s) match no conflict of this plan (a wrong node id, or the node no longer has that conflict): {}", examples.iter().take(10).cloned().collect::<Vec<_>>().join("; "))]
     Unmatched { file: String, count: usize, examples: Vec<String> },
     /// blocking conflicts left undecided: nothing is written (exit 3)
-    #[error("{count} blocking conflict(s) unresolved: nothing {}", if *via_api { "created" } else { "written" })]
-    Blocking { count: usize, via_api: bool },
+    #[error("{count} blocking conflict(s) unresolved: nothing {}", if *kind == RunKind::Api { "created" } else { "written" })]
+    Blocking { count: usize, kind: RunKind },
     /// a run made through the API, with no API given to undo it (a usage error)
     #[error("run {run} went through the Ironic API: give --ironic-url or Keystone credentials (--os-cloud, OS_*)")]
     ApiRun { run: String },
     /// the face did not go ahead (not confirmed, no terminal to confirm on): its own words
     #[error("{0}")]
     Refused(String),
+    /// a decision this way into Ironic cannot carry out (a usage error: decide otherwise, or load
+    /// by the other way)
+    #[error("{decision} cannot be done through the Ironic API: {why} ({count} node(s): {examples}); nothing was created. Decide `skip` for them, or load with --via db")]
+    NotThroughApi { decision: &'static str, why: &'static str, count: usize, examples: String },
+    /// an Ironic target used after it was closed (a bug: said, never a panic)
+    #[error("internal error: the Ironic target was used after it was closed")]
+    Closed,
+    /// an API load asked for without a plan made against the API's view just before (a bug)
+    #[error("internal error: the load through the API needs a plan made against the API's view just before it")]
+    NotPlanned,
 }
 
 impl HasKind for StepError {
@@ -87,9 +98,12 @@ impl HasKind for StepError {
             StepError::ApiRollback(e) => e.kind(),
             StepError::Load(e) => e.kind(),
             StepError::Find(e) => e.kind(),
-            StepError::NoApi { .. } | StepError::Unmatched { .. } | StepError::ApiRun { .. } => Kind::Usage,
+            StepError::NoApi { .. }
+            | StepError::Unmatched { .. }
+            | StepError::ApiRun { .. }
+            | StepError::NotThroughApi { .. } => Kind::Usage,
             StepError::Blocking { .. } => Kind::Conflicts,
-            StepError::Refused(_) => Kind::Runtime,
+            StepError::Refused(_) | StepError::Closed | StepError::NotPlanned => Kind::Runtime,
         }
     }
 }

@@ -16,6 +16,7 @@ use crate::core::migrate::hosts::{self, HostsError};
 use crate::core::migrate::load_api::rollback::{rollback_api, ApiRollbackReport};
 use crate::core::migrate::prepare::PrepareError;
 use crate::core::migrate::rollback::{self, RollbackError, RollbackReport};
+use crate::core::migrate::run::lock::RunLock;
 use crate::core::migrate::run::store::{is_api, select, FindError};
 use crate::core::migrate::run::{RunRecord, RunStore};
 use crate::core::settings::ConnectionSettings;
@@ -77,9 +78,13 @@ pub async fn rollback_ironic(req: &RollbackRequest<'_>, face: &mut dyn RollbackF
     using(db, async |db| {
         if face.asks() {
             // the prompt names the run it undoes: which one, when, how many nodes
-            let runs = crate::core::migrate::run::record::runs(db).await?;
-            let r = select(runs, req.run, |r| r.status.is_committed_sql()).map_err(RollbackError::from)?;
-            let what = format!("run {} of {} ({} nodes)", r.id, when(&r.started_at), r.written.len());
+            let runs = RunStore::Db(db.clone()).list().await?;
+            let nodes: std::collections::HashMap<String, usize> =
+                runs.iter().map(|(r, n)| (r.id.to_string(), *n)).collect();
+            let heads = runs.into_iter().map(|(r, _)| r).collect();
+            let r = select(heads, req.run, |r| r.status.is_committed_sql()).map_err(RollbackError::from)?;
+            let n = nodes.get(r.id.as_str()).copied().unwrap_or(0);
+            let what = format!("run {} of {} ({n} nodes)", r.id, when(&r.started_at));
             face.confirm(&format!("This removes from {} the nodes and ports that {what} wrote", tgt.value.redacted()))?;
         }
         // the transaction takes the target before anything else and picks the run inside it (a
@@ -95,7 +100,12 @@ async fn rollback_api_run(
     run: RunRecord,
     face: &mut dyn RollbackFace,
 ) -> Result<ApiRollbackReport, StepError> {
-    let api = api::open(req.api, TargetKind::Modern).await?.ok_or_else(|| StepError::ApiRun { run: run.id.clone() })?;
+    let api =
+        api::open(req.api, TargetKind::Modern).await?.ok_or_else(|| StepError::ApiRun { run: run.id.to_string() })?;
+    // never beside a load through the API (it would create nodes this rollback has not seen); the
+    // record read again once the lock is held (a load that just ended has written all of it)
+    let _lock = RunLock::acquire(&req.state_dir, api.base(), "rollback")?;
+    let run = store.find(Some(&run.id)).await?;
     face.confirm(&format!(
         "This puts in maintenance and deletes, through the Ironic API at {}, the {} node(s) run {} of {} created (no power action, no teardown)",
         crate::core::db::url::redact_url(api.base()),
@@ -133,8 +143,11 @@ async fn restore_in<E: From<crate::core::db::DbError>>(
     using(Db::connect(url, Access::ReadWrite).await?, f).await
 }
 
-/// Every run recorded where runs are kept, newest first (`rollback --list`).
-pub async fn list_runs(settings: &ConnectionSettings, state_dir: PathBuf) -> Result<Vec<RunRecord>, StepError> {
+/// Every run recorded where runs are kept, newest first, with its node count (`rollback --list`).
+pub async fn list_runs(
+    settings: &ConnectionSettings,
+    state_dir: PathBuf,
+) -> Result<Vec<(RunRecord, usize)>, StepError> {
     let store = run_store(settings, state_dir).await?;
     Ok(using(store, async |store| store.list().await).await?)
 }

@@ -48,13 +48,13 @@ pub async fn verify(
     let store = run_store(settings, state_dir).await?;
     let result = async {
         let run = store.find(run_id).await?;
-        let via_api = is_api(&run);
+        let api_run = is_api(&run);
         let inventory = match inventory {
             Some(i) => Some(i),
-            None if via_api && settings.nova_bm_db.is_none() => None,
+            None if api_run && settings.nova_bm_db.is_none() => None,
             None => Some(read_inventory(settings).await?),
         };
-        let db = match (&store, via_api) {
+        let db = match (&store, api_run) {
             (RunStore::Db(db), false) => db,
             _ => {
                 let api = api::open(target, TargetKind::Modern)

@@ -63,6 +63,23 @@ impl Checks<'_> {
         let Some(existing) = uuid_s.and_then(|u| self.by_uuid.get(u)) else {
             return ControlFlow::Continue(());
         };
+        if existing.migrated_from() == Some(n.id) && existing.run_finished == Some(false) {
+            // a node of a run not recorded here as finished: half-adopted, or kept in another state
+            // directory; never taken for done (docs/runs.md)
+            let run = existing.migrated_by_run().unwrap_or("?");
+            let a = self.d.raise(
+                ConflictCode::UnrecordedRun,
+                subject,
+                uuid_s,
+                format!(
+                    "Ironic node {} came from this nova_bm node, but its run {run} is not recorded as finished where runs are kept here (provision state {}): finish or roll it back with the --state-dir or Ironic database that holds it",
+                    existing.id,
+                    existing.provision_state.as_deref().unwrap_or("none")
+                ),
+            );
+            f.apply(ConflictCode::UnrecordedRun, a);
+            return ControlFlow::Break(());
+        }
         if existing.migrated_from() == Some(n.id) {
             let a = self.d.raise(
                 ConflictCode::AlreadyMigrated,
