@@ -206,23 +206,28 @@ impl DailyFile {
     /// One record (tracing writes an event whole, newline-terminated) as the file receives it: through
     /// the one redactor and the text discipline (core/text.rs `shown_line`), so a value holding `\n`,
     /// `\r`, NUL or U+2028 cannot forge a record of its own, nor a password reach the file.
+    /// The record goes out in one `write(2)` on a file opened `O_APPEND`: commands run at once append
+    /// to the same file, and a record written in two calls (its text, then its newline) could take
+    /// another's between them.
     fn write_record(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let f = self.file()?;
         let text = String::from_utf8_lossy(buf);
         let body = text.strip_suffix('\n').unwrap_or(&text);
         let line = crate::core::text::shown_line(body);
         let line = line.as_bytes();
+        let mut record = Vec::with_capacity(line.len().min(MAX_RECORD) + 48);
         if line.len() > MAX_RECORD {
             let mut cut = MAX_RECORD;
             while cut > 0 && (line[cut] & 0xC0) == 0x80 {
                 cut -= 1; // keep UTF-8 whole
             }
-            f.write_all(&line[..cut])?;
-            writeln!(f, " [... {} bytes cut by bm2ironic]", line.len() - cut)?;
+            record.extend_from_slice(&line[..cut]);
+            record.extend_from_slice(format!(" [... {} bytes cut by bm2ironic]\n", line.len() - cut).as_bytes());
         } else {
-            f.write_all(line)?;
-            f.write_all(b"\n")?;
+            record.extend_from_slice(line);
+            record.push(b'\n');
         }
+        f.write_all(&record)?;
         Ok(buf.len())
     }
 }
@@ -324,6 +329,32 @@ mod tests {
         }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no probe left behind");
         assert!(check_writable(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn records_appended_by_many_writers_at_once_stay_whole_lines() {
+        // each thread a file of its own on one path, as each command opens it
+        let dir = tempfile::tempdir().unwrap();
+        let writers: Vec<_> = (0..8)
+            .map(|w| {
+                let d = dir.path().to_path_buf();
+                std::thread::spawn(move || {
+                    let mut f = DailyFile::new(&d);
+                    for i in 0..2000 {
+                        f.write_all(format!("writer {w} record {i} {}\n", "x".repeat(i % 300)).as_bytes()).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        let day = chrono::Utc::now().format("%Y-%m-%d");
+        let text = std::fs::read_to_string(dir.path().join(format!("{LOG_FILE_PREFIX}.{day}"))).unwrap();
+        assert_eq!(text.lines().count(), 8 * 2000);
+        for l in text.lines() {
+            assert!(l.starts_with("writer ") && l.matches("writer").count() == 1, "not a whole record: {l:?}");
+        }
     }
 
     #[test]
