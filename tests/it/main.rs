@@ -7,6 +7,7 @@ mod common;
 
 mod api_load;
 mod api_load_interrupted;
+mod audit_concurrency;
 mod bad_input;
 mod boot;
 mod config;
