@@ -12,6 +12,7 @@ mod bad_input;
 mod boot;
 mod config;
 mod console_cli;
+mod demo_sandbox;
 mod e2e_tmux;
 mod faults;
 mod flavor_fit;
