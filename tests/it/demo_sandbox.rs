@@ -82,17 +82,24 @@ fn an_earlier_sandbox_is_rebuilt_without_following_a_link_left_in_it() {
     assert!(out.success(), "{}", out.text());
     let elsewhere = tmp.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
-    // every kind of file the demo writes: a database, its journal, the deploy image, a log, the marker
-    let names = ["ironic.sqlite", "nova.sqlite-journal", "deploy.initramfs", "logs/nova-compute.log", MARKER];
+    // every kind of file the demo writes: a database, its journal, the deploy image, a log (dangling
+    // links), and the marker (a link to a file that must stay as it is)
+    let names = ["ironic.sqlite", "nova.sqlite-journal", "deploy.initramfs", "logs/nova-compute.log"];
     for (i, name) in names.iter().enumerate() {
         let p = sb.join(name);
         std::fs::remove_file(&p).ok();
         std::os::unix::fs::symlink(elsewhere.join(format!("victim-{i}")), &p).unwrap();
     }
+    let kept = elsewhere.join("kept");
+    std::fs::write(&kept, "untouched").unwrap();
+    std::fs::remove_file(sb.join(MARKER)).unwrap();
+    std::os::unix::fs::symlink(&kept, sb.join(MARKER)).unwrap();
     let out = demo(&sb);
-    assert!(out.success(), "{}", out.text());
-    let created: Vec<_> = std::fs::read_dir(&elsewhere).unwrap().flatten().map(|e| e.file_name()).collect();
+    let mut created: Vec<_> = std::fs::read_dir(&elsewhere).unwrap().flatten().map(|e| e.file_name()).collect();
+    created.retain(|n| n != "kept");
     assert!(created.is_empty(), "links followed: {created:?}\n{}", out.text());
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "untouched", "the marker's link was followed");
+    assert!(out.success(), "{}", out.text());
     for name in ["ironic.sqlite", "deploy.initramfs", "logs/nova-compute.log", MARKER] {
         assert!(std::fs::symlink_metadata(sb.join(name)).unwrap().is_file(), "{name}");
     }
