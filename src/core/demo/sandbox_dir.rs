@@ -64,7 +64,7 @@ pub fn claim(dir: &Path) -> Result<PathBuf, String> {
     }
     for above in real.ancestors().skip(1) {
         let m = std::fs::metadata(above).map_err(|e| format!("cannot read {}: {e}", above.display()))?;
-        let sticky = m.mode() & libc::S_ISVTX as u32 != 0;
+        let sticky = m.mode() & libc::S_ISVTX != 0;
         let shared = m.mode() & 0o022 != 0 && !sticky;
         if (m.uid() != me && m.uid() != 0) || shared {
             return Err(format!(
