@@ -206,37 +206,65 @@ impl DailyFile {
     /// One record (tracing writes an event whole, newline-terminated) as the file receives it: through
     /// the one redactor and the text discipline (core/text.rs `shown_line`), so a value holding `\n`,
     /// `\r`, NUL or U+2028 cannot forge a record of its own, nor a password reach the file.
+    /// The record goes out in one `write(2)` on a file opened `O_APPEND`: commands run at once append
+    /// to the same file, and a record written in two calls (its text, then its newline) could take
+    /// another's between them.
     fn write_record(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let f = self.file()?;
         let text = String::from_utf8_lossy(buf);
         let body = text.strip_suffix('\n').unwrap_or(&text);
         let line = crate::core::text::shown_line(body);
         let line = line.as_bytes();
+        let mut record = Vec::with_capacity(line.len().min(MAX_RECORD) + 48);
         if line.len() > MAX_RECORD {
             let mut cut = MAX_RECORD;
             while cut > 0 && (line[cut] & 0xC0) == 0x80 {
                 cut -= 1; // keep UTF-8 whole
             }
-            f.write_all(&line[..cut])?;
-            writeln!(f, " [... {} bytes cut by bm2ironic]", line.len() - cut)?;
+            record.extend_from_slice(&line[..cut]);
+            record.extend_from_slice(format!(" [... {} bytes cut by bm2ironic]\n", line.len() - cut).as_bytes());
         } else {
-            f.write_all(line)?;
-            f.write_all(b"\n")?;
+            record.extend_from_slice(line);
+            record.push(b'\n');
         }
+        f.write_all(&record)?;
         Ok(buf.len())
     }
 }
 
+/// Proves `dir` takes a few records, down to the disk (a full disk still lets an empty file be
+/// created), with a probe no other process can meet: an unnamed file (`O_TMPFILE`), or where the
+/// filesystem has none, a name of this process's own created `O_EXCL` and removed. (A fixed name
+/// failed commands started together: one removed the probe another had just created.)
 fn check_writable(dir: &Path) -> std::io::Result<()> {
-    let probe = dir.join(".bm2ironic-write-test");
-    // O_CREAT|O_EXCL never follows a planted symlink; a leftover probe (or link) is removed first
-    let _ = std::fs::remove_file(&probe);
+    use std::os::unix::fs::OpenOptionsExt;
+    let unnamed = std::fs::OpenOptions::new().write(true).mode(0o600).custom_flags(libc::O_TMPFILE).open(dir);
+    match unnamed {
+        Ok(mut f) => fill(&mut f),
+        // EOPNOTSUPP: a filesystem without O_TMPFILE; EISDIR: a kernel without it
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR)) => check_writable_named(dir),
+        Err(e) => Err(e),
+    }
+}
+
+/// The probe under a name no other process uses (pid, time, a counter), never a link
+/// (`O_CREAT|O_EXCL`), removed afterwards.
+fn check_writable_named(dir: &Path) -> std::io::Result<()> {
+    static PROBES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let probe = dir.join(format!(".bm2ironic-write-test.{}.{nanos}.{n}", std::process::id()));
     let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&probe)?;
-    // a few records' worth, down to the disk: a full disk still lets an empty file be created
-    let written = f.write_all(&[b'\n'; 4096]).and_then(|_| f.sync_data());
+    let written = fill(&mut f);
     drop(f);
     std::fs::remove_file(&probe)?;
     written
+}
+
+/// A few records' worth of bytes, synced.
+fn fill(f: &mut std::fs::File) -> std::io::Result<()> {
+    f.write_all(&[b'\n'; 4096])?;
+    f.sync_data()
 }
 
 #[cfg(test)]
@@ -285,6 +313,48 @@ mod tests {
         }
         assert!(!text.contains("Audit-S3cret") && !text.contains(":pw9@"), "{text}");
         assert!(text.contains("\\x0a2026 INFO"), "{text}");
+    }
+
+    #[test]
+    fn the_probe_leaves_nothing_and_any_number_can_run_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let probes: Vec<_> = (0..16)
+            .map(|i| {
+                let d = dir.path().to_path_buf();
+                std::thread::spawn(move || if i % 2 == 0 { check_writable(&d) } else { check_writable_named(&d) })
+            })
+            .collect();
+        for p in probes {
+            p.join().unwrap().unwrap();
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no probe left behind");
+        assert!(check_writable(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn records_appended_by_many_writers_at_once_stay_whole_lines() {
+        // each thread a file of its own on one path, as each command opens it
+        let dir = tempfile::tempdir().unwrap();
+        let writers: Vec<_> = (0..8)
+            .map(|w| {
+                let d = dir.path().to_path_buf();
+                std::thread::spawn(move || {
+                    let mut f = DailyFile::new(&d);
+                    for i in 0..2000 {
+                        f.write_all(format!("writer {w} record {i} {}\n", "x".repeat(i % 300)).as_bytes()).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        let day = chrono::Utc::now().format("%Y-%m-%d");
+        let text = std::fs::read_to_string(dir.path().join(format!("{LOG_FILE_PREFIX}.{day}"))).unwrap();
+        assert_eq!(text.lines().count(), 8 * 2000);
+        for l in text.lines() {
+            assert!(l.starts_with("writer ") && l.matches("writer").count() == 1, "not a whole record: {l:?}");
+        }
     }
 
     #[test]

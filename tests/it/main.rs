@@ -7,10 +7,12 @@ mod common;
 
 mod api_load;
 mod api_load_interrupted;
+mod audit_concurrency;
 mod bad_input;
 mod boot;
 mod config;
 mod console_cli;
+mod demo_sandbox;
 mod e2e_tmux;
 mod faults;
 mod flavor_fit;

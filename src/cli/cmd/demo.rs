@@ -11,7 +11,8 @@ use crate::core::demo::sandbox;
 
 #[derive(Args, Debug, Default)]
 pub struct DemoArgs {
-    /// Where to build the sandbox (default: a new directory under the system temp dir)
+    /// Where to build the sandbox: a directory of your own that no one else can write, empty or an
+    /// earlier sandbox (default: a new private directory under the system temp dir)
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Only build the sandbox and print its connection settings (no terminal needed)
@@ -23,8 +24,11 @@ pub async fn run(global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
     if !args.no_tui && !crate::tui::have_terminal() {
         return Err(Failure::usage("demo opens the wizard, which needs an interactive terminal: run it in one, or add --no-tui to only build the sandbox"));
     }
-    let dir = args.dir.unwrap_or_else(|| std::env::temp_dir().join(format!("bm2ironic-demo-{}", std::process::id())));
-    let sb = sandbox::build(&dir).await?;
+    // no --dir: a new private directory of a name no one can guess (mkdtemp), never a fixed one
+    let sb = match &args.dir {
+        Some(dir) => sandbox::build(dir).await?,
+        None => sandbox::build_fresh().await?,
+    };
     if args.no_tui {
         println!("Demo sandbox in {}", sb.dir.display());
         println!("  export BM2IRONIC_NOVA_BM_DB='{}'", sb.nova_bm_url);

@@ -130,6 +130,19 @@ fn iface(id: i64, node: Option<i64>, address: &str) -> BmInterface {
     .normalize()
 }
 
+/// Writes `bytes` to `path` (replacing a file written earlier), never through a link planted there.
+fn write_no_link(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    f.write_all(bytes)
+}
+
 /// The root partition uuid the fixtures' nova baremetal gave an instance (v5 of its uuid).
 pub fn root_uuid_of(instance_uuid: &str) -> String {
     let ns = uuid::Uuid::from_u128(0x0f00_7000_0000_4000_8000_0000_0000_0000);
@@ -164,9 +177,14 @@ impl Fixture {
                 &root_uuid_of(&inst),
                 "nofb nomodeset vga=normal",
             );
-            std::fs::write(d.join("config"), config)?;
-            std::fs::write(d.join("kernel"), b"demo instance kernel\n")?;
-            std::fs::write(d.join("ramdisk"), b"demo instance ramdisk\n")?;
+            let files: [(&str, &[u8]); 3] = [
+                ("config", config.as_bytes()),
+                ("kernel", b"demo instance kernel\n"),
+                ("ramdisk", b"demo instance ramdisk\n"),
+            ];
+            for (name, bytes) in files {
+                write_no_link(&d.join(name), bytes)?;
+            }
         }
         Ok(())
     }

@@ -2,3 +2,4 @@
 
 pub mod fixture;
 pub mod sandbox;
+pub mod sandbox_dir;

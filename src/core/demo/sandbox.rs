@@ -2,13 +2,15 @@
 //! realistic inventory and most conflict codes, an empty Ironic (the real 39.0.0 schema), a Nova DB
 //! with instances and services, a Nova API DB with the flavors (modern Nova), deploy image files,
 //! nova baremetal's TFTP tree of the instances (`tftpboot/`), and
-//! log files the simulated takeover writes into. Built only in a directory that is empty or an earlier sandbox.
+//! log files the simulated takeover writes into. Built only in a private directory of the user's (a new
+//! one by default) that is empty or an earlier sandbox, every file created new.
 
 use std::path::{Path, PathBuf};
 
 use crate::core::db::url::DbUrl;
 use crate::core::db::{Access, Db};
 use crate::core::demo::fixture::{self, Fixture};
+use crate::core::demo::sandbox_dir;
 use crate::core::migrate::plan::PlanOptions;
 use crate::core::source::tftp::TftpRoot;
 
@@ -46,44 +48,54 @@ fn io(what: &str, p: &Path, e: std::io::Error) -> SandboxError {
     SandboxError(format!("cannot {what} {}: {e}", p.display()))
 }
 
-/// Creates `dir`, or empties it when it is an earlier sandbox. Never touches other directories.
-fn prepare_dir(dir: &Path) -> Result<(), SandboxError> {
-    if dir.exists() {
-        let is_sandbox = dir.join(MARKER).exists();
-        let empty = std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false);
-        if !is_sandbox && !empty {
-            return Err(SandboxError(format!(
-                "{} is not empty and is not a bm2ironic demo sandbox: choose another --dir",
-                dir.display()
-            )));
-        }
-        for f in FILES.iter().flat_map(|f| [f.to_string(), format!("{f}-journal")]) {
-            let p = dir.join(f);
-            if p.exists() {
-                std::fs::remove_file(&p).map_err(|e| io("remove", &p, e))?;
-            }
-        }
-        for sub in ["logs", "tftpboot"] {
-            let p = dir.join(sub);
-            if p.exists() {
-                std::fs::remove_dir_all(&p).map_err(|e| io("remove", &p, e))?;
-            }
-        }
+/// Side files SQLite may leave beside a database (a build cut short).
+const SQLITE_SIDE: &[&str] = &["-journal", "-wal", "-shm"];
+
+/// Makes `dir` ready and returns its resolved path: a directory of the user's own that no one else
+/// can write (see `sandbox_dir::claim`), empty or an earlier sandbox, whose files are then removed
+/// so that every one is created new. Never touches other directories.
+fn prepare_dir(dir: &Path) -> Result<PathBuf, SandboxError> {
+    let dir = sandbox_dir::claim(dir).map_err(SandboxError)?;
+    let is_sandbox = std::fs::symlink_metadata(dir.join(MARKER)).is_ok();
+    let empty = std::fs::read_dir(&dir).map(|mut d| d.next().is_none()).unwrap_or(false);
+    if !is_sandbox && !empty {
+        return Err(SandboxError(format!(
+            "{} is not empty and is not a bm2ironic demo sandbox: choose another --dir",
+            dir.display()
+        )));
     }
-    std::fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
-    std::fs::write(dir.join(MARKER), "bm2ironic demo sandbox: safe to delete\n").map_err(|e| io("write in", dir, e))
+    let side = FILES.iter().flat_map(|f| SQLITE_SIDE.iter().map(move |s| format!("{f}{s}")));
+    let names = FILES.iter().map(|f| f.to_string()).chain(side).chain(["logs", "tftpboot", MARKER].map(String::from));
+    for name in names {
+        let p = dir.join(name);
+        sandbox_dir::remove(&p).map_err(|e| io("remove", &p, e))?;
+    }
+    let marker = dir.join(MARKER);
+    sandbox_dir::write_new(&marker, b"bm2ironic demo sandbox: safe to delete\n")
+        .map_err(|e| io("write", &marker, e))?;
+    Ok(dir)
 }
 
+/// A database file created new (never through a planted link), then opened by SQLite.
 async fn sqlite(path: &Path) -> Result<(String, Db), SandboxError> {
+    sandbox_dir::create_new(path).map_err(|e| io("create", path, e))?;
     let text = format!("sqlite:///{}", path.display());
     let url = DbUrl::parse(&text).map_err(|e| SandboxError(e.to_string()))?;
     let db = Db::connect(&url, Access::Create).await.map_err(|e| SandboxError(e.to_string()))?;
     Ok((text, db))
 }
 
+/// Builds the sandbox in a new private directory under the system temp dir (`mkdtemp`).
+pub async fn build_fresh() -> Result<Sandbox, SandboxError> {
+    let tmp = std::env::temp_dir();
+    let dir = sandbox_dir::make_fresh(&tmp, "bm2ironic-demo-").map_err(|e| io("create a new directory in", &tmp, e))?;
+    build(&dir).await
+}
+
+/// Builds the sandbox in `dir`: created when missing; an existing one must be the user's own, not
+/// writable by others, and empty or an earlier sandbox.
 pub async fn build(dir: &Path) -> Result<Sandbox, SandboxError> {
-    prepare_dir(dir)?;
-    let dir = dir.canonicalize().map_err(|e| io("resolve", dir, e))?;
+    let dir = prepare_dir(dir)?;
     let fixture = Fixture::demo();
     let (nova_bm_url, db) = sqlite(&dir.join("nova_bm.sqlite")).await?;
     fixture::build(&db, &fixture).await.map_err(|e| SandboxError(format!("cannot build the demo nova_bm: {e}")))?;
@@ -105,7 +117,8 @@ pub async fn build(dir: &Path) -> Result<Sandbox, SandboxError> {
     db.close().await;
 
     let logs = dir.join("logs");
-    std::fs::create_dir_all(&logs).map_err(|e| io("create", &logs, e))?;
+    // the old ones were removed: a new directory holds no planted name
+    std::fs::create_dir(&logs).map_err(|e| io("create", &logs, e))?;
     let conductor_log = logs.join("ironic-conductor.log");
     let compute_log = logs.join("nova-compute.log");
     let ts = chrono::Utc::now().naive_utc().format("%Y-%m-%d %H:%M:%S%.3f");
@@ -113,15 +126,16 @@ pub async fn build(dir: &Path) -> Result<Sandbox, SandboxError> {
         (&conductor_log, "INFO ironic.conductor.manager [-] (demo) waiting for the migration"),
         (&compute_log, "INFO nova.service [-] (demo) baremetal nova-compute stopped for the maintenance window"),
     ] {
-        std::fs::write(p, format!("{ts} 1000 {line}\n")).map_err(|e| io("write", p, e))?;
+        sandbox_dir::write_new(p, format!("{ts} 1000 {line}\n").as_bytes()).map_err(|e| io("write", p, e))?;
     }
     // nova baremetal's TFTP tree, as copied from the compute hosts (`--tftp-root`)
     let tftp_root = dir.join("tftpboot");
+    std::fs::create_dir(&tftp_root).map_err(|e| io("create", &tftp_root, e))?;
     fixture.write_tftp_tree(&tftp_root).map_err(|e| io("write the TFTP tree in", &tftp_root, e))?;
     let kernel = dir.join("deploy.kernel");
     let ramdisk = dir.join("deploy.initramfs");
     for p in [&kernel, &ramdisk] {
-        std::fs::write(p, b"demo deploy image\n").map_err(|e| io("write", p, e))?;
+        sandbox_dir::write_new(p, b"demo deploy image\n").map_err(|e| io("write", p, e))?;
     }
     tracing::info!(dir = %dir.display(), "demo sandbox built");
     Ok(Sandbox {
