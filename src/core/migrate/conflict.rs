@@ -408,7 +408,7 @@ mod tests {
                 assert!(c.default_action().is_some(), "{c} is non-blocking and needs a default");
             }
         }
-        assert_eq!(ConflictCode::ALL.len(), 28);
+        assert_eq!(ConflictCode::ALL.len(), 29);
         assert!(ConflictCode::DuplicateMac.blocking());
         // keep-instance is per node only
         let mut r = Resolutions::default();
