@@ -126,3 +126,39 @@ async fn ironic_stopped_mid_run_ends_it_with_one_message_and_a_rerun_finishes() 
     let brief: Vec<_> = states.iter().map(|(u, s, i, _, _)| (u.clone(), s.clone(), i.clone())).collect();
     assert_eq!(brief, expected_state(12));
 }
+
+/// One run at a time per target (issue #50 item 3): while a load through the API runs, a rollback
+/// and a second load of the same Ironic are refused at once, naming the holder (before: the
+/// rollback removed the nodes created so far and said so, the load then created the rest, and both
+/// exited 0 with 27 of 33 nodes in no record; two loads both resumed one run and recorded nodes
+/// FAILED that had reached their state). Three rounds: after each, every node in Ironic is in the
+/// run's record (`verify` finds no difference), and the rollback alone then empties Ironic.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_api_load_and_a_rollback_or_a_second_load_never_run_at_once() {
+    use crate::common::Outcome;
+    use std::process::Stdio;
+    let Some(venv) = server_env(IRONIC_VENV) else { return };
+    let env = Env::start(&PathBuf::from(venv), 6, "127.0.0.18", None).await;
+    const HELD: &str = "another bm2ironic load or rollback through the API is running";
+    for round in 0..3 {
+        let mut c = env.migrate_cmd();
+        c.args(["--concurrency", "2"]).stdout(Stdio::null()).stderr(Stdio::piped());
+        let load = c.spawn().unwrap();
+        wait_nodes(&env, |n| !n.is_empty()).await;
+        let rollback = env.run(&["rollback", "--yes"]);
+        let second = Outcome::of(&mut env.migrate_cmd());
+        let load = load.wait_with_output().unwrap();
+        assert!(load.status.success(), "round {round}: {}", String::from_utf8_lossy(&load.stderr));
+        assert_eq!(rollback.code, 1, "round {round}: {}", rollback.text());
+        assert!(rollback.stderr.contains(HELD) && rollback.stderr.contains("migrate --via api"), "{}", rollback.stderr);
+        assert_eq!(second.code, 1, "round {round}: {}", second.text());
+        assert!(second.stderr.contains(HELD), "{}", second.stderr);
+        assert_eq!(final_state(&env).await.len(), 6);
+        let verify = env.run(&["verify"]);
+        assert_eq!(verify.code, 0, "round {round}: every node is in the run's record: {}", verify.text());
+        let rollback = Outcome::of(env.cmd(&["rollback", "--yes"]).env_remove("BM2IRONIC_NOVA_DB"));
+        assert_eq!(rollback.code, 0, "round {round}: {}", rollback.text());
+        assert!(rollback.stdout.contains("removed 6 nodes"), "{}", rollback.stdout);
+        assert!(env.nodes().await.is_empty());
+    }
+}

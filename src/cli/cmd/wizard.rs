@@ -38,6 +38,13 @@ pub async fn run(global: &GlobalArgs, args: WizardArgs) -> Result<(), Failure> {
     if !crate::tui::have_terminal() {
         return Err(no_terminal("the wizard"));
     }
+    let (app, ctx) = wizard_of(global, args)?;
+    ended(crate::tui::run_wizard(app, ctx).await)
+}
+
+/// The wizard as these flags set it up (its fields prefilled, `--via` the confirm screen's load
+/// path), before it takes the terminal.
+fn wizard_of(global: &GlobalArgs, args: WizardArgs) -> Result<(crate::tui::App, crate::tui::Context), Failure> {
     let settings = global.settings()?;
     let crate::cli::args::Decided { options: opts, resolutions, .. } = options(&args.plan, &settings)?;
     let mode = if args.rehearse { crate::tui::Mode::Rehearsal } else { crate::tui::Mode::Live };
@@ -65,7 +72,7 @@ pub async fn run(global: &GlobalArgs, args: WizardArgs) -> Result<(), Failure> {
         ],
         ..Default::default()
     };
-    ended(crate::tui::run_wizard(app, ctx).await)
+    Ok((app, ctx))
 }
 
 /// The exit of a wizard session (wizard, demo, the read-only browse): 0 when the operator quit,
@@ -79,5 +86,31 @@ pub(crate) fn ended(r: Result<crate::tui::Ending, crate::tui::WizardError>) -> R
             Ok(())
         }
         Ending::LoadStopped(why) => Err(Failure::runtime(why)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn wizard(args: &[&str]) -> Result<crate::tui::App, Failure> {
+        let cli = crate::cli::entry::Cli::try_parse_from(args).unwrap();
+        let Some(crate::cli::entry::Command::Wizard(w)) = cli.command else { panic!("not the wizard") };
+        wizard_of(&cli.global, w).map(|(app, _)| app)
+    }
+
+    /// `wizard --via api` makes the API the confirm screen's load path (before: ignored, the
+    /// screen said "SQL, one transaction" and `migrate` typed there wrote by SQL into the database of
+    /// a running Ironic); `--via api --rehearse` is refused as `migrate` refuses it.
+    #[test]
+    fn via_api_is_the_confirm_screens_load_path() {
+        let db = ["--nova-bm-db", "sqlite:///tmp/n.sqlite", "--ironic-db", "sqlite:///tmp/i.sqlite"];
+        let app = wizard(&[&["bm2ironic"], &db[..], &["wizard", "--via", "api"]].concat()).unwrap();
+        assert!(app.confirm.via_api);
+        let app = wizard(&[&["bm2ironic"], &db[..], &["wizard"]].concat()).unwrap();
+        assert!(!app.confirm.via_api);
+        let e = wizard(&[&["bm2ironic"], &db[..], &["wizard", "--via", "api", "--rehearse"]].concat()).unwrap_err();
+        assert!(e.message.contains("--rehearse needs --via db"), "{}", e.message);
     }
 }

@@ -337,4 +337,58 @@ mod tests {
         store.begin(&run("b", RunStatus::ApiCommitted, 10)).await.unwrap();
         assert!(store.resumable().await.unwrap().is_none());
     }
+
+    /// A run recorded before per-node rows (an API run kept its nodes in its head row's `written`)
+    /// still reads whole; resumed, its nodes move into rows and read once, not twice; a row that
+    /// does not parse is named, never dropped.
+    #[tokio::test]
+    async fn a_run_recorded_before_per_node_rows_still_reads_and_moves_into_rows() {
+        use crate::core::db::url::DbUrl;
+        use crate::core::db::Access;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("ironic.sqlite");
+        std::fs::write(&file, b"").unwrap();
+        let url = DbUrl::parse(&format!("sqlite:///{}", file.display())).unwrap();
+        let db = Db::connect(&url, Access::ReadWrite).await.unwrap();
+        db.execute_all(run_record::runs_ddl(db.dialect())).await.unwrap();
+        let node = |uuid: &str| {
+            serde_json::json!({"nova_bm_id": 1, "uuid": uuid, "provision_state": "active", "instance_uuid": null,
+                "maintenance": false, "driver": "ipmi", "driver_info": {}, "properties": {}, "instance_info": {},
+                "ports": [], "api": {"state": "pending", "error": null}})
+        };
+        let written = serde_json::json!([node("n1"), node("n2")]).to_string();
+        db.execute(
+            &format!("INSERT INTO {RUNS_TABLE} (id, started_at, finished_at, status, plan_checksum, source, target_kind, written) VALUES ('old-run', '2026-01-01 00:00:00', NULL, 'api-partial', 'c', 's', 'modern', ?)"),
+            vec![Val::from(written.as_str())],
+        )
+        .await
+        .unwrap();
+        let store = RunStore::Db(db.clone());
+        let run = store.find(Some("old-run")).await.unwrap();
+        assert_eq!(run.written.iter().map(|w| w.uuid.as_str()).collect::<Vec<_>>(), ["n1", "n2"]);
+        assert!(run.unreadable.is_empty());
+        assert_eq!(store.list().await.unwrap()[0].1, 2);
+        // resumed: its nodes are rows now, its head holds none, and each node reads once
+        let resumed = store.resumable().await.unwrap().expect("api-partial resumes");
+        store.begin(&resumed).await.unwrap();
+        let rows = db
+            .fetch_map("SELECT COUNT(*) AS n FROM bm2ironic_run_nodes", vec![], |r| r.get::<i64, _>("n"))
+            .await
+            .unwrap();
+        assert_eq!(rows, [2]);
+        let run = store.find(Some("old-run")).await.unwrap();
+        assert_eq!(run.written.len(), 2);
+        // a row cut short is named with its run and row, and `complete` refuses the run unless forced
+        db.execute("UPDATE bm2ironic_run_nodes SET record = substr(record, 1, 30) WHERE seq = 1", vec![])
+            .await
+            .unwrap();
+        let run = store.find(Some("old-run")).await.unwrap();
+        assert_eq!(run.written.len(), 1);
+        assert_eq!(run.unreadable.len(), 1);
+        assert!(run.unreadable[0].row.ends_with("seq 1"), "{}", run.unreadable[0]);
+        let e = complete(&run, false).unwrap_err().to_string();
+        assert!(e.contains("old-run") && e.contains("seq 1") && e.contains("--force"), "{e}");
+        assert_eq!(complete(&run, true).unwrap().len(), 1);
+        db.close().await;
+    }
 }
