@@ -530,6 +530,24 @@ impl App {
                     let item = self.conflicts.item;
                     effects.extend(self.decided(code, item));
                 }
+                Out::Undo => {
+                    if !self.session.undo() {
+                        self.status.toast = Some("nothing to undo".into());
+                        continue;
+                    }
+                    self.status.toast = Some("the last decision was taken back".into());
+                    effects.push(Effect::Journal {
+                        path: self.session.journal_path(),
+                        text: self.session.resolutions.to_toml(),
+                    });
+                    let (group, item) = (self.conflicts.group, self.conflicts.item);
+                    let code = self.session.conflict_groups().get(group).map(|(c, _)| *c);
+                    if let Some(code) = code {
+                        effects.extend(self.decided(code, item));
+                    } else {
+                        self.replan();
+                    }
+                }
                 Out::ShowErrors => {
                     if self.logs.show_first_error() {
                         self.note_logs_from(Screen::Logs);

@@ -116,6 +116,7 @@ fn a_large_inventorys_decision_is_planned_off_the_key_and_keys_meanwhile_are_dro
     a.screen = Screen::Conflicts;
     let before = a.session.plan.as_ref().unwrap().checksum.clone();
     let blocking_before = a.session.plan.as_ref().unwrap().blocking();
+    a.conflicts.focus_items = true; // a digit decides where the items have focus
     let one = KeyEvent::new(KeyCode::Char('1'), crossterm_none());
     let effects = a.update(Msg::Key(one));
     let generation = match effects.iter().find(|e| matches!(e, Effect::Replan { .. })) {

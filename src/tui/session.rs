@@ -40,6 +40,8 @@ pub struct Session {
     pub resolutions_path: String,
     /// the decisions as last saved (or given at start): `q` asks while they differ
     pub saved: Resolutions,
+    /// the decisions before the last one made with a key (`u` on Conflicts puts them back)
+    pub before_last: Option<Resolutions>,
     pub plan: Option<Plan>,
     /// how long the last plan took to compute (ms)
     pub plan_ms: Option<f64>,
@@ -55,6 +57,7 @@ impl Session {
             inv_summary: Default::default(),
             plan_options,
             saved: resolutions.clone(),
+            before_last: None,
             resolutions,
             resolutions_path: "bm2ironic-resolutions.toml".into(),
             plan: None,
@@ -100,11 +103,24 @@ impl Session {
         action: crate::core::migrate::conflict::Action,
         all: bool,
     ) {
+        self.before_last = Some(self.resolutions.clone());
         if all {
             self.resolutions.defaults.insert(code, action);
+            self.resolutions.keyed_codes.insert(code);
             self.resolutions.decisions.retain(|d| d.code != code);
         } else if let Some(s) = subject {
             self.resolutions.decide_item(code, s, action);
+        }
+    }
+
+    /// Takes back the last decision (`u` on Conflicts): true when there was one.
+    pub fn undo(&mut self) -> bool {
+        match self.before_last.take() {
+            Some(r) => {
+                self.resolutions = r;
+                true
+            }
+            None => false,
         }
     }
 

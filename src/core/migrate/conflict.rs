@@ -182,7 +182,7 @@ impl Conflict {
 }
 
 /// One saved decision about one conflict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Decision {
     pub code: ConflictCode,
@@ -193,6 +193,17 @@ pub struct Decision {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
     pub action: Action,
+    /// made with a key in this wizard session (not read from a file): `decided_by` says "key"
+    #[serde(skip)]
+    pub by_key: bool,
+}
+
+/// Two decisions are the same decision whoever made them (a key, a file).
+impl PartialEq for Decision {
+    fn eq(&self, o: &Decision) -> bool {
+        (self.code, self.node, self.interface, &self.host, self.action)
+            == (o.code, o.node, o.interface, &o.host, o.action)
+    }
 }
 
 /// The operator's decisions: per code (`--resolve`, `[defaults]` of a file) and per item.
@@ -206,6 +217,9 @@ pub struct Resolutions {
     /// codes whose default came from `--resolve` (not the file), so `decided_by` says which
     #[serde(skip)]
     pub flag_codes: std::collections::BTreeSet<ConflictCode>,
+    /// codes whose default was set with a key in this wizard session (`a`, then an action)
+    #[serde(skip)]
+    pub keyed_codes: std::collections::BTreeSet<ConflictCode>,
 }
 
 /// A resolutions file is a few kilobytes; anything past this is not one (`/dev/zero`, a log).
@@ -333,13 +347,19 @@ impl Resolutions {
                 }
         });
         if let Some(d) = item {
-            return Some((d.action, "resolutions"));
+            return Some((d.action, if d.by_key { "key" } else { "resolutions" }));
         }
-        let by = if self.flag_codes.contains(&code) { "resolve" } else { "resolutions" };
+        let by = if self.keyed_codes.contains(&code) {
+            "key"
+        } else if self.flag_codes.contains(&code) {
+            "resolve"
+        } else {
+            "resolutions"
+        };
         self.defaults.get(&code).map(|a| (*a, by))
     }
 
-    /// Records a decision about one item (the wizard's "this one").
+    /// Records a decision about one item (the wizard's "this one", made with a key).
     pub fn decide_item(&mut self, code: ConflictCode, subject: &Subject, action: Action) {
         let (node, interface, host) = match subject {
             Subject::Node { nova_bm_id } => (Some(*nova_bm_id), None, None),
@@ -348,7 +368,7 @@ impl Resolutions {
             Subject::Run => (None, None, None),
         };
         self.decisions.retain(|d| !(d.code == code && d.node == node && d.interface == interface && d.host == host));
-        self.decisions.push(Decision { code, node, interface, host, action });
+        self.decisions.push(Decision { code, node, interface, host, action, by_key: true });
     }
 }
 

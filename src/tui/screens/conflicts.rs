@@ -38,6 +38,7 @@ pub enum Act {
     All,
     /// The n-th action of the code (0-based).
     Choose(u8),
+    Undo,
     Save,
     Explain,
     ExplainDown,
@@ -63,6 +64,17 @@ static FOCUS: Binding<Act> = Binding {
     what: "groups/items",
     bar: Bar::As("Tab", "groups/items"),
 };
+/// What a decision is about, in words.
+fn about(s: &crate::core::migrate::conflict::Subject) -> String {
+    use crate::core::migrate::conflict::Subject;
+    match s {
+        Subject::Node { nova_bm_id } => format!("nova_bm node {nova_bm_id}"),
+        Subject::Interface { nova_bm_id, interface_id } => format!("node {nova_bm_id}'s interface {interface_id}"),
+        Subject::Host { host } => format!("host {}", crate::core::text::visible_line(host)),
+        Subject::Run => "the run".into(),
+    }
+}
+
 /// The choose row as the bar shows it for a code of 1, 2, 3 or 4 actions (`1-3` for two was wrong).
 macro_rules! choose {
     ($name:ident, $label:literal) => {
@@ -91,6 +103,8 @@ static CHOOSE: Binding<Act> = Binding {
 };
 static ALL: Binding<Act> =
     Binding { keys: &[(ch('a'), Act::All)], label: "a", what: "apply to all of code", bar: Bar::Yes };
+static UNDO: Binding<Act> =
+    Binding { keys: &[(ch('u'), Act::Undo)], label: "u", what: "undo the last decision", bar: Bar::Yes };
 static SAVE: Binding<Act> =
     Binding { keys: &[(ch('w'), Act::Save)], label: "w", what: "save decisions", bar: Bar::Yes };
 static EXPLAIN: Binding<Act> = Binding {
@@ -344,7 +358,7 @@ impl Page for Conflicts {
         };
         let next = if cx.nova_given { &NEXT } else { &NEXT_CONFIRM };
         let scroll = if self.explain_scroll > 0 { &SCROLL } else { &SCROLL_DOWN };
-        vec![&MOVE, &FOCUS, choose, &ALL, &SAVE, &EXPLAIN, scroll, next, &BACK]
+        vec![&MOVE, &FOCUS, choose, &ALL, &UNDO, &SAVE, &EXPLAIN, scroll, next, &BACK]
     }
 
     fn act(&mut self, act: Act, cx: &Ctx) -> Vec<Out> {
@@ -383,17 +397,29 @@ impl Page for Conflicts {
             Act::ExplainUp => self.explain_scroll = self.explain_scroll.saturating_sub(8),
             Act::Choose(i) => {
                 let Some((code, idx)) = groups.get(self.group) else { return vec![] };
+                // a digit decides only where the items have focus: typed on the list of codes (a
+                // search typed by habit, `find node 12`) it decides nothing
+                if !self.focus_items && !self.apply_all {
+                    return vec![Out::Toast(format!(
+                        "nothing decided: Tab (or →) to the {code} items first, then {} chooses for the selected one ('a' first: for all)",
+                        if code.actions().len() > 1 { format!("1-{}", code.actions().len()) } else { "1".into() }
+                    ))];
+                }
                 let Some(action) = code.actions().get(i as usize).copied() else {
                     return vec![Out::Toast(format!("{code} has {} action(s)", code.actions().len()))];
                 };
                 let subject = idx.get(self.item).map(|&ci| plan.conflicts[ci].subject.clone());
-                let mut out = vec![];
-                if self.apply_all {
-                    out.push(Out::Toast(format!("{action} for every {code}")));
-                }
-                out.push(Out::Decide { code: *code, subject, action, all: self.apply_all });
-                return out;
+                let what = match (&subject, self.apply_all) {
+                    (_, true) => format!("every {code}"),
+                    (Some(s), false) => format!("{code} of {}", about(s)),
+                    (None, false) => code.to_string(),
+                };
+                return vec![
+                    Out::Toast(format!("{what} -> {action} (key {}); u undoes", i + 1)),
+                    Out::Decide { code: *code, subject, action, all: self.apply_all },
+                ];
             }
+            Act::Undo => return vec![Out::Undo],
             Act::Save => return vec![Out::Effect(Effect::SaveResolutions)],
             Act::Next => {
                 let blocking = plan.blocking();
@@ -425,6 +451,23 @@ mod tests {
     use crate::tui::screens::fixture;
     use crate::tui::session::Mode;
 
+    /// Issue #48 item 1: typing on the list of codes (`find node 12` typed by habit: `n` led here,
+    /// then `1` and `2`) decides nothing and says how to decide; `u` takes back the last decision.
+    #[test]
+    fn a_digit_on_the_list_of_codes_decides_nothing() {
+        let s = fixture::session(Mode::Rehearsal);
+        let cx = fixture::ctx(&s);
+        let mut c = Conflicts::default();
+        assert!(!c.focus_items);
+        for k in "find node 12".chars() {
+            let out = c.on_key(ch(k).event(), &cx);
+            assert!(!out.iter().any(|o| matches!(o, Out::Decide { .. })), "{k:?} decided: {out:?}");
+        }
+        let out = c.on_key(ch('1').event(), &cx);
+        assert!(matches!(&out[..], [Out::Toast(t)] if t.starts_with("nothing decided: Tab")), "{out:?}");
+        assert_eq!(c.on_key(ch('u').event(), &cx), vec![Out::Undo]);
+    }
+
     #[test]
     fn moves_and_decides() {
         let s = fixture::session(Mode::Rehearsal);
@@ -439,10 +482,17 @@ mod tests {
         c.on_key(ch('k').event(), &cx);
         assert_eq!((c.group, c.item), (1, 0));
         let out = c.on_key(ch('1').event(), &cx);
-        assert!(matches!(&out[..], [Out::Decide { all: false, subject: Some(_), .. }]), "{out:?}");
+        assert!(
+            matches!(&out[..], [Out::Toast(t), Out::Decide { all: false, subject: Some(_), .. }] if t.contains("u undoes")),
+            "{out:?}"
+        );
         c.on_key(ch('a').event(), &cx);
         let out = c.on_key(ch('1').event(), &cx);
-        assert!(matches!(&out[..], [Out::Toast(_), Out::Decide { all: true, .. }]), "{out:?}");
+        assert!(
+            matches!(&out[..], [Out::Toast(t), Out::Decide { all: true, .. }] if t.starts_with("every ")),
+            "{out:?}"
+        );
+        c.on_key(ch('a').event(), &cx);
         let out = c.on_key(ch('9').event(), &cx);
         assert!(matches!(&out[..], [Out::Toast(t)] if t.contains("action(s)")), "{out:?}");
         let out = c.on_key(ch('n').event(), &cx);

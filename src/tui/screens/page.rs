@@ -65,6 +65,8 @@ pub enum Out {
         action: Action,
         all: bool,
     },
+    /// Take back the last decision (`u` on Conflicts).
+    Undo,
     /// Show the takeover's error records in the logs (or say there are none).
     ShowErrors,
     /// The load starts (the progress screen is set up from the plan).
