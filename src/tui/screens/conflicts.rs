@@ -395,30 +395,7 @@ impl Page for Conflicts {
             }
             Act::ExplainDown => self.explain_scroll = (self.explain_scroll + 8).min(200),
             Act::ExplainUp => self.explain_scroll = self.explain_scroll.saturating_sub(8),
-            Act::Choose(i) => {
-                let Some((code, idx)) = groups.get(self.group) else { return vec![] };
-                // a digit decides only where the items have focus: typed on the list of codes (a
-                // search typed by habit, `find node 12`) it decides nothing
-                if !self.focus_items && !self.apply_all {
-                    return vec![Out::Toast(format!(
-                        "nothing decided: Tab (or →) to the {code} items first, then {} chooses for the selected one ('a' first: for all)",
-                        if code.actions().len() > 1 { format!("1-{}", code.actions().len()) } else { "1".into() }
-                    ))];
-                }
-                let Some(action) = code.actions().get(i as usize).copied() else {
-                    return vec![Out::Toast(format!("{code} has {} action(s)", code.actions().len()))];
-                };
-                let subject = idx.get(self.item).map(|&ci| plan.conflicts[ci].subject.clone());
-                let what = match (&subject, self.apply_all) {
-                    (_, true) => format!("every {code}"),
-                    (Some(s), false) => format!("{code} of {}", about(s)),
-                    (None, false) => code.to_string(),
-                };
-                return vec![
-                    Out::Toast(format!("{what} -> {action} (key {}); u undoes", i + 1)),
-                    Out::Decide { code: *code, subject, action, all: self.apply_all },
-                ];
-            }
+            Act::Choose(i) => return self.choose(i, &groups, plan),
             Act::Undo => return vec![Out::Undo],
             Act::Save => return vec![Out::Effect(Effect::SaveResolutions)],
             Act::Next => {
@@ -442,6 +419,40 @@ impl Page for Conflicts {
             Act::Back => return vec![Out::Go(Screen::Inventory)],
         }
         vec![]
+    }
+}
+
+impl Conflicts {
+    /// `1`-`9`: the action of that number for the selected item (or, after `a`, every item of the
+    /// code), said with what it changes; on the list of codes a digit decides nothing.
+    fn choose(
+        &self,
+        i: u8,
+        groups: &[(ConflictCode, Vec<usize>)],
+        plan: &crate::core::migrate::plan::Plan,
+    ) -> Vec<Out> {
+        let Some((code, idx)) = groups.get(self.group) else { return vec![] };
+        // a digit decides only where the items have focus: typed on the list of codes (a
+        // search typed by habit, `find node 12`) it decides nothing
+        if !self.focus_items && !self.apply_all {
+            return vec![Out::Toast(format!(
+                "nothing decided: Tab (or →) to the {code} items first, then {} chooses for the selected one ('a' first: for all)",
+                if code.actions().len() > 1 { format!("1-{}", code.actions().len()) } else { "1".into() }
+            ))];
+        }
+        let Some(action) = code.actions().get(i as usize).copied() else {
+            return vec![Out::Toast(format!("{code} has {} action(s)", code.actions().len()))];
+        };
+        let subject = idx.get(self.item).map(|&ci| plan.conflicts[ci].subject.clone());
+        let what = match (&subject, self.apply_all) {
+            (_, true) => format!("every {code}"),
+            (Some(s), false) => format!("{code} of {}", about(s)),
+            (None, false) => code.to_string(),
+        };
+        vec![
+            Out::Toast(format!("{what} -> {action} (key {}); u undoes", i + 1)),
+            Out::Decide { code: *code, subject, action, all: self.apply_all },
+        ]
     }
 }
 

@@ -483,4 +483,103 @@ mod tests {
         let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(doc["plan"]["checksum"], p.checksum);
     }
+    use crate::core::migrate::events::LoadSummary;
+    use crate::core::migrate::run::RunId;
+    use crate::core::migrate::steps::outcome::NodeLeft;
+    use crate::core::migrate::steps::StepError;
+
+    fn outcome(p: &Plan, kind: RunKind, ended: Ended) -> Outcome {
+        let run = RunId::new();
+        let mut s = LoadSummary::begin(p, &run, matches!(ended, Ended::Rehearsed));
+        s.created = 3;
+        s.committed = matches!(ended, Ended::Committed | Ended::Adopted);
+        let loaded = !matches!(ended, Ended::NotStarted(_) | Ended::RolledBack(_));
+        Outcome { kind, ended, summary: loaded.then_some(s), run: Some(run), verify: None, phases: Default::default() }
+    }
+
+    /// Every ending, through the report both faces write (the CLI's `--report`, the wizard's `s`):
+    /// its outcome line, a written node's line, whether it is committed, and what the rollback
+    /// advice says. A partial load through the API is never "one transaction" nor "rolled back".
+    #[test]
+    fn each_ending_says_what_stayed_in_ironic() {
+        let p = demo_plan();
+        let written = p.to_write().next().expect("a node to write").clone();
+        let uuid = written.uuid.clone().unwrap();
+        let settings = crate::core::settings::ConnectionSettings::default();
+        let left =
+            vec![NodeLeft { uuid: uuid.clone(), nova_bm_id: written.nova_bm_id, state: "failed (manageable)".into() }];
+        let cases = [
+            (RunKind::Sql, Ended::Committed, "committed: 3 nodes", "written", true, "in one transaction"),
+            (
+                RunKind::Sql,
+                Ended::Rehearsed,
+                "rehearsal: 3 nodes",
+                "written, then rolled back",
+                false,
+                "rehearsal rolled",
+            ),
+            (
+                RunKind::Sql,
+                Ended::RolledBack(StepError::Refused("cancelled".into())),
+                "failed and rolled back, the target is as it was: cancelled",
+                "not written: the load failed",
+                false,
+                "nothing stayed",
+            ),
+            (
+                RunKind::Api,
+                Ended::Adopted,
+                "done through the Ironic API: 3 nodes",
+                "written through the API",
+                true,
+                "through the Ironic API",
+            ),
+            (
+                RunKind::Api,
+                Ended::PartlyAdopted {
+                    failed: vec![(uuid.clone(), "adopt failed: no image".into())],
+                    interrupted: false,
+                    left: left.clone(),
+                },
+                "partly done through the Ironic API: 3 nodes changed, 1 failed; 1 node(s) of this run are in Ironic",
+                "failed through the API, left where it is: adopt failed: no image",
+                false,
+                "through the Ironic API",
+            ),
+            (
+                RunKind::Api,
+                Ended::Stopped { error: StepError::Refused("Ironic stopped answering".into()), left },
+                "stopped part-way through the Ironic API: 1 node(s) left in Ironic",
+                "not finished, left in Ironic in state failed (manageable)",
+                false,
+                "through the Ironic API",
+            ),
+            (
+                RunKind::Api,
+                Ended::NotStarted(StepError::Refused("not confirmed".into())),
+                "not started: not confirmed",
+                "not written: the load did not start",
+                false,
+                "nothing was written",
+            ),
+        ];
+        for (kind, ended, line, node, committed, rollback) in cases {
+            let o = outcome(&p, kind, ended);
+            let input = ReportInput::new(&settings, &p, "src".into(), &o);
+            let r = Report::new(&input);
+            assert!(r.run.outcome.starts_with(line), "{:?}: {}", o.ended, r.run.outcome);
+            let row = r.nodes.iter().find(|n| n.uuid.as_deref() == Some(uuid.as_str())).unwrap();
+            assert!(row.outcome.starts_with(node), "{:?}: {}", o.ended, row.outcome);
+            assert_eq!(r.run.committed, committed, "{:?}", o.ended);
+            assert!(r.rollback.iter().any(|l| l.contains(rollback)), "{:?}: {:?}", o.ended, r.rollback);
+            if kind == RunKind::Api {
+                assert!(
+                    !r.run.outcome.contains("transaction") && !r.rollback.iter().any(|l| l.contains("one transaction")),
+                    "{:?}",
+                    o.ended
+                );
+            }
+            assert_eq!(o.failure().is_none(), o.complete() || o.rehearsal(), "{:?}", o.ended);
+        }
+    }
 }
