@@ -36,6 +36,7 @@ mod proxy_tokens;
 mod races;
 mod real_ironic;
 mod rehearsal;
+mod release;
 mod report;
 mod scale;
 mod secrets;
