@@ -180,7 +180,7 @@ else
 fi
 if [ -n "$WITHOUT_JUNO" ]; then
   echo "== NOT the whole suite: BM2IRONIC_TEST_WITHOUT_JUNO was set, so these did not run: =="
-  grep -iE 'JUNO|GLANCE|KEYSTONE_V2' "$BM2IRONIC_TEST_SKIPS" | sort -u | sed 's/^/   /' || echo "   (none of the tests run here needed the Juno pieces)"
+  grep -E 'BM2IRONIC_TEST_(JUNO_VENV|JUNO_NOVA_VENV|GLANCE_VENV|KEYSTONE_V2) is not set' "$BM2IRONIC_TEST_SKIPS" | sort -u | sed 's/^/   /' || echo "   (none of the tests run here needed the Juno pieces)"
   echo "   the Juno sources and how to make them: docs/juno.md"
 fi
 print_phases
