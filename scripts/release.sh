@@ -64,7 +64,7 @@ start=$(date +%s)
 # build.rs puts the glibc into --version
 BM2IRONIC_BUILD_GLIBC=$GLIBC cargo zigbuild --release --locked --target "$TARGET.$GLIBC"
 log "built in $(( $(date +%s) - start )) s"
-BIN=target/$TARGET/release/bm2ironic
+BIN=${CARGO_TARGET_DIR:-target}/$TARGET/release/bm2ironic
 
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
