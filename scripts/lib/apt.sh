@@ -19,6 +19,7 @@ TEST_PACKAGES=(
   ipmitool                              # ironic.sh: the ipmi hardware type refuses to load without it
   qemu-system-x86 ipxe-qemu fdisk e2fsprogs   # bootvm.sh: the PXE-booted machine, its NIC ROM, the disk
   qemu-utils                            # juno.sh: Juno's pxe driver runs qemu-img on every image
+  man-db                                # release:: renders the man page with `man -l`
 )
 
 # The packages of "$@" that are not installed, one a line.

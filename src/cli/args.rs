@@ -23,6 +23,10 @@ fn env(k: &str) -> Option<String> {
     std::env::var(k).ok()
 }
 
+/// `--version`: the crate's version, the commit, whether the tree was clean, the target and its glibc
+/// (build.rs).
+pub const VERSION: &str = env!("BM2_BUILD_VERSION");
+
 pub const DEFAULT_CONDUCTOR_LOG: &str = "/var/log/ironic/ironic-conductor.log";
 pub const DEFAULT_COMPUTE_LOG: &str = "/var/log/nova/nova-compute.log";
 

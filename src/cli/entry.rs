@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use super::args::{GlobalArgs, MigrateArgs, PlanArgs};
+use super::args::{GlobalArgs, MigrateArgs, PlanArgs, VERSION};
 use super::cmd;
 use super::failure::{exit, Failure};
 use crate::audit;
@@ -17,7 +17,7 @@ use crate::core::redact::redact;
 #[derive(Parser, Debug)]
 #[command(
     name = "bm2ironic",
-    version,
+    version = VERSION,
     about = "Move a nova baremetal (nova_bm) inventory to Ironic in one maintenance window, without losing a running instance",
     after_help = "Connections: flag > environment (BM2IRONIC_NOVA_BM_DB, BM2IRONIC_IRONIC_DB, BM2IRONIC_NOVA_DB, BM2IRONIC_NOVA_API_DB, BM2IRONIC_IRONIC_URL) > --nova-conf/--ironic-conf.\nPasswords on the command line are visible in `ps`: prefer the environment or a config file.\nExit codes: 0 ok, 1 runtime error, 2 usage error, 3 blocking conflicts, 4 verification differences."
 )]
@@ -57,6 +57,11 @@ pub enum Command {
     Proxy(cmd::proxy::ProxyArgs),
     /// Juno conductor host, after its takeover: PXE configs back to `default boot` with the root uuid (--apply)
     JunoBoot(cmd::juno_boot::JunoBootArgs),
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the bm2ironic.1 man page (roff: `bm2ironic man-page | man -l -`), or write every page
+    #[command(hide = true)]
+    ManPage(cmd::completions::ManPageArgs),
 }
 
 /// Entry point: parse, start the audit log, run, map the outcome to an exit code.
@@ -78,6 +83,22 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code as u8);
         }
     };
+    // generated from the command list itself; they print only, with no audit log
+    use clap::CommandFactory;
+    let printed = match &cli.command {
+        Some(Command::Completions(a)) => Some(cmd::completions::completions(a, Cli::command())),
+        Some(Command::ManPage(a)) => Some(cmd::completions::man_page(a, Cli::command())),
+        _ => None,
+    };
+    if let Some(outcome) = printed {
+        return match outcome {
+            Ok(()) => ExitCode::from(exit::OK),
+            Err(f) => {
+                note(&format!("bm2ironic: {}", f.message));
+                ExitCode::from(f.code)
+            }
+        };
+    }
     let runs_tui = match &cli.command {
         None | Some(Command::Wizard(_)) => true,
         Some(Command::Demo(a)) => !a.no_tui,
@@ -98,7 +119,7 @@ pub fn main() -> ExitCode {
     let uid = unsafe { libc::getuid() };
     let claimed = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| "?".into());
     let user = format!("uid {uid} (USER={claimed})");
-    tracing::info!(argv = ?argv, user = %user, pid = std::process::id(), version = env!("CARGO_PKG_VERSION"), "command started");
+    tracing::info!(argv = ?argv, user = %user, pid = std::process::id(), version = VERSION, "command started");
 
     // a command that changes a database runs only with its audit trail
     let changes = match &cli.command {
@@ -202,6 +223,7 @@ fn run_command(cli: Cli) -> Result<(), Failure> {
         Some(Command::Config(args)) => rt.block_on(cmd::config::run(&cli.global, args)),
         Some(Command::Hosts(args)) => rt.block_on(cmd::hosts::run(&cli.global, args)),
         Some(Command::JunoBoot(args)) => rt.block_on(cmd::juno_boot::run(&cli.global, args)),
+        Some(Command::Completions(_) | Command::ManPage(_)) => Ok(()), // printed in `main`, before the audit log
     }
 }
 

@@ -38,6 +38,7 @@ mod proxy_tokens;
 mod races;
 mod real_ironic;
 mod rehearsal;
+mod release;
 mod report;
 mod runs;
 mod scale;

@@ -1,6 +1,7 @@
 //! One file per command; each depends only on `cli::args`, `cli::failure` (`Failure`, exit codes),
 //! `cli::output` and the core (`cli/entry.rs` dispatches to them).
 
+pub mod completions;
 pub mod config;
 pub mod demo;
 pub mod flavors;
