@@ -14,6 +14,13 @@
 #                                     ([pxe] loader_file_paths; the operator's tftp server setup otherwise)
 #   BM2_IRONIC_TAKEOVER_INTERVAL=S    how often the conductor takes over ACTIVE nodes that are not its
 #                                     own yet ([conductor] sync_local_state_interval, 180 s by default)
+# A new deploy with ironic-python-agent (#46: `direct` deploy, cleaning; scripts/ipa-ramdisk.sh) takes:
+#   BM2_IRONIC_API_HOST=NAME          the host name in the API URL the agent is given
+#                                     ([service_catalog] endpoint_override; 127.0.0.1 by default)
+#   BM2_IRONIC_HTTP_URL=URL           [deploy] http_url, where the agent fetches the image the conductor
+#                                     cached into DIR/httpboot (something must serve it there)
+#   BM2_IRONIC_AUTOMATED_CLEAN=true   cleaning after every tear-down (false by default); the cleaning
+#                                     is the metadata erase only (erase_devices_priority = 0)
 # The tests call `ironic-dbsync` and `ironic` from the venv themselves, with such a conf.
 set -euo pipefail
 
@@ -77,7 +84,7 @@ port = $port
 api_workers = 1
 
 [conductor]
-automated_clean = false
+automated_clean = ${BM2_IRONIC_AUTOMATED_CLEAN:-false}
 graceful_shutdown_timeout = 5
 # test BMC addresses are 127.0.0.1 only
 sync_power_state_interval = ${BM2_IRONIC_SYNC_INTERVAL:-60}
@@ -106,14 +113,17 @@ tftp_master_path = $dir/tftpboot/master_images
 $loaders
 [deploy]
 http_root = $dir/httpboot
-http_url = http://127.0.0.1:8088
+http_url = ${BM2_IRONIC_HTTP_URL:-http://127.0.0.1:8088}
+# cleaning erases the disks' metadata (partition tables, file system signatures), not every block
+erase_devices_priority = 0
+erase_devices_metadata_priority = 10
 
 [dhcp]
 dhcp_provider = none
 
 [service_catalog]
 auth_type = none
-endpoint_override = http://127.0.0.1:$port
+endpoint_override = http://${BM2_IRONIC_API_HOST:-127.0.0.1}:$port
 CONF
   if [ -n "$ks" ]; then
     cat >> "$dir/ironic.conf" <<CONF

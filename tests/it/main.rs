@@ -11,6 +11,7 @@ mod bad_input;
 mod boot;
 mod config;
 mod console_cli;
+mod deploy;
 mod e2e_tmux;
 mod faults;
 mod flavor_fit;
