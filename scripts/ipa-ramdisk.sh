@@ -193,7 +193,8 @@ build_root() {
 # Two whole-disk images to deploy (`first`, `second`), each as a cloud image is: an MBR with boot code
 # (syslinux's mbr.bin), one bootable FAT partition with syslinux, the kernel and a busybox initramfs
 # whose /init prints `BM2IRONIC-IMAGE-BOOTED <its kernel command line>` (bm2.image=<name> in it) on the
-# serial console and idles. 32 MiB raw, with its sha256 beside it (the agent checks it).
+# serial console and idles. 32 MiB raw, its sha256 beside it (for a file:// or http image_source, which
+# Ironic wants a checksum for; the test uploads them to Glance, which computes its own md5).
 IMAGE_MARKER=BM2IRONIC-IMAGE-BOOTED
 images() {
   local pkgs=$CACHE/image.d ir name fat img

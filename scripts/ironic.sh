@@ -21,6 +21,9 @@
 #                                     cached into DIR/httpboot (something must serve it there)
 #   BM2_IRONIC_AUTOMATED_CLEAN=true   cleaning after every tear-down (false by default); the cleaning
 #                                     is the metadata erase only (erase_devices_priority = 0)
+#   BM2_IRONIC_GLANCE=URL             images from this Glance, read as Keystone's admin (with
+#   BM2_IRONIC_GLANCE_KEYSTONE=URL    BM2_IRONIC_GLANCE_PASSWORD, project admin) at this Keystone v3;
+#                                     md5 checksums accepted (Glance 15 has no os_hash_*)
 # The tests call `ironic-dbsync` and `ironic` from the venv themselves, with such a conf.
 set -euo pipefail
 
@@ -110,6 +113,9 @@ host_ip = 127.0.0.1
 [pxe]
 tftp_root = $dir/tftpboot
 tftp_master_path = $dir/tftpboot/master_images
+# the images a deploy caches (not /var/lib/ironic)
+images_path = $dir/images
+instance_master_path = $dir/master_images
 $loaders
 [deploy]
 http_root = $dir/httpboot
@@ -117,6 +123,11 @@ http_url = ${BM2_IRONIC_HTTP_URL:-http://127.0.0.1:8088}
 # cleaning erases the disks' metadata (partition tables, file system signatures), not every block
 erase_devices_priority = 0
 erase_devices_metadata_priority = 10
+
+[agent]
+certificates_path = $dir/certificates
+# Glance 15's images have an md5 checksum only
+allow_md5_checksum = $([ -n "${BM2_IRONIC_GLANCE:-}" ] && echo true || echo false)
 
 [dhcp]
 dhcp_provider = none
@@ -140,6 +151,20 @@ project_domain_name = Default
 interface = public
 # no cache: a token revoked in Keystone is refused at once
 token_cache_time = -1
+CONF
+  fi
+  if [ -n "${BM2_IRONIC_GLANCE:-}" ]; then
+    cat >> "$dir/ironic.conf" <<CONF
+
+[glance]
+auth_type = password
+auth_url = ${BM2_IRONIC_GLANCE_KEYSTONE:?with BM2_IRONIC_GLANCE}
+username = admin
+password = ${BM2_IRONIC_GLANCE_PASSWORD:?with BM2_IRONIC_GLANCE}
+project_name = admin
+user_domain_name = Default
+project_domain_name = Default
+endpoint_override = $BM2_IRONIC_GLANCE
 CONF
   fi
   echo "$dir/ironic.conf"

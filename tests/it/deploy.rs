@@ -1,8 +1,9 @@
 //! After the window the cloud provisions again (#46): on the real Ironic 39, after `bm2ironic migrate`,
-//! a **free migrated node** is deployed with a whole-disk image through Ironic's API (`direct` deploy,
-//! ironic-python-agent in a ramdisk built here, scripts/ipa-ramdisk.sh) -> `active`, and its machine
-//! boots the written image from its own disk (the image's marker on the console); torn down with
-//! automated cleaning (the disks' metadata erased) -> `available`; deployed again with another image.
+//! a **free migrated node** is deployed with a whole-disk image from Glance through Ironic's API
+//! (`direct` deploy, ironic-python-agent in a ramdisk built here, scripts/ipa-ramdisk.sh) -> `active`,
+//! and its machine boots the written image from its own disk (the image's marker on the console); torn
+//! down with automated cleaning (the disks' metadata erased) -> `available`; deployed again with
+//! another image.
 //! Then a **migrated instance's node** (its next boot learned: `ramdisk` deploy, taken over by the
 //! conductor) is torn down, as Nova's delete asks, and cleaned -> `available`, its PXE files gone.
 //!
@@ -16,10 +17,12 @@
 //!
 //! The machines boot BIOS (SeaBIOS, pxelinux), as nova baremetal's did: Ironic 39 deploys them only
 //! because every migrated node carries `capabilities` `boot_mode:bios` (docs/mapping.md 2.13). Without
-//! it Ironic writes a UEFI (GRUB) config the machine never loads; the first check below fails then.
+//! it Ironic writes a UEFI (GRUB) deploy config the machine never loads: the check at the free node's
+//! `wait call-back` fails then (and, before it, the check of the rows the migration wrote).
 //!
 //! Needs BM2IRONIC_TEST_IPA_DIR (scripts/ipa-ramdisk.sh), BM2IRONIC_TEST_BOOT_DIR (scripts/bootvm.sh:
-//! pxelinux, the instance's kernel and disk, kvm or tcg), the Ironic test venv, ipmitool, unshare.
+//! pxelinux, the instance's kernel and disk, kvm or tcg), the Ironic test venv, ipmitool, unshare, and
+//! the Juno tests' Glance and Keystone 12.0.3 (common/glance.rs: PyPI glance==15.0.2, v2 API too).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -29,7 +32,9 @@ use serde_json::json;
 
 mod cloud;
 
+use crate::common::glance::Glance;
 use crate::common::ironic::{self, start_ironic, IronicOptions};
+use crate::common::juno::{keystone_v2, KEYSTONE_V2_PASSWORD};
 use crate::common::netboot::{pxe_mac_name, write_nova_tftp};
 use crate::common::ports::port;
 use crate::common::process::{wait_port, Guard};
@@ -46,18 +51,16 @@ const BOOT_DIR: &str = "BM2IRONIC_TEST_BOOT_DIR";
 /// their .sha256), image-marker.
 pub const IPA_DIR: &str = "BM2IRONIC_TEST_IPA_DIR";
 
-/// A whole-disk image of the IPA dir as `instance_info` names it (a file:// source: the conductor
-/// caches it and serves it at `[deploy] http_url`; the agent checks its sha256).
-fn image_info(ipa: &Path, name: &str) -> serde_json::Value {
-    let file = ipa.join(format!("image-{name}.raw"));
-    let sha = std::fs::read_to_string(file.with_extension("raw.sha256")).unwrap();
-    json!({
-        "image_source": format!("file://{}", file.display()),
-        "image_type": "whole-disk",
-        "image_os_hash_algo": "sha256",
-        "image_os_hash_value": sha.split_whitespace().next().unwrap(),
-        "image_disk_format": "raw",
-    })
+/// The two whole-disk images in Glance (the IPA dir's image-first.raw and image-second.raw).
+const IMAGES: [(&str, &str); 2] =
+    [("first", "0046f157-0000-4000-8000-000000000001"), ("second", "0046f157-0000-4000-8000-000000000002")];
+
+/// What Nova's driver gives a node to deploy: the Glance image and the flavor's root disk. Ironic
+/// reads the image from Glance (whole-disk: no kernel_id / ramdisk_id), caches it, serves it at
+/// `[deploy] http_url`; the agent checks Glance's md5 `checksum` (Glance 15 has no os_hash_*).
+fn image_info(name: &str) -> serde_json::Value {
+    let id = IMAGES.iter().find(|(n, _)| *n == name).unwrap().1;
+    json!({"image_source": id, "root_gb": 1})
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -109,6 +112,13 @@ async fn a_migrated_free_node_is_deployed_cleaned_and_redeployed_and_an_instance
         assert_eq!(props["capabilities"], "boot_mode:bios", "no BIOS boot mode written: {row:?}");
     }
 
+    // Glance (behind Keystone 12.0.3) with the images, as an operator uploads them
+    let Some(glance) = Glance::start(&[]).await else { return };
+    let Some(keystone) = keystone_v2() else { return };
+    for (name, id) in IMAGES {
+        glance.upload_disk(id, &ipa.join(format!("image-{name}.raw"))).await;
+    }
+
     // the image server ([deploy] http_root) and the real Ironic 39, the machines' name for this host
     // its own; automated cleaning on
     let http = port();
@@ -133,6 +143,11 @@ async fn a_migrated_free_node_is_deployed_cleaned_and_redeployed_and_an_instance
         http_url: Some(format!("http://{HOST_NAME}:{http}")),
         automated_clean: Some(true),
         hosts: vec![(HOST_NAME.into(), "127.0.0.1".into())],
+        glance: Some((
+            format!("http://127.0.0.1:{}", glance.port),
+            format!("http://127.0.0.1:{keystone}/v3"),
+            KEYSTONE_V2_PASSWORD.into(),
+        )),
         ..IronicOptions::new(&venv, &tgt.admin_url)
     })
     .await;
@@ -168,7 +183,7 @@ async fn a_migrated_free_node_is_deployed_cleaned_and_redeployed_and_an_instance
 
     // 1. the free node deployed with the first image, as Nova's driver asks: instance_info, then active
     let t = Instant::now();
-    patch(&base, FREE, json!([{"op": "add", "path": "/instance_info", "value": image_info(&ipa, "first")}])).await;
+    patch(&base, FREE, json!([{"op": "add", "path": "/instance_info", "value": image_info("first")}])).await;
     provision(&base, FREE, "active").await;
     let mut deploy1 = States::new();
     let mut checked_pxe = false;
@@ -207,6 +222,8 @@ async fn a_migrated_free_node_is_deployed_cleaned_and_redeployed_and_an_instance
     assert!(m[0].contains("bm2.image=first"), "{m:?}");
     assert!(free.count("BM2IRONIC-IPA-STARTING") >= 1, "{}", free.tail());
     assert!(has_partitions(&free.mbr()), "the image's partition table is not on the disk");
+    let from_glance = format!("GET /v2/images/{}/file", IMAGES[0].1);
+    assert!(glance.api_log().contains(&from_glance), "the conductor did not read the image from Glance");
 
     // 2. torn down with automated cleaning: the metadata erased, available
     let t = Instant::now();
@@ -220,7 +237,7 @@ async fn a_migrated_free_node_is_deployed_cleaned_and_redeployed_and_an_instance
 
     // 3. deployed again, with the second image
     let t = Instant::now();
-    patch(&base, FREE, json!([{"op": "add", "path": "/instance_info", "value": image_info(&ipa, "second")}])).await;
+    patch(&base, FREE, json!([{"op": "add", "path": "/instance_info", "value": image_info("second")}])).await;
     provision(&base, FREE, "active").await;
     let mut deploy2 = States::new();
     deploy2.wait(&base, FREE, "active", step * 2, |_| {}, || format!("{}\n{}", free.tail(), log())).await;

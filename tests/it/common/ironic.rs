@@ -71,6 +71,8 @@ pub struct IronicOptions {
     /// Names (name, address) this Ironic alone resolves: it runs in a mount namespace of its own
     /// whose /etc/hosts is this machine's plus these (`unshare`; the machine's file is untouched).
     pub hosts: Vec<(String, String)>,
+    /// Images from this Glance (its URL, the Keystone v3 URL and admin password it is read with).
+    pub glance: Option<(String, String, String)>,
 }
 
 impl IronicOptions {
@@ -94,6 +96,7 @@ impl IronicOptions {
             http_url: None,
             automated_clean: None,
             hosts: Vec::new(),
+            glance: None,
         }
     }
 
@@ -194,6 +197,9 @@ pub fn write_conf(o: &IronicOptions, dir: &Path, port: u16) -> PathBuf {
         ("BM2_IRONIC_API_HOST", o.api_host.clone()),
         ("BM2_IRONIC_HTTP_URL", o.http_url.clone()),
         ("BM2_IRONIC_AUTOMATED_CLEAN", o.automated_clean.map(|c| c.to_string())),
+        ("BM2_IRONIC_GLANCE", o.glance.as_ref().map(|g| g.0.clone())),
+        ("BM2_IRONIC_GLANCE_KEYSTONE", o.glance.as_ref().map(|g| g.1.clone())),
+        ("BM2_IRONIC_GLANCE_PASSWORD", o.glance.as_ref().map(|g| g.2.clone())),
     ];
     for (k, v) in settings {
         if let Some(v) = v {
