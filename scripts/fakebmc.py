@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fake IPMI BMC on loopback only (PyPI pyghmi), for the takeover and boot tests.
 
-Usage: fakebmc.py PORT [USER PASS [ADDR [on|off]]] [--vm DIR --disk FILE --tftp DIR --mac MAC [--accel kvm|tcg]]
+Usage: fakebmc.py PORT [USER PASS [ADDR [on|off]]] [--vm DIR --disk FILE --tftp DIR --mac MAC [--accel kvm|tcg]
+                   [--memory MIB] [--disk-size GIB] [--hostfwd PORT:GUESTPORT]... [--reach-host]]
 (ADDR: a loopback address, 127.0.0.1 by default; tests that need port 623 each take their own 127.0.0.x;
 the last argument: the machine's power state at start, off by default)
 Run with the Ironic test venv (scripts/ironic.sh installs pyghmi there). Prints "power on" / "power off"
@@ -21,6 +22,16 @@ The machine's NIC has MAC, and QEMU's user-mode network (restricted: nothing lea
 DHCP and serves TFTP from the --tftp DIR with the boot file pxelinux.0. The serial console goes to
 DIR/console.log, appended across power cycles; QEMU's own messages and each command line to
 DIR/qemu.log; its QMP socket is DIR/qmp.sock. QEMU dies with this BMC.
+
+For a machine that runs a deploy (ironic-python-agent, scripts/ipa-ramdisk.sh; #46):
+  --memory MIB       its memory (256 by default; the agent needs about 1536)
+  --disk-size GIB    the disk grown (sparse) to at least this size at start (the agent ignores disks
+                     under 4 GiB unless given a root device hint)
+  --hostfwd P:G      127.0.0.1:P on this host forwarded to the guest's port G (the agent's API, which
+                     the conductor calls); repeatable. Host side on loopback only.
+  --reach-host       the user network unrestricted, so the guest reaches this host's loopback at
+                     10.0.2.2 (the agent calls Ironic's API and fetches the image there); without it
+                     the guest reaches nothing outside QEMU
 """
 import argparse
 import ctypes
@@ -101,6 +112,8 @@ class QemuBmc(LoopbackBmc):
         os.makedirs(self.dir, exist_ok=True)
         self.qmp_path = os.path.join(self.dir, 'qmp.sock')
         self.proc = None
+        if vm.disk_size and os.path.getsize(vm.disk) < vm.disk_size << 30:
+            os.truncate(vm.disk, vm.disk_size << 30)  # sparse: the blocks stay unallocated
         if power == 'on':
             self.start()
 
@@ -110,10 +123,15 @@ class QemuBmc(LoopbackBmc):
     def command(self):
         order = 'c' if self.bootdevice == 'hd' else 'n'
         accel = ['-accel', 'kvm', '-cpu', 'host'] if self.vm.accel == 'kvm' else ['-accel', 'tcg']
+        net = 'user,id=n0,restrict=%s,tftp=%s,bootfile=pxelinux.0' % (
+            'off' if self.vm.reach_host else 'on', os.path.abspath(self.vm.tftp))
+        for fwd in self.vm.hostfwd:
+            host, guest = fwd.split(':')
+            net += ',hostfwd=tcp:127.0.0.1:%d-:%d' % (int(host), int(guest))
         return [
             'qemu-system-x86_64', '-name', 'bm2ironic-' + self.vm.mac,
-            *accel, '-m', '256', '-nographic', '-monitor', 'none',
-            '-netdev', 'user,id=n0,restrict=on,tftp=%s,bootfile=pxelinux.0' % os.path.abspath(self.vm.tftp),
+            *accel, '-m', str(self.vm.memory), '-nographic', '-monitor', 'none',
+            '-netdev', net,
             '-device', 'virtio-net-pci,netdev=n0,mac=' + self.vm.mac,
             '-drive', 'file=%s,if=virtio,format=raw' % os.path.abspath(self.vm.disk),
             '-boot', 'order=' + order,
@@ -220,7 +238,16 @@ def main():
     p.add_argument('--tftp', help='the TFTP root its PXE boot reads')
     p.add_argument('--mac', help="the VM NIC's MAC")
     p.add_argument('--accel', default='tcg', choices=['kvm', 'tcg'])
+    p.add_argument('--memory', type=int, default=256, help='MiB')
+    p.add_argument('--disk-size', type=int, default=0, help='GiB, the disk grown (sparse) to it')
+    p.add_argument('--hostfwd', action='append', default=[], metavar='PORT:GUESTPORT',
+                   help='127.0.0.1:PORT forwarded to the guest port')
+    p.add_argument('--reach-host', action='store_true', help="the guest reaches this host's loopback at 10.0.2.2")
     a = p.parse_args()
+    for fwd in a.hostfwd:
+        parts = fwd.split(':')
+        if len(parts) != 2 or not all(x.isdigit() for x in parts):
+            raise SystemExit('fakebmc.py: --hostfwd is PORT:GUESTPORT (numbers), not ' + fwd)
     if a.power not in ('on', 'off'):
         raise SystemExit('fakebmc.py: the power state is on or off, not ' + a.power)
     if a.vm is None:

@@ -14,6 +14,16 @@
 #                                     ([pxe] loader_file_paths; the operator's tftp server setup otherwise)
 #   BM2_IRONIC_TAKEOVER_INTERVAL=S    how often the conductor takes over ACTIVE nodes that are not its
 #                                     own yet ([conductor] sync_local_state_interval, 180 s by default)
+# A new deploy with ironic-python-agent (#46: `direct` deploy, cleaning; scripts/ipa-ramdisk.sh) takes:
+#   BM2_IRONIC_API_HOST=NAME          the host name in the API URL the agent is given
+#                                     ([service_catalog] endpoint_override; 127.0.0.1 by default)
+#   BM2_IRONIC_HTTP_URL=URL           [deploy] http_url, where the agent fetches the image the conductor
+#                                     cached into DIR/httpboot (something must serve it there)
+#   BM2_IRONIC_AUTOMATED_CLEAN=true   cleaning after every tear-down (false by default); the cleaning
+#                                     is the metadata erase only (erase_devices_priority = 0)
+#   BM2_IRONIC_GLANCE=URL             images from this Glance, read as Keystone's admin (with
+#   BM2_IRONIC_GLANCE_KEYSTONE=URL    BM2_IRONIC_GLANCE_PASSWORD, project admin) at this Keystone v3;
+#                                     md5 checksums accepted (Glance 15 has no os_hash_*)
 # The tests call `ironic-dbsync` and `ironic` from the venv themselves, with such a conf.
 set -euo pipefail
 
@@ -77,7 +87,7 @@ port = $port
 api_workers = 1
 
 [conductor]
-automated_clean = false
+automated_clean = ${BM2_IRONIC_AUTOMATED_CLEAN:-false}
 graceful_shutdown_timeout = 5
 # test BMC addresses are 127.0.0.1 only
 sync_power_state_interval = ${BM2_IRONIC_SYNC_INTERVAL:-60}
@@ -103,17 +113,28 @@ host_ip = 127.0.0.1
 [pxe]
 tftp_root = $dir/tftpboot
 tftp_master_path = $dir/tftpboot/master_images
+# the images a deploy caches (not /var/lib/ironic)
+images_path = $dir/images
+instance_master_path = $dir/master_images
 $loaders
 [deploy]
 http_root = $dir/httpboot
-http_url = http://127.0.0.1:8088
+http_url = ${BM2_IRONIC_HTTP_URL:-http://127.0.0.1:8088}
+# cleaning erases the disks' metadata (partition tables, file system signatures), not every block
+erase_devices_priority = 0
+erase_devices_metadata_priority = 10
+
+[agent]
+certificates_path = $dir/certificates
+# Glance 15's images have an md5 checksum only
+allow_md5_checksum = $([ -n "${BM2_IRONIC_GLANCE:-}" ] && echo true || echo false)
 
 [dhcp]
 dhcp_provider = none
 
 [service_catalog]
 auth_type = none
-endpoint_override = http://127.0.0.1:$port
+endpoint_override = http://${BM2_IRONIC_API_HOST:-127.0.0.1}:$port
 CONF
   if [ -n "$ks" ]; then
     cat >> "$dir/ironic.conf" <<CONF
@@ -130,6 +151,20 @@ project_domain_name = Default
 interface = public
 # no cache: a token revoked in Keystone is refused at once
 token_cache_time = -1
+CONF
+  fi
+  if [ -n "${BM2_IRONIC_GLANCE:-}" ]; then
+    cat >> "$dir/ironic.conf" <<CONF
+
+[glance]
+auth_type = password
+auth_url = ${BM2_IRONIC_GLANCE_KEYSTONE:?with BM2_IRONIC_GLANCE}
+username = admin
+password = ${BM2_IRONIC_GLANCE_PASSWORD:?with BM2_IRONIC_GLANCE}
+project_name = admin
+user_domain_name = Default
+project_domain_name = Default
+endpoint_override = $BM2_IRONIC_GLANCE
 CONF
   fi
   echo "$dir/ironic.conf"

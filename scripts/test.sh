@@ -103,6 +103,10 @@ echo "== a machine to PXE-boot for the next-reboot test (scripts/bootvm.sh: QEMU
 timed "bootvm: the PXE test machine (background)" scripts/bootvm.sh >/tmp/bm2ironic-bootvm.env 2>/tmp/bm2ironic-bootvm.log &
 BOOTVM=$!
 
+echo "== the deploy ramdisk for the deploy test (scripts/ipa-ramdisk.sh: ironic-python-agent 13.0.0 from PyPI in an mmdebstrap'd Debian root) and two whole-disk images, built meanwhile =="
+timed "ipa-ramdisk: the deploy ramdisk and images (background)" scripts/ipa-ramdisk.sh >/tmp/bm2ironic-ipa.env 2>/tmp/bm2ironic-ipa.log &
+IPA=$!
+
 echo "== the real clients, each in a cached venv, installed meanwhile: the openstack client (the rehearsal), python-novaclient 7.1.2 (the proxy), nova 34.0.0 (its options, for config::) =="
 timed "clients: osc, novaclient, nova 34 venvs (background)" bash -c 'scripts/clients.sh osc && scripts/novaclient.sh install >/tmp/bm2ironic-novaclient.out && scripts/nova.sh install >/tmp/bm2ironic-nova.out' >/tmp/bm2ironic-clients.log 2>&1 &
 CLIENTS=$!
@@ -139,6 +143,8 @@ if [ -z "$WITHOUT_JUNO" ]; then
 fi
 wait "$BOOTVM" || { cat /tmp/bm2ironic-bootvm.log >&2; echo "test.sh: building the boot test machine failed (scripts/bootvm.sh): stopping" >&2; exit 1; }
 setup "reading the boot test machine's settings" cat /tmp/bm2ironic-bootvm.env   # sets BM2IRONIC_TEST_BOOT_DIR: the boot:: test runs
+wait "$IPA" || { cat /tmp/bm2ironic-ipa.log >&2; echo "test.sh: building the deploy ramdisk failed (scripts/ipa-ramdisk.sh): stopping" >&2; exit 1; }
+setup "reading the deploy ramdisk's settings" cat /tmp/bm2ironic-ipa.env   # sets BM2IRONIC_TEST_IPA_DIR: the deploy:: test runs
 
 echo "== the house rules (scripts/check-house.py: no import cycle, no file over 600 lines, backends only in db/, docs' paths exist) =="
 timed "house rules" python3 scripts/check-house.py

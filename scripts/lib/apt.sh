@@ -20,6 +20,8 @@ TEST_PACKAGES=(
   qemu-system-x86 ipxe-qemu fdisk e2fsprogs   # bootvm.sh: the PXE-booted machine, its NIC ROM, the disk
   qemu-utils                            # juno.sh: Juno's pxe driver runs qemu-img on every image
   man-db                                # release:: renders the man page with `man -l`
+  mmdebstrap zstd cpio                  # ipa-ramdisk.sh: the deploy ramdisk's Debian root, packed
+  dosfstools mtools syslinux syslinux-common  # ipa-ramdisk.sh: the whole-disk images (FAT, syslinux, MBR)
 )
 
 # The packages of "$@" that are not installed, one a line.

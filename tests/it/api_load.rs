@@ -61,9 +61,11 @@ async fn api_adopt_flow_failure_fix_rerun_verify_rollback_without_power_actions(
         format!("root=UUID={root} ro nofb nomodeset vga=normal")
     );
     assert_eq!(n3["properties"]["capabilities"], "boot_mode:bios");
-    // a free node keeps Ironic's defaults
+    // a free node keeps Ironic's defaults, but boots BIOS as its machine does (Ironic 39's default
+    // is UEFI: docs/mapping.md 2.13)
     let n1 = by(&uuid("bbbbbbbb", 1));
     assert!(n1["deploy_interface"] != "ramdisk" && n1["instance_info"].get("kernel").is_none(), "{n1}");
+    assert_eq!(n1["properties"]["capabilities"], "boot_mode:bios", "{n1}");
     // node 3's deploy never finished in nova_bm: adopted, then held in maintenance with the reason
     assert_eq!(n3["maintenance"], true);
     assert!(n3["maintenance_reason"].as_str().is_some_and(|r| r.starts_with("bm2ironic: ")), "{n3}");

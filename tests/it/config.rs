@@ -181,10 +181,20 @@ fn modern_ironic_conf_loads_in_ironic_39() {
         "pxe.kernel_append_params",
         "database.connection",
         "conductor.force_power_state_during_sync",
+        // what a new deploy needs (#46)
+        "deploy.default_boot_mode",
+        "deploy.http_url",
+        "deploy.http_root",
+        "service_catalog.endpoint_override",
     ] {
         assert!(opts.contains(&o.to_string()), "{o} not written: {opts:?}");
     }
     let file = dir.path().join("ironic-modern.conf");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("default_boot_mode = bios") && text.contains("endpoint_override = http://127.0.0.1:6385\n"),
+        "{text}"
+    );
     let ok = check(&py, "ironic", &file, &opts, None).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ok.lines().filter(|l| l.starts_with("ok ")).count(), opts.len(), "{ok}");
     check_rejects_unknown(&py, "ironic", &file, None);

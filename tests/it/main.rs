@@ -13,6 +13,7 @@ mod boot;
 mod config;
 mod console_cli;
 mod demo_sandbox;
+mod deploy;
 mod e2e_tmux;
 mod faults;
 mod flavor_fit;

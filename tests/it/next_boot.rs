@@ -129,6 +129,9 @@ async fn plan_learns_each_instances_boot_and_verify_checks_it(backend: Backend) 
     assert_eq!(ii["ramdisk_kernel_arguments"], format!("root=UUID={} ro nofb nomodeset vga=normal", root_uuid_of(&i3)));
     let props: Value = serde_json::from_str(&rows[1][4]).unwrap();
     assert_eq!(props["capabilities"], "boot_mode:bios");
+    // every node boots BIOS, the free one too (docs/mapping.md 2.13)
+    let free: Value = serde_json::from_str(&rows[0][4]).unwrap();
+    assert_eq!(free["capabilities"], "boot_mode:bios", "{free}");
     let ii6: Value = serde_json::from_str(&rows[2][3]).unwrap();
     assert_eq!((ii6["kernel"].as_str(), ii6["ramdisk"].as_str()), (Some("glance-kernel-6"), Some("glance-ramdisk-6")));
 

@@ -173,12 +173,53 @@ pub fn changes<'a>(inp: &'a ConfInputs, warnings: &mut Vec<String>) -> ChangeLis
             if let Some(n) = &neutron {
                 c.set_plain("neutron", "endpoint_override", n, "Neutron, as nova.conf names it");
             }
+            deploy(&mut c, inp, nova, warnings);
         }
     }
     if !inp.noauth {
         keystone(&mut c, inp, warnings);
     }
     c
+}
+
+/// What a new deploy on a migrated node needs (modern): the boot mode nova baremetal's machines
+/// boot in, and the two URLs the deploy ramdisk (ironic-python-agent) uses from the machines'
+/// network: Ironic's API (its lookup and heartbeats) and the conductor's HTTP server (the image,
+/// cached and served by the conductor: `[agent] image_download_source = http`, Ironic's default).
+/// docs/config.md says what the operator sets up for them.
+fn deploy(c: &mut ChangeList, inp: &ConfInputs, nova: &IniFile, warnings: &mut Vec<String>) {
+    c.set_plain(
+        "deploy",
+        "default_boot_mode",
+        "bios",
+        "nova baremetal booted every machine with BIOS pxelinux; Ironic's default is uefi (every migrated node also carries capabilities boot_mode:bios)",
+    );
+    match &inp.ironic_url {
+        Some(u) => c.set_plain(
+            "service_catalog",
+            "endpoint_override",
+            &api_root(u),
+            "the deploy ramdisk looks Ironic up and heartbeats here (--ironic-url): the machines' network must reach it",
+        ),
+        None if inp.noauth => warnings.push(
+            "no Ironic API URL (--ironic-url): [service_catalog] endpoint_override is not written, and a noauth Ironic then cannot tell the deploy ramdisk where its API is".into(),
+        ),
+        None => {}
+    }
+    match inp.tftp_server.clone().or_else(|| nova.get_exact(D, "my_ip").map(str::to_string)) {
+        Some(ip) => {
+            c.set_plain(
+                "deploy",
+                "http_url",
+                &format!("http://{ip}:8080"),
+                "the conductor's HTTP server, where the deploy ramdisk fetches the image: the TFTP server's address (the machines reach it already), port 8080; serve [deploy] http_root there (a web server)",
+            );
+            c.set_plain("deploy", "http_root", "/httpboot", "what that web server serves (Ironic's default)");
+        }
+        None => warnings.push(
+            "no address for the conductor's HTTP server (--tftp-server, or my_ip in nova.conf): set [deploy] http_url, or no new deploy can fetch its image".into(),
+        ),
+    }
 }
 
 /// `[keystone_authtoken]` of Ironic (and keystoneauth for the services it calls, modern only).

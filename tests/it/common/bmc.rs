@@ -23,6 +23,19 @@ pub struct Vm {
     pub accel: String,
 }
 
+/// What a machine that runs a deploy (ironic-python-agent) needs beyond a netbooted instance's
+/// (fakebmc.py `--memory`, `--disk-size`, `--hostfwd`, `--reach-host`).
+#[derive(Clone, Debug)]
+pub struct DeployVm {
+    pub memory_mib: u32,
+    /// The disk grown (sparse) to at least this many GiB.
+    pub disk_gib: u32,
+    /// (port on 127.0.0.1, the guest's port) forwarded.
+    pub hostfwd: Vec<(u16, u16)>,
+    /// The guest reaches this host's loopback at 10.0.2.2.
+    pub reach_host: bool,
+}
+
 /// What `Bmc::start` starts: `BmcOptions::new(venv, password)`, then what differs.
 #[derive(Clone, Debug)]
 pub struct BmcOptions {
@@ -37,6 +50,8 @@ pub struct BmcOptions {
     /// The machine's power at start: "on" or "off" (the default).
     pub power: String,
     pub vm: Option<Vm>,
+    /// With `vm`: the machine runs deploys.
+    pub deploy: Option<DeployVm>,
     /// Where its stderr goes (None: nowhere).
     pub stderr: Option<PathBuf>,
 }
@@ -51,6 +66,7 @@ impl BmcOptions {
             password: password.into(),
             power: "off".into(),
             vm: None,
+            deploy: None,
             stderr: None,
         }
     }
@@ -83,6 +99,15 @@ impl Bmc {
         if let Some(vm) = &o.vm {
             c.arg("--vm").arg(&vm.dir).arg("--disk").arg(&vm.disk).arg("--tftp").arg(&vm.tftp);
             c.args(["--mac", &vm.mac, "--accel", &vm.accel]);
+        }
+        if let Some(d) = &o.deploy {
+            c.args(["--memory", &d.memory_mib.to_string(), "--disk-size", &d.disk_gib.to_string()]);
+            for (host, guest) in &d.hostfwd {
+                c.arg("--hostfwd").arg(format!("{host}:{guest}"));
+            }
+            if d.reach_host {
+                c.arg("--reach-host");
+            }
         }
         match &o.stderr {
             Some(f) => c.stderr(std::fs::File::create(f).unwrap()),

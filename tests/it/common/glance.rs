@@ -1,6 +1,6 @@
-//! A REAL Glance for the Juno tests (scripts/glance.sh: PyPI glance==15.0.2 on Python 2.7, SQLite and
-//! the file store, behind the Keystone of the Juno tests (Keystone 12.0.3, `juno::keystone_v2`): each
-//! request's token checked, as Juno's Ironic conductor and Nova send them; its v1 API is what Juno's
+//! A REAL Glance for the Juno tests and Ironic 39's deploys (scripts/glance.sh: PyPI glance==15.0.2
+//! on Python 2.7, SQLite and the file store, behind the Keystone of the Juno tests (Keystone 12.0.3,
+//! `juno::keystone_v2`): each request's token checked, as Juno's Ironic conductor and Nova send them; its v1 API is what Juno's
 //! Ironic and Nova speak), holding the images the Juno tests' clouds name (the deploy kernel and
 //! ramdisk, the instances' image and its kernel and ramdisk), uploaded through its own API with those
 //! ids, as Keystone's admin.
@@ -94,14 +94,25 @@ impl Glance {
         Some(g)
     }
 
+    /// A whole-disk image (`raw`, container `bare`, public) with the bytes of `file`, under `id`, as an
+    /// operator uploads one for the cloud's new instances. Glance computes its md5 `checksum`.
+    pub async fn upload_disk(&self, id: &str, file: &Path) {
+        self.upload_as(id, ("raw", "bare"), &[], std::fs::read(file).unwrap()).await
+    }
+
     /// POST /v1/images: the image `id`, public, active, with `bytes`.
     async fn upload(&self, id: &str, format: &str, props: &[(&str, &str)], bytes: Vec<u8>) {
+        self.upload_as(id, (format, format), props, bytes).await
+    }
+
+    /// POST /v1/images: the image `id` in (disk format, container format), public, active.
+    async fn upload_as(&self, id: &str, (disk, container): (&str, &str), props: &[(&str, &str)], bytes: Vec<u8>) {
         let mut rq = reqwest::Client::new()
             .post(format!("http://127.0.0.1:{}/v1/images", self.port))
             .header("x-image-meta-id", id)
             .header("x-image-meta-name", format!("bm2ironic-test-{id}"))
-            .header("x-image-meta-disk_format", format)
-            .header("x-image-meta-container_format", format)
+            .header("x-image-meta-disk_format", disk)
+            .header("x-image-meta-container_format", container)
             .header("x-image-meta-is_public", "true")
             .header("X-Auth-Token", &self.token)
             .header("Content-Type", "application/octet-stream");

@@ -63,6 +63,16 @@ pub struct IronicOptions {
     /// The port of the Keystone v2.0 token call (Juno's all-in-one); None: the Glance's port (the fake
     /// Glance answers both).
     pub keystone_v2_port: Option<u16>,
+    /// New deploys (Ironic 39, #46): the host name in the API URL the agent is given, `[deploy]
+    /// http_url`, cleaning after tear-down. None: the script's defaults (127.0.0.1, no cleaning).
+    pub api_host: Option<String>,
+    pub http_url: Option<String>,
+    pub automated_clean: Option<bool>,
+    /// Names (name, address) this Ironic alone resolves: it runs in a mount namespace of its own
+    /// whose /etc/hosts is this machine's plus these (`unshare`; the machine's file is untouched).
+    pub hosts: Vec<(String, String)>,
+    /// Images from this Glance (its URL, the Keystone v3 URL and admin password it is read with).
+    pub glance: Option<(String, String, String)>,
 }
 
 impl IronicOptions {
@@ -82,6 +92,11 @@ impl IronicOptions {
             pxe_loaders: None,
             pxe_append: None,
             keystone_v2_port: None,
+            api_host: None,
+            http_url: None,
+            automated_clean: None,
+            hosts: Vec::new(),
+            glance: None,
         }
     }
 
@@ -115,7 +130,14 @@ pub async fn start_ironic(o: IronicOptions) -> Ironic {
         Release::Ironic39 => {
             let dir = o.dir.clone().unwrap_or_else(|| tempfile::tempdir().unwrap().keep());
             let conf = write_conf(&o, &dir, port).display().to_string();
-            (serve(&o.venv.join("bin/ironic"), &conf, &dir.join("ironic.stderr")), dir)
+            let program = o.venv.join("bin/ironic");
+            let stderr = dir.join("ironic.stderr");
+            let process = if o.hosts.is_empty() {
+                serve(&program, &conf, &stderr)
+            } else {
+                serve_with_hosts(&program, &conf, &stderr, &dir, &o.hosts)
+            };
+            (process, dir)
         }
         Release::JunoApi => {
             assert!(o.keystone.is_none(), "the Juno Ironic is tested with noauth only");
@@ -172,6 +194,12 @@ pub fn write_conf(o: &IronicOptions, dir: &Path, port: u16) -> PathBuf {
         ("BM2_IRONIC_FORCE_POWER_SYNC", o.force_power_sync.map(|f| f.to_string())),
         ("BM2_IRONIC_FILE_PATHS", o.file_paths.as_ref().map(|p| p.display().to_string())),
         ("BM2_IRONIC_PXE_LOADERS", o.pxe_loaders.as_ref().map(|p| p.display().to_string())),
+        ("BM2_IRONIC_API_HOST", o.api_host.clone()),
+        ("BM2_IRONIC_HTTP_URL", o.http_url.clone()),
+        ("BM2_IRONIC_AUTOMATED_CLEAN", o.automated_clean.map(|c| c.to_string())),
+        ("BM2_IRONIC_GLANCE", o.glance.as_ref().map(|g| g.0.clone())),
+        ("BM2_IRONIC_GLANCE_KEYSTONE", o.glance.as_ref().map(|g| g.1.clone())),
+        ("BM2_IRONIC_GLANCE_PASSWORD", o.glance.as_ref().map(|g| g.2.clone())),
     ];
     for (k, v) in settings {
         if let Some(v) = v {
@@ -193,6 +221,27 @@ fn conf_path(what: &str, out: std::process::Output) -> String {
 fn serve(program: &Path, conf: &str, stderr: &Path) -> Guard {
     Guard::spawn(
         Command::new(program)
+            .args(["--config-file", conf])
+            .env("PYTHONWARNINGS", "ignore")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(stderr).unwrap()),
+    )
+}
+
+/// `serve`, in a mount namespace of its own whose /etc/hosts (a bind mount) also names `hosts`.
+fn serve_with_hosts(program: &Path, conf: &str, stderr: &Path, dir: &Path, hosts: &[(String, String)]) -> Guard {
+    let mut text = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
+    for (name, addr) in hosts {
+        text.push_str(&format!("\n{addr} {name}\n"));
+    }
+    let file = dir.join("hosts");
+    std::fs::write(&file, text).unwrap();
+    let script = r#"mount --bind "$1" /etc/hosts && shift && exec "$@""#;
+    Guard::spawn(
+        Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c", script, "sh"])
+            .arg(&file)
+            .arg(program)
             .args(["--config-file", conf])
             .env("PYTHONWARNINGS", "ignore")
             .stdout(Stdio::null())

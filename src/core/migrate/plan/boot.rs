@@ -90,14 +90,13 @@ impl NextBoot {
         rows
     }
 
-    /// The rows' share: `instance_info` keys and `properties.capabilities` added, the interfaces
-    /// returned (`deploy_interface`, `boot_interface`; modern only). Only a learned boot writes
-    /// anything: `local-boot` and `unknown` are written as before.
+    /// The rows' share: `instance_info` keys added, the interfaces returned (`deploy_interface`,
+    /// `boot_interface`; modern only). Only a learned boot writes anything: `local-boot` and
+    /// `unknown` are written as before. (The boot mode is every node's: `write_boot_mode`.)
     pub(super) fn write(
         &self,
         kind: TargetKind,
         instance_info: &mut Map<String, Value>,
-        props: &mut Map<String, Value>,
     ) -> (Option<&'static str>, Option<&'static str>) {
         if self.how != BootHow::Pxe {
             return (None, None);
@@ -120,15 +119,6 @@ impl NextBoot {
                 if let Some(a) = &self.kernel_arguments {
                     instance_info.insert("ramdisk_kernel_arguments".into(), json!(a));
                 }
-                // nova baremetal booted BIOS pxelinux; Ironic 39 defaults to UEFI
-                let caps = match props.get("capabilities").and_then(Value::as_str) {
-                    Some(c) if !c.is_empty() => {
-                        let kept: Vec<&str> = c.split(',').filter(|kv| !kv.trim().starts_with("boot_mode:")).collect();
-                        kept.into_iter().chain(["boot_mode:bios"]).collect::<Vec<_>>().join(",")
-                    }
-                    _ => "boot_mode:bios".to_string(),
-                };
-                props.insert("capabilities".into(), json!(caps));
                 (Some("ramdisk"), Some("pxe"))
             }
         }
@@ -139,6 +129,32 @@ impl NextBoot {
         (kind == TargetKind::Juno && self.how == BootHow::Pxe).then(|| self.root_uuid.clone()).flatten()
     }
 }
+
+/// The boot mode every node is written with, free or not, learned or not: `boot_mode:bios` merged
+/// into `properties.capabilities` (modern only). nova baremetal booted every machine with BIOS
+/// pxelinux, so their firmware is set to legacy BIOS; Ironic 39 reads the mode from the instance's
+/// capabilities, then the node's, then `[deploy] default_boot_mode`, which is `uefi`: a node
+/// without it would be deployed, PXE-booted and cleaned in UEFI mode and fail its first deploy. The
+/// node's capability also refuses a later request for another mode (Ironic's
+/// `get_boot_mode_for_deploy`: "violates node properties/capabilities"), instead of a machine that
+/// never boots. Juno writes nothing: its PXE driver boots BIOS unless the capability says `uefi`,
+/// and Juno's Nova would add the capability to the stats its scheduler matches flavors against.
+pub(super) fn write_boot_mode(kind: TargetKind, props: &mut Map<String, Value>) {
+    if kind != TargetKind::Modern {
+        return;
+    }
+    let caps = match props.get("capabilities").and_then(Value::as_str) {
+        Some(c) if !c.is_empty() => {
+            let kept: Vec<&str> = c.split(',').filter(|kv| !kv.trim().starts_with("boot_mode:")).collect();
+            kept.into_iter().chain([BIOS]).collect::<Vec<_>>().join(",")
+        }
+        _ => BIOS.to_string(),
+    };
+    props.insert("capabilities".into(), json!(caps));
+}
+
+/// The capability written: the mode nova baremetal's machines booted in.
+pub const BIOS: &str = "boot_mode:bios";
 
 #[cfg(test)]
 mod tests {
@@ -161,34 +177,44 @@ mod tests {
     fn modern_gets_the_ramdisk_deploy_and_bios() {
         let (mut ii, mut props) = (Map::new(), Map::new());
         props.insert("capabilities".into(), json!("boot_mode:uefi,disk_label:msdos"));
-        let ifaces = learned().write(TargetKind::Modern, &mut ii, &mut props);
+        let ifaces = learned().write(TargetKind::Modern, &mut ii);
         assert_eq!(ifaces, (Some("ramdisk"), Some("pxe")));
         assert_eq!(ii["kernel"], json!("file:///t/i/kernel"));
         assert_eq!(ii["ramdisk"], json!("glance-r"));
         assert_eq!(ii["ramdisk_kernel_arguments"], json!("root=UUID=4f0c6e7a-1d2b-4c3d-9e8f-0a1b2c3d4e5f ro nofb"));
+        write_boot_mode(TargetKind::Modern, &mut props);
         assert_eq!(props["capabilities"], json!("disk_label:msdos,boot_mode:bios"));
     }
 
     #[test]
+    fn every_modern_node_boots_bios_and_juno_gets_no_capability() {
+        let mut props = Map::new();
+        write_boot_mode(TargetKind::Modern, &mut props);
+        assert_eq!(props["capabilities"], json!("boot_mode:bios"));
+        let mut juno = Map::new();
+        write_boot_mode(TargetKind::Juno, &mut juno);
+        assert!(juno.is_empty(), "{juno:?}");
+    }
+
+    #[test]
     fn juno_keeps_kernel_ramdisk_and_the_root_in_the_marker() {
-        let (mut ii, mut props) = (Map::new(), Map::new());
-        assert_eq!(learned().write(TargetKind::Juno, &mut ii, &mut props), (None, None));
+        let mut ii = Map::new();
+        assert_eq!(learned().write(TargetKind::Juno, &mut ii), (None, None));
         assert!(ii.is_empty(), "a file:// kernel is not for Juno, which fetches from Glance only: {ii:?}");
-        assert!(props.is_empty());
         let glance = NextBoot { kernel: Some("glance-k".into()), ramdisk: Some("glance-r".into()), ..learned() };
-        glance.write(TargetKind::Juno, &mut ii, &mut props);
+        glance.write(TargetKind::Juno, &mut ii);
         assert_eq!((ii["kernel"].as_str(), ii["ramdisk"].as_str()), (Some("glance-k"), Some("glance-r")));
         assert_eq!(learned().juno_root_uuid(TargetKind::Juno).as_deref(), Some("4f0c6e7a-1d2b-4c3d-9e8f-0a1b2c3d4e5f"));
         assert_eq!(learned().juno_root_uuid(TargetKind::Modern), None);
     }
 
     #[test]
-    fn local_boot_and_unknown_write_nothing() {
+    fn local_boot_and_unknown_write_no_instance_info() {
         for how in [BootHow::LocalBoot, BootHow::Unknown] {
             let b = NextBoot { how, ..learned() };
-            let (mut ii, mut props) = (Map::new(), Map::new());
-            assert_eq!(b.write(TargetKind::Modern, &mut ii, &mut props), (None, None));
-            assert!(ii.is_empty() && props.is_empty());
+            let mut ii = Map::new();
+            assert_eq!(b.write(TargetKind::Modern, &mut ii), (None, None));
+            assert!(ii.is_empty());
         }
     }
 }

@@ -8,7 +8,7 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::boot::NextBoot;
+use super::boot::{self, NextBoot};
 use super::fate::Fate;
 use super::options::PlanOptions;
 use super::uuids::{normalize_uuid, BM2IRONIC_NS};
@@ -515,8 +515,8 @@ fn build_node(n: &BmNode, uuid: &str, spec: &RowSpec, ctx: &RowContext) -> Ironi
         instance_info.insert("preserve_ephemeral".into(), json!(n.preserve_ephemeral.unwrap_or(false)));
     }
     let boot = spec.boot.as_deref().filter(|_| spec.keep_instance);
-    let (deploy_interface, boot_interface) =
-        boot.map_or((None, None), |b| b.write(kind, &mut instance_info, &mut props));
+    let (deploy_interface, boot_interface) = boot.map_or((None, None), |b| b.write(kind, &mut instance_info));
+    boot::write_boot_mode(kind, &mut props);
 
     IronicNode {
         uuid: uuid.to_string(),
