@@ -64,6 +64,24 @@ pub enum Command {
     ManPage(cmd::completions::ManPageArgs),
 }
 
+/// The commands generated from the command list itself (completions, the man page): they print
+/// only, with no audit log. None for every other command.
+fn printed_only(cli: &Cli) -> Option<ExitCode> {
+    use clap::CommandFactory;
+    let printed = match &cli.command {
+        Some(Command::Completions(a)) => cmd::completions::completions(a, Cli::command()),
+        Some(Command::ManPage(a)) => cmd::completions::man_page(a, Cli::command()),
+        _ => return None,
+    };
+    Some(match printed {
+        Ok(()) => ExitCode::from(exit::OK),
+        Err(f) => {
+            note(&format!("bm2ironic: {}", f.message));
+            ExitCode::from(f.code)
+        }
+    })
+}
+
 /// Entry point: parse, start the audit log, run, map the outcome to an exit code.
 pub fn main() -> ExitCode {
     // an argument that is not UTF-8 is shown lossily, never a panic
@@ -83,21 +101,8 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code as u8);
         }
     };
-    // generated from the command list itself; they print only, with no audit log
-    use clap::CommandFactory;
-    let printed = match &cli.command {
-        Some(Command::Completions(a)) => Some(cmd::completions::completions(a, Cli::command())),
-        Some(Command::ManPage(a)) => Some(cmd::completions::man_page(a, Cli::command())),
-        _ => None,
-    };
-    if let Some(outcome) = printed {
-        return match outcome {
-            Ok(()) => ExitCode::from(exit::OK),
-            Err(f) => {
-                note(&format!("bm2ironic: {}", f.message));
-                ExitCode::from(f.code)
-            }
-        };
+    if let Some(code) = printed_only(&cli) {
+        return code;
     }
     let runs_tui = match &cli.command {
         None | Some(Command::Wizard(_)) => true,

@@ -48,10 +48,8 @@ fn with_scheme(server: &str) -> String {
     }
 }
 
-pub fn changes<'a>(inp: &'a ConfInputs, warnings: &mut Vec<String>) -> ChangeList<'a> {
-    let mut c = ChangeList::new(ConfFile::Ironic, inp.ironic.as_ref());
-    let nova = &inp.nova;
-    let (juno_driver, hw_type) = drivers(nova);
+/// `[database] connection`: the Ironic database bm2ironic loads, when given.
+fn database(c: &mut ChangeList<'_>, inp: &ConfInputs, warnings: &mut Vec<String>) {
     match &inp.ironic_db {
         Some(u) => c.set(
             "database",
@@ -61,6 +59,13 @@ pub fn changes<'a>(inp: &'a ConfInputs, warnings: &mut Vec<String>) -> ChangeLis
         ),
         None => warnings.push("no Ironic database given (--ironic-db): [database] connection is not written".into()),
     }
+}
+
+pub fn changes<'a>(inp: &'a ConfInputs, warnings: &mut Vec<String>) -> ChangeList<'a> {
+    let mut c = ChangeList::new(ConfFile::Ironic, inp.ironic.as_ref());
+    let nova = &inp.nova;
+    let (juno_driver, hw_type) = drivers(nova);
+    database(&mut c, inp, warnings);
     c.set_plain(
         D,
         "auth_strategy",
