@@ -163,10 +163,31 @@ async fn api_adopt_flow_failure_fix_rerun_verify_rollback_without_power_actions(
     assert_eq!(out.code, 4, "{}", out.text());
     assert!(out.stdout.contains("properties"), "{}", out.text());
 
-    // rollback: maintenance first, then delete; Ironic is empty and the BMC saw no power action
+    // a node's record dropped from the run's journal (issue #50 item 2; before: verify and rollback
+    // trusted the record, and the node stayed in Ironic in no record): Ironic's marker still names
+    // the run, verify says so, rollback refuses until --force, which removes it too and says so
+    let journal = files.iter().find(|p| p.to_string_lossy().ends_with(".nodes.jsonl")).unwrap();
+    let dropped = uuid("bbbbbbbb", 2);
+    let kept: String = std::fs::read_to_string(journal)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains(&dropped))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(journal, kept).unwrap();
+    let out = env.run(&["verify"]);
+    assert_eq!(out.code, 4, "{}", out.text());
+    assert!(out.stdout.contains(&dropped) && out.stdout.contains("missing from its record"), "{}", out.text());
     let out = Outcome::of(env.cmd(&["rollback", "--yes"]).env_remove("BM2IRONIC_NOVA_DB"));
+    assert_eq!(out.code, 1, "{}", out.text());
+    assert!(out.stderr.contains(&dropped) && out.stderr.contains("--force"), "{}", out.text());
+    assert_eq!(env.nodes().await.len(), 6, "nothing removed");
+
+    // rollback: maintenance first, then delete; Ironic is empty and the BMC saw no power action
+    let out = Outcome::of(env.cmd(&["rollback", "--yes", "--force"]).env_remove("BM2IRONIC_NOVA_DB"));
     assert_eq!(out.code, 0, "{}", out.text());
     assert!(out.stdout.contains("removed 6 nodes"), "{}", out.text());
+    assert!(out.stdout.contains(&format!("removed with --force (marked as this run's, missing from its record): {dropped}")), "{}", out.stdout);
     assert!(env.nodes().await.is_empty());
     assert!(ironic::get(&env.ironic.base, "/v1/ports").await["ports"].as_array().unwrap().is_empty());
     assert!(env.bmc.power_actions().is_empty(), "power actions reached the BMC: {:?}", env.bmc.power_actions());

@@ -131,8 +131,9 @@ async fn ironic_stopped_mid_run_ends_it_with_one_message_and_a_rerun_finishes() 
 /// and a second load of the same Ironic are refused at once, naming the holder (before: the
 /// rollback removed the nodes created so far and said so, the load then created the rest, and both
 /// exited 0 with 27 of 33 nodes in no record; two loads both resumed one run and recorded nodes
-/// FAILED that had reached their state). Three rounds: after each, every node in Ironic is in the
-/// run's record (`verify` finds no difference), and the rollback alone then empties Ironic.
+/// FAILED that had reached their state). `BM2IRONIC_RACE_RUNS` rounds (3 by default; the issue asks
+/// for 10 once): after each, every node in Ironic is in the run's record (`verify` finds no
+/// difference), and the rollback alone then empties Ironic.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_api_load_and_a_rollback_or_a_second_load_never_run_at_once() {
     use crate::common::Outcome;
@@ -140,7 +141,8 @@ async fn an_api_load_and_a_rollback_or_a_second_load_never_run_at_once() {
     let Some(venv) = server_env(IRONIC_VENV) else { return };
     let env = Env::start(&PathBuf::from(venv), 6, "127.0.0.18", None).await;
     const HELD: &str = "another bm2ironic load or rollback through the API is running";
-    for round in 0..3 {
+    let rounds: usize = std::env::var("BM2IRONIC_RACE_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
+    for round in 0..rounds {
         let mut c = env.migrate_cmd();
         c.args(["--concurrency", "2"]).stdout(Stdio::null()).stderr(Stdio::piped());
         let load = c.spawn().unwrap();

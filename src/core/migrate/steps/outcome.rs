@@ -1,7 +1,7 @@
 //! How a migration ended, decided once, here: the owned result of the migrate use case that the
 //! CLI prints, the wizard draws and the run report states. Every sentence about an ending (the
 //! outcome line, each node's fate, what a rollback would do, the exit) is made from this value, so
-//! the faces cannot disagree about what stayed in Ironic.
+//! the faces cannot disagree about what stayed in Ironic. The endings are listed in docs/runs.md.
 
 use std::collections::HashMap;
 

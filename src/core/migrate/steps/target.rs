@@ -4,7 +4,7 @@
 //! the [`Mode`], it reads the target's state and plans against it, says what a load will do, loads,
 //! verifies the run it wrote while its connections are still open, and is closed once. What
 //! differs between the two ways lives here and below (`load_sql/`, `load_api/`); the use case
-//! (`migrate.rs`) does not ask which one it holds.
+//! (`migrate.rs`) does not ask which one it holds. See docs/runs.md ("The two ways into Ironic").
 
 use std::path::PathBuf;
 use std::sync::Arc;
