@@ -48,6 +48,6 @@ pub fn report_of(
 
 /// The report's file name: `bm2ironic-report-<run>.md` (the run id's first 8 characters).
 pub fn file_name(app: &App) -> String {
-    let run = app.progress.outcome().and_then(|o| o.run_id()).map_or("plan", |r| r.short());
+    let run = app.progress.outcome().and_then(|o| o.reported_run()).map_or("plan", |r| r.short());
     format!("bm2ironic-report-{run}.md")
 }

@@ -187,7 +187,12 @@ async fn api_adopt_flow_failure_fix_rerun_verify_rollback_without_power_actions(
     let out = Outcome::of(env.cmd(&["rollback", "--yes", "--force"]).env_remove("BM2IRONIC_NOVA_DB"));
     assert_eq!(out.code, 0, "{}", out.text());
     assert!(out.stdout.contains("removed 6 nodes"), "{}", out.text());
-    assert!(out.stdout.contains(&format!("removed with --force (marked as this run's, missing from its record): {dropped}")), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains(&format!("removed with --force (marked as this run's, missing from its record): {dropped}")),
+        "{}",
+        out.stdout
+    );
     assert!(env.nodes().await.is_empty());
     assert!(ironic::get(&env.ironic.base, "/v1/ports").await["ports"].as_array().unwrap().is_empty());
     assert!(env.bmc.power_actions().is_empty(), "power actions reached the BMC: {:?}", env.bmc.power_actions());

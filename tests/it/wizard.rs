@@ -390,8 +390,11 @@ async fn render_screenshots() {
     dump(&mut r, "2-help");
     r.key(KeyCode::Char('x'), NONE);
     r.key(KeyCode::Char('n'), NONE);
+    // a digit decides where the items have focus (Tab): the first item's first action
+    r.key(KeyCode::Tab, NONE);
     r.key(KeyCode::Char('1'), NONE);
     dump(&mut r, "3-conflicts");
+    r.key(KeyCode::Tab, NONE);
     r.key(KeyCode::Down, NONE);
     r.key(KeyCode::Down, NONE);
     r.key(KeyCode::Char('x'), NONE);

@@ -343,7 +343,7 @@ impl Report {
             },
             Some(Err(e)) => Section { ran: true, ok: false, text: e.clone() },
         };
-        let run_id = o.run_id().map(|r| r.to_string());
+        let run_id = o.reported_run().map(|r| r.to_string());
         let mut rollback = rollback_advice(plan, o);
         if let Some(set) = &input.flavors_change_set {
             rollback.push(format!(

@@ -75,6 +75,12 @@ impl Outcome {
         }
     }
 
+    /// The run the report is about: the one recorded, or the rehearsal's (written, then rolled
+    /// back: its id names the report and the audit log's records).
+    pub fn reported_run(&self) -> Option<&RunId> {
+        self.run_id().or(self.run.as_ref().filter(|_| self.rehearsal()))
+    }
+
     /// Everything planned is in Ironic now, as planned.
     pub fn complete(&self) -> bool {
         matches!(self.ended, Ended::Committed | Ended::Adopted)
