@@ -117,13 +117,12 @@ DEMO_DECISIONS="--resource-class baremetal --resolve mid-deploy=maintenance --re
 demo=$work/demo
 if "$BIN" --log-dir "$work/log" demo --no-tui --dir "$demo" >"$work/demo.out" 2>&1; then
   eval "$(sed -n 's/^  export /export /p' "$work/demo.out")"
-  plan_flags=$(sed -n 's/^Then: bm2ironic plan //p' "$work/demo.out")
-  # the demo's inventory has blocking conflicts on purpose: `plan` exits 3 naming them; with a decision
-  # for each, the rehearsal loads everything into the SQLite Ironic and rolls it back
+  # the plan options come from the sandbox's bm2ironic.toml: `plan` is run there with none.
+  # The demo's inventory has blocking conflicts on purpose: `plan` exits 3 naming them; with a
+  # decision for each, the rehearsal loads everything into the SQLite Ironic and rolls it back
+  (cd "$demo" && "$BIN" --log-dir "$work/log" plan) >"$work/plan.out" 2>&1 && rc=0 || rc=$?
   # shellcheck disable=SC2086 # the flags are words
-  "$BIN" --log-dir "$work/log" plan $plan_flags >"$work/plan.out" 2>&1 && rc=0 || rc=$?
-  # shellcheck disable=SC2086
-  "$BIN" --log-dir "$work/log" migrate --rehearse --yes $plan_flags $DEMO_DECISIONS >"$work/migrate.out" 2>&1 && mrc=0 || mrc=$?
+  (cd "$demo" && "$BIN" --log-dir "$work/log" migrate --rehearse --yes $DEMO_DECISIONS) >"$work/migrate.out" 2>&1 && mrc=0 || mrc=$?
   if [ "$rc" = 3 ] && [ "$mrc" = 0 ] && grep -q 'everything was written, then rolled back' "$work/migrate.out"; then
     ok "demo --no-tui; plan: exit 3 (the demo's blocking conflicts); migrate --rehearse: $(grep -m1 '^REHEARSAL run' "$work/migrate.out" | cut -d: -f2-)"
   else

@@ -56,11 +56,12 @@ bash --norc -c '. /usr/share/bash-completion/bash_completion && complete -p bm2i
 systemctl is-enabled bm2ironic-proxy
 bm2ironic --log-dir /tmp/bm2ironic-log demo --no-tui --dir /tmp/bm2ironic-demo | tee /tmp/bm2ironic-demo.out
 eval "$(sed -n 's/^  export /export /p' /tmp/bm2ironic-demo.out)"
-flags=$(sed -n 's/^Then: bm2ironic plan //p' /tmp/bm2ironic-demo.out)
+# the plan options: the sandbox's bm2ironic.toml, read in its directory
+cd /tmp/bm2ironic-demo
 # the demo's inventory has blocking conflicts on purpose: `plan` exits 3 and names them
-rc=0; bm2ironic --log-dir /tmp/bm2ironic-log plan $flags >/tmp/bm2ironic-plan.out || rc=$?
+rc=0; bm2ironic --log-dir /tmp/bm2ironic-log plan >/tmp/bm2ironic-plan.out || rc=$?
 tail -4 /tmp/bm2ironic-plan.out; echo "plan: exit $rc"; [ "$rc" = 3 ]
-rc=0; bm2ironic --log-dir /tmp/bm2ironic-log migrate --rehearse --yes $flags $RESOLVE >/tmp/bm2ironic-migrate.out 2>&1 || rc=$?
+rc=0; bm2ironic --log-dir /tmp/bm2ironic-log migrate --rehearse --yes $RESOLVE >/tmp/bm2ironic-migrate.out 2>&1 || rc=$?
 tail -6 /tmp/bm2ironic-migrate.out; echo "migrate --rehearse: exit $rc"; [ "$rc" = 0 ]
 EOF
 

@@ -1,7 +1,6 @@
 //! The arguments the commands share: the global connection flags, the plan flags (`plan`, `migrate`
 //! and the wizard), and small parsers and defaults.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -12,10 +11,11 @@ use crate::audit;
 use crate::core::auth;
 use crate::core::ironic::api::ApiTarget;
 use crate::core::ironic::target;
-use crate::core::migrate::conflict::Resolutions;
+use crate::core::migrate::conflict::{self, Action, ConflictCode, ResolutionError, Resolutions};
 use crate::core::migrate::load_api::ApiLoadOptions;
 use crate::core::migrate::plan::{FreeState, PlanOptions};
 use crate::core::migrate::steps::{self, PlanRequest};
+use crate::core::settings::project::ProjectOptions;
 use crate::core::settings::{self, ConnectionFlags, ConnectionSettings};
 
 /// The process environment, as the core's resolvers take it.
@@ -31,7 +31,11 @@ pub const DEFAULT_CONDUCTOR_LOG: &str = "/var/log/ironic/ironic-conductor.log";
 pub const DEFAULT_COMPUTE_LOG: &str = "/var/log/nova/nova-compute.log";
 
 #[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Global options (every command)")]
 pub struct GlobalArgs {
+    /// Project file of plan options (default: ./bm2ironic.toml when there is one; no passwords)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// nova_bm database URL (SQLAlchemy or sqlx form)
     #[arg(long, global = true, value_name = "URL")]
     pub nova_bm_db: Option<String>,
@@ -135,26 +139,26 @@ pub struct PlanArgs {
     #[arg(long, value_name = "ARCH")]
     pub default_arch: Option<String>,
     /// cpu_arch of one nova-compute host's nodes (repeatable)
-    #[arg(long = "arch", value_name = "HOST=ARCH")]
-    pub arch: Vec<String>,
+    #[arg(long = "arch", value_name = "HOST=ARCH", value_parser = parse_host_arch)]
+    pub arch: Vec<HostArch>,
     /// resource_class of the new nodes (modern Ironic; Nova schedules by it)
     #[arg(long, value_name = "NAME")]
     pub resource_class: Option<String>,
-    /// State of free nodes in modern Ironic
-    #[arg(long, value_name = "available|manageable|enroll", default_value = "available")]
-    pub free_state: FreeState,
-    /// Load path: one SQL transaction (db) or Ironic's REST adopt flow (api)
-    #[arg(long, value_enum, value_name = "db|api", default_value_t = Via::Db)]
-    pub via: Via,
+    /// State of free nodes in modern Ironic [default: available]
+    #[arg(long, value_name = "available|manageable|enroll")]
+    pub free_state: Option<FreeState>,
+    /// Load path: one SQL transaction (db) or Ironic's REST adopt flow (api) [default: db]
+    #[arg(long, value_enum, value_name = "db|api")]
+    pub via: Option<Via>,
     /// Decisions saved by the wizard (TOML)
     #[arg(long, value_name = "FILE")]
     pub resolutions: Option<PathBuf>,
     /// A decision for every conflict of a code (repeatable), e.g. duplicate-mac=skip-port
-    #[arg(long = "resolve", value_name = "CODE=ACTION")]
-    pub resolve: Vec<String>,
+    #[arg(long = "resolve", value_name = "CODE=ACTION", value_parser = parse_resolve)]
+    pub resolve: Vec<(ConflictCode, Action)>,
     /// Object versions to write when the target has no nodes and an unknown schema head
-    #[arg(long, value_name = "NODE,PORT")]
-    pub object_version: Option<String>,
+    #[arg(long, value_name = "NODE,PORT", value_parser = parse_object_version)]
+    pub object_version: Option<(String, String)>,
     /// Machine-readable output
     #[arg(long)]
     pub json: bool,
@@ -186,7 +190,7 @@ impl MigrateArgs {
     /// Where the load writes: `--via`, with `--rehearse` (the database path only) or the API
     /// path's `--concurrency` and `--step-timeout`.
     pub fn mode(&self) -> Result<steps::Mode, Failure> {
-        Ok(match (self.plan.via, self.rehearse) {
+        Ok(match (self.plan.via(), self.rehearse) {
             (Via::Api, true) => return Err(Failure::usage("--rehearse needs --via db: the API has no transaction to roll back (rehearse on a copy, or use `plan --via api`)")),
             (Via::Api, false) => steps::Mode::Api(ApiLoadOptions {
                 concurrency: self.concurrency.max(1),
@@ -201,7 +205,7 @@ impl MigrateArgs {
 impl PlanArgs {
     /// Where a plan is made against (the API's view, or the database's rows): nothing is loaded.
     pub fn mode(&self) -> steps::Mode {
-        match self.via {
+        match self.via() {
             Via::Api => steps::Mode::Api(ApiLoadOptions::default()),
             Via::Db => steps::Mode::Db { rehearse: false },
         }
@@ -232,39 +236,99 @@ pub fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided
             return Err(blank(name));
         }
     }
-    let mut arch_by_host = BTreeMap::new();
-    for a in &args.arch {
-        let (h, v) = a
-            .split_once('=')
-            .ok_or_else(|| Failure::usage(format!("--arch {a}: expected HOST=ARCH, e.g. bm-compute-1=x86_64")))?;
-        if h.trim().is_empty() || v.trim().is_empty() {
-            return Err(Failure::usage(format!("--arch {a}: the host and the arch must both be given (HOST=ARCH)")));
-        }
-        arch_by_host.insert(h.trim().to_string(), v.trim().to_string());
-    }
-    let free_state = args.free_state;
+    let arch_by_host = args.arch.iter().map(|a| (a.host.clone(), a.arch.clone())).collect();
     let mut resolutions = match &args.resolutions {
         Some(p) => Resolutions::load(p)?,
         None => Resolutions::default(),
     };
-    for r in &args.resolve {
-        resolutions.add_flag(r)?;
+    for (code, action) in &args.resolve {
+        resolutions.add_code_wide(*code, *action);
     }
-    let object_version = args.object_version.as_deref().map(target::parse_object_version).transpose()?;
     let conf = settings.nova_conf.as_ref();
+    let trimmed = |v: &Option<String>| v.as_deref().map(|v| v.trim().to_string());
     let opts = PlanOptions {
-        deploy_kernel: args.deploy_kernel.as_deref().map(|v| v.trim().to_string()),
-        deploy_ramdisk: args.deploy_ramdisk.as_deref().map(|v| v.trim().to_string()),
-        default_arch: args.default_arch.as_deref().map(|v| v.trim().to_string()),
+        deploy_kernel: trimmed(&args.deploy_kernel),
+        deploy_ramdisk: trimmed(&args.deploy_ramdisk),
+        default_arch: trimmed(&args.default_arch),
         arch_by_host,
-        resource_class: args.resource_class.as_deref().map(|v| v.trim().to_string()),
-        free_state,
+        resource_class: trimmed(&args.resource_class),
+        free_state: args.free_state.unwrap_or_default(),
         baremetal: conf.map(|c| c.baremetal.clone()).unwrap_or_default(),
         conf_host: conf.and_then(|c| c.host.clone()),
         tftp_roots: settings.tftp_roots.clone(),
         boots: Default::default(),
     };
-    Ok(Decided { options: opts, resolutions, object_version })
+    Ok(Decided { options: opts, resolutions, object_version: args.object_version.clone() })
+}
+
+impl PlanArgs {
+    /// `--via`, or its default (the database).
+    pub fn via(&self) -> Via {
+        self.via.unwrap_or_default()
+    }
+
+    /// The project file's options where no flag gave one (a flag wins; `[arch]` per host).
+    pub fn with_project(&mut self, p: &ProjectOptions) -> Result<(), Failure> {
+        let bad = |key: &str, why: String| Failure::usage(format!("project file: `{key}`: {why}"));
+        fill(&mut self.deploy_kernel, &p.deploy_kernel);
+        fill(&mut self.deploy_ramdisk, &p.deploy_ramdisk);
+        fill(&mut self.default_arch, &p.default_arch);
+        fill(&mut self.resource_class, &p.resource_class);
+        fill(&mut self.resolutions, &p.resolutions);
+        for (host, arch) in &p.arch {
+            if !self.arch.iter().any(|a| a.host == host.trim()) {
+                self.arch.push(HostArch { host: host.trim().to_string(), arch: arch.trim().to_string() });
+            }
+        }
+        if let (None, Some(v)) = (self.free_state, &p.free_state) {
+            self.free_state = Some(v.trim().parse().map_err(|e| bad("free-state", e))?);
+        }
+        if let (None, Some(v)) = (self.via, &p.via) {
+            use clap::ValueEnum;
+            self.via = Some(Via::from_str(v.trim(), false).map_err(|_| bad("via", format!("'{v}' is not db or api")))?);
+        }
+        if let (None, Some(v)) = (&self.object_version, &p.object_version) {
+            self.object_version = Some(parse_object_version(v).map_err(|e| bad("object-version", e))?);
+        }
+        Ok(())
+    }
+}
+
+/// `slot` from the project file when no flag filled it.
+fn fill<T: Clone>(slot: &mut Option<T>, from_file: &Option<T>) {
+    if slot.is_none() {
+        slot.clone_from(from_file);
+    }
+}
+
+/// `--arch HOST=ARCH`: one compute host's cpu_arch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostArch {
+    pub host: String,
+    pub arch: String,
+}
+
+/// `--arch`, parsed by clap: a malformed one is a usage error before anything connects.
+pub fn parse_host_arch(s: &str) -> Result<HostArch, String> {
+    let (h, v) = s.split_once('=').ok_or("expected HOST=ARCH, e.g. bm-compute-1=x86_64")?;
+    if h.trim().is_empty() || v.trim().is_empty() {
+        return Err("the host and the arch must both be given (HOST=ARCH)".into());
+    }
+    Ok(HostArch { host: h.trim().to_string(), arch: v.trim().to_string() })
+}
+
+/// `--resolve CODE=ACTION`, parsed by clap (a known code, one of its actions, decidable for the
+/// whole code).
+pub fn parse_resolve(s: &str) -> Result<(ConflictCode, Action), String> {
+    conflict::parse_flag(s).map_err(|e| match e {
+        ResolutionError::Flag { reason, .. } => reason,
+        e => e.to_string(),
+    })
+}
+
+/// `--object-version NODE,PORT`, parsed by clap.
+pub fn parse_object_version(s: &str) -> Result<(String, String), String> {
+    target::parse_object_version(s).map_err(|e| e.to_string())
 }
 
 /// `--via`: where a load writes (the flag's values; [`PlanArgs::mode`] makes the core's `Mode`).

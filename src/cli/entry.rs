@@ -208,7 +208,36 @@ fn register_given_secrets(args: &[String]) {
     }
 }
 
-fn run_command(cli: Cli) -> Result<(), Failure> {
+/// The project file's plan options, into the commands that take them (a flag wins): `plan`,
+/// `migrate`, the wizard, `flavors`. Says which file gave which options (a file left over from a
+/// rehearsal is seen, not silently used). docs/config.md "The project file".
+fn with_project(cli: &mut Cli) -> Result<(), Failure> {
+    use crate::core::settings::project::Project;
+    let command = cli.command.get_or_insert_with(|| Command::Wizard(Default::default()));
+    if !matches!(command, Command::Plan(_) | Command::Migrate(_) | Command::Wizard(_) | Command::Flavors(_)) {
+        return Ok(());
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let Some(project) = Project::find(cli.global.config.as_deref(), &cwd)? else { return Ok(()) };
+    let given = format!("options from project file {}: {}", project.path.display(), project.keys().join(", "));
+    tracing::info!("{given}");
+    if !matches!(command, Command::Wizard(_)) {
+        note(&format!("bm2ironic: {}", crate::core::text::visible(&given)));
+    }
+    match command {
+        Command::Plan(a) => a.with_project(&project.options),
+        Command::Migrate(a) => a.plan.with_project(&project.options),
+        Command::Wizard(a) => a.plan.with_project(&project.options),
+        Command::Flavors(a) => {
+            a.project = project.options;
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn run_command(mut cli: Cli) -> Result<(), Failure> {
+    with_project(&mut cli)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -256,15 +285,12 @@ mod tests {
         let cli = parse(&["migrate", "--via", "api", "--free-state", "manageable", "--step-timeout", "90s"]).unwrap();
         let Some(Command::Migrate(m)) = cli.command else { panic!("not migrate") };
         assert_eq!(
-            (m.plan.via, m.plan.free_state, m.step_timeout),
-            (Via::Api, FreeState::Manageable, Duration::from_secs(90))
+            (m.plan.via(), m.plan.free_state, m.step_timeout),
+            (Via::Api, Some(FreeState::Manageable), Duration::from_secs(90))
         );
         let cli = parse(&["migrate"]).unwrap();
         let Some(Command::Migrate(m)) = cli.command else { panic!("not migrate") };
-        assert_eq!(
-            (m.plan.via, m.plan.free_state, m.step_timeout),
-            (Via::Db, FreeState::Available, Duration::from_secs(600))
-        );
+        assert_eq!((m.plan.via(), m.plan.free_state, m.step_timeout), (Via::Db, None, Duration::from_secs(600)));
     }
 
     #[test]
@@ -276,6 +302,34 @@ mod tests {
             redact("error: unexpected 'http://a:Tab\tPw99@h' (Tab\tPw99)"),
             "error: unexpected 'http://a:***@h' (***)"
         );
+    }
+
+    /// Every flag of every command says what it is (before: `rollback --json`, `flavors --json`,
+    /// `--change-set` had no words), and the global flags stand under their own heading, apart from
+    /// the command's own (#48 item 8).
+    #[test]
+    fn every_flag_is_described_and_global_flags_have_their_heading() {
+        use clap::CommandFactory;
+        let mut cli = Cli::command();
+        cli.build();
+        let mut undescribed = vec![];
+        for sub in cli.get_subcommands() {
+            for a in sub.get_arguments().filter(|a| !a.is_hide_set() && a.get_id() != "help" && a.get_id() != "version")
+            {
+                if a.get_help().is_none() && a.get_long_help().is_none() {
+                    undescribed.push(format!("{} --{}", sub.get_name(), a.get_id()));
+                }
+                let heading = a.get_help_heading();
+                assert_eq!(
+                    heading == Some("Global options (every command)"),
+                    a.is_global_set(),
+                    "{} --{}: heading {heading:?}",
+                    sub.get_name(),
+                    a.get_id()
+                );
+            }
+        }
+        assert!(undescribed.is_empty(), "flags without a description: {undescribed:?}");
     }
 
     #[test]

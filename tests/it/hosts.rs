@@ -151,6 +151,21 @@ async fn two_old_hosts_plan_apply_restore(backend: Backend) {
     let Outcome { code, stderr: err, .. } = run_with(&bm, &nova.admin_url, None, &["--to", TO, "--apply", "--yes"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("give the Ironic database"), "{err}");
+
+    // the plan skipped one node (Ironic holds only the other): its instance is refused, and can be
+    // left out by name, the consequence said (#48 item 8; before: no way but to migrate it)
+    let one = ironic_holding(&[U2]).await;
+    let Outcome { code, stderr: err, .. } = run_with(&bm, &nova.reader_url, Some(&one.admin_url), &["--to", TO]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains(&format!("--leave-out {I1}")), "the refusal names the way out: {err}");
+    let o = run_with(&bm, &nova.reader_url, Some(&one.admin_url), &["--to", TO, "--leave-out", I1, "--json"]);
+    assert_eq!(o.code, 0, "{}", o.text());
+    let doc = o.json();
+    assert_eq!(doc["moves"].as_array().unwrap().len(), 1, "{doc}");
+    let note = doc["notes"].as_array().unwrap().iter().find(|n| n["instance_uuid"] == I1).expect("named");
+    assert!(note["reason"].as_str().unwrap().contains("Nova cannot reboot"), "{note}");
+    let o = run_with(&bm, &nova.reader_url, Some(&one.admin_url), &["--to", TO, "--leave-out", "nope"]);
+    assert_eq!(o.code, 2, "an uuid that names nothing is a mistake: {}", o.text());
     assert_eq!(instance_rows(&nova).await, before, "nothing written");
 
     // apply: exactly the two instances, host and node

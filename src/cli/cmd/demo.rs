@@ -38,9 +38,10 @@ pub async fn run(global: &GlobalArgs, args: DemoArgs) -> Result<(), Failure> {
         println!("  export BM2IRONIC_TFTP_ROOT='{}'", sb.tftp_root.display());
         println!("  logs: {} {}", sb.conductor_log.display(), sb.compute_log.display());
         println!(
-            "Then: bm2ironic plan --default-arch x86_64 --deploy-kernel {} --deploy-ramdisk {}",
-            sb.deploy_kernel, sb.deploy_ramdisk
+            "  plan options: {} (deploy images, arch, resource class)",
+            sb.dir.join(crate::core::settings::project::FILE_NAME).display()
         );
+        println!("Then, with the exports above: cd {} && bm2ironic plan", sb.dir.display());
         return Ok(());
     }
     let mut app =

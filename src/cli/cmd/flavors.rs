@@ -8,8 +8,9 @@ use crate::cli::args::GlobalArgs;
 use crate::cli::failure::Failure;
 use crate::cli::output::{confirm, print, print_json, Table};
 use crate::core::db::Access;
-use crate::core::migrate::flavors::{self, FlavorTarget};
+use crate::core::migrate::flavors::{self, FlavorSchema, FlavorTarget};
 use crate::core::migrate::steps;
+use crate::core::settings::project::ProjectOptions;
 use crate::core::using;
 
 #[derive(Args, Debug, Default)]
@@ -32,13 +33,38 @@ pub struct FlavorsArgs {
     /// Put back the values of the newest (or --change-set) applied change
     #[arg(long, conflicts_with = "apply")]
     pub restore: bool,
+    /// The change set to restore (printed by --apply; default: the newest)
     #[arg(long, value_name = "ID", requires = "restore")]
     pub change_set: Option<String>,
     /// Do not ask for confirmation (required without a terminal)
     #[arg(long)]
     pub yes: bool,
+    /// Machine-readable output: the flavor schema and each change
     #[arg(long)]
     pub json: bool,
+    /// The project file's options (bm2ironic.toml), used when no flag says what the flavors need
+    #[arg(skip)]
+    pub project: ProjectOptions,
+}
+
+/// What the flavors need: the flags, else the project file's options for this flavor schema (the
+/// deploy images for Juno/Kilo Nova, the resource class for modern Nova).
+fn flavor_target(args: &FlavorsArgs, schema: FlavorSchema) -> Result<FlavorTarget, Failure> {
+    let p = &args.project;
+    let given = (&args.deploy_kernel, &args.deploy_ramdisk, &args.resource_class);
+    let from_file = match schema {
+        FlavorSchema::Juno => (&p.deploy_kernel, &p.deploy_ramdisk, &None),
+        FlavorSchema::Modern => (&None, &None, &p.resource_class),
+    };
+    let chosen = if given == (&None, &None, &None) { from_file } else { given };
+    match chosen {
+        (Some(k), Some(r), None) => Ok(FlavorTarget::DeployImages { kernel: k.clone(), ramdisk: r.clone() }),
+        (None, None, Some(c)) => Ok(FlavorTarget::ResourceClass(c.clone())),
+        _ => Err(Failure::usage(match schema {
+            FlavorSchema::Juno => "say what the flavors need: --deploy-kernel and --deploy-ramdisk (this is a Juno/Kilo Nova database), or deploy-kernel and deploy-ramdisk in bm2ironic.toml",
+            FlavorSchema::Modern => "say what the flavors need: --resource-class (this is modern Nova's API database), or resource-class in bm2ironic.toml",
+        })),
+    }
 }
 
 pub async fn run(global: &GlobalArgs, args: FlavorsArgs) -> Result<(), Failure> {
@@ -57,11 +83,7 @@ pub async fn run(global: &GlobalArgs, args: FlavorsArgs) -> Result<(), Failure> 
             print(&format!("restored {n} flavor spec(s) of change set {set}\n"));
             return Ok(());
         }
-        let target = match (&args.deploy_kernel, &args.deploy_ramdisk, &args.resource_class) {
-            (Some(k), Some(r), None) => FlavorTarget::DeployImages { kernel: k.clone(), ramdisk: r.clone() },
-            (None, None, Some(c)) => FlavorTarget::ResourceClass(c.clone()),
-            _ => return Err(Failure::usage("say what the flavors need: --deploy-kernel and --deploy-ramdisk (Juno/Kilo Ironic) or --resource-class (modern Nova)")),
-        };
+        let target = flavor_target(&args, schema)?;
         let changes = flavors::plan_changes(db, schema, &target, &args.flavors).await?;
         if args.json {
             print_json(&json!({"schema": schema, "changes": changes}));

@@ -26,6 +26,10 @@ pub struct HostsArgs {
     /// The change set to restore (printed by --apply; default: the newest)
     #[arg(long, value_name = "ID", requires = "restore")]
     pub change_set: Option<String>,
+    /// Leave this instance where it is (its uuid, or its node's; repeatable): for an instance whose
+    /// node the plan skipped, which Ironic does not hold
+    #[arg(long, value_name = "UUID", conflicts_with = "restore")]
+    pub leave_out: Vec<String>,
     /// Do not ask for confirmation (required without a terminal)
     #[arg(long)]
     pub yes: bool,
@@ -143,6 +147,7 @@ async fn plan_and_apply(
     nova_shown: &str,
 ) -> Result<(), Failure> {
     let mut plan = hosts::preview_hosts(nova_bm, db, to).await?;
+    plan.leave_out(&args.leave_out).map_err(Failure::usage)?;
     if let Some(i) = ironic {
         hosts::check_ironic_holds(i, &mut plan).await?;
     }

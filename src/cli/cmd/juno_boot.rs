@@ -28,6 +28,7 @@ pub struct JunoBootArgs {
     /// Write the changes; without it only what would change is shown
     #[arg(long)]
     pub apply: bool,
+    /// Machine-readable output: each node, its status and what was (or would be) changed
     #[arg(long)]
     pub json: bool,
 }

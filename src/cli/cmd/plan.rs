@@ -4,9 +4,10 @@
 use serde_json::json;
 
 use crate::cli::args::{options, plan_request, GlobalArgs, PlanArgs};
-use crate::cli::failure::{exit, Failure};
+use crate::cli::failure::Failure;
 use crate::cli::output::note;
 use crate::cli::output::{print_json, print_plan};
+use crate::core::kind::Kind;
 use crate::core::migrate::plan::Plan;
 use crate::core::migrate::steps;
 
@@ -50,6 +51,9 @@ pub async fn run(global: &GlobalArgs, args: PlanArgs) -> Result<(), Failure> {
     let prepared =
         steps::plan(&req, &via, &api, global.state_dir(), &mut |w| note(&format!("warning: {w}"))).await?.prepared;
     let p = &prepared.plan;
+    if let Some(missing) = p.missing_options() {
+        return Err(steps::StepError::MissingOptions(missing).into());
+    }
     if args.json {
         print_json(&plan_json(p));
     } else {
@@ -58,10 +62,8 @@ pub async fn run(global: &GlobalArgs, args: PlanArgs) -> Result<(), Failure> {
     let blocking = p.blocking();
     free_in_background(prepared);
     if blocking > 0 {
-        return Err(Failure {
-            code: exit::CONFLICTS,
-            message: format!("{blocking} blocking conflict(s) unresolved: nothing would be written"),
-        });
+        let message = format!("{blocking} blocking conflict(s) unresolved: nothing would be written");
+        return Err(Failure::of(Kind::Conflicts, message));
     }
     Ok(())
 }

@@ -31,6 +31,7 @@ pub struct RollbackArgs {
     /// List the runs recorded in the Ironic database and exit
     #[arg(long)]
     pub list: bool,
+    /// Machine-readable output (with --list: every run; else what was removed)
     #[arg(long)]
     pub json: bool,
 }

@@ -53,7 +53,7 @@ fn wizard_of(global: &GlobalArgs, args: WizardArgs) -> Result<(crate::tui::App, 
     if pre.ironic_url.is_none() {
         pre.ironic_url = global.os_cloud();
     }
-    let via_api = args.plan.via == crate::cli::args::Via::Api;
+    let via_api = args.plan.via() == crate::cli::args::Via::Api;
     if via_api && args.rehearse {
         return Err(Failure::usage(
             "--rehearse needs --via db: the API has no transaction to roll back (rehearse on a copy)",

@@ -23,6 +23,7 @@ const FILES: &[&str] = &[
     "bm2ironic-resolutions.toml",
     "deploy.kernel",
     "deploy.initramfs",
+    crate::core::settings::project::FILE_NAME,
 ];
 
 #[derive(Debug, Clone)]
@@ -137,6 +138,11 @@ pub async fn build(dir: &Path) -> Result<Sandbox, SandboxError> {
     for p in [&kernel, &ramdisk] {
         sandbox_dir::write_new(p, b"demo deploy image\n").map_err(|e| io("write", p, e))?;
     }
+    let (deploy_kernel, deploy_ramdisk) =
+        (format!("file://{}", kernel.display()), format!("file://{}", ramdisk.display()));
+    let project = dir.join(crate::core::settings::project::FILE_NAME);
+    sandbox_dir::write_new(&project, project_file(&deploy_kernel, &deploy_ramdisk).as_bytes())
+        .map_err(|e| io("write", &project, e))?;
     tracing::info!(dir = %dir.display(), "demo sandbox built");
     Ok(Sandbox {
         nova_bm_url,
@@ -145,11 +151,23 @@ pub async fn build(dir: &Path) -> Result<Sandbox, SandboxError> {
         nova_api_url,
         conductor_log,
         compute_log,
-        deploy_kernel: format!("file://{}", kernel.display()),
-        deploy_ramdisk: format!("file://{}", ramdisk.display()),
+        deploy_kernel,
+        deploy_ramdisk,
         tftp_root,
         dir,
     })
+}
+
+/// The sandbox's project file: the plan options every command in the sandbox then reads (the
+/// runbook's commands work there as written, with no flag retyped).
+fn project_file(kernel: &str, ramdisk: &str) -> String {
+    let q = |v: &str| toml::Value::String(v.to_string()).to_string();
+    format!(
+        "# bm2ironic project file: the plan options of this (demo) migration; a flag wins over it\n\
+         deploy-kernel = {}\ndeploy-ramdisk = {}\ndefault-arch = \"x86_64\"\nresource-class = \"baremetal\"\n",
+        q(kernel),
+        q(ramdisk)
+    )
 }
 
 /// What a front end prefills for this sandbox: its connection URLs and plan options, as plain values

@@ -322,15 +322,15 @@ impl Resolutions {
 
     /// Adds `--resolve CODE=ACTION` (later flags win over files).
     pub fn add_flag(&mut self, given: &str) -> Result<(), ResolutionError> {
-        let err = |reason: String| ResolutionError::Flag { given: given.to_string(), reason };
-        let (code, action) =
-            given.split_once('=').ok_or_else(|| err("expected CODE=ACTION, e.g. duplicate-mac=skip-port".into()))?;
-        let code: ConflictCode = code.trim().parse().map_err(err)?;
-        let action: Action = action.trim().parse().map_err(err)?;
-        check_code_wide(code, action).map_err(err)?;
+        let (code, action) = parse_flag(given)?;
+        self.add_code_wide(code, action);
+        Ok(())
+    }
+
+    /// A decision for every conflict of `code`, from `--resolve` (already checked by [`parse_flag`]).
+    pub fn add_code_wide(&mut self, code: ConflictCode, action: Action) {
         self.defaults.insert(code, action);
         self.flag_codes.insert(code);
-        Ok(())
     }
 
     /// The decision for a conflict: a decision about this very item, else the code's default.
@@ -415,6 +415,18 @@ fn check_action(code: ConflictCode, action: Action) -> Result<(), String> {
 }
 
 crate::core::kind::always!(Usage: ResolutionError); // the operator's decisions (--resolve, --resolutions FILE)
+
+/// A `--resolve CODE=ACTION` flag: a known code, one of its actions, and an action that may be
+/// decided for every conflict of the code at once.
+pub fn parse_flag(given: &str) -> Result<(ConflictCode, Action), ResolutionError> {
+    let err = |reason: String| ResolutionError::Flag { given: given.to_string(), reason };
+    let (code, action) =
+        given.split_once('=').ok_or_else(|| err("expected CODE=ACTION, e.g. duplicate-mac=skip-port".into()))?;
+    let code: ConflictCode = code.trim().parse().map_err(err)?;
+    let action: Action = action.trim().parse().map_err(err)?;
+    check_code_wide(code, action).map_err(err)?;
+    Ok((code, action))
+}
 
 #[cfg(test)]
 mod tests {

@@ -56,11 +56,12 @@ pub struct Bm {
     env: Vec<(OsString, Option<OsString>)>,
     logs: Option<PathBuf>,
     stdin: Option<Vec<u8>>,
+    dir: Option<PathBuf>,
 }
 
 /// The binary with `args`; `.run()` runs it (with a private audit log dir unless `.logs(dir)`).
 pub fn bm<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Bm {
-    Bm { args: vec![], env: vec![], logs: None, stdin: None }.args(args)
+    Bm { args: vec![], env: vec![], logs: None, stdin: None, dir: None }.args(args)
 }
 
 impl Bm {
@@ -108,6 +109,12 @@ impl Bm {
         self
     }
 
+    /// Run in `dir` (where a `bm2ironic.toml` project file is looked for).
+    pub fn dir(mut self, dir: &Path) -> Bm {
+        self.dir = Some(dir.to_path_buf());
+        self
+    }
+
     /// What the binary reads on stdin.
     pub fn stdin(mut self, input: impl Into<Vec<u8>>) -> Bm {
         self.stdin = Some(input.into());
@@ -126,6 +133,9 @@ impl Bm {
             };
         }
         c.args(&self.args);
+        if let Some(dir) = &self.dir {
+            c.current_dir(dir);
+        }
         if let Some(input) = self.stdin {
             c.write_stdin(input);
         }

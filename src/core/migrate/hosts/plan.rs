@@ -16,6 +16,8 @@ use crate::core::source::nova::NovaFacts;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HostMove {
     pub instance_uuid: String,
+    /// the nova_bm node's id
+    pub nova_bm_id: i64,
     /// the nova_bm node's uuid, lower-cased: the Ironic node's uuid
     pub node_uuid: String,
     /// the nova_bm node's `service_host`
@@ -54,6 +56,38 @@ impl HostPlan {
             *m.entry(mv.old_host.clone()).or_insert(0) += 1;
         }
         m
+    }
+
+    /// Leaves out the instances `given` names (an instance's uuid, or its node's), each kept as a
+    /// note that says what staying behind means: an instance whose node was skipped is not moved
+    /// to a host whose driver has no node for it. An uuid that names no move is the operator's
+    /// mistake, said, never ignored.
+    pub fn leave_out(&mut self, given: &[String]) -> Result<(), String> {
+        for g in given {
+            let g = g.trim().to_ascii_lowercase();
+            let (out, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.moves)
+                .into_iter()
+                .partition(|m| m.instance_uuid.to_ascii_lowercase() == g || m.node_uuid == g);
+            self.moves = kept;
+            if out.is_empty() {
+                return Err(format!(
+                    "--leave-out {}: no instance to move has that uuid, nor a node holding one",
+                    crate::core::text::visible_line(&g)
+                ));
+            }
+            for m in out {
+                let stays = m.old_host.as_deref().unwrap_or("(none)");
+                self.notes.push(HostNote {
+                    instance_uuid: m.instance_uuid,
+                    nova_bm_id: m.nova_bm_id,
+                    reason: format!(
+                        "left out (--leave-out): it stays on host {} with the nova baremetal driver gone; Nova cannot reboot, rebuild or delete it until it is moved (migrate its node, then run hosts again)",
+                        crate::core::text::visible_line(stays)
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 }
 
@@ -112,6 +146,7 @@ pub fn plan_hosts(nodes: &[BmNode], facts: &NovaFacts, to: &str) -> HostPlan {
         }
         plan.moves.push(HostMove {
             instance_uuid: iu.to_string(),
+            nova_bm_id: n.id,
             node_uuid: node_uuid.clone(),
             nova_bm_host: n.service_host.clone(),
             old_host: inst.host.clone(),

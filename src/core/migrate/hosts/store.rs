@@ -61,8 +61,9 @@ pub async fn check_ironic_holds(ironic: &Db, plan: &mut HostPlan) -> Result<(), 
     for m in &plan.moves {
         if !held.contains(&m.node_uuid.to_ascii_lowercase()) {
             plan.refusals.push(format!(
-                "Ironic holds no node {} for instance {}: migrate it first (or was the load rolled back?); nova-compute would find no node for the instance",
+                "Ironic holds no node {} for instance {}: migrate it first (or was the load rolled back?); nova-compute would find no node for the instance. If the plan skipped its node, leave it out: --leave-out {}",
                 crate::core::text::visible_line(&m.node_uuid),
+                crate::core::text::visible_line(&m.instance_uuid),
                 crate::core::text::visible_line(&m.instance_uuid)
             ));
         }

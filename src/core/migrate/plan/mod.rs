@@ -30,7 +30,7 @@ use rows::{build_rows, driver_of, provision_state_of, RowContext, RowSpec};
 
 pub use boot::{BootHow, NextBoot};
 pub use fate::NodeAction;
-pub use model::{NodePlan, Plan, PlanSummary, SourceCounts, TargetInfo, WriteSummary};
+pub use model::{MissingOptions, NodePlan, Plan, PlanSummary, SourceCounts, TargetInfo, WriteSummary};
 pub use options::{FreeState, PlanOptions};
 pub use rows::{DriverInfo, IronicNode, IronicPort, PowerManager, Rows};
 pub use uuids::normalize_uuid;

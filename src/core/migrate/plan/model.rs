@@ -2,6 +2,7 @@
 //! for it (`WriteSummary`), the counts (`SourceCounts`, `TargetInfo`, `PlanSummary`), and `Plan`,
 //! which builds a node's rows again from the inventory it was made from when they are written.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -10,7 +11,7 @@ use super::boot::NextBoot;
 use super::fate::NodeAction;
 use super::rows::{build_rows, RowContext, RowSpec, Rows};
 use crate::core::ironic::target::TargetKind;
-use crate::core::migrate::conflict::{Conflict, ConflictCode};
+use crate::core::migrate::conflict::{Conflict, ConflictCode, Subject};
 use crate::core::source::model::Inventory;
 
 /// One nova_bm node's fate. Its rows are not kept (at 100k nodes they were most of the plan's
@@ -108,7 +109,64 @@ impl Plan {
     pub fn blocking(&self) -> usize {
         self.summary.blocking
     }
+    /// The options this plan cannot go on without: undecided conflicts that only an option fixes
+    /// (the deploy images; an architecture, unless `missing-arch=skip` was decided). None when
+    /// nothing is missing.
+    pub fn missing_options(&self) -> Option<MissingOptions> {
+        let open = |code| self.conflicts.iter().filter(move |c| c.code == code && c.action.is_none());
+        let deploy_images = open(ConflictCode::MissingDeployImages).next().is_some();
+        let mut arch_hosts = BTreeMap::new();
+        for c in open(ConflictCode::MissingArch) {
+            let id = match c.subject {
+                Subject::Node { nova_bm_id } => nova_bm_id,
+                _ => continue,
+            };
+            let host = self.nodes.iter().find(|n| n.nova_bm_id == id).and_then(|n| n.service_host.clone());
+            *arch_hosts.entry(host.unwrap_or_else(|| "(no host)".into())).or_insert(0) += 1;
+        }
+        (deploy_images || !arch_hosts.is_empty()).then_some(MissingOptions { deploy_images, arch_hosts })
+    }
     pub fn to_write(&self) -> impl Iterator<Item = &NodePlan> {
         self.nodes.iter().filter(|n| matches!(n.action, NodeAction::Create | NodeAction::Replace))
+    }
+}
+
+/// Options a plan needs and was not given ([`Plan::missing_options`]): said at once, in a few lines,
+/// instead of at the bottom of every node's conflicts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingOptions {
+    /// no deploy kernel and ramdisk, with nodes to write
+    pub deploy_images: bool,
+    /// hosts whose nodes have no cpu_arch known, and how many nodes each
+    pub arch_hosts: BTreeMap<String, usize>,
+}
+
+impl std::fmt::Display for MissingOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the plan needs options that were not given:")?;
+        if self.deploy_images {
+            f.write_str("\n  --deploy-kernel REF and --deploy-ramdisk REF: Ironic's deploy images (every node's driver_info names them)")?;
+        }
+        if !self.arch_hosts.is_empty() {
+            let nodes: usize = self.arch_hosts.values().sum();
+            let hosts: Vec<String> = self
+                .arch_hosts
+                .iter()
+                .take(5)
+                .map(|(h, n)| format!("{}: {n}", crate::core::text::visible_line(h)))
+                .collect();
+            let more = self.arch_hosts.len().saturating_sub(5);
+            let more = if more > 0 { format!(" and {more} host(s) more") } else { String::new() };
+            write!(
+                f,
+                "\n  --default-arch ARCH, or --arch HOST=ARCH per host: no cpu_arch is known for {nodes} node(s) ({}{more})",
+                hosts.join(", ")
+            )?;
+        }
+        f.write_str("\ngive them as flags or in bm2ironic.toml (docs/config.md)")?;
+        if !self.arch_hosts.is_empty() {
+            f.write_str("; or `--resolve missing-arch=skip` to leave the nodes without an arch out")?;
+        }
+        Ok(())
     }
 }

@@ -58,6 +58,9 @@ pub enum StepError {
     /// decisions that match no conflict of the plan: the operator's file is wrong (a usage error)
     #[error("resolutions file {file}: {count} decision(s) match no conflict of this plan (a wrong node id, or the node no longer has that conflict): {}", examples.iter().take(10).cloned().collect::<Vec<_>>().join("; "))]
     Unmatched { file: String, count: usize, examples: Vec<String> },
+    /// options the plan cannot go on without (the deploy images, an arch): the operator's to give
+    #[error("{0}")]
+    MissingOptions(crate::core::migrate::plan::MissingOptions),
     /// blocking conflicts left undecided: nothing is written (exit 3)
     #[error("{count} blocking conflict(s) unresolved: nothing {}", if *kind == RunKind::Api { "created" } else { "written" })]
     Blocking { count: usize, kind: RunKind },
@@ -101,7 +104,8 @@ impl HasKind for StepError {
             StepError::NoApi { .. }
             | StepError::Unmatched { .. }
             | StepError::ApiRun { .. }
-            | StepError::NotThroughApi { .. } => Kind::Usage,
+            | StepError::NotThroughApi { .. }
+            | StepError::MissingOptions(_) => Kind::Usage,
             StepError::Blocking { .. } => Kind::Conflicts,
             StepError::Refused(_) | StepError::Closed | StepError::NotPlanned => Kind::Runtime,
         }

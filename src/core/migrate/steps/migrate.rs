@@ -110,6 +110,9 @@ pub async fn migrate(
 /// Before anything is written: the plan blocks nothing, and the face agrees.
 fn ready(target: &Target, planned: &Planned, face: &mut (dyn MigrateFace + Send)) -> Result<(), StepError> {
     let plan = planned.plan();
+    if let Some(missing) = plan.missing_options() {
+        return Err(StepError::MissingOptions(missing));
+    }
     if plan.blocking() > 0 {
         return Err(StepError::Blocking { count: plan.blocking(), kind: target.kind() });
     }
