@@ -4,7 +4,10 @@
 //! read-only) are its faces; `audit` is the log. The lint wall (docs/architecture.md, "Lints"):
 //! the command line is private to the crate (`cli_main` is its one way in), so rustc reports its
 //! dead code; the core, the wizard and the proxy stay public because the integration tests drive
-//! them as a library (the headless wizard, the proxy's router, the core's steps).
+//! them as a library (the headless wizard, the proxy's router, the core's steps). Outside tests,
+//! `unwrap()` is refused: a failure is an error that names what to fix, never a panic.
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod audit;
 mod cli;

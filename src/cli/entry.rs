@@ -76,8 +76,8 @@ fn printed_only(cli: &Cli) -> Option<ExitCode> {
     Some(match printed {
         Ok(()) => ExitCode::from(exit::OK),
         Err(f) => {
-            note(&format!("bm2ironic: {}", f.message));
-            ExitCode::from(f.code)
+            note(&format!("bm2ironic: {}", f.message()));
+            ExitCode::from(f.code())
         }
     })
 }
@@ -145,9 +145,9 @@ pub fn main() -> ExitCode {
     let code = match outcome {
         Ok(()) => exit::OK,
         Err(f) => {
-            tracing::error!(code = f.code, message = %f.message, "command failed");
-            note(&format!("bm2ironic: {}", f.message));
-            f.code
+            tracing::error!(code = f.code(), message = %f.message(), "command failed");
+            note(&format!("bm2ironic: {}", f.message()));
+            f.code()
         }
     };
     tracing::info!(code, "command finished");
@@ -278,6 +278,13 @@ mod tests {
             &["migrate", "--free-state", "active"],
             &["migrate", "--step-timeout", "5d"],
             &["plan", "--via", "API "],
+            // the typed flags (#47): a bad value is clap's usage error, never met inside a command
+            &["plan", "--arch", "bm-compute-1"],
+            &["plan", "--arch", "=x86_64"],
+            &["plan", "--resolve", "duplicate-mac=skipp"],
+            &["plan", "--resolve", "no-such-code=skip"],
+            &["plan", "--object-version", "1.44"],
+            &["watch", "--since", "yesterday"],
         ] {
             let e = parse(bad).expect_err(&format!("{bad:?}"));
             assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");
@@ -288,6 +295,21 @@ mod tests {
             (m.plan.via(), m.plan.free_state, m.step_timeout),
             (Via::Api, Some(FreeState::Manageable), Duration::from_secs(90))
         );
+        let cli = parse(&[
+            "plan",
+            "--arch",
+            " h1 = x86_64",
+            "--resolve",
+            "duplicate-mac=skip-port",
+            "--object-version",
+            "1.44,1.16",
+        ])
+        .unwrap();
+        let Some(Command::Plan(p)) = cli.command else { panic!("not plan") };
+        assert_eq!(p.arch, [crate::cli::args::HostArch { host: "h1".into(), arch: "x86_64".into() }]);
+        use crate::core::migrate::conflict::{Action, ConflictCode};
+        assert_eq!(p.resolve, [(ConflictCode::DuplicateMac, Action::SkipPort)]);
+        assert_eq!(p.object_version, Some(("1.44".into(), "1.16".into())));
         let cli = parse(&["migrate"]).unwrap();
         let Some(Command::Migrate(m)) = cli.command else { panic!("not migrate") };
         assert_eq!((m.plan.via(), m.plan.free_state, m.step_timeout), (Via::Db, None, Duration::from_secs(600)));

@@ -19,19 +19,31 @@ pub mod exit {
     pub const DIFFERENCES: u8 = 4;
 }
 
-/// A command's failure: the exit code and one line for the operator (already redacted).
+/// A command's failure: the exit code and one line for the operator (already redacted). Made only
+/// from a [`Kind`] (`Failure::of`, `usage`, `runtime`, or a core error's own kind): its fields are
+/// private, so no command picks an exit code by hand.
 #[derive(Debug)]
 pub struct Failure {
-    pub code: u8,
-    pub message: String,
+    code: u8,
+    message: String,
 }
 
 impl Failure {
-    pub fn runtime(message: impl Into<String>) -> Failure {
-        Failure { code: exit::RUNTIME, message: message.into() }
+    /// The exit code.
+    pub fn code(&self) -> u8 {
+        self.code
     }
+    /// The line shown to the operator.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+    /// A failure of the world (a database, the API, a file): `Failure::of(Kind::Runtime, ...)`.
+    pub fn runtime(message: impl Into<String>) -> Failure {
+        Failure::of(Kind::Runtime, message)
+    }
+    /// The operator's input is wrong or missing: `Failure::of(Kind::Usage, ...)`.
     pub fn usage(message: impl Into<String>) -> Failure {
-        Failure { code: exit::USAGE, message: message.into() }
+        Failure::of(Kind::Usage, message)
     }
     /// A failure of `kind` (its exit code), saying `message`.
     pub fn of(kind: Kind, message: impl Into<String>) -> Failure {
@@ -39,6 +51,7 @@ impl Failure {
             Kind::Usage => exit::USAGE,
             Kind::Runtime => exit::RUNTIME,
             Kind::Conflicts => exit::CONFLICTS,
+            Kind::Differences => exit::DIFFERENCES,
         };
         Failure { code, message: message.into() }
     }

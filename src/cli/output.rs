@@ -170,7 +170,7 @@ pub(crate) struct Prompt {
 
 impl Prompt {
     fn ask(&mut self, what: &str) -> Result<(), StepError> {
-        confirm(self.yes, what, self.word).map_err(|f| StepError::Refused(self.refused.insert(f).message.clone()))
+        confirm(self.yes, what, self.word).map_err(|f| StepError::Refused(self.refused.insert(f).message().to_string()))
     }
 
     /// The failure to return: the refusal as it was made, else `e`.

@@ -95,11 +95,11 @@ pub fn print_outcome(o: &Outcome, show: Show, plan: &Plan) {
 pub fn print_failed(show: Show, f: &Failure, started: bool) {
     if show.kind == RunKind::Api {
         print_json(
-            &serde_json::json!({"event": "failed", "exit_code": f.code, "started": started, "message": f.message}),
+            &serde_json::json!({"event": "failed", "exit_code": f.code(), "started": started, "message": f.message()}),
         );
     } else {
         print_json(
-            &serde_json::json!({"event": "failed", "exit_code": f.code, "committed": false, "message": f.message}),
+            &serde_json::json!({"event": "failed", "exit_code": f.code(), "committed": false, "message": f.message()}),
         );
     }
 }

@@ -13,10 +13,11 @@ use clap::Args;
 use serde_json::json;
 
 use crate::cli::args::GlobalArgs;
-use crate::cli::failure::{exit, Failure};
+use crate::cli::failure::Failure;
 use crate::cli::output::{print, print_json, Table};
 use crate::core::ironic::juno_boot::{self, Switch, MAX_CONFIG_BYTES};
 use crate::core::ironic::target::{self, TargetKind};
+use crate::core::kind::Kind;
 use crate::core::migrate::prepare::PrepareError;
 use crate::core::text::visible_line;
 
@@ -79,10 +80,8 @@ pub async fn run(global: &GlobalArgs, args: JunoBootArgs) -> Result<(), Failure>
         print(&format!("{} node(s), {skipped} skipped{hint}\n", out.len()));
     }
     if skipped > 0 {
-        return Err(Failure {
-            code: exit::DIFFERENCES,
-            message: format!("{skipped} node(s) skipped: their next boot is not fixed (see above)"),
-        });
+        let message = format!("{skipped} node(s) skipped: their next boot is not fixed (see above)");
+        return Err(Failure::of(Kind::Differences, message));
     }
     Ok(())
 }

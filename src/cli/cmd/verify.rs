@@ -12,10 +12,11 @@ use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::args::{parse_duration, GlobalArgs};
-use crate::cli::failure::{exit, Failure};
+use crate::cli::failure::Failure;
 use crate::cli::output::{note, note_inline, print, print_json, wire_name, Table};
 use crate::core::ironic::api::IronicApi;
 use crate::core::ironic::verdict::{Counts, Ending, TakeoverEvent, TakeoverOutcome, TakeoverState};
+use crate::core::kind::Kind;
 use crate::core::migrate::run::record::RunRecord;
 use crate::core::migrate::steps::{self, VerifiedRun};
 
@@ -106,17 +107,15 @@ pub async fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
         ));
     }
     if !report.differences.is_empty() {
-        return Err(Failure {
-            code: exit::DIFFERENCES,
-            message: format!(
-                "{} difference(s) between what run {} wrote and what is there",
-                report.differences.len(),
-                report.run_id
-            ),
-        });
+        let message = format!(
+            "{} difference(s) between what run {} wrote and what is there",
+            report.differences.len(),
+            report.run_id
+        );
+        return Err(Failure::of(Kind::Differences, message));
     }
     match takeover_failure(&takeover_counts) {
-        Some(message) => Err(Failure { code: exit::DIFFERENCES, message }),
+        Some(message) => Err(Failure::of(Kind::Differences, message)),
         None => Ok(()),
     }
 }

@@ -11,8 +11,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::args::{parse_duration, GlobalArgs, DEFAULT_COMPUTE_LOG, DEFAULT_CONDUCTOR_LOG};
-use crate::cli::failure::{exit, Failure};
+use crate::cli::failure::Failure;
 use crate::cli::output::note;
+use crate::core::kind::Kind;
 use crate::core::logs::follow::LogLevel;
 use crate::core::logs::watch::{Patterns, Start, WatchedLog};
 use crate::core::text::visible_line;
@@ -27,8 +28,8 @@ pub struct WatchArgs {
     #[arg(long = "for", value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<std::time::Duration>,
     /// Read from this time on (`YYYY-MM-DD HH:MM:SS`) instead of from the end
-    #[arg(long, value_name = "TIME", conflicts_with = "from_start")]
-    pub since: Option<String>,
+    #[arg(long, value_name = "TIME", conflicts_with = "from_start", value_parser = parse_since)]
+    pub since: Option<chrono::NaiveDateTime>,
     /// Read the files from their beginning
     #[arg(long)]
     pub from_start: bool,
@@ -46,19 +47,21 @@ pub struct WatchArgs {
     pub json: bool,
 }
 
+/// `--since`, parsed by clap: a time as oslo.log writes it (`YYYY-MM-DD HH:MM:SS`, fractions
+/// allowed).
+fn parse_since(t: &str) -> Result<chrono::NaiveDateTime, String> {
+    t.trim()
+        .split_once(' ')
+        .and_then(|(d, tm)| crate::core::logs::oslo::parse_time(d, tm))
+        .ok_or_else(|| "expected YYYY-MM-DD HH:MM:SS".to_string())
+}
+
 pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
     let duration = args.duration;
     let start = if args.from_start {
         Start::Beginning
-    } else if let Some(t) = &args.since {
-        let (d, tm) = t
-            .trim()
-            .split_once(' ')
-            .ok_or_else(|| Failure::usage(format!("--since '{t}': expected YYYY-MM-DD HH:MM:SS")))?;
-        Start::Since(
-            crate::core::logs::oslo::parse_time(d, tm)
-                .ok_or_else(|| Failure::usage(format!("--since '{t}': expected YYYY-MM-DD HH:MM:SS")))?,
-        )
+    } else if let Some(t) = args.since {
+        Start::Since(t)
     } else {
         Start::End
     };
@@ -202,7 +205,7 @@ pub async fn run(global: &GlobalArgs, args: WatchArgs) -> Result<(), Failure> {
         );
     }
     if errors > 0 {
-        Err(Failure { code: exit::DIFFERENCES, message: format!("{errors} takeover error(s) seen") })
+        Err(Failure::of(Kind::Differences, format!("{errors} takeover error(s) seen")))
     } else if !not_watched.is_empty() {
         Err(Failure::runtime(format!(
             "not every log was watched: {} (check the path, or start watch once the service has created its log)",

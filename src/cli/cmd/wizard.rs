@@ -111,6 +111,6 @@ mod tests {
         let app = wizard(&[&["bm2ironic"], &db[..], &["wizard"]].concat()).unwrap();
         assert!(!app.confirm.via_api);
         let e = wizard(&[&["bm2ironic"], &db[..], &["wizard", "--via", "api", "--rehearse"]].concat()).unwrap_err();
-        assert!(e.message.contains("--rehearse needs --via db"), "{}", e.message);
+        assert!(e.message().contains("--rehearse needs --via db"), "{}", e.message());
     }
 }
