@@ -77,10 +77,13 @@ pub fn init(dir: Option<&Path>, to_stderr: bool, verbosity: u8) -> AuditLog {
         }
     };
     let file_filter = EnvFilter::new("info,bm2ironic=debug,sqlx=warn");
+    // the command's own outcome is shown once, by the face (`bm2ironic: ...`), never mirrored too;
+    // without -v only the proxy mirrors: its access log and its start and stop, for the journal
     let stderr_filter = EnvFilter::new(match verbosity {
-        0 | 1 => "warn,bm2ironic=info",
-        2 => "info,bm2ironic=debug,sqlx=warn",
-        _ => "debug,bm2ironic=trace",
+        0 => "warn,bm2ironic::proxy=info,bm2ironic::cli::cmd::proxy=info,bm2ironic::outcome=off",
+        1 => "warn,bm2ironic=info,bm2ironic::outcome=off",
+        2 => "info,bm2ironic=debug,sqlx=warn,bm2ironic::outcome=off",
+        _ => "debug,bm2ironic=trace,bm2ironic::outcome=off",
     });
     let (file_layer, guard, dir) = match file {
         Some((writer, guard)) => (

@@ -145,7 +145,8 @@ pub fn main() -> ExitCode {
     let code = match outcome {
         Ok(()) => exit::OK,
         Err(f) => {
-            tracing::error!(code = f.code(), message = %f.message(), "command failed");
+            // the audit log's record of it; the operator reads the line below (not mirrored twice)
+            tracing::error!(target: "bm2ironic::outcome", code = f.code(), message = %f.message(), "command failed");
             note(&format!("bm2ironic: {}", f.message()));
             f.code()
         }

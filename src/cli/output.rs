@@ -76,6 +76,8 @@ pub struct Table {
     rows: Vec<Vec<String>>,
     /// columns aligned right (numbers)
     right: Vec<bool>,
+    /// columns whose values are kept whole (up to the detail bound): values an operator copies
+    whole: Vec<bool>,
 }
 
 impl Table {
@@ -83,8 +85,17 @@ impl Table {
         Table {
             headers: headers.iter().map(|(h, _)| h.to_string()).collect(),
             right: headers.iter().map(|(_, r)| *r).collect(),
+            whole: vec![false; headers.len()],
             rows: Vec::new(),
         }
+    }
+
+    /// Column `i` kept whole (a config value, a uuid), not cut at a cell's bound.
+    pub fn whole(mut self, i: usize) -> Table {
+        if let Some(w) = self.whole.get_mut(i) {
+            *w = true;
+        }
+        self
     }
 
     pub fn row(&mut self, cells: Vec<String>) {
@@ -94,7 +105,12 @@ impl Table {
         let last = cells.len().saturating_sub(1);
         let cells = cells.into_iter().enumerate();
         self.rows.push(
-            cells.map(|(i, c)| clipped(&c, if i == last { DETAIL_MAX } else { CELL_MAX }).into_owned()).collect(),
+            cells
+                .map(|(i, c)| {
+                    let keep = i == last || self.whole.get(i).copied().unwrap_or(false);
+                    clipped(&c, if keep { DETAIL_MAX } else { CELL_MAX }).into_owned()
+                })
+                .collect(),
         );
     }
 

@@ -254,8 +254,12 @@ fn config_files_only_regular_bounded_and_a_bom_named() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
-        for w in words {
+        for w in &words {
             assert!(stderr.contains(w), "'{w}' missing: {stderr}");
         }
+        // the error said once, and no audit record mirrored without -v (#48 item 8: before, the
+        // proxy printed "command started" and its error twice)
+        assert_eq!(stderr.matches(words[0]).count(), 1, "said once: {stderr}");
+        assert!(!stderr.contains("command started") && !stderr.contains("command failed"), "{stderr}");
     }
 }

@@ -234,6 +234,11 @@ fn refuses_to_overwrite_and_hides_passwords() {
     for p in PASSWORDS {
         assert!(!text.contains(p), "{p} printed: {text}");
     }
+    // piped, the values are whole: they are what the operator copies (#48 item 8: before,
+    // `nova.virt.ironic.…` at the 64-character cell bound)
+    let driver = text.lines().find(|l| l.contains("compute_driver")).expect("compute_driver changes");
+    assert!(driver.contains("nova.virt.baremetal.driver.BareMetalDriver -> nova.virt.ironic.IronicDriver"), "{driver}");
+    assert!(!text.contains('…'), "nothing cut: {text}");
     // never the given nova.conf, not even with --force
     let out = run(&["--target", "juno", "--write-nova", nova.to_str().unwrap(), "--force"]);
     assert_eq!(out.status.code(), Some(2));

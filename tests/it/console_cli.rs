@@ -138,3 +138,23 @@ async fn the_project_file_gives_the_plan_options_once() {
     assert!(o.stderr.contains("`nova-bm-db` is not read from a project file"), "{}", o.stderr);
     assert!(!o.text().contains("S3cretPw"), "{}", o.text());
 }
+
+/// A `migrate --report FILE` that is not confirmed (no terminal, no `--yes`) writes no report and
+/// does not say it did (#48 item 8: before, "run report written to run.md" came first, then the
+/// refusal).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unconfirmed_migrate_writes_no_report() {
+    let Some(src) = TestDb::with_fixture(Backend::Sqlite, "rsrc", &Fixture::standard()).await else { return };
+    let Some(tgt) = TestDb::ironic(Backend::Sqlite, "rtgt").await else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("run.md");
+    let mut args = vec!["migrate", "--report", report.to_str().unwrap()];
+    args.extend_from_slice(STANDARD_RESOLUTIONS);
+    let o = bm(&args).source(&src).target(&tgt).run();
+    assert_eq!(o.code, 2, "{}", o.text());
+    assert!(!o.text().contains("report written") && !report.exists(), "{}", o.text());
+    args.push("--yes");
+    let o = bm(&args).source(&src).target(&tgt).run();
+    assert_eq!(o.code, 0, "{}", o.text());
+    assert!(o.stderr.contains("run report written") && report.exists(), "{}", o.text());
+}

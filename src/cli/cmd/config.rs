@@ -184,8 +184,11 @@ pub async fn run(global: &GlobalArgs, args: ConfigArgs) -> Result<(), Failure> {
         }));
         return Ok(());
     }
+    // the values are what the operator copies into a file: never cut (piped or not)
     let mut t =
-        Table::new(&[("FILE", false), ("SECTION", false), ("OPTION", false), ("OLD -> NEW", false), ("WHY", false)]);
+        Table::new(&[("FILE", false), ("SECTION", false), ("OPTION", false), ("OLD -> NEW", false), ("WHY", false)])
+            .whole(2)
+            .whole(3);
     for c in &plan.changes {
         let old = c.old.as_ref().map(|v| v.shown().to_string()).unwrap_or_else(|| "(unset)".into());
         let new = c.new.as_ref().map(|v| v.shown().to_string()).unwrap_or_else(|| "(removed)".into());

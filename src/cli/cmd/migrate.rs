@@ -32,8 +32,11 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
         Ended::NotStarted(_) | Ended::RolledBack(_) | Ended::Stopped { .. } => {}
         _ => print_outcome(&o, show, planned.plan()),
     }
-    // after a commit (or nodes left through the API) a report that cannot be written is a warning
-    write_report(&args, &settings, &planned, &o, o.left_something().then_some(state_dir.as_path()))?;
+    // after a commit (or nodes left through the API) a report that cannot be written is a warning;
+    // a run the operator did not confirm, or could not (missing options), leaves no report
+    if !matches!(o.ended, Ended::NotStarted(StepError::Refused(_) | StepError::MissingOptions(_))) {
+        write_report(&args, &settings, &planned, &o, o.left_something().then_some(state_dir.as_path()))?;
+    }
     let Some((kind, message)) = o.failure() else { return Ok(()) };
     let f = match (&o.ended, face.refused.take()) {
         (Ended::NotStarted(StepError::Refused(_)), Some(refused)) => refused,
