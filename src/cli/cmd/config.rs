@@ -184,27 +184,7 @@ pub async fn run(global: &GlobalArgs, args: ConfigArgs) -> Result<(), Failure> {
         }));
         return Ok(());
     }
-    // the values are what the operator copies into a file: never cut (piped or not)
-    let mut t =
-        Table::new(&[("FILE", false), ("SECTION", false), ("OPTION", false), ("OLD -> NEW", false), ("WHY", false)])
-            .whole(2)
-            .whole(3);
-    for c in &plan.changes {
-        let old = c.old.as_ref().map(|v| v.shown().to_string()).unwrap_or_else(|| "(unset)".into());
-        let new = c.new.as_ref().map(|v| v.shown().to_string()).unwrap_or_else(|| "(removed)".into());
-        let file = match c.file {
-            ConfFile::Nova => "nova.conf",
-            ConfFile::Ironic => "ironic.conf",
-        };
-        t.row(vec![
-            file.into(),
-            format!("[{}]", c.section),
-            c.option.clone(),
-            format!("{old} -> {new}"),
-            c.why.clone(),
-        ]);
-    }
-    print(&t.render());
+    print_changes(&plan.changes);
     let kind = match target {
         TargetKind::Juno => "Juno (2014.2)",
         TargetKind::Modern => "modern",
@@ -224,4 +204,29 @@ pub async fn run(global: &GlobalArgs, args: ConfigArgs) -> Result<(), Failure> {
         print(&format!("  - {s}\n"));
     }
     Ok(())
+}
+
+/// The changes as a table; the values are what the operator copies into a file: never cut (piped
+/// or not).
+fn print_changes(changes: &[config_gen::ConfChange]) {
+    let mut t =
+        Table::new(&[("FILE", false), ("SECTION", false), ("OPTION", false), ("OLD -> NEW", false), ("WHY", false)])
+            .whole(2)
+            .whole(3);
+    for c in changes {
+        let old = c.old.as_ref().map(|v| v.shown().to_string()).unwrap_or_else(|| "(unset)".into());
+        let new = c.new.as_ref().map(|v| v.shown().to_string()).unwrap_or_else(|| "(removed)".into());
+        let file = match c.file {
+            ConfFile::Nova => "nova.conf",
+            ConfFile::Ironic => "ironic.conf",
+        };
+        t.row(vec![
+            file.into(),
+            format!("[{}]", c.section),
+            c.option.clone(),
+            format!("{old} -> {new}"),
+            c.why.clone(),
+        ]);
+    }
+    print(&t.render());
 }
