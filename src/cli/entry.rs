@@ -212,7 +212,7 @@ fn register_given_secrets(args: &[String]) {
 /// The project file's plan options, into the commands that take them (a flag wins): `plan`,
 /// `migrate`, the wizard, `flavors`. Says which file gave which options (a file left over from a
 /// rehearsal is seen, not silently used). docs/config.md "The project file".
-fn with_project(cli: &mut Cli) -> Result<(), Failure> {
+pub(crate) fn with_project(cli: &mut Cli) -> Result<(), Failure> {
     use crate::core::settings::project::Project;
     let command = cli.command.get_or_insert_with(|| Command::Wizard(Default::default()));
     if !matches!(command, Command::Plan(_) | Command::Migrate(_) | Command::Wizard(_) | Command::Flavors(_)) {

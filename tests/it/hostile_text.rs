@@ -27,7 +27,9 @@ async fn escapes_in_nova_bm_rows_are_shown_not_emitted() {
     let Some(src) = TestDb::with_fixture(Backend::Sqlite, "src", &f).await else { return };
     let Some(tgt) = TestDb::ironic(Backend::Sqlite, "tgt").await else { return };
     let logs = tempfile::tempdir().unwrap();
-    for args in [&["inventory"][..], &["plan", "--deploy-kernel", "k", "--deploy-ramdisk", "r"]] {
+    for args in
+        [&["inventory"][..], &["plan", "--deploy-kernel", "k", "--deploy-ramdisk", "r", "--default-arch", "x86_64"]]
+    {
         let out = bm2ironic(logs.path())
             .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
             .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)

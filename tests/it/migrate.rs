@@ -98,10 +98,15 @@ async fn every_conflict_code_then_verify_rerun_and_rollback(backend: Backend) {
     seed_foreign(&tgt).await;
     let before = tgt.dump();
 
-    // without resolutions: exit 3 and nothing written
-    let r = run(&["plan", "--json"], &src, &tgt, Some(&nova));
-    assert_eq!(r.code, 3, "{}", r.stderr);
+    // without the options only a flag gives: a usage error naming them, nothing written
     let r = run(&["migrate", "--yes"], &src, &tgt, Some(&nova));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("the plan needs options that were not given"), "{}", r.stderr);
+    // without resolutions: exit 3 and nothing written
+    let opts = ["--deploy-kernel", "k", "--deploy-ramdisk", "r", "--default-arch", "x86_64"];
+    let r = run(&[&["plan", "--json"][..], &opts].concat(), &src, &tgt, Some(&nova));
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let r = run(&[&["migrate", "--yes"][..], &opts].concat(), &src, &tgt, Some(&nova));
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(tgt.dump() == before, "a refused migrate leaves the target untouched");
 

@@ -100,6 +100,35 @@ mod tests {
         wizard_of(&cli.global, w).map(|(app, _)| app)
     }
 
+    /// The project file reaches the wizard's fields and its options: the deploy images prefilled,
+    /// the arch of a host and the load path taken from it (#48 item 9), a flag still winning.
+    #[test]
+    fn the_project_file_fills_the_wizard() {
+        use crate::tui::field::Field;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("p.toml");
+        std::fs::write(&file, "deploy-kernel = \"file:///k\"\ndeploy-ramdisk = \"file:///r\"\nvia = \"api\"\narch = { h1 = \"aarch64\" }\n").unwrap();
+        let parse = |extra: &[&str]| {
+            let args =
+                [&["bm2ironic", "--config", file.to_str().unwrap(), "--nova-bm-db", "sqlite:///tmp/n.sqlite"], extra]
+                    .concat();
+            let mut cli = crate::cli::entry::Cli::try_parse_from(args).unwrap();
+            crate::cli::entry::with_project(&mut cli).unwrap();
+            let Some(crate::cli::entry::Command::Wizard(w)) = cli.command else { panic!("not the wizard") };
+            wizard_of(&cli.global, w).map(|(app, _)| app).unwrap()
+        };
+        let app = parse(&["wizard"]);
+        assert_eq!(app.connections.value(Field::DeployKernel), "file:///k");
+        assert_eq!(app.session.plan_options.arch_by_host.get("h1").map(String::as_str), Some("aarch64"));
+        assert!(app.confirm.via_api, "via = \"api\" from the file");
+        let app = parse(&["wizard", "--deploy-kernel", "file:///flag", "--via", "db"]);
+        assert_eq!(app.connections.value(Field::DeployKernel), "file:///flag", "a flag wins");
+        assert!(!app.confirm.via_api);
+        // no command at all is the wizard too, and reads the file
+        let app = parse(&[]);
+        assert_eq!(app.connections.value(Field::DeployKernel), "file:///k");
+    }
+
     /// `wizard --via api` makes the API the confirm screen's load path (before: ignored, the
     /// screen said "SQL, one transaction" and `migrate` typed there wrote by SQL into the database of
     /// a running Ironic); `--via api --rehearse` is refused as `migrate` refuses it.

@@ -163,7 +163,7 @@ impl std::fmt::Display for MissingOptions {
                 hosts.join(", ")
             )?;
         }
-        f.write_str("\ngive them as flags or in bm2ironic.toml (docs/config.md)")?;
+        f.write_str("\ngive them as flags or in bm2ironic.toml (docs/project-file.md)")?;
         if !self.arch_hosts.is_empty() {
             f.write_str("; or `--resolve missing-arch=skip` to leave the nodes without an arch out")?;
         }
