@@ -409,6 +409,15 @@ def main():
             n = sum(1 for _ in open(f, encoding="utf-8"))
             if n > MAX_LINES:
                 findings.append(f"{rel(f)}: {n} lines (at most {MAX_LINES})")
+    # every process a test starts is a Guard's (dropped, it stops the whole group: none outlives a
+    # failing test): a `.spawn()` of a process anywhere else is refused
+    guard = os.path.join(TESTS, "common", "process.rs")
+    for f in files(os.path.join(ROOT, "tests")):
+        if f == guard:
+            continue
+        for i, line in enumerate(open(f, encoding="utf-8"), 1):
+            if re.search(r"\.spawn\(\)", line) and not re.search(r"(thread|tokio|task)::spawn|Builder", line):
+                findings.append(f"{rel(f)}:{i}: spawns a process outside a Guard (tests/it/common/process.rs)")
     findings += doc_paths(os.path.join(ROOT, "docs", "architecture.md"))
     for f in findings:
         print(f)

@@ -7,11 +7,11 @@ use std::io::IsTerminal;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::cli::failure::Failure;
-use crate::cli::output::{note, note_inline, print, print_counts, print_json};
+use crate::cli::output::{note, note_inline, print, print_blocking, print_counts, print_json};
 use crate::core::migrate::events::{LoadEvent, NodeStatus};
 use crate::core::migrate::plan::Plan;
 use crate::core::migrate::run::RunKind;
-use crate::core::migrate::steps::{Ended, Outcome};
+use crate::core::migrate::steps::{Ended, Outcome, StepError};
 use crate::core::migrate::timing::{human_ms, human_rate, Throughput};
 use crate::core::text::visible_line;
 
@@ -68,8 +68,19 @@ pub async fn show_events(mut rx: UnboundedReceiver<LoadEvent>, show: Show) {
     }
 }
 
+/// What the operator reads once `migrate` ended: the undecided conflicts when they stopped it, else
+/// the counts and the next step of a load that ran (a load that stopped or was rolled back says so
+/// in its failure line).
+pub fn print_ended(o: &Outcome, show: Show, plan: &Plan) {
+    match &o.ended {
+        Ended::NotStarted(StepError::Blocking { .. }) => print_blocking(plan, show.json),
+        Ended::NotStarted(_) | Ended::RolledBack(_) | Ended::Stopped { .. } => {}
+        _ => print_outcome(o, show, plan),
+    }
+}
+
 /// The counts and the next step, once a load ended (the outcome the core decided).
-pub fn print_outcome(o: &Outcome, show: Show, plan: &Plan) {
+fn print_outcome(o: &Outcome, show: Show, plan: &Plan) {
     let Some(s) = o.summary.as_ref().filter(|_| !show.json) else { return };
     if o.kind == RunKind::Api {
         print_counts(s, "changed", "failed", format!("{:.2}s", s.elapsed_ms / 1000.0));
@@ -91,8 +102,13 @@ pub fn print_outcome(o: &Outcome, show: Show, plan: &Plan) {
 }
 
 /// `--json`: the stream ends with what failed, as a reader of the events needs it (`started`:
-/// through the API, whether any node was begun; the SQL path says nothing was committed).
-pub fn print_failed(show: Show, f: &Failure, started: bool) {
+/// through the API, whether any node was begun; the SQL path says nothing was committed). A SQL
+/// plan that did not start ended with its summary already: nothing more.
+pub fn print_failed(o: &Outcome, show: Show, f: &Failure) {
+    let started = !matches!(o.ended, Ended::NotStarted(_));
+    if !show.json || !(started || o.kind == RunKind::Api) {
+        return;
+    }
     if show.kind == RunKind::Api {
         print_json(
             &serde_json::json!({"event": "failed", "exit_code": f.code(), "started": started, "message": f.message()}),

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::api_load::{expected_state, final_state, wait_nodes, Env};
+use crate::common::process::Guard;
 use crate::common::{server_env, IRONIC_VENV};
 
 /// When to SIGKILL a run, judged on Ironic's node list.
@@ -23,21 +24,20 @@ async fn sigkill_at_several_points_then_rerun_ends_like_an_uninterrupted_run() {
     // cannot reach Ironic; started again, the runs below resume from where it stopped
     let mut c = env.migrate_cmd();
     c.args(["--concurrency", "2"]).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
-    let mut child = c.spawn().unwrap();
+    let mut child = Guard::spawn(&mut c);
     wait_nodes(&env, |n| n.len() >= 2).await;
     let mut status = None;
     env.restart_ironic_after(|| {
         let deadline = Instant::now() + Duration::from_secs(120);
         while status.is_none() {
-            status = child.try_wait().unwrap();
+            status = child.try_wait();
             assert!(Instant::now() < deadline, "the tool still runs 120 s after Ironic stopped");
             std::thread::sleep(Duration::from_millis(100));
         }
     })
     .await;
     let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    let _ = child.wait(); // reaped by try_wait already
+    std::io::Read::read_to_string(&mut child.take_stderr(), &mut stderr).unwrap();
     assert_ne!(status.unwrap().code(), Some(0), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stderr.contains(&env.ironic.base.replace("http://", "")), "names Ironic: {stderr}");
@@ -56,19 +56,18 @@ async fn sigkill_at_several_points_then_rerun_ends_like_an_uninterrupted_run() {
     for (k, pred) in points.into_iter().enumerate() {
         let mut c = env.migrate_cmd();
         c.args(["--concurrency", "2"]).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
-        let mut child = c.spawn().unwrap();
+        let mut child = Guard::spawn(&mut c);
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if pred(&env.nodes().await) || Instant::now() > deadline {
                 break;
             }
-            if child.try_wait().unwrap().is_some() {
+            if child.try_wait().is_some() {
                 break; // finished before the point: fine, the next rerun has less to do
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let _ = child.kill(); // SIGKILL
-        let _ = child.wait();
+        child.kill(); // SIGKILL
         let states: Vec<String> = env.nodes().await.iter().map(|n| n["provision_state"].to_string()).collect();
         eprintln!("killed at point {k}: {states:?}");
     }
@@ -93,24 +92,24 @@ async fn ironic_stopped_mid_run_ends_it_with_one_message_and_a_rerun_finishes() 
     let Some(venv) = server_env(IRONIC_VENV) else { return };
     let mut env = Env::start(&PathBuf::from(venv), 12, "127.0.0.14", None).await;
     let mut child =
-        env.migrate_cmd().args(["--concurrency", "2"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        Guard::spawn(env.migrate_cmd().args(["--concurrency", "2"]).stdout(Stdio::piped()).stderr(Stdio::piped()));
     let settled = |n: &Value| n["provision_state"] == "active" || n["provision_state"] == "available";
     wait_nodes(&env, |nodes| nodes.iter().filter(|n| settled(n)).count() >= 2).await;
     let mut ended = None;
     env.restart_ironic_after(|| {
         let stopped = Instant::now();
         while stopped.elapsed() < Duration::from_secs(30) {
-            if let Ok(Some(_)) = child.try_wait() {
+            if child.try_wait().is_some() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
         let took = stopped.elapsed();
-        let _ = child.kill();
-        ended = Some((took, child.wait_with_output().unwrap()));
+        child.kill();
+        ended = Some(took);
     })
     .await;
-    let (took, out) = ended.unwrap();
+    let (took, out) = (ended.unwrap(), child.wait_with_output());
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(took < Duration::from_secs(10), "the run took {took:?} to end after Ironic stopped: {err}");
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -145,11 +144,11 @@ async fn an_api_load_and_a_rollback_or_a_second_load_never_run_at_once() {
     for round in 0..rounds {
         let mut c = env.migrate_cmd();
         c.args(["--concurrency", "2"]).stdout(Stdio::null()).stderr(Stdio::piped());
-        let load = c.spawn().unwrap();
+        let load = Guard::spawn(&mut c);
         wait_nodes(&env, |n| !n.is_empty()).await;
         let rollback = env.run(&["rollback", "--yes"]);
         let second = Outcome::of(&mut env.migrate_cmd());
-        let load = load.wait_with_output().unwrap();
+        let load = load.wait_with_output();
         assert!(load.status.success(), "round {round}: {}", String::from_utf8_lossy(&load.stderr));
         assert_eq!(rollback.code, 1, "round {round}: {}", rollback.text());
         assert!(rollback.stderr.contains(HELD) && rollback.stderr.contains("migrate --via api"), "{}", rollback.stderr);

@@ -8,6 +8,7 @@
 use std::process::Stdio;
 
 use crate::common::cli::{command, read_logs};
+use crate::common::process::Guard;
 use crate::common::{Backend, TestDb};
 
 /// Commands started at once, each round (the count).
@@ -22,19 +23,18 @@ async fn commands_started_at_once_all_write_the_audit_log_in_whole_lines() {
         // a command that changes a database: it refuses to run without its audit trail
         let children: Vec<_> = (0..AT_ONCE)
             .map(|_| {
-                command(logs.path())
-                    .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
-                    .args(["rollback", "--yes", "--run", "no-such-run"])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .unwrap()
+                Guard::spawn(
+                    command(logs.path())
+                        .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+                        .args(["rollback", "--yes", "--run", "no-such-run"])
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::piped()),
+                )
             })
             .collect();
         let mut refused = vec![];
         for c in children {
-            let out = c.wait_with_output().unwrap();
+            let out = c.wait_with_output();
             let stderr = String::from_utf8_lossy(&out.stderr).to_string();
             if stderr.contains("audit log") || !stderr.contains("no-such-run") {
                 refused.push(format!("exit {:?}: {stderr}", out.status.code()));

@@ -10,6 +10,7 @@ use std::time::Duration;
 use std::time::Instant;
 
 use crate::common::cli::command;
+use crate::common::process::Guard;
 use crate::common::{bm2ironic, Backend, TestDb, Tmpfs, STANDARD_RESOLUTIONS};
 use bm2ironic::core::demo::fixture::Fixture;
 
@@ -42,12 +43,12 @@ async fn settled_nodes(tgt: &TestDb, complete: i64) -> i64 {
 /// Runs the load and SIGKILLs it right after the `line`-th line of its output (0: before any).
 /// Returns how many lines it had printed.
 fn kill_after_line(mut c: Command, line: usize) -> usize {
-    let mut child = c.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = Guard::spawn(c.stdout(Stdio::piped()).stderr(Stdio::null()));
     let mut seen = 0;
     if line == 0 {
         std::thread::sleep(Duration::from_millis(30));
     } else {
-        let out = child.stdout.take().unwrap();
+        let out = child.take_stdout();
         for l in BufReader::new(out).lines() {
             if l.is_err() {
                 break;
@@ -58,8 +59,7 @@ fn kill_after_line(mut c: Command, line: usize) -> usize {
             }
         }
     }
-    let _ = child.kill(); // SIGKILL
-    let _ = child.wait();
+    child.kill(); // SIGKILL
     seen
 }
 
@@ -305,8 +305,8 @@ async fn the_target_server_killed_mid_load() {
     c.args(["migrate", "--yes", "--json"]).args(STANDARD_RESOLUTIONS);
     c.env("BM2IRONIC_NOVA_BM_DB", &src.reader_url);
     tgt_url(&mut c);
-    let mut child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut child = Guard::spawn(c.stdout(Stdio::piped()).stderr(Stdio::piped()));
+    let mut lines = BufReader::new(child.take_stdout()).lines();
     let mut done = 0;
     for l in lines.by_ref() {
         let l = l.unwrap();
@@ -322,8 +322,8 @@ async fn the_target_server_killed_mid_load() {
     server.kill_server();
     let drain = std::thread::spawn(move || lines.count());
     let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    let status = child.wait().unwrap();
+    std::io::Read::read_to_string(&mut child.take_stderr(), &mut stderr).unwrap();
+    let status = child.wait();
     drain.join().unwrap();
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");

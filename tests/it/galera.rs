@@ -11,6 +11,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::cli::command;
+use crate::common::process::Guard;
 use crate::common::{bm, read_logs, Backend, Outcome, TestDb, STANDARD_RESOLUTIONS};
 use bm2ironic::core::demo::fixture::Fixture;
 
@@ -117,14 +118,14 @@ fn verify(src: &TestDb, url: &str, logs: &Path) -> Outcome {
 /// Runs the load, calls `at` with each progress event's `done` until it returns true; returns the
 /// child's exit status and stderr.
 fn run_until(mut c: Command, mut at: impl FnMut(usize, &str) -> bool) -> (Option<i32>, String) {
-    let mut child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
+    let mut child = Guard::spawn(c.stdout(Stdio::piped()).stderr(Stdio::piped()));
+    let mut stderr = child.take_stderr();
     let err = std::thread::spawn(move || {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut stderr, &mut s).unwrap();
         s
     });
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut lines = BufReader::new(child.take_stdout()).lines();
     for l in lines.by_ref() {
         let l = l.unwrap();
         let v: serde_json::Value = serde_json::from_str(&l).unwrap_or_default();
@@ -133,7 +134,7 @@ fn run_until(mut c: Command, mut at: impl FnMut(usize, &str) -> bool) -> (Option
         }
     }
     let _ = lines.count();
-    let status = child.wait().unwrap();
+    let status = child.wait();
     (status.code(), err.join().unwrap())
 }
 

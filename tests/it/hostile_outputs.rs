@@ -12,6 +12,7 @@ use std::time::Duration;
 use bm2ironic::core::demo::fixture::Fixture;
 
 use crate::common::cli::command;
+use crate::common::process::Guard;
 use crate::common::proxy::start_proxy;
 use crate::common::{bm, read_logs, Backend, TestDb, STANDARD_RESOLUTIONS};
 
@@ -258,16 +259,16 @@ async fn a_signal_mid_load_cancels_it_like_ctrl_c(backend: Backend) {
     let before = tgt.dump();
     for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGHUP, "SIGHUP")] {
         let logs = tempfile::tempdir().unwrap();
-        let mut child = command(logs.path())
-            .args(["migrate", "--yes", "--json"])
-            .args(STANDARD_RESOLUTIONS)
-            .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
-            .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut child = Guard::spawn(
+            command(logs.path())
+                .args(["migrate", "--yes", "--json"])
+                .args(STANDARD_RESOLUTIONS)
+                .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
+                .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        );
+        let mut lines = BufReader::new(child.take_stdout()).lines();
         let mut events = Vec::new();
         for l in lines.by_ref() {
             let l = l.unwrap();
@@ -279,9 +280,9 @@ async fn a_signal_mid_load_cancels_it_like_ctrl_c(backend: Backend) {
             }
         }
         events.extend(lines.map_while(Result::ok));
-        let status = child.wait().unwrap();
+        let status = child.wait();
         let mut stderr = String::new();
-        child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        child.take_stderr().read_to_string(&mut stderr).unwrap();
         assert_eq!(status.code(), Some(1), "{name}: {stderr}");
         assert!(stderr.contains(&format!("{name} received")) && stderr.contains("rolled back"), "{name}: {stderr}");
         let last: serde_json::Value = serde_json::from_str(events.last().unwrap()).unwrap();
@@ -316,18 +317,18 @@ async fn the_report_path_is_checked_first_and_never_fails_a_commit() {
     // the directory goes away while the load runs
     let gone = tempfile::tempdir().unwrap();
     let report = gone.path().join("run.md");
-    let mut child = command(logs.path())
-        .arg("--state-dir")
-        .arg(state.path())
-        .args(["migrate", "--yes", "--json", "--report", report.to_str().unwrap()])
-        .args(STANDARD_RESOLUTIONS)
-        .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
-        .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut child = Guard::spawn(
+        command(logs.path())
+            .arg("--state-dir")
+            .arg(state.path())
+            .args(["migrate", "--yes", "--json", "--report", report.to_str().unwrap()])
+            .args(STANDARD_RESOLUTIONS)
+            .env("BM2IRONIC_NOVA_BM_DB", &src.reader_url)
+            .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let mut lines = BufReader::new(child.take_stdout()).lines();
     for l in lines.by_ref() {
         if l.unwrap().contains("\"started\"") {
             std::fs::remove_dir_all(gone.path()).unwrap();
@@ -335,9 +336,9 @@ async fn the_report_path_is_checked_first_and_never_fails_a_commit() {
         }
     }
     lines.for_each(drop);
-    let status = child.wait().unwrap();
+    let status = child.wait();
     let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child.take_stderr().read_to_string(&mut stderr).unwrap();
     assert_eq!(status.code(), Some(0), "a committed load exits 0: {stderr}");
     assert!(stderr.contains("the load is committed, but the report could not be written"), "{stderr}");
     let kept: Vec<_> = std::fs::read_dir(state.path().join("reports")).unwrap().flatten().collect();

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use bm2ironic::core::demo::fixture::Fixture;
 
 use crate::common::cli::command;
+use crate::common::process::Guard;
 use crate::common::{bm2ironic, Backend, TestDb, STANDARD_RESOLUTIONS};
 
 /// Nodes of the run the rollback removes: 20,000 as in the issue; 5,000 on PostgreSQL, where Ironic's
@@ -70,17 +71,17 @@ async fn migrate_racing_rollback(backend: Backend) {
     let mut changed_seen = 0;
     for round in 0..rounds {
         let delay = Duration::from_millis(100 + 400 * (round as u64 % 5) / 4);
-        let rollback = command(logs.path())
-            .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
-            .args(["rollback", "--yes"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let rollback = Guard::spawn(
+            command(logs.path())
+                .env("BM2IRONIC_IRONIC_DB", &tgt.admin_url)
+                .args(["rollback", "--yes"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        );
         let t0 = Instant::now();
         std::thread::sleep(delay);
         let m = migrate();
-        let r = rollback.wait_with_output().unwrap();
+        let r = rollback.wait_with_output();
         let (mout, merr) = (String::from_utf8_lossy(&m.stdout), String::from_utf8_lossy(&m.stderr));
         let rerr = String::from_utf8_lossy(&r.stderr);
         let now = tgt.scalar_i64("SELECT COUNT(*) FROM nodes").await;

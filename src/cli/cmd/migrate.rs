@@ -7,9 +7,8 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::args::{options, plan_request, GlobalArgs, MigrateArgs};
 use crate::cli::failure::Failure;
 use crate::cli::interrupt::Interrupt;
-use crate::cli::output::{check_report_path, print_blocking, write_report, Prompt};
-use crate::cli::progress::{print_failed, print_outcome, show_events, Show};
-use crate::core::migrate::run::RunKind;
+use crate::cli::output::{check_report_path, write_report, Prompt};
+use crate::cli::progress::{print_ended, print_failed, show_events, Show};
 use crate::core::migrate::steps::{self, Ended, MigrateRequest, StepError};
 
 pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> {
@@ -27,11 +26,7 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     let mut face = Prompt { yes: args.yes, word: "migrate", refused: None };
     let (m, ()) = tokio::join!(steps::migrate(req, &mut face, tx, &cancel), show_events(rx, show));
     let (planned, o) = m.map_err(|e| face.failure(e))?;
-    match &o.ended {
-        Ended::NotStarted(StepError::Blocking { .. }) => print_blocking(planned.plan(), show.json),
-        Ended::NotStarted(_) | Ended::RolledBack(_) | Ended::Stopped { .. } => {}
-        _ => print_outcome(&o, show, planned.plan()),
-    }
+    print_ended(&o, show, planned.plan());
     // after a commit (or nodes left through the API) a report that cannot be written is a warning;
     // a run the operator did not confirm, or could not (missing options), leaves no report
     if !matches!(o.ended, Ended::NotStarted(StepError::Refused(_) | StepError::MissingOptions(_))) {
@@ -42,10 +37,6 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
         (Ended::NotStarted(StepError::Refused(_)), Some(refused)) => refused,
         _ => Failure::of(kind, interrupt.explain(&message)),
     };
-    // --json: the stream ends with what failed (a SQL plan that did not start ended with its summary)
-    let started = !matches!(o.ended, Ended::NotStarted(_));
-    if show.json && (started || o.kind == RunKind::Api) {
-        print_failed(show, &f, started);
-    }
+    print_failed(&o, show, &f);
     Err(f)
 }

@@ -76,6 +76,50 @@ impl Guard {
         }
     }
 
+    /// Its stdout, when spawned with `Stdio::piped()` (to read line by line).
+    pub fn take_stdout(&mut self) -> std::process::ChildStdout {
+        self.child.stdout.take().expect("spawned with stdout piped")
+    }
+
+    /// Its stderr, when spawned with `Stdio::piped()`.
+    pub fn take_stderr(&mut self) -> std::process::ChildStderr {
+        self.child.stderr.take().expect("spawned with stderr piped")
+    }
+
+    /// Waits for the leader to end: its exit status.
+    pub fn wait(&mut self) -> ExitStatus {
+        self.child.wait().unwrap()
+    }
+
+    /// SIGKILL to the leader alone (a crash at this very point), then waits for it.
+    pub fn kill(&mut self) -> ExitStatus {
+        let _ = self.child.kill();
+        self.wait()
+    }
+
+    /// Waits for the leader to end, collecting what is left of its piped stdout and stderr (read at
+    /// once on two threads, so neither pipe fills and blocks it).
+    pub fn wait_with_output(mut self) -> std::process::Output {
+        use std::io::Read;
+        let out = self.child.stdout.take().map(|mut o| {
+            std::thread::spawn(move || {
+                let mut v = vec![];
+                let _ = o.read_to_end(&mut v);
+                v
+            })
+        });
+        let err = self.child.stderr.take().map(|mut e| {
+            std::thread::spawn(move || {
+                let mut v = vec![];
+                let _ = e.read_to_end(&mut v);
+                v
+            })
+        });
+        let status = self.wait();
+        let join = |t: Option<std::thread::JoinHandle<Vec<u8>>>| t.map(|t| t.join().unwrap()).unwrap_or_default();
+        std::process::Output { status, stdout: join(out), stderr: join(err) }
+    }
+
     /// Stops the group now (what dropping it does).
     pub fn stop(self) {}
 }
