@@ -118,3 +118,34 @@ pub async fn run(global: &GlobalArgs, args: FlavorsArgs) -> Result<(), Failure> 
     })
     .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without a flag, the project file gives what this flavor database needs: the deploy images
+    /// for Juno/Kilo Nova, the resource class for modern Nova; a flag wins (#48 item 9).
+    #[test]
+    fn the_project_file_says_what_the_flavors_need() {
+        let project = ProjectOptions {
+            deploy_kernel: Some("k".into()),
+            deploy_ramdisk: Some("r".into()),
+            resource_class: Some("baremetal".into()),
+            ..Default::default()
+        };
+        let args = FlavorsArgs { project, ..Default::default() };
+        assert!(
+            matches!(flavor_target(&args, FlavorSchema::Juno), Ok(FlavorTarget::DeployImages { kernel, .. }) if kernel == "k")
+        );
+        assert!(
+            matches!(flavor_target(&args, FlavorSchema::Modern), Ok(FlavorTarget::ResourceClass(c)) if c == "baremetal")
+        );
+        let flag = FlavorsArgs { resource_class: Some("gold".into()), ..args };
+        assert!(
+            matches!(flavor_target(&flag, FlavorSchema::Modern), Ok(FlavorTarget::ResourceClass(c)) if c == "gold")
+        );
+        let none = FlavorsArgs::default();
+        let e = flavor_target(&none, FlavorSchema::Modern).unwrap_err();
+        assert!(e.message().contains("--resource-class") && e.message().contains("bm2ironic.toml"), "{}", e.message());
+    }
+}
