@@ -97,8 +97,11 @@ fn node(id: i64, host: &str) -> BmNode {
         pm_user: Some("admin".into()),
         pm_password: Some(Secret::new(format!("bmc-Secret-{id}"))),
         terminal_port: None,
-        preserve_ephemeral: Some(false),
-        // created and updated differ so a swap shows
+        // NULL, as nova baremetal's API leaves a node no deploy has touched (the column's server
+        // default is never used: its ORM writes NULL); the driver sets it at each deploy and teardown
+        preserve_ephemeral: None,
+        // created and updated differ so a swap shows (a node nova baremetal's API created and nothing
+        // updated has NULL: docs/mapping.md, the fixture's deliberate differences)
         created_at: ts(2014, 5, 1, 10),
         updated_at: ts(2014, 6, 1, 10).map(|t| t + chrono::Duration::minutes(id)),
         deleted_raw: Some(0),
@@ -109,6 +112,7 @@ fn node(id: i64, host: &str) -> BmNode {
 fn with_instance(mut n: BmNode, state: &str) -> BmNode {
     n.task_state = Some(state.into());
     n.instance_uuid = Some(format!("aaaaaaaa-0000-4000-8000-{:012}", n.id));
+    n.preserve_ephemeral = Some(false);
     n.instance_name = Some(format!("instance-{:08x}", n.id));
     n.root_mb = Some(20480);
     n.swap_mb = Some(1024);
@@ -227,6 +231,7 @@ impl Fixture {
         // 3: soft-deleted
         let mut n = node(3, "bm-compute-1");
         n.task_state = Some("deleted".into());
+        n.preserve_ephemeral = Some(false); // the driver's teardown wrote it
         n.deleted_raw = Some(1);
         n.deleted_at = ts(2014, 7, 1, 0);
         nodes.push(n);
@@ -261,6 +266,7 @@ impl Fixture {
         // 12: instance torn down (task_state 'deleted', live row)
         let mut n = node(12, "bm-compute-3");
         n.task_state = Some("deleted".into());
+        n.preserve_ephemeral = Some(false);
         nodes.push(n);
 
         let mut interfaces = vec![
@@ -303,11 +309,17 @@ impl Fixture {
             nodes.push(n);
             for k in 0..2i64 {
                 let id = i * 2 - 1 + k;
-                interfaces.push(iface(
+                let mut f = iface(
                     id,
                     Some(i),
                     &format!("52:55:{:02x}:{:02x}:{:02x}:{:02x}", k, (i >> 16) & 0xff, (i >> 8) & 0xff, i & 0xff),
-                ));
+                );
+                if k == 1 {
+                    // the first NIC came with `nova baremetal-node-create` (no OpenFlow fields); the
+                    // second with `nova baremetal-interface-add`, whose defaults are 0 and 0
+                    (f.datapath_id, f.port_no) = (Some("0".into()), Some(0));
+                }
+                interfaces.push(f);
             }
         }
         Fixture { schema_version: 10, nodes, interfaces }
