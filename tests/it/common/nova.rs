@@ -331,6 +331,8 @@ pub fn juno_nova_client() -> PathBuf {
 pub struct ApiKeystone {
     port: u16,
     region: String,
+    /// the admin's v2.0 token and project id, once asked for (`v2_token`)
+    v2: tokio::sync::OnceCell<(String, String)>,
 }
 
 impl ApiKeystone {
@@ -345,7 +347,7 @@ impl ApiKeystone {
         let token = keystone::token(&v3, "admin", KEYSTONE_V2_PASSWORD, scope).await;
         let url = format!("http://127.0.0.1:{api_port}/v2/$(project_id)s");
         keystone::register_endpoint(&v3, &token, &region, ("compute", "nova"), &url).await;
-        ApiKeystone { port, region }
+        ApiKeystone { port, region, v2: tokio::sync::OnceCell::new() }
     }
 
     /// An operator's openrc for this API: Keystone's admin, project admin, v2.0, the API's region.
@@ -361,8 +363,12 @@ impl ApiKeystone {
     }
 
     /// A token of Keystone's admin on project admin from v2.0, as Juno's novaclient gets one, and that
-    /// project's id (the `{tenant_id}` of the API's paths).
+    /// project's id (the `{tenant_id}` of the API's paths); asked for once, then reused.
     pub async fn v2_token(&self) -> (String, String) {
+        self.v2.get_or_init(|| self.ask_v2_token()).await.clone()
+    }
+
+    async fn ask_v2_token(&self) -> (String, String) {
         let body = serde_json::json!({"auth": {"tenantName": "admin",
             "passwordCredentials": {"username": "admin", "password": KEYSTONE_V2_PASSWORD}}});
         let url = format!("http://127.0.0.1:{}/v2.0/tokens", self.port);

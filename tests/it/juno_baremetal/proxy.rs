@@ -29,8 +29,10 @@ pub struct Oracle {
 pub async fn proxy_answers_as_nova_baremetal(venv: &Path, host: BaremetalHost, oracle: Oracle, ks: u16) {
     let t0 = Instant::now();
     let BaremetalHost { plane, nova_bm, nova, tftp: _tftp } = host;
-    drop(plane); // nova baremetal's nova-compute stops (runbook step 3)
     let tgt = dbsync(venv, Backend::Sqlite, "bmtgt").await;
+    // nova baremetal's nova-compute stops (runbook step 3); the plan right after it: its heartbeat is
+    // seconds old (the report interval is 10 s, a service counts as down after 60 s)
+    drop(plane);
     let args = ["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK, "--default-arch", "x86_64"];
     let out = bm(["plan", "--json"]).args(args).source(&nova_bm).nova(Some(&nova)).target(&tgt).run();
     assert_eq!(out.code, 3, "{}", out.text());
