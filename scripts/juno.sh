@@ -590,5 +590,5 @@ case "${1:-}" in
   nova-conf) shift; need_nova; nova_conf "$@" ;;
   nova-compute) shift; nova_compute "$@" ;;
   nova-all) shift; nova_all "$@" ;;
-  *) sed -n '2,30p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,32p' "$0" >&2; exit 2 ;;
 esac

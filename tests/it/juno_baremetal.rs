@@ -1,8 +1,18 @@
 //! nova baremetal itself (Juno Nova 2014.2, scripts/juno.sh nova-env; skipped loudly without
-//! `BM2IRONIC_TEST_JUNO_NOVA_VENV`) against the nova_bm world the other tests build by hand (#45):
+//! `BM2IRONIC_TEST_JUNO_NOVA_VENV`) against the nova_bm world the other tests build by hand (#45;
+//! docs/juno.md, "nova baremetal itself"):
 //! - the schema Juno's own `nova-baremetal-manage db sync` makes, on SQLite and MariaDB, is the one in
 //!   assets/nova_bm/schema.{sqlite,mysql}.sql (what `Fixture` loads), column by column, index by
-//!   index, CHECK by CHECK, with the same migrate version (`nova_bm` 10).
+//!   index, CHECK by CHECK, with the same migrate version (`nova_bm` 10);
+//! - nodes and interfaces made through nova baremetal's own `os-baremetal-nodes` API (Juno's control
+//!   plane as a baremetal compute host, Juno's `nova`) are the rows our fixture writes for the same
+//!   shapes, but for the deliberate difference listed; then the proxy is held to that API's answers
+//!   (the second half, `proxy.rs` beside this file);
+//! - the PXE config nova baremetal's own functions write is byte for byte the one our builder writes.
+//!
+//! Not here: instances deployed by nova baremetal's PXE driver (no VM is booted; docs/juno.md says
+//! why), so the rows and PXE files of nodes with an instance are compared with Juno's functions only
+//! where no machine is needed (the PXE config).
 
 use std::time::{Duration, Instant};
 
