@@ -203,6 +203,9 @@ async fn nova_baremetal_api_writes_what_the_fixture_writes() {
     let cn = "SELECT hypervisor_type, CAST(hypervisor_version AS TEXT), cpu_info, CAST(vcpus AS TEXT), CAST(memory_mb AS TEXT), CAST(local_gb AS TEXT) FROM compute_nodes WHERE deleted = 0";
     let rows = wait_rows(&host.nova, cn, 2, host.plane.log()).await;
     assert!(rows.iter().all(|r| r == &["baremetal", "1", "baremetal cpu", "8", "16384", "500"]), "{rows:?}");
+    // and its services row as the Juno tests' Nova database has it (host, binary, topic, flags)
+    let sql = "SELECT host, topic, CAST(disabled AS TEXT), CAST(deleted AS TEXT) FROM services WHERE \"binary\" = 'nova-compute'";
+    assert_eq!(host.nova.rows(sql).await, [[HOST, "compute", "0", "0"]], "nova baremetal's nova-compute service");
     eprintln!("nova baremetal's rows compared after {:?}", t0.elapsed());
     proxy::proxy_answers_as_nova_baremetal(&venv, host, oracle, ks).await;
     eprintln!("juno_baremetal: {:?} in all", t0.elapsed());
