@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 mod proxy;
 use proxy::Oracle;
+use serde_json::Value;
 
 use reqwest::Method;
 
@@ -244,14 +245,23 @@ config = pxe.build_pxe_config(1, 'KEY', 'iqn-%s' % inst, i('deploy_kernel'), i('
                               i('ramdisk'), None)
 bm_utils.write_to_file(out, config)
 helper.switch_pxe_config(out, root_uuid)
+# the node's columns the PXE driver writes at that deploy (activate_bootloader), for instance 3 of a
+# compute host with state_path /var/lib/nova (the packages' setting) and Juno's default name template
+import json
+cfg.CONF.set_override('state_path', '/var/lib/nova')
+instance = {'uuid': inst, 'name': cfg.CONF.instance_name_template % 3}
+print(json.dumps({'pxe_config_path': pxe.get_pxe_config_file_path(instance),
+                  'image_path': pxe.get_image_file_path(instance)}))
 "#;
 
 /// The PXE config nova baremetal left for a deployed instance (#45, (d) without a machine): what
 /// Juno's own `build_pxe_config` and `switch_pxe_config` write, with the default `pxe_append_params`
 /// (`nofb nomodeset vga=normal`), is byte for byte what `pxe::nova_baremetal_config` builds for the
 /// fixtures' TFTP trees (no final newline, a blank at the end of the boot line), and the tool's parser
-/// reads it: the root uuid and the extra arguments. Mutations that fail it: the builder's final `\n`
-/// back; a parser that wants a final newline.
+/// reads it: the root uuid and the extra arguments; and the fixture's instance nodes carry the
+/// `pxe_config_path` and `image_path` Juno's PXE driver computes for their instance. Mutations that
+/// fail it: the builder's final `\n` back; the fixture's `pxe_config_path` under the node's uuid
+/// (as it was).
 #[tokio::test(flavor = "multi_thread")]
 async fn pxe_config_is_nova_baremetals() {
     let Some(venv) = juno_nova_venv() else { return };
@@ -269,6 +279,15 @@ async fn pxe_config_is_nova_baremetals() {
     let ours = nova_baremetal_config(root, inst, &root_uuid, "nofb nomodeset vga=normal");
     assert_eq!(String::from_utf8_lossy(&juno), ours, "Juno's config, then ours");
     assert!(juno.ends_with(b"ro nofb nomodeset vga=normal "), "no final newline, a blank at the end");
+    // the fixture's node 3 (an instance) has the paths Juno's PXE driver gives that instance
+    let paths: Value = serde_json::from_str(out.stdout.lines().last().unwrap_or_default()).unwrap();
+    let n3 = Fixture::generated(3, 1).nodes.remove(2);
+    assert_eq!(n3.instance_uuid.as_deref(), Some(inst));
+    assert_eq!(
+        (n3.pxe_config_path.as_deref(), n3.image_path.as_deref()),
+        (paths["pxe_config_path"].as_str(), paths["image_path"].as_str()),
+        "the fixture's instance node against Juno's PXE driver"
+    );
     let boot = pxe::parse(&String::from_utf8(juno).unwrap()).unwrap();
     assert_eq!(
         (boot.root_uuid.as_str(), boot.extra_args.join(" ")),

@@ -113,12 +113,15 @@ fn with_instance(mut n: BmNode, state: &str) -> BmNode {
     n.task_state = Some(state.into());
     n.instance_uuid = Some(format!("aaaaaaaa-0000-4000-8000-{:012}", n.id));
     n.preserve_ephemeral = Some(false);
-    n.instance_name = Some(format!("instance-{:08x}", n.id));
+    // what nova baremetal's driver and PXE driver write at a deploy (docs/mapping.md 7): the instance's
+    // hostname (not its `instance-%08x` name), its disk under instances_path by that name, its PXE
+    // config under the instance's uuid (not the node's)
+    n.instance_name = Some(format!("bm-instance-{}", n.id));
     n.root_mb = Some(20480);
     n.swap_mb = Some(1024);
     n.ephemeral_mb = Some(0);
     n.image_path = Some(format!("/var/lib/nova/instances/instance-{:08x}/disk", n.id));
-    n.pxe_config_path = Some(format!("/tftpboot/{}/config", n.uuid.clone().unwrap_or_default()));
+    n.pxe_config_path = Some(format!("/tftpboot/{}/config", n.instance_uuid.clone().unwrap_or_default()));
     n
 }
 
@@ -364,11 +367,10 @@ impl Fixture {
             if n.uuid.is_some() {
                 n.uuid = Some(uuid::Uuid::new_v5(&ns, format!("node-{}", n.id).as_bytes()).to_string());
             }
-            if n.instance_uuid.is_some() {
-                n.instance_uuid = Some(uuid::Uuid::new_v5(&ns, format!("instance-{}", n.id).as_bytes()).to_string());
-            }
-            if let Some(p) = &n.pxe_config_path {
-                n.pxe_config_path = Some(p.replace("bbbbbbbb-0000-4000-8000", "node"));
+            if let Some(old) = n.instance_uuid.clone() {
+                let new = uuid::Uuid::new_v5(&ns, format!("instance-{}", n.id).as_bytes()).to_string();
+                n.pxe_config_path = n.pxe_config_path.as_ref().map(|p| p.replace(&old, &new));
+                n.instance_uuid = Some(new);
             }
         }
         for i in &mut f.interfaces {
