@@ -22,6 +22,8 @@
 #        scripts/juno.sh nova-env          nova-install, then print `export BM2IRONIC_TEST_JUNO_NOVA_VENV=...`
 #        scripts/juno.sh nova-dbsync URL   Juno's `nova-manage db sync` on URL, then print its version
 #        scripts/juno.sh nova-schema       a SQLite file with that schema, made once and kept; its path
+#        scripts/juno.sh baremetal-dbsync URL  Juno's `nova-baremetal-manage db sync` (nova baremetal's
+#                                          own nova_bm schema) on URL, then print its version (10)
 #        scripts/juno.sh nova-conf DIR DB_URL IRONIC_URL HOST [INTERVAL]  write DIR/nova.conf, print it
 #                                          (DB_URL `env`: $BM2_JUNO_DB_URL; BM2_JUNO_IRONIC_TOKEN: a token)
 #        scripts/juno.sh nova-compute CONF nova-compute in the foreground
@@ -468,6 +470,22 @@ nova_dbsync() {   # URL ('env': $BM2_JUNO_DB_URL, to keep a password off the com
   rm -rf "$dir"
 }
 
+# nova baremetal's own database (nova_bm): Juno's `nova-baremetal-manage db sync` runs its
+# sqlalchemy-migrate repository (nova/virt/baremetal/db/sqlalchemy/migrate_repo, versions 001-010) on
+# [baremetal] sql_connection; the tests compare what it makes with assets/nova_bm (docs/juno.md).
+baremetal_dbsync() {   # URL ('env': $BM2_JUNO_DB_URL)
+  local url=${1:?usage: baremetal-dbsync URL}
+  [ "$url" != env ] || url=${BM2_JUNO_DB_URL:?BM2_JUNO_DB_URL is not set}
+  need_nova
+  local dir; dir=$(mktemp -d "${TMPDIR:-/tmp}/bm2ironic-juno-bm-dbsync.XXXXXX")
+  printf '[DEFAULT]\nrpc_backend = fake\nlog_dir = %s\n[baremetal]\nsql_connection = %s\n' "$dir" "$url" > "$dir/nova.conf"
+  if ! "$NOVA_VENV/bin/nova-baremetal-manage" --config-file "$dir/nova.conf" db sync >"$dir/dbsync.log" 2>&1; then
+    tail -30 "$dir/dbsync.log" >&2; die "nova-baremetal-manage db sync failed on ${url//:*@/:***@} (work dir $dir)"
+  fi
+  "$NOVA_VENV/bin/nova-baremetal-manage" --config-file "$dir/nova.conf" db version 2>/dev/null | tail -1
+  rm -rf "$dir"
+}
+
 # A SQLite file holding what Juno's `nova-manage db sync` makes (version 254), made once per venv and
 # kept: the tests copy it (a sync on SQLite takes about 15 s).
 nova_schema() {
@@ -568,8 +586,9 @@ case "${1:-}" in
   nova-env) v=$(nova_install); echo "export BM2IRONIC_TEST_JUNO_NOVA_VENV='$v'" ;;
   nova-dbsync) shift; nova_dbsync "$@" ;;
   nova-schema) nova_schema ;;
+  baremetal-dbsync) shift; baremetal_dbsync "$@" ;;
   nova-conf) shift; need_nova; nova_conf "$@" ;;
   nova-compute) shift; nova_compute "$@" ;;
   nova-all) shift; nova_all "$@" ;;
-  *) sed -n '2,30p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,32p' "$0" >&2; exit 2 ;;
 esac

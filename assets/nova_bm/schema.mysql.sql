@@ -1,8 +1,9 @@
 -- nova_bm schema as left by nova baremetal's sqlalchemy-migrate repo after
--- versions 001..010 (Icehouse/Juno, repository_id 'nova_bm'). Written by hand from
--- the upstream migration descriptions (see spec/DOMAIN.md); NOT upstream code.
--- Booleans: SQLAlchemy Boolean -> TINYINT(1) on MySQL (old SA also emitted
--- CHECK (col IN (0,1)), included here). No foreign keys were created by the migrations.
+-- versions 001..010 (Icehouse/Juno, repository_id 'nova_bm'). Held to what Juno's (2014.2)
+-- `nova-baremetal-manage db sync` makes on MariaDB by tests/it/juno_baremetal.rs.
+-- Booleans: SQLAlchemy Boolean -> TINYINT(1) with CHECK (col IN (0,1)) where the table is created
+-- (001); preserve_ephemeral (010, ALTER TABLE ... ADD COLUMN) has no CHECK.
+-- No foreign keys were created by the migrations.
 CREATE TABLE migrate_version (
   repository_id   VARCHAR(250) NOT NULL PRIMARY KEY,
   repository_path TEXT,
@@ -35,8 +36,7 @@ CREATE TABLE bm_nodes (
   ephemeral_mb       INT NULL,               -- 009
   preserve_ephemeral TINYINT(1) NULL DEFAULT false, -- 010
   PRIMARY KEY (id),
-  CHECK (deleted IN (0,1)),
-  CHECK (preserve_ephemeral IN (0,1))
+  CHECK (deleted IN (0,1))
 ) ENGINE=InnoDB;
 CREATE INDEX idx_bm_nodes_service_host_deleted ON bm_nodes (service_host, deleted);
 CREATE INDEX idx_bm_nodes_instance_uuid_deleted ON bm_nodes (instance_uuid, deleted);

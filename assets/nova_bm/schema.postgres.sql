@@ -2,7 +2,9 @@
 -- versions 001..010 (Icehouse/Juno, repository_id 'nova_bm'). Written by hand from
 -- the upstream migration descriptions (see spec/DOMAIN.md); NOT upstream code.
 -- PostgreSQL variant: Boolean -> BOOLEAN, DateTime -> TIMESTAMP WITHOUT TIME ZONE,
--- Integer PK -> SERIAL. No foreign keys were created by the migrations.
+-- Integer PK -> SERIAL. No foreign keys were created by the migrations. Not compared with Juno's own
+-- dbsync (the Juno Nova venv has no psycopg2); the SQLite and MariaDB variants are
+-- (tests/it/juno_baremetal.rs).
 CREATE TABLE migrate_version (
   repository_id   VARCHAR(250) NOT NULL PRIMARY KEY,
   repository_path TEXT,

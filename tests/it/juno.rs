@@ -11,7 +11,6 @@
 //! - `bm2ironic proxy` over Juno's API (no `fields`) answers Nova's os-baremetal-nodes calls, to
 //!   HTTP and to python-novaclient 7.1.2.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
@@ -19,107 +18,9 @@ use crate::common::ironic::{self, start_ironic, Ironic, IronicOptions, Release};
 use crate::common::juno::{cli, dbsync, inventory, juno_venv, nova_db, KERNEL, RAMDISK};
 use crate::common::keystone::KEYSTONE_URL;
 use crate::common::proxy::{novaclient, start_proxy, NOVACLIENT_VENV};
+use crate::common::schema::{schema_diff, shape, ALEMBIC};
 use crate::common::{bm, server_env, Backend, TestDb};
 use serde_json::{json, Value};
-
-/// What a schema is, as lines that compare: columns (type, nullability, default), indexes and unique
-/// constraints (with their columns), foreign keys, CHECK constraints, table options.
-async fn shape(db: &TestDb) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut add = |rows: Vec<Vec<String>>, f: &dyn Fn(&[String]) -> String| {
-        for r in rows {
-            out.insert(f(&r));
-        }
-    };
-    match db.backend {
-        Backend::Sqlite => {
-            let tables = "FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type = 'table'";
-            add(
-                db.rows(&format!("SELECT m.name, p.name, upper(p.type), CAST(p.\"notnull\" AS TEXT), CAST(p.pk AS TEXT), COALESCE(p.dflt_value, '') {tables}")).await,
-                &|r| format!("{}.{} {} notnull={} pk={} default={}", r[0], r[1], r[2], r[3], r[4], r[5]),
-            );
-            // constraint-made unique indexes have generated names: their columns say what they are
-            add(
-                db.rows("SELECT m.name, il.name, CAST(il.\"unique\" AS TEXT), il.origin, (SELECT group_concat(ii.name, ',') FROM pragma_index_info(il.name) ii) FROM sqlite_master m JOIN pragma_index_list(m.name) il WHERE m.type = 'table'").await,
-                &|r| {
-                    let name = if r[3] == "c" { r[1].as_str() } else { "-" };
-                    format!("{} index {name} unique={} origin={} ({})", r[0], r[2], r[3], r[4])
-                },
-            );
-            add(
-                db.rows("SELECT m.name, f.\"from\", f.\"table\", f.\"to\" FROM sqlite_master m JOIN pragma_foreign_key_list(m.name) f WHERE m.type = 'table'").await,
-                &|r| format!("{} foreign key ({}) -> {}({})", r[0], r[1], r[2], r[3]),
-            );
-            // CHECK constraints and constraint names live only in the table's SQL
-            for r in db.rows("SELECT name, sql FROM sqlite_master WHERE type = 'table'").await {
-                let sql = r[1].split_whitespace().collect::<Vec<_>>().join(" ");
-                for (i, _) in sql.match_indices("CHECK (") {
-                    let body = &sql[i + 6..];
-                    let mut depth = 0;
-                    let end = body
-                        .char_indices()
-                        .find(|(_, c)| {
-                            depth += match c {
-                                '(' => 1,
-                                ')' => -1,
-                                _ => 0,
-                            };
-                            depth == 0
-                        })
-                        .map_or(body.len(), |(k, _)| k + 1);
-                    out.insert(format!("{} check {}", r[0], &body[..end]));
-                }
-                for w in sql.split("CONSTRAINT ").skip(1) {
-                    out.insert(format!("{} constraint {}", r[0], w.split_whitespace().next().unwrap_or("")));
-                }
-            }
-        }
-        Backend::MySql => {
-            let here = "TABLE_SCHEMA = DATABASE()";
-            add(
-                db.rows(&format!("SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COALESCE(COLUMN_DEFAULT, ''), EXTRA FROM information_schema.COLUMNS WHERE {here}")).await,
-                &|r| format!("{}.{} {} nullable={} default={} {}", r[0], r[1], r[2], r[3], r[4], r[5]),
-            );
-            add(
-                db.rows(&format!("SELECT TABLE_NAME, INDEX_NAME, CAST(NON_UNIQUE AS CHAR), GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX) FROM information_schema.STATISTICS WHERE {here} GROUP BY TABLE_NAME, INDEX_NAME, NON_UNIQUE")).await,
-                &|r| format!("{} index {} non_unique={} ({})", r[0], r[1], r[2], r[3]),
-            );
-            add(
-                db.rows(&format!("SELECT TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE {here} AND REFERENCED_TABLE_NAME IS NOT NULL")).await,
-                &|r| format!("{} foreign key {} ({}) -> {}({})", r[0], r[1], r[2], r[3], r[4]),
-            );
-            // CHECK constraints get generated names (CONSTRAINT_1, ...): their clause says what they are
-            add(
-                db.rows("SELECT TABLE_NAME, CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABASE()").await,
-                &|r| format!("{} check {}", r[0], r[1]),
-            );
-            add(
-                db.rows(&format!(
-                    "SELECT TABLE_NAME, ENGINE, TABLE_COLLATION FROM information_schema.TABLES WHERE {here}"
-                ))
-                .await,
-                &|r| format!("{} engine={} collation={}", r[0], r[1], r[2]),
-            );
-        }
-        Backend::Postgres => unreachable!(),
-    }
-    out.extend(
-        db.rows("SELECT version_num FROM alembic_version").await.into_iter().map(|r| format!("alembic {}", r[0])),
-    );
-    out
-}
-
-/// The shapes' differences, one line each, or nothing.
-fn schema_diff(asset: &BTreeSet<String>, juno: &BTreeSet<String>) -> String {
-    let mut d = String::new();
-    for l in asset.difference(juno) {
-        d.push_str(&format!("  only in the asset:       {l}\n"));
-    }
-    for l in juno.difference(asset) {
-        d.push_str(&format!("  only in Juno's dbsync:   {l}\n"));
-    }
-    d
-}
 
 async fn dbsync_schema_is_the_asset(backend: Backend) {
     let Some(venv) = juno_venv() else { return };
@@ -128,7 +29,7 @@ async fn dbsync_schema_is_the_asset(backend: Backend) {
     }
     let juno = dbsync(&venv, backend, "jdbsync").await;
     let asset = TestDb::juno(backend, "jasset").await.unwrap();
-    let (j, a) = (shape(&juno).await, shape(&asset).await);
+    let (j, a) = (shape(&juno, ALEMBIC).await, shape(&asset, ALEMBIC).await);
     assert!(j.len() > 40, "the schema was read: {j:#?}");
     let file = if backend == Backend::Sqlite { "sqlite" } else { "mysql" };
     let diff = schema_diff(&a, &j);

@@ -26,6 +26,7 @@ mod hostile_text;
 mod hosts;
 mod inventory;
 mod juno;
+mod juno_baremetal;
 mod juno_compute;
 mod juno_nova;
 mod juno_takeover;

@@ -97,8 +97,11 @@ fn node(id: i64, host: &str) -> BmNode {
         pm_user: Some("admin".into()),
         pm_password: Some(Secret::new(format!("bmc-Secret-{id}"))),
         terminal_port: None,
-        preserve_ephemeral: Some(false),
-        // created and updated differ so a swap shows
+        // NULL, as nova baremetal's API leaves a node no deploy has touched (the column's server
+        // default is never used: its ORM writes NULL); the driver sets it at each deploy and teardown
+        preserve_ephemeral: None,
+        // created and updated differ so a swap shows (a node nova baremetal's API created and nothing
+        // updated has NULL: docs/mapping.md, the fixture's deliberate differences)
         created_at: ts(2014, 5, 1, 10),
         updated_at: ts(2014, 6, 1, 10).map(|t| t + chrono::Duration::minutes(id)),
         deleted_raw: Some(0),
@@ -109,12 +112,16 @@ fn node(id: i64, host: &str) -> BmNode {
 fn with_instance(mut n: BmNode, state: &str) -> BmNode {
     n.task_state = Some(state.into());
     n.instance_uuid = Some(format!("aaaaaaaa-0000-4000-8000-{:012}", n.id));
-    n.instance_name = Some(format!("instance-{:08x}", n.id));
+    n.preserve_ephemeral = Some(false);
+    // what nova baremetal's driver and PXE driver write at a deploy (docs/mapping.md 7): the instance's
+    // hostname (not its `instance-%08x` name), its disk under instances_path by that name, its PXE
+    // config under the instance's uuid (not the node's)
+    n.instance_name = Some(format!("bm-instance-{}", n.id));
     n.root_mb = Some(20480);
     n.swap_mb = Some(1024);
     n.ephemeral_mb = Some(0);
     n.image_path = Some(format!("/var/lib/nova/instances/instance-{:08x}/disk", n.id));
-    n.pxe_config_path = Some(format!("/tftpboot/{}/config", n.uuid.clone().unwrap_or_default()));
+    n.pxe_config_path = Some(format!("/tftpboot/{}/config", n.instance_uuid.clone().unwrap_or_default()));
     n
 }
 
@@ -227,6 +234,7 @@ impl Fixture {
         // 3: soft-deleted
         let mut n = node(3, "bm-compute-1");
         n.task_state = Some("deleted".into());
+        n.preserve_ephemeral = Some(false); // the driver's teardown wrote it
         n.deleted_raw = Some(1);
         n.deleted_at = ts(2014, 7, 1, 0);
         nodes.push(n);
@@ -261,6 +269,7 @@ impl Fixture {
         // 12: instance torn down (task_state 'deleted', live row)
         let mut n = node(12, "bm-compute-3");
         n.task_state = Some("deleted".into());
+        n.preserve_ephemeral = Some(false);
         nodes.push(n);
 
         let mut interfaces = vec![
@@ -303,11 +312,17 @@ impl Fixture {
             nodes.push(n);
             for k in 0..2i64 {
                 let id = i * 2 - 1 + k;
-                interfaces.push(iface(
+                let mut f = iface(
                     id,
                     Some(i),
                     &format!("52:55:{:02x}:{:02x}:{:02x}:{:02x}", k, (i >> 16) & 0xff, (i >> 8) & 0xff, i & 0xff),
-                ));
+                );
+                if k == 1 {
+                    // the first NIC came with `nova baremetal-node-create` (no OpenFlow fields); the
+                    // second with `nova baremetal-interface-add`, whose defaults are 0 and 0
+                    (f.datapath_id, f.port_no) = (Some("0".into()), Some(0));
+                }
+                interfaces.push(f);
             }
         }
         Fixture { schema_version: 10, nodes, interfaces }
@@ -352,11 +367,10 @@ impl Fixture {
             if n.uuid.is_some() {
                 n.uuid = Some(uuid::Uuid::new_v5(&ns, format!("node-{}", n.id).as_bytes()).to_string());
             }
-            if n.instance_uuid.is_some() {
-                n.instance_uuid = Some(uuid::Uuid::new_v5(&ns, format!("instance-{}", n.id).as_bytes()).to_string());
-            }
-            if let Some(p) = &n.pxe_config_path {
-                n.pxe_config_path = Some(p.replace("bbbbbbbb-0000-4000-8000", "node"));
+            if let Some(old) = n.instance_uuid.clone() {
+                let new = uuid::Uuid::new_v5(&ns, format!("instance-{}", n.id).as_bytes()).to_string();
+                n.pxe_config_path = n.pxe_config_path.as_ref().map(|p| p.replace(&old, &new));
+                n.instance_uuid = Some(new);
             }
         }
         for i in &mut f.interfaces {

@@ -8,12 +8,16 @@
 
 use std::fmt;
 
-/// The config nova baremetal (2014.2) left for a deployed instance: its template with `default boot`,
-/// `pxe_append_params` = `extra`. For the demo sandbox, the tests and the rehearsal's fixtures.
+/// The config nova baremetal (2014.2) left for a deployed instance, byte for byte: its template as
+/// `build_pxe_config` renders it (jinja2: no final newline; the `boot` label's append line ends with
+/// the blank before the empty `pxe_network_config`) with `deployment_id` 1 and key `KEY`, then the
+/// deploy helper's `switch_pxe_config` (`default boot`, `root=UUID=<uuid>`); `pxe_append_params` =
+/// `extra`. For the demo sandbox, the tests and the rehearsal's fixtures; held to Juno's own
+/// functions by tests/it/juno_baremetal.rs.
 pub fn nova_baremetal_config(tftp_root: &str, instance_uuid: &str, root_uuid: &str, extra: &str) -> String {
     let d = format!("{tftp_root}/{instance_uuid}");
     format!(
-        "default boot\n\nlabel deploy\nkernel {d}/deploy_kernel\nappend initrd={d}/deploy_ramdisk selinux=0 disk=cciss/c0d0,sda,hda,vda iscsi_target_iqn=iqn-{instance_uuid} deployment_id=1 deployment_key=KEY troubleshoot=0 {extra}\nipappend 3\n\n\nlabel boot\nkernel {d}/kernel\nappend initrd={d}/ramdisk root=UUID={root_uuid} ro {extra}\n"
+        "default boot\n\nlabel deploy\nkernel {d}/deploy_kernel\nappend initrd={d}/deploy_ramdisk selinux=0 disk=cciss/c0d0,sda,hda,vda iscsi_target_iqn=iqn-{instance_uuid} deployment_id=1 deployment_key=KEY troubleshoot=0 {extra}\nipappend 3\n\n\nlabel boot\nkernel {d}/kernel\nappend initrd={d}/ramdisk root=UUID={root_uuid} ro {extra} "
     )
 }
 

@@ -197,3 +197,20 @@ pub async fn wait_for(db: &TestDb, sql: &str, secs: u64, what: &str, log: &Path)
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
 }
+
+/// A fresh database holding the nova_bm schema Juno's own `nova-baremetal-manage db sync` makes
+/// (`juno.sh baremetal-dbsync`: nova baremetal's migrations 001-010), readable by the SELECT-only user.
+pub async fn baremetal_dbsync(backend: Backend, tag: &str) -> TestDb {
+    let db = TestDb::create(backend, tag).await.expect("database server configured");
+    let out = juno_nova_sh()
+        .args(["baremetal-dbsync", "env"])
+        .env("BM2_JUNO_DB_URL", sqlalchemy_url(&db.admin_url))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "juno.sh baremetal-dbsync: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "10", "nova_bm's migrate version");
+    let admin = db.admin().await;
+    db.grant_reader(&admin).await;
+    admin.close().await;
+    db
+}

@@ -2,12 +2,13 @@
 //! machine's servers and skips (env), running the binary (cli), processes stopped when dropped
 //! (process), ports (ports), Ironic (ironic), fake BMCs (bmc), Keystone (keystone), the Juno releases
 //! (juno), a real Glance (glance), the Juno Nova control plane (nova), the proxy (proxy), the API-load
-//! tests' world (api_load), the headless wizard (wizard), a real terminal (tmux), a machine's network
-//! boot (netboot), the upgrade rehearsal's cloud (rehearsal).
+//! tests' world (api_load), nova baremetal's own compute host and API (baremetal), the headless wizard (wizard), a real terminal (tmux), a machine's network
+//! boot (netboot), the upgrade rehearsal's cloud (rehearsal), schemas compared (schema).
 //! This file only declares them, re-exports what most tests use, and holds the macros.
 #![allow(dead_code)]
 
 pub mod api_load;
+pub mod baremetal;
 pub mod bmc;
 pub mod cli;
 pub mod db;
@@ -22,6 +23,7 @@ pub mod ports;
 pub mod process;
 pub mod proxy;
 pub mod rehearsal;
+pub mod schema;
 pub mod tmux;
 pub mod wizard;
 

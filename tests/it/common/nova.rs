@@ -38,11 +38,7 @@ pub fn instance_uuid(id: i64) -> String {
 /// compute_nodes rows of the baremetal driver, a baremetal flavor, and the instances of nodes 3
 /// (active, running) and 6 (stopped).
 pub async fn juno_nova_db() -> TestDb {
-    let out = Outcome::from(juno_nova_sh().arg("nova-schema").output().unwrap());
-    assert!(out.success(), "juno.sh nova-schema: {}", out.text());
-    let schema = out.stdout.trim().to_string();
-    let t = TestDb::create(Backend::Sqlite, "jcnova").await.unwrap();
-    std::fs::copy(&schema, t.admin_url.trim_start_matches("sqlite://")).unwrap();
+    let t = juno_nova_schema_db().await;
     let mut sql = vec![
         format!("INSERT INTO services (created_at, updated_at, id, host, \"binary\", topic, report_count, disabled, deleted) VALUES ({TS}, {TS}, 1, '{HOST}', 'nova-compute', 'compute', 100, 0, 0)"),
         format!("INSERT INTO instance_types (created_at, name, id, memory_mb, vcpus, swap, flavorid, rxtx_factor, root_gb, ephemeral_gb, disabled, is_public, deleted) VALUES ({TS}, 'baremetal', 6, 16384, 8, 0, 'bm1', 1.0, 40, 0, 0, 1, 0)"),
@@ -78,6 +74,17 @@ pub async fn juno_nova_db() -> TestDb {
     for s in sql {
         t.exec(&s).await;
     }
+    t
+}
+
+/// An empty Juno Nova database (SQLite): a copy of the schema Juno's `nova-manage db sync` made
+/// (`juno.sh nova-schema`).
+pub async fn juno_nova_schema_db() -> TestDb {
+    let out = Outcome::from(juno_nova_sh().arg("nova-schema").output().unwrap());
+    assert!(out.success(), "juno.sh nova-schema: {}", out.text());
+    let schema = out.stdout.trim().to_string();
+    let t = TestDb::create(Backend::Sqlite, "jcnova").await.unwrap();
+    std::fs::copy(&schema, t.admin_url.trim_start_matches("sqlite://")).unwrap();
     t
 }
 
@@ -181,8 +188,6 @@ impl NovaPlane {
     /// Neutron), starts the control plane against the Ironic API `ironic` and waits for its API and
     /// for nova-compute's compute_nodes rows of `nodes` (the Ironic driver's).
     pub async fn start(nova: &TestDb, ironic: &str, glance: &str, nodes: &[String], keystone_v2: u16) -> NovaPlane {
-        let venv = PathBuf::from(std::env::var(JUNO_NOVA_VENV).expect("the Juno Nova venv"));
-        let src = venv.parent().unwrap().join("nova-src");
         let dir = tempfile::tempdir().unwrap().keep();
         let bm_conf = dir.join("baremetal-nova.conf");
         std::fs::write(&bm_conf, baremetal_nova_conf(nova, glance, keystone_v2)).unwrap();
@@ -194,6 +199,20 @@ impl NovaPlane {
             .arg(&conf)
             .run();
         assert!(out.success(), "bm2ironic config: {}", out.text());
+        let plane = NovaPlane::launch(dir, &conf, keystone_v2, &[]).await;
+        let list = nodes.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+        let rows = format!("SELECT CASE WHEN COUNT(DISTINCT hypervisor_hostname) = {} THEN 1 ELSE 0 END FROM compute_nodes WHERE deleted = 0 AND hypervisor_type = 'ironic' AND hypervisor_hostname IN ({list})", nodes.len());
+        wait_for(nova, &rows, 90, "Juno nova-compute's compute_nodes", &plane.log()).await;
+        plane
+    }
+
+    /// Adds to the nova.conf `conf` (in `dir`) what a test machine needs on top (work dirs, the API
+    /// on a loopback port behind the Keystone on port `keystone_v2`, fast periodic tasks,
+    /// nova-network's FlatManager in place of Neutron), starts the control plane (`juno.sh nova-all`)
+    /// and waits for its API; `env`: more of the process's environment.
+    pub async fn launch(dir: PathBuf, conf: &Path, keystone_v2: u16, env: &[(&str, &str)]) -> NovaPlane {
+        let venv = PathBuf::from(std::env::var(JUNO_NOVA_VENV).expect("the Juno Nova venv"));
+        let src = venv.parent().unwrap().join("nova-src");
         let port = port();
         let keystone = ApiKeystone::register(keystone_v2, port).await;
         let extra = format!(
@@ -204,21 +223,19 @@ impl NovaPlane {
             api_conf(&dir, &src, port),
             keystone.authtoken_conf(),
         );
-        let mut text = std::fs::read_to_string(&conf).unwrap();
+        let mut text = std::fs::read_to_string(conf).unwrap();
         text.push_str(&extra);
-        std::fs::write(&conf, text).unwrap();
+        std::fs::write(conf, text).unwrap();
         let process = Guard::spawn(
             juno_nova_sh()
                 .arg("nova-all")
-                .arg(&conf)
+                .arg(conf)
+                .envs(env.iter().copied())
                 .stdout(Stdio::null())
                 .stderr(std::fs::File::create(dir.join("stderr.log")).unwrap()),
         );
         let plane = NovaPlane { _process: process, dir, port, keystone };
         wait_port(port, "Juno nova-api").await;
-        let list = nodes.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
-        let rows = format!("SELECT CASE WHEN COUNT(DISTINCT hypervisor_hostname) = {} THEN 1 ELSE 0 END FROM compute_nodes WHERE deleted = 0 AND hypervisor_type = 'ironic' AND hypervisor_hostname IN ({list})", nodes.len());
-        wait_for(nova, &rows, 90, "Juno nova-compute's compute_nodes", &plane.log()).await;
         plane
     }
 
@@ -314,6 +331,8 @@ pub fn juno_nova_client() -> PathBuf {
 pub struct ApiKeystone {
     port: u16,
     region: String,
+    /// the admin's v2.0 token and project id, once asked for (`v2_token`)
+    v2: tokio::sync::OnceCell<(String, String)>,
 }
 
 impl ApiKeystone {
@@ -328,7 +347,7 @@ impl ApiKeystone {
         let token = keystone::token(&v3, "admin", KEYSTONE_V2_PASSWORD, scope).await;
         let url = format!("http://127.0.0.1:{api_port}/v2/$(project_id)s");
         keystone::register_endpoint(&v3, &token, &region, ("compute", "nova"), &url).await;
-        ApiKeystone { port, region }
+        ApiKeystone { port, region, v2: tokio::sync::OnceCell::new() }
     }
 
     /// An operator's openrc for this API: Keystone's admin, project admin, v2.0, the API's region.
@@ -341,6 +360,22 @@ impl ApiKeystone {
             ("OS_REGION_NAME", self.region.clone()),
             ("OS_NO_CACHE", "1".into()),
         ]
+    }
+
+    /// A token of Keystone's admin on project admin from v2.0, as Juno's novaclient gets one, and that
+    /// project's id (the `{tenant_id}` of the API's paths); asked for once, then reused.
+    pub async fn v2_token(&self) -> (String, String) {
+        self.v2.get_or_init(|| self.ask_v2_token()).await.clone()
+    }
+
+    async fn ask_v2_token(&self) -> (String, String) {
+        let body = serde_json::json!({"auth": {"tenantName": "admin",
+            "passwordCredentials": {"username": "admin", "password": KEYSTONE_V2_PASSWORD}}});
+        let url = format!("http://127.0.0.1:{}/v2.0/tokens", self.port);
+        let r: serde_json::Value =
+            reqwest::Client::new().post(url).json(&body).send().await.unwrap().json().await.unwrap();
+        let t = &r["access"]["token"];
+        (t["id"].as_str().unwrap().to_string(), t["tenant"]["id"].as_str().unwrap().to_string())
     }
 
     /// nova.conf's `[keystone_authtoken]` for keystonemiddleware 1.2.0: its own token from v2.0
