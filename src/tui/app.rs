@@ -71,6 +71,8 @@ pub struct App {
     pub audit_log: Option<String>,
     /// where the next steps' checklist is kept (the state directory)
     pub state_dir: Option<std::path::PathBuf>,
+    /// the baremetal nova-compute's nova.conf (`--nova-conf`), for the next steps' `config`
+    pub nova_conf: Option<String>,
     /// the plan being made again on a worker thread after a decision, if one is
     pub replanning: Option<Replanning>,
     /// the number of the last replan asked for (an older one that ends late is dropped)
@@ -113,6 +115,7 @@ impl App {
             status: Status::default(),
             audit_log: None,
             state_dir: None,
+            nova_conf: None,
             replanning: None,
             replan_generation: 0,
             inline_replan_max: INLINE_REPLAN_MAX,
@@ -280,18 +283,7 @@ impl App {
                 return out;
             }
             Msg::Logs(lines) => self.logs.push(lines),
-            Msg::Saved(Ok(p)) => {
-                self.status.toast = Some(format!("decisions saved: {p}"));
-                self.session.saved = self.session.resolutions.clone();
-                if let Some(f) = &mut self.summary.facts {
-                    f.resolutions = Some(p.clone());
-                }
-                self.summary.saved_to = Some(p);
-                if std::mem::take(&mut self.status.quit_after_save) {
-                    self.status.quit = true;
-                    return vec![Effect::Quit];
-                }
-            }
+            Msg::Saved(Ok(p)) => return self.saved(p),
             Msg::Saved(Err(e)) => {
                 self.status.quit_after_save = false;
                 self.status.toast = Some(format!("could not save decisions: {e}"))
@@ -338,47 +330,6 @@ impl App {
             load_ms: load,
             commit_ms: commit,
             verify_ms: self.summary.verify_ms,
-        }
-    }
-
-    /// What the load and the steps before it did, for the summary's next steps.
-    pub fn run_facts(&self) -> crate::core::migrate::next_steps::RunFacts {
-        use crate::core::migrate::next_steps::{Flavors as F, RunFacts};
-        let plan = self.session.plan.as_ref();
-        let (committed, failed, run_id, rehearsal) = match &self.progress.finished {
-            Some(Ok(f)) => {
-                let o = &f.outcome;
-                let failed = o.failure().map(|(_, why)| why).filter(|_| !o.left_something());
-                (o.left_something(), failed, o.run_id().map(|r| r.to_string()), o.rehearsal())
-            }
-            Some(Err(e)) => (false, Some(e.clone()), None, self.session.mode == Mode::Rehearsal),
-            None => (false, None, None, self.session.mode == Mode::Rehearsal),
-        };
-        let flavors = match &self.flavors.result {
-            Some(Ok(v)) if v.applied.is_some() => F::Applied(v.applied.clone().unwrap_or_default()),
-            Some(Ok(v)) if v.changes.is_empty() => F::NoChange,
-            Some(Ok(_)) => F::Pending,
-            _ => F::Unknown,
-        };
-        let log = |name: &str| self.logs.files.iter().find(|(n, _)| n == name).map(|(_, p)| p.clone());
-        let url = self.connections.value(Field::IronicApi);
-        RunFacts {
-            kind: plan.map(|p| p.target.kind),
-            rehearsal,
-            committed,
-            failed,
-            run_id,
-            through_api: self
-                .progress
-                .outcome()
-                .map_or(self.confirm.via_api, |o| o.kind == crate::core::migrate::run::RunKind::Api),
-            resolutions: self.summary.saved_to.clone(),
-            flavors,
-            instances: plan.map_or(0, |p| p.summary.active),
-            ironic_url: (url.starts_with("http://") || url.starts_with("https://"))
-                .then(|| crate::core::redact::redact_url(url)),
-            conductor_log: log("ironic"),
-            compute_log: log("nova-compute"),
         }
     }
 

@@ -38,6 +38,9 @@ pub struct Session {
     pub resolutions: Resolutions,
     /// where `w` saves the decisions
     pub resolutions_path: String,
+    /// the decisions file read at start (`--resolutions`, or `./bm2ironic-resolutions.toml` taken
+    /// at the start's question), for the next steps' `migrate --resolutions`
+    pub loaded_from: Option<String>,
     /// the decisions as last saved (or given at start): `q` asks while they differ
     pub saved: Resolutions,
     /// the decisions before the last one made with a key (`u` on Conflicts puts them back)
@@ -60,6 +63,7 @@ impl Session {
             before_last: None,
             resolutions,
             resolutions_path: "bm2ironic-resolutions.toml".into(),
+            loaded_from: None,
             plan: None,
             plan_ms: None,
             markers: HashMap::new(),
