@@ -85,6 +85,8 @@ pub struct App {
     pub preparing: bool,
     /// prepares stopped with Esc whose result has not come back yet (it is dropped when it does)
     pub prepares_dropped: usize,
+    /// an existing decisions file: offered at start, not replaced unread without a question
+    pub decisions_file: super::msg::DecisionsFile,
 }
 
 /// A decision's replan in flight: the conflicts screen moves on from (code, item) once it is in.
@@ -122,6 +124,7 @@ impl App {
             logs_from: None,
             preparing: false,
             prepares_dropped: 0,
+            decisions_file: Default::default(),
         }
     }
 
@@ -398,12 +401,15 @@ impl App {
 
     fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         self.status.toast = None;
+        if let Some(effects) = self.decisions_file_key(&key) {
+            return effects;
+        }
         if self.status.quit_asked {
             self.status.quit_asked = false;
             if !self.work_running() && matches!(key.code, KeyCode::Char('w')) {
                 // save, then quit once saved (`Msg::Saved`)
                 self.status.quit_after_save = true;
-                return vec![Effect::SaveResolutions];
+                return self.save_decisions();
             }
             if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
                 self.status.quit = true;
@@ -455,10 +461,11 @@ impl App {
     }
 
     /// What a screen's key asked of the rest of the wizard.
-    fn apply(&mut self, outs: Vec<Out>) -> Vec<Effect> {
+    pub(super) fn apply(&mut self, outs: Vec<Out>) -> Vec<Effect> {
         let mut effects = vec![];
         for out in outs {
             match out {
+                Out::Effect(Effect::SaveResolutions) => effects.extend(self.save_decisions()),
                 Out::Effect(e) => {
                     self.preparing |= e == Effect::Prepare;
                     effects.push(e)

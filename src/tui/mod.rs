@@ -6,12 +6,13 @@
 //! work feeds (progress, logs, flavors); `jobs` is the background work and `runtime` the runtime that
 //! spawns it and runs the wizard; `terminal` owns the terminal: raw mode, alternate screen, and
 //! restoring it on every exit path (Drop guard, panic hook, SIGTERM/SIGHUP). `facts` what the summary's next
-//! steps are built from, `demo` is the demo's simulated takeover, `report` the wizard's run report, `error` what ends the wizard or a job,
+//! steps are built from, `decisions_file` an existing decisions file (offered, never replaced unasked), `demo` is the demo's simulated takeover, `report` the wizard's run report, `error` what ends the wizard or a job,
 //! `globals` the keys every screen shares, `walk` the test that the help lists every key a screen
 //! handles. This file only declares the modules and re-exports what the CLI uses.
 
 pub mod app;
 pub mod chrome;
+pub mod decisions_file;
 pub mod demo;
 pub mod error;
 pub mod facts;

@@ -112,6 +112,7 @@ impl<B: Backend> Runner<B> {
             app.session.resolutions_path = d.join("bm2ironic-resolutions.toml").display().to_string();
         }
         reload_journal(&mut app);
+        super::decisions_file::look_at_start(&mut app);
         Runner {
             app,
             terminal,

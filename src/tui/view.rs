@@ -90,6 +90,10 @@ fn draw(app: &App, f: &mut Frame, theme: Theme) {
             ],
         );
     }
+    if let Some((title, lines)) = app.decisions_file_question() {
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        chrome::popup(f, area, theme, &title, &lines);
+    }
     if app.progress.cancel_asked {
         chrome::popup(
             f,
