@@ -73,6 +73,8 @@ pub struct App {
     pub state_dir: Option<std::path::PathBuf>,
     /// the baremetal nova-compute's nova.conf (`--nova-conf`), for the next steps' `config`
     pub nova_conf: Option<String>,
+    /// the demo's sandbox directory (said on quit)
+    pub sandbox: Option<String>,
     /// the plan being made again on a worker thread after a decision, if one is
     pub replanning: Option<Replanning>,
     /// the number of the last replan asked for (an older one that ends late is dropped)
@@ -118,6 +120,7 @@ impl App {
             audit_log: None,
             state_dir: None,
             nova_conf: None,
+            sandbox: None,
             replanning: None,
             replan_generation: 0,
             inline_replan_max: INLINE_REPLAN_MAX,

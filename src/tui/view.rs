@@ -76,6 +76,7 @@ fn draw(app: &App, f: &mut Frame, theme: Theme) {
             ],
         );
     } else if app.status.quit_asked {
+        let save = format!("w: save to {} and quit", chrome::shorten(&app.session.resolutions_path, 30));
         chrome::popup(
             f,
             area,
@@ -86,7 +87,8 @@ fn draw(app: &App, f: &mut Frame, theme: Theme) {
                 "`migrate --resolutions` (the journal keeps",
                 "them for the next wizard).",
                 "",
-                "w: save and quit   y: quit   other key: stay",
+                &save,
+                "y: quit without saving   other key: stay",
             ],
         );
     }
