@@ -164,7 +164,7 @@ impl App {
     /// Whether the screen takes text (`?` and `q` are then typed, F1 and ^Q work): the LIVE
     /// confirmation wants a word typed, a rehearsal's nothing (`?` did nothing there).
     fn typing(&self) -> bool {
-        self.screen == Screen::Connections
+        (self.screen == Screen::Connections && self.connections.editing)
             || (self.screen == Screen::Confirm && self.session.mode == Mode::Live)
             || (self.screen == Screen::Inventory && self.inventory.filtering)
     }
@@ -172,7 +172,7 @@ impl App {
     /// The keys that work everywhere, for this screen: (listed with the screen's, the help's last line).
     fn globals(&self) -> (Vec<&'static Binding<Global>>, &'static Binding<Global>) {
         match self.screen {
-            Screen::Connections => (vec![&HELP_F1], &CTRL_QUIT_SHOWN),
+            Screen::Connections if self.typing() => (vec![&HELP_F1], &CTRL_QUIT_SHOWN),
             _ if self.typing() => (vec![&HELP_F1], &CTRL_QUIT),
             Screen::Progress if self.progress.cancel_asked => (vec![&QUIT_UNSHOWN, &HELP], &CTRL_QUIT),
             _ => (vec![&QUIT, &HELP], &CTRL_QUIT),

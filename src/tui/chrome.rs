@@ -148,7 +148,7 @@ pub fn key_bar(f: &mut Frame, area: Rect, theme: Theme, rows: &[Row]) {
 /// order, as many as fit; the help lists every one. (key, words, last)
 pub fn bar_items(rows: &[Row], width: usize) -> Vec<(&'static str, &'static str, bool)> {
     let shown: Vec<(&str, &str)> = rows.iter().filter_map(Row::in_bar).collect();
-    let essential = |(k, w): &(&str, &str)| *k == "?" || *w == "back" || *w == "quit" || w.starts_with("quit");
+    let essential = |(_, w): &(&str, &str)| *w == "help" || *w == "back" || *w == "quit" || w.starts_with("quit");
     let onward = |(_, w): &(&str, &str)| ["next", "confirm", "save", "start", "go on"].iter().any(|x| w.contains(x));
     let cost = |(k, w): &(&str, &str)| k.chars().count() + w.chars().count() + 3;
     let mut used = 1 + shown.iter().filter(|i| essential(i)).map(cost).sum::<usize>();
@@ -166,7 +166,7 @@ pub fn bar_items(rows: &[Row], width: usize) -> Vec<(&'static str, &'static str,
     let mut out: Vec<(&'static str, &'static str, bool)> =
         shown.iter().enumerate().filter(|(i, _)| keep[*i]).map(|(_, (k, w))| (*k, *w, false)).collect();
     let mut ends: Vec<(&str, &str)> = shown.iter().copied().filter(essential).collect();
-    ends.sort_by_key(|(k, _)| *k == "?");
+    ends.sort_by_key(|(_, w)| *w == "help");
     out.extend(ends.into_iter().map(|(k, w)| (k, w, false)));
     if let Some(l) = out.last_mut() {
         l.2 = true;

@@ -30,7 +30,10 @@ fn demo_rehearsal_end_to_end_in_a_real_terminal() {
     s.wait_for("nova_bm: 36 nodes");
     s.keys(&["n"]);
     s.wait_for("blocking left");
-    s.keys(&["a", "1", "1", "1", "1", "1", "1", "1"]);
+    // "a" (all of the code) lasts for one code: a then 1 for each of the seven
+    for _ in 0..7 {
+        s.keys(&["a", "1"]);
+    }
     s.wait_for("all decided");
     s.keys(&["n"]);
     s.wait_for("REHEARSAL: shown only, nothing is changed in Nova");

@@ -97,10 +97,9 @@ async fn drive_rehearsal(w: u16, h: u16) {
     assert_eq!(r.app.screen, Screen::Conflicts);
     assert!(r.app.status.toast.as_deref().unwrap_or("").contains("blocking"));
     // one per item, then "apply to all of this code" for the rest
-    r.key(KeyCode::Char('1'), NONE);
-    r.key(KeyCode::Char('a'), NONE);
     while r.app.session.plan.as_ref().unwrap().blocking() > 0 {
         let before = r.app.session.plan.as_ref().unwrap().blocking();
+        r.key(KeyCode::Char('a'), NONE);
         r.key(KeyCode::Char('1'), NONE);
         assert!(r.app.session.plan.as_ref().unwrap().blocking() < before, "each decision resolves something");
     }

@@ -126,10 +126,13 @@ static SCROLL: Binding<Act> = Binding {
     bar: Bar::No,
 };
 /// `n` says where it goes: the flavors step when a Nova database is given, else the confirmation.
-static NEXT: Binding<Act> =
-    Binding { keys: &[(ch('n'), Act::Next)], label: "n", what: "next: flavors", bar: Bar::As("n", "next: flavors") };
-static NEXT_CONFIRM: Binding<Act> =
-    Binding { keys: &[(ch('n'), Act::Next)], label: "n", what: "next: confirm", bar: Bar::As("n", "next: confirm") };
+static NEXT: Binding<Act> = Binding {
+    keys: &[(code(KeyCode::Enter), Act::Next), (ch('n'), Act::Next)],
+    label: "Enter n",
+    what: "next: flavors",
+    bar: Bar::As("Enter", "next: flavors"),
+};
+static NEXT_CONFIRM: Binding<Act> = Binding { what: "next: confirm", bar: Bar::As("Enter", "next: confirm"), ..NEXT };
 static BACK: Binding<Act> =
     Binding { keys: &[(code(KeyCode::Esc), Act::Back)], label: "Esc", what: "back", bar: Bar::Yes };
 
@@ -137,6 +140,8 @@ impl Conflicts {
     /// After a decision and the new plan: stay on this code while it has undecided items, else go
     /// to the next undecided code.
     pub fn after_decide(&mut self, code: ConflictCode, item: usize, session: &Session) {
+        // "apply to all" was for that code: the next one starts one item at a time
+        self.apply_all = false;
         let groups = session.conflict_groups();
         let undecided = |idx: &Vec<usize>| {
             session.plan.as_ref().is_some_and(|p| idx.iter().any(|&i| p.conflicts[i].is_unresolved_blocking()))
@@ -372,12 +377,12 @@ impl Page for Conflicts {
             }
             Act::Down => {
                 self.group = (self.group + 1).min(groups.len().saturating_sub(1));
-                self.item = 0;
+                (self.item, self.apply_all) = (0, false);
             }
             Act::Up if self.focus_items => self.item = self.item.saturating_sub(1),
             Act::Up => {
                 self.group = self.group.saturating_sub(1);
-                self.item = 0;
+                (self.item, self.apply_all) = (0, false);
             }
             Act::All => {
                 self.apply_all = !self.apply_all;

@@ -66,6 +66,9 @@ pub struct ConnectionsForm {
     pub focus: Field,
     /// the clouds of clouds.yaml, for ^O
     pub clouds: Vec<String>,
+    /// keys type into the focused field (`?` and `q` too: a URL takes `?`); Esc leaves the field,
+    /// then `?` is help and `q` quits as on every screen, and typing goes back into it
+    pub editing: bool,
 }
 
 impl std::ops::Index<Field> for ConnectionsForm {
@@ -90,6 +93,8 @@ pub enum Act {
     Reveal,
     /// the Ironic API field: the next cloud of clouds.yaml
     Cloud,
+    /// Esc: out of the field (`?` help and `q` quit then act)
+    Leave,
 }
 
 static FIELD: Binding<Act> = Binding {
@@ -101,14 +106,22 @@ static FIELD: Binding<Act> = Binding {
     ],
     label: "↑/↓ Tab ⇧Tab",
     what: "field",
-    bar: Bar::As("↑/↓ Tab", "field"),
+    bar: Bar::As("↑/↓", "field"),
 };
-static CONTINUE: Binding<Act> =
-    Binding { keys: &[(code(KeyCode::Enter), Act::Continue)], label: "Enter", what: "continue", bar: Bar::Yes };
+static CONTINUE: Binding<Act> = Binding {
+    keys: &[(code(KeyCode::Enter), Act::Continue)],
+    label: "Enter",
+    what: "next: read nova_bm",
+    bar: Bar::As("Enter", "next"),
+};
 static TEST: Binding<Act> =
-    Binding { keys: &[(Key::Ctrl('t'), Act::Test)], label: "^T", what: "test connection", bar: Bar::Yes };
-static REVEAL: Binding<Act> =
-    Binding { keys: &[(Key::Ctrl('r'), Act::Reveal)], label: "^R", what: "reveal password", bar: Bar::Yes };
+    Binding { keys: &[(Key::Ctrl('t'), Act::Test)], label: "^T", what: "test connection", bar: Bar::As("^T", "test") };
+static REVEAL: Binding<Act> = Binding {
+    keys: &[(Key::Ctrl('r'), Act::Reveal)],
+    label: "^R",
+    what: "reveal password",
+    bar: Bar::As("^R", "reveal"),
+};
 static CLOUD: Binding<Act> = Binding {
     keys: &[(Key::Ctrl('o'), Act::Cloud)],
     label: "^O",
@@ -116,7 +129,15 @@ static CLOUD: Binding<Act> = Binding {
     bar: Bar::No,
 };
 static TYPE: Binding<Act> = Binding { keys: &[], label: "type", what: "edit the field", bar: Bar::No };
-static TABLE: [&Binding<Act>; 6] = [&FIELD, &CONTINUE, &TEST, &REVEAL, &CLOUD, &TYPE];
+static LEAVE: Binding<Act> = Binding {
+    keys: &[(code(KeyCode::Esc), Act::Leave)],
+    label: "Esc",
+    what: "leave the field (then ? help, q quit)",
+    bar: Bar::As("Esc", "leave field"),
+};
+static TYPE_BACK: Binding<Act> = Binding { keys: &[], label: "type", what: "back into the field", bar: Bar::No };
+static EDITING: [&Binding<Act>; 7] = [&FIELD, &CONTINUE, &TEST, &REVEAL, &LEAVE, &CLOUD, &TYPE];
+static LEFT: [&Binding<Act>; 6] = [&FIELD, &CONTINUE, &TEST, &REVEAL, &CLOUD, &TYPE_BACK];
 
 /// An edited connection is tested again after this many quiet ticks (about half a second).
 pub const RETEST_AFTER_TICKS: usize = 4;
@@ -145,7 +166,7 @@ impl ConnectionsForm {
                 prefill.resource_class.or(opts.resource_class.clone()),
             ),
         ];
-        ConnectionsForm { entries, focus: Field::NovaBmDb, clouds: prefill.clouds }
+        ConnectionsForm { entries, focus: Field::NovaBmDb, clouds: prefill.clouds, editing: true }
     }
 
     pub fn value(&self, f: Field) -> &str {
@@ -315,7 +336,11 @@ impl Page for ConnectionsForm {
     }
 
     fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
-        TABLE.to_vec()
+        if self.editing {
+            EDITING.to_vec()
+        } else {
+            LEFT.to_vec()
+        }
     }
 
     fn on_key(&mut self, key: KeyEvent, cx: &Ctx) -> Vec<Out> {
@@ -332,6 +357,7 @@ impl Page for ConnectionsForm {
         let i = self.focus.index();
         let n = Field::ALL.len();
         match act {
+            Act::Leave => self.editing = false,
             Act::Prev => self.focus = Field::ALL[(i + n - 1) % n],
             Act::Next => self.focus = Field::ALL[(i + 1) % n],
             Act::Cloud => {
@@ -394,6 +420,7 @@ impl Page for ConnectionsForm {
     }
 
     fn other(&mut self, key: KeyEvent, _cx: &Ctx) -> Vec<Out> {
+        self.editing = true;
         let focus = self.focus;
         let f = &mut self[focus];
         if f.input.handle_event(&Event::Key(key)).is_some_and(|c| c.value) {

@@ -107,10 +107,10 @@ static FILTER: Binding<Act> = Binding { keys: &[(ch('/'), Act::Filter)], label: 
 static SORT: Binding<Act> = Binding { keys: &[(ch('s'), Act::Sort)], label: "s", what: "sort", bar: Bar::Yes };
 static REVERSE: Binding<Act> = Binding { keys: &[(ch('r'), Act::Reverse)], label: "r", what: "reverse", bar: Bar::Yes };
 static NEXT: Binding<Act> = Binding {
-    keys: &[(ch('n'), Act::Conflicts), (code(KeyCode::Right), Act::Conflicts)],
-    label: "n →",
+    keys: &[(code(KeyCode::Enter), Act::Conflicts), (ch('n'), Act::Conflicts), (code(KeyCode::Right), Act::Conflicts)],
+    label: "Enter n →",
     what: "next: conflicts",
-    bar: Bar::As("n", "next: conflicts"),
+    bar: Bar::As("Enter", "next: conflicts"),
 };
 static BACK: Binding<Act> =
     Binding { keys: &[(code(KeyCode::Esc), Act::Back)], label: "Esc", what: "back", bar: Bar::Yes };

@@ -13,11 +13,12 @@ use ratatui::Terminal;
 
 pub const WAIT: Duration = Duration::from_secs(20);
 
-/// On the conflicts screen: "apply to all of this code", then the first action of each code.
+/// On the conflicts screen: for each code, "apply to all of this code" (`a`: it lasts for that code
+/// only), then its first action.
 pub fn decide_all(r: &mut Runner<TestBackend>) {
-    r.key(KeyCode::Char('a'), KeyModifiers::NONE);
     while r.app.session.plan.as_ref().unwrap().blocking() > 0 {
         let before = r.app.session.plan.as_ref().unwrap().blocking();
+        r.key(KeyCode::Char('a'), KeyModifiers::NONE);
         r.key(KeyCode::Char('1'), KeyModifiers::NONE);
         assert!(r.app.session.plan.as_ref().unwrap().blocking() < before, "each decision resolves something");
     }
