@@ -261,7 +261,10 @@ impl App {
                         self.replan();
                         self.screen = Screen::Inventory;
                     }
-                    Err(e) => self.status.toast = Some(e.to_string()),
+                    Err(e) => {
+                        self.connections.prepare_failed(&e.to_string());
+                        self.status.toast = Some(e.to_string())
+                    }
                 }
             }
             Msg::Replanned { generation, plan, ms } => self.replanned(generation, plan, ms),

@@ -132,15 +132,46 @@ pub fn short_uuid(v: Option<&str>) -> String {
     head.unwrap_or_else(|| "-".into())
 }
 
-/// The key bar: as many of the rows that show there as fit, `?` help always last.
+/// The key bar's lines in `width` columns: one when every key the screen shows there fits, else
+/// two (an 80x24 console kept `1-2 choose action`, `x`, `Tab`, `/ filter`, `s sort` off the bar).
+pub fn bar_lines(rows: &[Row], width: usize) -> Vec<Vec<(&'static str, &'static str, bool)>> {
+    let all = rows.iter().filter(|r| r.in_bar().is_some()).count();
+    let one = bar_items(rows, width);
+    if one.len() == all {
+        return vec![one];
+    }
+    let cost = |(k, w, _): &(&str, &str, bool)| k.chars().count() + w.chars().count() + 3;
+    let mut lines: Vec<Vec<(&'static str, &'static str, bool)>> = vec![vec![]];
+    let mut used = 1;
+    for item in bar_items(rows, 2 * width - 2) {
+        if used + cost(&item) > width + 2 && !lines[0].is_empty() && lines.len() < 2 {
+            lines.push(vec![]);
+            used = 1;
+        }
+        used += cost(&item);
+        lines.last_mut().expect("a line").push(item);
+    }
+    for l in &mut lines {
+        if let Some(last) = l.last_mut() {
+            last.2 = true;
+        }
+    }
+    lines
+}
+
+/// The key bar: as many of the rows that show there as fit in its lines, `?` help always last.
 pub fn key_bar(f: &mut Frame, area: Rect, theme: Theme, rows: &[Row]) {
-    let spans: Vec<Span> = bar_items(rows, area.width as usize)
+    let lines: Vec<Line> = bar_lines(rows, area.width as usize)
         .into_iter()
-        .flat_map(|(k, what, last)| {
-            [Span::styled(k, theme.key()), Span::raw(if last { format!(" {what}") } else { format!(" {what}  ") })]
+        .take(area.height as usize)
+        .map(|items| {
+            let spans = items.into_iter().flat_map(|(k, what, last)| {
+                [Span::styled(k, theme.key()), Span::raw(if last { format!(" {what}") } else { format!(" {what}  ") })]
+            });
+            Line::from([vec![Span::raw(" ")], spans.collect()].concat())
         })
         .collect();
-    f.render_widget(Paragraph::new(Line::from([vec![Span::raw(" ")], spans].concat())), area);
+    f.render_widget(Paragraph::new(lines), area);
 }
 
 /// What the key bar shows in `width` columns: help, back and quit always (at the end, help last),

@@ -31,9 +31,9 @@ fn log_line(level: LogLevel, text: &str) -> LogLine {
 }
 
 /// Each screen in each state its table depends on, set so that moving keys can move.
-type Maker = Box<dyn Fn() -> App>;
+pub(super) type Maker = Box<dyn Fn() -> App>;
 
-fn states() -> Vec<(&'static str, Maker)> {
+pub(super) fn states() -> Vec<(&'static str, Maker)> {
     let flavors = |mode| {
         move || {
             let mut a = app(mode, Screen::Flavors);
