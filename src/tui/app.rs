@@ -223,6 +223,12 @@ impl App {
         focused!(self, page => page.draw(f, area, &cx))
     }
 
+    /// What the focused screen's marks mean (the help shows it under the keys).
+    pub fn legend(&self) -> Vec<&'static str> {
+        let cx = self.ctx();
+        focused!(self, page => page.legend(&cx))
+    }
+
     /// Every key row of the focused screen (as the help lists them).
     pub fn keys(&self) -> Vec<Row> {
         let (mut rows, last) = self.key_rows();

@@ -206,12 +206,16 @@ pub fn bar_items(rows: &[Row], width: usize) -> Vec<(&'static str, &'static str,
 }
 
 /// The help popup: every row of the screen, then the rows that work everywhere (`trailer`).
-pub fn help(f: &mut Frame, area: Rect, theme: Theme, title: &str, rows: &[Row], trailer: &[Row]) {
+pub fn help(f: &mut Frame, area: Rect, theme: Theme, title: &str, rows: &[Row], trailer: &[Row], legend: &[&str]) {
     let mut lines = vec![Line::from(Span::styled(format!("{title}: keys"), theme.key())), Line::from("")];
     let line = |r: &Row| Line::from(vec![Span::styled(format!("{:>12}  ", r.label), theme.key()), Span::raw(r.what)]);
     lines.extend(rows.iter().map(line));
     lines.push(Line::from(""));
     lines.extend(trailer.iter().map(line));
+    if !legend.is_empty() {
+        lines.push(Line::from(""));
+        lines.extend(legend.iter().map(|l| Line::from(format!("  {l}"))));
+    }
     lines.push(Line::from(Span::styled("any key closes this help", theme.dim())));
     let h = (lines.len() as u16 + 2).min(area.height);
     let r = centered(area, 56, h);

@@ -89,7 +89,8 @@ impl Session {
     pub fn install_plan(&mut self, plan: Plan, ms: f64) {
         self.plan_ms = Some(ms);
         self.markers.clear();
-        for c in &plan.conflicts {
+        let notes: Vec<ConflictCode> = ConflictCode::ALL.iter().copied().filter(|c| self.read_only_note(*c)).collect();
+        for c in plan.conflicts.iter().filter(|c| !notes.contains(&c.code)) {
             if let Subject::Node { nova_bm_id } | Subject::Interface { nova_bm_id, .. } = &c.subject {
                 let m = self.markers.entry(*nova_bm_id).or_default();
                 m.0 += 1;
@@ -97,6 +98,13 @@ impl Session {
             }
         }
         self.plan = Some(plan);
+    }
+
+    /// In the read-only browse, a code that is about the options of a migration, not about what
+    /// nova_bm holds (no arch given, no TFTP tree given, no deploy images): a note, never `!` or `~`.
+    pub fn read_only_note(&self, code: ConflictCode) -> bool {
+        self.mode == Mode::ReadOnly
+            && matches!(code, ConflictCode::MissingArch | ConflictCode::UnknownBoot | ConflictCode::MissingDeployImages)
     }
 
     /// Records a decision: for every conflict of `code`, or for one subject.

@@ -72,7 +72,7 @@ fn draw(app: &App, f: &mut Frame, theme: Theme) {
     }
     chrome::key_bar(f, keybar, theme, &bar);
     if app.status.help {
-        chrome::help(f, area, theme, app.screen.title(), &rows, &[last]);
+        chrome::help(f, area, theme, app.screen.title(), &rows, &[last], &app.legend());
     }
     questions(app, f, area, theme);
 }
