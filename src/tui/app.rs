@@ -71,6 +71,10 @@ pub struct App {
     pub audit_log: Option<String>,
     /// where the next steps' checklist is kept (the state directory)
     pub state_dir: Option<std::path::PathBuf>,
+    /// the baremetal nova-compute's nova.conf (`--nova-conf`), for the next steps' `config`
+    pub nova_conf: Option<String>,
+    /// the demo's sandbox directory (said on quit)
+    pub sandbox: Option<String>,
     /// the plan being made again on a worker thread after a decision, if one is
     pub replanning: Option<Replanning>,
     /// the number of the last replan asked for (an older one that ends late is dropped)
@@ -83,6 +87,8 @@ pub struct App {
     pub preparing: bool,
     /// prepares stopped with Esc whose result has not come back yet (it is dropped when it does)
     pub prepares_dropped: usize,
+    /// an existing decisions file: offered at start, not replaced unread without a question
+    pub decisions_file: super::msg::DecisionsFile,
 }
 
 /// A decision's replan in flight: the conflicts screen moves on from (code, item) once it is in.
@@ -113,12 +119,15 @@ impl App {
             status: Status::default(),
             audit_log: None,
             state_dir: None,
+            nova_conf: None,
+            sandbox: None,
             replanning: None,
             replan_generation: 0,
             inline_replan_max: INLINE_REPLAN_MAX,
             logs_from: None,
             preparing: false,
             prepares_dropped: 0,
+            decisions_file: Default::default(),
         }
     }
 
@@ -155,7 +164,7 @@ impl App {
     /// Whether the screen takes text (`?` and `q` are then typed, F1 and ^Q work): the LIVE
     /// confirmation wants a word typed, a rehearsal's nothing (`?` did nothing there).
     fn typing(&self) -> bool {
-        self.screen == Screen::Connections
+        (self.screen == Screen::Connections && self.connections.editing)
             || (self.screen == Screen::Confirm && self.session.mode == Mode::Live)
             || (self.screen == Screen::Inventory && self.inventory.filtering)
     }
@@ -163,7 +172,7 @@ impl App {
     /// The keys that work everywhere, for this screen: (listed with the screen's, the help's last line).
     fn globals(&self) -> (Vec<&'static Binding<Global>>, &'static Binding<Global>) {
         match self.screen {
-            Screen::Connections => (vec![&HELP_F1], &CTRL_QUIT_SHOWN),
+            Screen::Connections if self.typing() => (vec![&HELP_F1], &CTRL_QUIT_SHOWN),
             _ if self.typing() => (vec![&HELP_F1], &CTRL_QUIT),
             Screen::Progress if self.progress.cancel_asked => (vec![&QUIT_UNSHOWN, &HELP], &CTRL_QUIT),
             _ => (vec![&QUIT, &HELP], &CTRL_QUIT),
@@ -214,6 +223,12 @@ impl App {
         focused!(self, page => page.draw(f, area, &cx))
     }
 
+    /// What the focused screen's marks mean (the help shows it under the keys).
+    pub fn legend(&self) -> Vec<&'static str> {
+        let cx = self.ctx();
+        focused!(self, page => page.legend(&cx))
+    }
+
     /// Every key row of the focused screen (as the help lists them).
     pub fn keys(&self) -> Vec<Row> {
         let (mut rows, last) = self.key_rows();
@@ -252,7 +267,10 @@ impl App {
                         self.replan();
                         self.screen = Screen::Inventory;
                     }
-                    Err(e) => self.status.toast = Some(e.to_string()),
+                    Err(e) => {
+                        self.connections.prepare_failed(&e.to_string());
+                        self.status.toast = Some(e.to_string())
+                    }
                 }
             }
             Msg::Replanned { generation, plan, ms } => self.replanned(generation, plan, ms),
@@ -280,18 +298,7 @@ impl App {
                 return out;
             }
             Msg::Logs(lines) => self.logs.push(lines),
-            Msg::Saved(Ok(p)) => {
-                self.status.toast = Some(format!("decisions saved: {p}"));
-                self.session.saved = self.session.resolutions.clone();
-                if let Some(f) = &mut self.summary.facts {
-                    f.resolutions = Some(p.clone());
-                }
-                self.summary.saved_to = Some(p);
-                if std::mem::take(&mut self.status.quit_after_save) {
-                    self.status.quit = true;
-                    return vec![Effect::Quit];
-                }
-            }
+            Msg::Saved(Ok(p)) => return self.saved(p),
             Msg::Saved(Err(e)) => {
                 self.status.quit_after_save = false;
                 self.status.toast = Some(format!("could not save decisions: {e}"))
@@ -338,47 +345,6 @@ impl App {
             load_ms: load,
             commit_ms: commit,
             verify_ms: self.summary.verify_ms,
-        }
-    }
-
-    /// What the load and the steps before it did, for the summary's next steps.
-    pub fn run_facts(&self) -> crate::core::migrate::next_steps::RunFacts {
-        use crate::core::migrate::next_steps::{Flavors as F, RunFacts};
-        let plan = self.session.plan.as_ref();
-        let (committed, failed, run_id, rehearsal) = match &self.progress.finished {
-            Some(Ok(f)) => {
-                let o = &f.outcome;
-                let failed = o.failure().map(|(_, why)| why).filter(|_| !o.left_something());
-                (o.left_something(), failed, o.run_id().map(|r| r.to_string()), o.rehearsal())
-            }
-            Some(Err(e)) => (false, Some(e.clone()), None, self.session.mode == Mode::Rehearsal),
-            None => (false, None, None, self.session.mode == Mode::Rehearsal),
-        };
-        let flavors = match &self.flavors.result {
-            Some(Ok(v)) if v.applied.is_some() => F::Applied(v.applied.clone().unwrap_or_default()),
-            Some(Ok(v)) if v.changes.is_empty() => F::NoChange,
-            Some(Ok(_)) => F::Pending,
-            _ => F::Unknown,
-        };
-        let log = |name: &str| self.logs.files.iter().find(|(n, _)| n == name).map(|(_, p)| p.clone());
-        let url = self.connections.value(Field::IronicApi);
-        RunFacts {
-            kind: plan.map(|p| p.target.kind),
-            rehearsal,
-            committed,
-            failed,
-            run_id,
-            through_api: self
-                .progress
-                .outcome()
-                .map_or(self.confirm.via_api, |o| o.kind == crate::core::migrate::run::RunKind::Api),
-            resolutions: self.summary.saved_to.clone(),
-            flavors,
-            instances: plan.map_or(0, |p| p.summary.active),
-            ironic_url: (url.starts_with("http://") || url.starts_with("https://"))
-                .then(|| crate::core::redact::redact_url(url)),
-            conductor_log: log("ironic"),
-            compute_log: log("nova-compute"),
         }
     }
 
@@ -447,12 +413,15 @@ impl App {
 
     fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         self.status.toast = None;
+        if let Some(effects) = self.decisions_file_key(&key) {
+            return effects;
+        }
         if self.status.quit_asked {
             self.status.quit_asked = false;
             if !self.work_running() && matches!(key.code, KeyCode::Char('w')) {
                 // save, then quit once saved (`Msg::Saved`)
                 self.status.quit_after_save = true;
-                return vec![Effect::SaveResolutions];
+                return self.save_decisions();
             }
             if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
                 self.status.quit = true;
@@ -504,10 +473,11 @@ impl App {
     }
 
     /// What a screen's key asked of the rest of the wizard.
-    fn apply(&mut self, outs: Vec<Out>) -> Vec<Effect> {
+    pub(super) fn apply(&mut self, outs: Vec<Out>) -> Vec<Effect> {
         let mut effects = vec![];
         for out in outs {
             match out {
+                Out::Effect(Effect::SaveResolutions) => effects.extend(self.save_decisions()),
                 Out::Effect(e) => {
                     self.preparing |= e == Effect::Prepare;
                     effects.push(e)

@@ -85,7 +85,10 @@ fn q_asks_while_decisions_are_unsaved_and_w_saves_then_quits() {
     let text = crate::tui::screens::fixture::render(80, 24, |f| {
         crate::tui::view::view(&a, f, crate::tui::theme::Theme { color: false })
     });
-    assert!(text.contains("Decisions not saved") && text.contains("w: save and quit"), "{text}");
+    assert!(
+        text.contains("Decisions not saved") && text.contains("w: save to bm2ironic-resolutions.toml and quit"),
+        "{text}"
+    );
     insta::assert_snapshot!("quit_with_unsaved_decisions_80x24", text);
     let w = KeyEvent::new(KeyCode::Char('w'), crossterm_none());
     assert_eq!(a.update(Msg::Key(w)), vec![Effect::SaveResolutions]);

@@ -132,15 +132,46 @@ pub fn short_uuid(v: Option<&str>) -> String {
     head.unwrap_or_else(|| "-".into())
 }
 
-/// The key bar: as many of the rows that show there as fit, `?` help always last.
+/// The key bar's lines in `width` columns: one when every key the screen shows there fits, else
+/// two (an 80x24 console kept `1-2 choose action`, `x`, `Tab`, `/ filter`, `s sort` off the bar).
+pub fn bar_lines(rows: &[Row], width: usize) -> Vec<Vec<(&'static str, &'static str, bool)>> {
+    let all = rows.iter().filter(|r| r.in_bar().is_some()).count();
+    let one = bar_items(rows, width);
+    if one.len() == all {
+        return vec![one];
+    }
+    let cost = |(k, w, _): &(&str, &str, bool)| k.chars().count() + w.chars().count() + 3;
+    let mut lines: Vec<Vec<(&'static str, &'static str, bool)>> = vec![vec![]];
+    let mut used = 1;
+    for item in bar_items(rows, 2 * width - 2) {
+        if used + cost(&item) > width + 2 && !lines[0].is_empty() && lines.len() < 2 {
+            lines.push(vec![]);
+            used = 1;
+        }
+        used += cost(&item);
+        lines.last_mut().expect("a line").push(item);
+    }
+    for l in &mut lines {
+        if let Some(last) = l.last_mut() {
+            last.2 = true;
+        }
+    }
+    lines
+}
+
+/// The key bar: as many of the rows that show there as fit in its lines, `?` help always last.
 pub fn key_bar(f: &mut Frame, area: Rect, theme: Theme, rows: &[Row]) {
-    let spans: Vec<Span> = bar_items(rows, area.width as usize)
+    let lines: Vec<Line> = bar_lines(rows, area.width as usize)
         .into_iter()
-        .flat_map(|(k, what, last)| {
-            [Span::styled(k, theme.key()), Span::raw(if last { format!(" {what}") } else { format!(" {what}  ") })]
+        .take(area.height as usize)
+        .map(|items| {
+            let spans = items.into_iter().flat_map(|(k, what, last)| {
+                [Span::styled(k, theme.key()), Span::raw(if last { format!(" {what}") } else { format!(" {what}  ") })]
+            });
+            Line::from([vec![Span::raw(" ")], spans.collect()].concat())
         })
         .collect();
-    f.render_widget(Paragraph::new(Line::from([vec![Span::raw(" ")], spans].concat())), area);
+    f.render_widget(Paragraph::new(lines), area);
 }
 
 /// What the key bar shows in `width` columns: help, back and quit always (at the end, help last),
@@ -148,7 +179,7 @@ pub fn key_bar(f: &mut Frame, area: Rect, theme: Theme, rows: &[Row]) {
 /// order, as many as fit; the help lists every one. (key, words, last)
 pub fn bar_items(rows: &[Row], width: usize) -> Vec<(&'static str, &'static str, bool)> {
     let shown: Vec<(&str, &str)> = rows.iter().filter_map(Row::in_bar).collect();
-    let essential = |(k, w): &(&str, &str)| *k == "?" || *w == "back" || *w == "quit" || w.starts_with("quit");
+    let essential = |(_, w): &(&str, &str)| *w == "help" || *w == "back" || *w == "quit" || w.starts_with("quit");
     let onward = |(_, w): &(&str, &str)| ["next", "confirm", "save", "start", "go on"].iter().any(|x| w.contains(x));
     let cost = |(k, w): &(&str, &str)| k.chars().count() + w.chars().count() + 3;
     let mut used = 1 + shown.iter().filter(|i| essential(i)).map(cost).sum::<usize>();
@@ -166,7 +197,7 @@ pub fn bar_items(rows: &[Row], width: usize) -> Vec<(&'static str, &'static str,
     let mut out: Vec<(&'static str, &'static str, bool)> =
         shown.iter().enumerate().filter(|(i, _)| keep[*i]).map(|(_, (k, w))| (*k, *w, false)).collect();
     let mut ends: Vec<(&str, &str)> = shown.iter().copied().filter(essential).collect();
-    ends.sort_by_key(|(k, _)| *k == "?");
+    ends.sort_by_key(|(_, w)| *w == "help");
     out.extend(ends.into_iter().map(|(k, w)| (k, w, false)));
     if let Some(l) = out.last_mut() {
         l.2 = true;
@@ -175,12 +206,16 @@ pub fn bar_items(rows: &[Row], width: usize) -> Vec<(&'static str, &'static str,
 }
 
 /// The help popup: every row of the screen, then the rows that work everywhere (`trailer`).
-pub fn help(f: &mut Frame, area: Rect, theme: Theme, title: &str, rows: &[Row], trailer: &[Row]) {
+pub fn help(f: &mut Frame, area: Rect, theme: Theme, title: &str, rows: &[Row], trailer: &[Row], legend: &[&str]) {
     let mut lines = vec![Line::from(Span::styled(format!("{title}: keys"), theme.key())), Line::from("")];
     let line = |r: &Row| Line::from(vec![Span::styled(format!("{:>12}  ", r.label), theme.key()), Span::raw(r.what)]);
     lines.extend(rows.iter().map(line));
     lines.push(Line::from(""));
     lines.extend(trailer.iter().map(line));
+    if !legend.is_empty() {
+        lines.push(Line::from(""));
+        lines.extend(legend.iter().map(|l| Line::from(format!("  {l}"))));
+    }
     lines.push(Line::from(Span::styled("any key closes this help", theme.dim())));
     let h = (lines.len() as u16 + 2).min(area.height);
     let r = centered(area, 56, h);

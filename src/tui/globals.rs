@@ -24,7 +24,7 @@ pub static HELP: Binding<Global> = Binding {
 };
 /// On screens where `?` and `q` are typed into a field.
 pub static HELP_F1: Binding<Global> =
-    Binding { keys: &[(code(KeyCode::F(1)), Global::Help)], label: "F1", what: "help", bar: Bar::No };
+    Binding { keys: &[(code(KeyCode::F(1)), Global::Help)], label: "F1", what: "help", bar: Bar::Yes };
 pub static CTRL_QUIT: Binding<Global> = Binding {
     keys: &[(Key::Ctrl('c'), Global::Quit), (Key::Ctrl('q'), Global::Quit)],
     label: "^C ^Q",

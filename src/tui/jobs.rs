@@ -233,7 +233,9 @@ pub fn replan(generation: u64, prepared: &Prepared, opts: &PlanOptions, res: &Re
 }
 
 pub fn save_resolutions(path: String, text: String, journal: String) -> Msg {
-    let saved = std::fs::write(&path, text).map(|_| path.clone()).map_err(|source| JobError::Save { path, source });
+    // said and named in the next steps by its whole path (they are pasted elsewhere)
+    let whole = |p: &str| std::fs::canonicalize(p).map_or_else(|_| p.to_string(), |w| w.display().to_string());
+    let saved = std::fs::write(&path, text).map(|_| whole(&path)).map_err(|source| JobError::Save { path, source });
     if saved.is_ok() {
         let _ = std::fs::remove_file(journal);
     }

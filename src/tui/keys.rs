@@ -13,7 +13,23 @@ pub enum Key {
 }
 
 impl Key {
+    /// The key pressed is this one, or a letter of it in the other case: action keys never differ
+    /// by case (Caps Lock or Shift does the same thing), unless a table binds both cases (vim's
+    /// `g`/`G`, `e`/`E`), which [`find`] prefers.
     pub fn matches(self, key: &KeyEvent) -> bool {
+        if self.matches_exactly(key) {
+            return true;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match (self, key.code) {
+            (Key::Code(KeyCode::Char(c)), KeyCode::Char(k)) => {
+                !ctrl && c.is_ascii_alphabetic() && c.eq_ignore_ascii_case(&k)
+            }
+            _ => false,
+        }
+    }
+
+    fn matches_exactly(self, key: &KeyEvent) -> bool {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match self {
             Key::Code(c) => !ctrl && key.code == c,
@@ -91,9 +107,10 @@ impl Row {
     }
 }
 
-/// The action the first row that has `key` gives it.
+/// The action the first row that has `key` gives it (exactly; else a letter in the other case).
 pub fn find<A: Copy>(table: &[&'static Binding<A>], key: &KeyEvent) -> Option<A> {
-    table.iter().flat_map(|b| b.keys.iter()).find(|(k, _)| k.matches(key)).map(|(_, a)| *a)
+    let keys = || table.iter().flat_map(|b| b.keys.iter());
+    keys().find(|(k, _)| k.matches_exactly(key)).or_else(|| keys().find(|(k, _)| k.matches(key))).map(|(_, a)| *a)
 }
 
 #[cfg(test)]

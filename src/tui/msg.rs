@@ -99,3 +99,14 @@ pub struct Status {
     pub spinner: usize,
     pub quit: bool,
 }
+
+/// What the wizard knows of an existing decisions file.
+#[derive(Debug, Clone, Default)]
+pub struct DecisionsFile {
+    /// found at start with these decisions, not asked about yet: offered
+    pub offer: Option<(String, crate::core::migrate::conflict::Resolutions)>,
+    /// there and not read by this wizard: saving asks before replacing it
+    pub unread: Option<String>,
+    /// `w` asked to replace `unread`: the question is up
+    pub replace_asked: bool,
+}

@@ -110,8 +110,12 @@ impl<B: Backend> Runner<B> {
         app.logs.files = ctx.logs.iter().map(|(n, p)| (n.clone(), p.display().to_string())).collect();
         if let Some(d) = &ctx.resolutions_dir {
             app.session.resolutions_path = d.join("bm2ironic-resolutions.toml").display().to_string();
+            if ctx.simulate_takeover {
+                app.sandbox = Some(d.display().to_string());
+            }
         }
         reload_journal(&mut app);
+        super::decisions_file::look_at_start(&mut app);
         Runner {
             app,
             terminal,
@@ -444,5 +448,10 @@ pub async fn run_wizard(app: App, ctx: impl Into<Context>) -> Result<Ending, Wiz
     if runner.quit_cancelled_load {
         eprintln!("bm2ironic: the wizard was quit while a load ran: stopping it ...");
     }
-    Ok(runner.ending().await)
+    let ending = runner.ending().await;
+    // on the normal screen, what the operator must keep of the session
+    for line in runner.app.keep_lines() {
+        eprintln!("{line}");
+    }
+    Ok(ending)
 }

@@ -38,6 +38,9 @@ pub struct Session {
     pub resolutions: Resolutions,
     /// where `w` saves the decisions
     pub resolutions_path: String,
+    /// the decisions file read at start (`--resolutions`, or `./bm2ironic-resolutions.toml` taken
+    /// at the start's question), for the next steps' `migrate --resolutions`
+    pub loaded_from: Option<String>,
     /// the decisions as last saved (or given at start): `q` asks while they differ
     pub saved: Resolutions,
     /// the decisions before the last one made with a key (`u` on Conflicts puts them back)
@@ -60,6 +63,7 @@ impl Session {
             before_last: None,
             resolutions,
             resolutions_path: "bm2ironic-resolutions.toml".into(),
+            loaded_from: None,
             plan: None,
             plan_ms: None,
             markers: HashMap::new(),
@@ -85,7 +89,8 @@ impl Session {
     pub fn install_plan(&mut self, plan: Plan, ms: f64) {
         self.plan_ms = Some(ms);
         self.markers.clear();
-        for c in &plan.conflicts {
+        let notes: Vec<ConflictCode> = ConflictCode::ALL.iter().copied().filter(|c| self.read_only_note(*c)).collect();
+        for c in plan.conflicts.iter().filter(|c| !notes.contains(&c.code)) {
             if let Subject::Node { nova_bm_id } | Subject::Interface { nova_bm_id, .. } = &c.subject {
                 let m = self.markers.entry(*nova_bm_id).or_default();
                 m.0 += 1;
@@ -93,6 +98,13 @@ impl Session {
             }
         }
         self.plan = Some(plan);
+    }
+
+    /// In the read-only browse, a code that is about the options of a migration, not about what
+    /// nova_bm holds (no arch given, no TFTP tree given, no deploy images): a note, never `!` or `~`.
+    pub fn read_only_note(&self, code: ConflictCode) -> bool {
+        self.mode == Mode::ReadOnly
+            && matches!(code, ConflictCode::MissingArch | ConflictCode::UnknownBoot | ConflictCode::MissingDeployImages)
     }
 
     /// Records a decision: for every conflict of `code`, or for one subject.

@@ -42,26 +42,43 @@ fn draw(app: &App, f: &mut Frame, theme: Theme) {
         f.render_widget(msg, area);
         return;
     }
-    let [header, body, toast, keybar] =
-        Layout::vertical([Constraint::Length(2), Constraint::Min(10), Constraint::Length(1), Constraint::Length(1)])
-            .areas(area);
+    let (rows, last) = app.key_rows();
+    let mut bar = rows.clone();
+    bar.push(last.clone());
+    let bar_h = chrome::bar_lines(&bar, area.width as usize).len() as u16;
+    let [header, body, toast, keybar] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Min(10),
+        Constraint::Length(1),
+        Constraint::Length(bar_h),
+    ])
+    .areas(area);
     let (mode, tick) = (app.session.mode, app.status.spinner);
     let (source, target) = (app.connections.value(Field::NovaBmDb), app.connections.value(Field::IronicDb));
     chrome::header(f, header, theme, mode, app.screen, source, target);
     app.draw_screen(f, body, theme);
     if let Some(t) = &app.status.toast {
+        // a long one wraps upwards over the body's last lines (it was cut: "... access denie")
         let t = crate::core::text::shown_line(t);
-        f.render_widget(Paragraph::new(Line::from(Span::styled(format!(" {t}"), theme.warn()))), toast);
+        let lines = chrome::wrap_words(&t, area.width.saturating_sub(2) as usize);
+        let h = (lines.len() as u16).clamp(1, 4);
+        let r = ratatui::layout::Rect::new(toast.x, toast.y + 1 - h, toast.width, h);
+        let text: Vec<Line> =
+            lines.into_iter().map(|l| Line::from(Span::styled(format!(" {l}"), theme.warn()))).collect();
+        f.render_widget(ratatui::widgets::Clear, r);
+        f.render_widget(Paragraph::new(text), r);
     } else if let Some(b) = &app.status.busy {
         f.render_widget(Paragraph::new(format!(" {} {b}…", spinner(tick))), toast);
     }
-    let (rows, last) = app.key_rows();
-    let mut bar = rows.clone();
-    bar.push(last.clone());
     chrome::key_bar(f, keybar, theme, &bar);
     if app.status.help {
-        chrome::help(f, area, theme, app.screen.title(), &rows, &[last]);
+        chrome::help(f, area, theme, app.screen.title(), &rows, &[last], &app.legend());
     }
+    questions(app, f, area, theme);
+}
+
+/// The questions over the screen: quit?, the decisions file, cancel the load?
+fn questions(app: &App, f: &mut Frame, area: ratatui::layout::Rect, theme: Theme) {
     if app.status.quit_asked && app.work_running() {
         chrome::popup(
             f,
@@ -76,6 +93,7 @@ fn draw(app: &App, f: &mut Frame, theme: Theme) {
             ],
         );
     } else if app.status.quit_asked {
+        let save = format!("w: save to {} and quit", chrome::shorten(&app.session.resolutions_path, 30));
         chrome::popup(
             f,
             area,
@@ -86,9 +104,14 @@ fn draw(app: &App, f: &mut Frame, theme: Theme) {
                 "`migrate --resolutions` (the journal keeps",
                 "them for the next wizard).",
                 "",
-                "w: save and quit   y: quit   other key: stay",
+                &save,
+                "y: quit without saving   other key: stay",
             ],
         );
+    }
+    if let Some((title, lines)) = app.decisions_file_question() {
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        chrome::popup(f, area, theme, &title, &lines);
     }
     if app.progress.cancel_asked {
         chrome::popup(

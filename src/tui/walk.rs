@@ -31,9 +31,9 @@ fn log_line(level: LogLevel, text: &str) -> LogLine {
 }
 
 /// Each screen in each state its table depends on, set so that moving keys can move.
-type Maker = Box<dyn Fn() -> App>;
+pub(super) type Maker = Box<dyn Fn() -> App>;
 
-fn states() -> Vec<(&'static str, Maker)> {
+pub(super) fn states() -> Vec<(&'static str, Maker)> {
     let flavors = |mode| {
         move || {
             let mut a = app(mode, Screen::Flavors);
@@ -172,7 +172,7 @@ fn the_help_lists_exactly_the_keys_each_screen_handles() {
         let (listed_rows, last) = start.key_rows();
         let theme = super::theme::Theme { color: false };
         let text = fixture::render(120, 40, |f| {
-            super::chrome::help(f, f.area(), theme, start.screen.title(), &listed_rows, &[last])
+            super::chrome::help(f, f.area(), theme, start.screen.title(), &listed_rows, &[last], &[])
         });
         for row in &rows {
             if !text.contains(&format!("{}  {}", row.label, row.what)) {

@@ -109,6 +109,36 @@ pub struct Progress {
     pub finished: Option<Result<Arc<Finished>, String>>,
     pub cancel_asked: bool,
     pub cancelling: bool,
+    /// the node list's first row when the operator scrolled it (None: it follows the work)
+    pub list_top: Option<usize>,
+    /// the first row and the height of the list at the last drawing (the drawing learns them)
+    pub list_shown: Shown,
+}
+
+/// What a drawing showed of a list (its first row, its height), for the keys that scroll it; atomic
+/// so that a `Progress` may be shared (tests keep one in a static).
+#[derive(Debug, Default)]
+pub struct Shown(std::sync::atomic::AtomicUsize, std::sync::atomic::AtomicUsize);
+
+impl Clone for Shown {
+    fn clone(&self) -> Shown {
+        let s = Shown::default();
+        s.set(self.get());
+        s
+    }
+}
+
+impl Shown {
+    pub fn get(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.0.load(Relaxed), self.1.load(Relaxed))
+    }
+
+    pub fn set(&self, (top, h): (usize, usize)) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.0.store(top, Relaxed);
+        self.1.store(h, Relaxed);
+    }
 }
 
 impl Progress {

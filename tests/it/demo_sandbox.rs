@@ -142,3 +142,25 @@ fn the_default_sandbox_is_new_private_and_where_it_says() {
     }
     assert_ne!(dirs[0], dirs[1], "a new directory each time");
 }
+
+/// #48 item 7, piped: `bm2ironic inventory` on the demo sandbox has the conflict column (only what
+/// nova_bm holds: no missing-arch, no unknown-boot with the TFTP tree given), and accepts
+/// `--default-arch` as plan does.
+#[test]
+fn the_piped_inventory_has_the_conflict_column_and_takes_default_arch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sb = tmp.path().join("sb");
+    assert!(demo(&sb).success());
+    let nova_bm = format!("sqlite:///{}", sb.join("nova_bm.sqlite").display());
+    let tftp = sb.join("tftpboot");
+    let out = bm(["inventory", "--default-arch", "x86_64"])
+        .env("BM2IRONIC_NOVA_BM_DB", &nova_bm)
+        .env("BM2IRONIC_TFTP_ROOT", tftp.to_str().unwrap())
+        .run();
+    assert!(out.success(), "{}", out.text());
+    let head = out.stdout.lines().next().unwrap_or_default();
+    assert!(head.ends_with("CONFLICTS"), "{head}");
+    assert!(out.stdout.lines().any(|l| l.starts_with(" 5 ") && l.ends_with("!failed-deploy")), "{}", out.stdout);
+    assert!(!out.stdout.contains("missing-arch") && !out.stdout.contains("unknown-boot"), "{}", out.stdout);
+    assert!(out.stdout.contains("~deleted-node"), "{}", out.stdout);
+}

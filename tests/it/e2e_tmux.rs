@@ -30,7 +30,10 @@ fn demo_rehearsal_end_to_end_in_a_real_terminal() {
     s.wait_for("nova_bm: 36 nodes");
     s.keys(&["n"]);
     s.wait_for("blocking left");
-    s.keys(&["a", "1", "1", "1", "1", "1", "1", "1"]);
+    // "a" (all of the code) lasts for one code: a then 1 for each of the seven
+    for _ in 0..7 {
+        s.keys(&["a", "1"]);
+    }
     s.wait_for("all decided");
     s.keys(&["n"]);
     s.wait_for("REHEARSAL: shown only, nothing is changed in Nova");
@@ -49,6 +52,18 @@ fn demo_rehearsal_end_to_end_in_a_real_terminal() {
     assert_eq!(s.wait_exit(), "0", "exit status");
     assert_eq!(s.format("#{alternate_on}"), "0", "the alternate screen was left");
     assert_eq!(s.format("#{cursor_flag}"), "1", "the cursor is visible again");
+    // on the normal screen, what to keep (#48 item 4: the quit left a blank shell)
+    let shell = s.screen();
+    let sb = tmp.path().join("sb");
+    for line in [
+        "bm2ironic: what to keep of this session".to_string(),
+        "  outcome     rehearsal: ".into(),
+        "  report      not written: s on the summary writes it".into(),
+        format!("  decisions   not saved: the journal {}", sb.join("bm2ironic-resolutions.toml.journal").display()),
+        format!("  sandbox     {}", sb.display()),
+    ] {
+        assert!(shell.contains(&line), "{line:?} missing:\n{shell}");
+    }
 }
 
 #[test]

@@ -49,4 +49,5 @@ mod takeover;
 mod upstream_2014_mistakes;
 mod watch;
 mod wizard;
+mod wizard_next_steps;
 mod wizard_quit;

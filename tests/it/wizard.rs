@@ -5,7 +5,7 @@
 use bm2ironic::tui::screens::progress::RowStatus;
 use std::time::Duration;
 
-use bm2ironic::core::demo::sandbox::{self, Sandbox};
+use bm2ironic::core::demo::sandbox;
 use bm2ironic::tui::app::{App, Screen};
 use bm2ironic::tui::view::Theme;
 use bm2ironic::tui::{Mode, Runner};
@@ -14,19 +14,10 @@ use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::Terminal;
 
 use crate::common::bm;
-use crate::common::wizard::{decide_all, through_flavors};
+use crate::common::wizard::{decide_all, runner, screen_text, through_flavors};
 
 const WAIT: Duration = Duration::from_secs(20);
 const NONE: KeyModifiers = KeyModifiers::NONE;
-
-async fn runner(mode: Mode, w: u16, h: u16) -> (Runner<TestBackend>, Sandbox, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().unwrap();
-    let sb = sandbox::build(&tmp.path().join("sb")).await.unwrap();
-    let app = App::new(mode, sb.prefill(), sb.plan_options(), Default::default());
-    let mut r = Runner::new(app, Terminal::new(TestBackend::new(w, h)).unwrap(), Theme { color: true }, sb.context());
-    r.start();
-    (r, sb, tmp)
-}
 
 /// Screens hold temp paths, times and run ids: keep the snapshot about the layout and the words.
 fn snap(r: &mut Runner<TestBackend>, name: &str) {
@@ -49,11 +40,6 @@ fn snap(r: &mut Runner<TestBackend>, name: &str) {
         r.terminal.backend().buffer().area.height
     ));
     settings.bind(|| insta::assert_snapshot!(name, r.terminal.backend()));
-}
-
-fn screen_text(r: &mut Runner<TestBackend>) -> String {
-    r.draw().unwrap();
-    r.terminal.backend().buffer().content.iter().map(|c| c.symbol()).collect::<String>()
 }
 
 async fn drive_rehearsal(w: u16, h: u16) {
@@ -111,10 +97,9 @@ async fn drive_rehearsal(w: u16, h: u16) {
     assert_eq!(r.app.screen, Screen::Conflicts);
     assert!(r.app.status.toast.as_deref().unwrap_or("").contains("blocking"));
     // one per item, then "apply to all of this code" for the rest
-    r.key(KeyCode::Char('1'), NONE);
-    r.key(KeyCode::Char('a'), NONE);
     while r.app.session.plan.as_ref().unwrap().blocking() > 0 {
         let before = r.app.session.plan.as_ref().unwrap().blocking();
+        r.key(KeyCode::Char('a'), NONE);
         r.key(KeyCode::Char('1'), NONE);
         assert!(r.app.session.plan.as_ref().unwrap().blocking() < before, "each decision resolves something");
     }

@@ -16,6 +16,9 @@ pub struct InventoryArgs {
     /// One JSON document (nodes with their interfaces, orphan interfaces, summary)
     #[arg(long)]
     pub json: bool,
+    /// cpu_arch for nodes whose host has none, as for plan (the browse then notes no missing arch)
+    #[arg(long, value_name = "ARCH")]
+    pub default_arch: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -43,10 +46,12 @@ pub async fn run(global: &GlobalArgs, args: InventoryArgs) -> Result<(), Failure
     tracing::info!(url = %url.value.redacted(), origin = %url.origin, "inventory: opening nova_bm");
     if !args.json && crate::tui::have_terminal() {
         // on a terminal: the READ-ONLY browse (the wizard's inventory screen, no write keys)
+        // the arch and the TFTP trees as plan takes them: what plan would not flag is not flagged
+        let plan = crate::cli::args::PlanArgs { default_arch: args.default_arch.clone(), ..Default::default() };
         let mut app = crate::tui::App::new(
             crate::tui::Mode::ReadOnly,
-            prefill(&settings, &Default::default()),
-            Default::default(),
+            prefill(&settings, &plan),
+            browse_options(&settings, &args),
             Default::default(),
         );
         app.audit_log = audit_dir(global);
@@ -69,7 +74,7 @@ pub async fn run(global: &GlobalArgs, args: InventoryArgs) -> Result<(), Failure
     if show_progress {
         eprint!("\r\x1b[K");
     }
-    let inventory = inventory?;
+    let inventory = std::sync::Arc::new(inventory?);
     let summary = inventory.summary();
     if args.json {
         let doc = InventoryDoc {
@@ -80,8 +85,40 @@ pub async fn run(global: &GlobalArgs, args: InventoryArgs) -> Result<(), Failure
         print_json_pretty(&doc);
         return Ok(());
     }
-    print(&render_table(&inventory, &summary));
+    let (_, _, plan) =
+        crate::core::migrate::prepare::browse_plan(&inventory, &browse_options(&settings, &args), &Default::default());
+    print(&render_table(&inventory, &summary, &plan));
     Ok(())
+}
+
+/// The browse's plan options: the arch given, the TFTP trees of the settings.
+fn browse_options(
+    settings: &crate::core::settings::ConnectionSettings,
+    args: &InventoryArgs,
+) -> crate::core::migrate::plan::PlanOptions {
+    crate::core::migrate::plan::PlanOptions {
+        default_arch: args.default_arch.clone(),
+        tftp_roots: settings.tftp_roots.clone(),
+        ..Default::default()
+    }
+}
+
+/// A node's conflicts for the piped table: `!` first when one blocks; the read-only notes (arch,
+/// boot, deploy images: options of a migration) left out; `-` for none.
+fn conflicts_cell(plan: &crate::core::migrate::plan::Plan, id: i64) -> String {
+    use crate::core::migrate::conflict::ConflictCode as C;
+    let Some(n) = plan.nodes.iter().find(|n| n.nova_bm_id == id) else { return "-".into() };
+    let real: Vec<C> = n
+        .conflicts
+        .iter()
+        .copied()
+        .filter(|c| !matches!(c, C::MissingArch | C::UnknownBoot | C::MissingDeployImages))
+        .collect();
+    if real.is_empty() {
+        return "-".into();
+    }
+    let mark = if real.iter().any(|c| c.blocking()) { "!" } else { "~" };
+    format!("{mark}{}", real.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(","))
 }
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
@@ -101,7 +138,7 @@ fn macs(ifaces: &[BmInterface]) -> String {
     }
 }
 
-pub fn render_table(inv: &Inventory, s: &InventorySummary) -> String {
+pub fn render_table(inv: &Inventory, s: &InventorySummary, plan: &crate::core::migrate::plan::Plan) -> String {
     let mut t = Table::new(&[
         ("ID", true),
         ("UUID", false),
@@ -114,6 +151,7 @@ pub fn render_table(inv: &Inventory, s: &InventorySummary) -> String {
         ("BMC", false),
         ("ROW", false),
         ("MACS", false),
+        ("CONFLICTS", false),
     ]);
     for n in &inv.nodes {
         let b = &n.node;
@@ -129,6 +167,7 @@ pub fn render_table(inv: &Inventory, s: &InventorySummary) -> String {
             opt(&b.pm_address),
             if b.deleted { "deleted".into() } else { "live".into() },
             macs(&n.interfaces),
+            conflicts_cell(plan, b.id),
         ]);
     }
     let mut out = t.render();

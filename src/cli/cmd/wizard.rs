@@ -64,6 +64,9 @@ fn wizard_of(global: &GlobalArgs, args: WizardArgs) -> Result<(crate::tui::App, 
     app.confirm.via_api = via_api;
     app.audit_log = audit_dir(global);
     app.state_dir = Some(global.state_dir());
+    app.nova_conf = global.nova_conf.as_ref().map(|p| p.display().to_string());
+    // the decisions read at start: the next steps name the file, an existing one is not offered
+    app.session.loaded_from = args.plan.resolutions.as_ref().map(|p| p.display().to_string());
     app.confirm.multiplexer = crate::tui::in_multiplexer();
     let ctx = crate::tui::Context {
         logs: vec![

@@ -78,16 +78,8 @@ pub async fn browse(
     let started = Instant::now();
     let inventory = read_inventory(src_url).await?;
     let read = ms(started.elapsed());
-    let target =
-        TargetState { schema: target::TargetSchema::known(target::TargetKind::Modern), nodes: vec![], ports: vec![] };
-    // target-side choices are not the browser's business: mark only what nova_bm itself holds
-    let mut options = options.clone();
-    options.default_arch.get_or_insert_with(|| "(any)".into());
-    options.deploy_kernel.get_or_insert_with(|| "(any)".into());
-    options.deploy_ramdisk.get_or_insert_with(|| "(any)".into());
-    options.boots = Arc::new(tftp::learn(&inventory, &options.tftp_roots));
     let planning = Instant::now();
-    let plan = plan::plan(&inventory, &target, None, &options, resolutions);
+    let (target, options, plan) = browse_plan(&inventory, options, resolutions);
     let timings = Phases { read_ms: Some(read), plan_ms: Some(ms(planning.elapsed())), ..Default::default() };
     Ok(Prepared {
         inventory,
@@ -98,6 +90,25 @@ pub async fn browse(
         timings,
         boots: options.boots,
     })
+}
+
+/// The read-only browse's plan of `inventory` (the terminal's and the piped table's): against an
+/// empty modern Ironic, target-side choices left out (any arch and deploy images: only what nova_bm
+/// holds is marked), the boots read from the TFTP trees given. (target, options used, plan)
+pub fn browse_plan(
+    inventory: &Arc<Inventory>,
+    options: &PlanOptions,
+    resolutions: &Resolutions,
+) -> (TargetState, PlanOptions, Plan) {
+    let target =
+        TargetState { schema: target::TargetSchema::known(target::TargetKind::Modern), nodes: vec![], ports: vec![] };
+    let mut options = options.clone();
+    options.default_arch.get_or_insert_with(|| "(any)".into());
+    options.deploy_kernel.get_or_insert_with(|| "(any)".into());
+    options.deploy_ramdisk.get_or_insert_with(|| "(any)".into());
+    options.boots = Arc::new(tftp::learn(inventory, &options.tftp_roots));
+    let plan = plan::plan(inventory, &target, None, &options, resolutions);
+    (target, options, plan)
 }
 
 /// The plan against the Ironic database `target_db` (opened by the caller, who closes it).

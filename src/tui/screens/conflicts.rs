@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
 use super::{Ctx, DrawCtx, Out, Page, Screen};
-use crate::core::migrate::conflict::{Action, ConflictCode, Subject};
+use crate::core::migrate::conflict::{Action, Conflict, ConflictCode, Subject};
 use crate::core::migrate::consequences::{consequence, fix};
 use crate::tui::chrome::{clip, wrap_words};
 use crate::tui::keys::{ch, code, Bar, Binding};
@@ -101,10 +101,14 @@ static CHOOSE: Binding<Act> = Binding {
     what: "choose action",
     bar: Bar::As("1-9", "choose action"),
 };
-static ALL: Binding<Act> =
-    Binding { keys: &[(ch('a'), Act::All)], label: "a", what: "apply to all of code", bar: Bar::Yes };
+static ALL: Binding<Act> = Binding {
+    keys: &[(ch('a'), Act::All)],
+    label: "a",
+    what: "apply to all of code",
+    bar: Bar::As("a", "all of code"),
+};
 static UNDO: Binding<Act> =
-    Binding { keys: &[(ch('u'), Act::Undo)], label: "u", what: "undo the last decision", bar: Bar::Yes };
+    Binding { keys: &[(ch('u'), Act::Undo)], label: "u", what: "undo the last decision", bar: Bar::As("u", "undo") };
 static SAVE: Binding<Act> =
     Binding { keys: &[(ch('w'), Act::Save)], label: "w", what: "save decisions", bar: Bar::Yes };
 static EXPLAIN: Binding<Act> = Binding {
@@ -126,10 +130,13 @@ static SCROLL: Binding<Act> = Binding {
     bar: Bar::No,
 };
 /// `n` says where it goes: the flavors step when a Nova database is given, else the confirmation.
-static NEXT: Binding<Act> =
-    Binding { keys: &[(ch('n'), Act::Next)], label: "n", what: "next: flavors", bar: Bar::As("n", "next: flavors") };
-static NEXT_CONFIRM: Binding<Act> =
-    Binding { keys: &[(ch('n'), Act::Next)], label: "n", what: "next: confirm", bar: Bar::As("n", "next: confirm") };
+static NEXT: Binding<Act> = Binding {
+    keys: &[(code(KeyCode::Enter), Act::Next), (ch('n'), Act::Next)],
+    label: "Enter n",
+    what: "next: flavors",
+    bar: Bar::As("Enter", "next: flavors"),
+};
+static NEXT_CONFIRM: Binding<Act> = Binding { what: "next: confirm", bar: Bar::As("Enter", "next: confirm"), ..NEXT };
 static BACK: Binding<Act> =
     Binding { keys: &[(code(KeyCode::Esc), Act::Back)], label: "Esc", what: "back", bar: Bar::Yes };
 
@@ -137,6 +144,8 @@ impl Conflicts {
     /// After a decision and the new plan: stay on this code while it has undecided items, else go
     /// to the next undecided code.
     pub fn after_decide(&mut self, code: ConflictCode, item: usize, session: &Session) {
+        // "apply to all" was for that code: the next one starts one item at a time
+        self.apply_all = false;
         let groups = session.conflict_groups();
         let undecided = |idx: &Vec<usize>| {
             session.plan.as_ref().is_some_and(|p| idx.iter().any(|&i| p.conflicts[i].is_unresolved_blocking()))
@@ -160,6 +169,15 @@ impl Conflicts {
             self.group = groups.saturating_sub(1);
         }
     }
+}
+
+/// The selected item's detail whole, when its line in the list cuts it ("task_state 'building':
+/// the de…"): above what each action does, then a blank line.
+fn whole_detail(selected: Option<&Conflict>, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    let Some(c) = selected.filter(|c| c.detail.chars().count() + 3 > width) else { return vec![] };
+    let whole = wrap_words(&crate::core::text::visible_line(&c.detail), width.saturating_sub(2));
+    let lines = whole.into_iter().map(|l| Line::from(Span::styled(format!(" {l}"), theme.dim())));
+    lines.chain([Line::from("")]).collect()
 }
 
 /// The consequences' placeholders filled with the selected item's values where they are known
@@ -241,30 +259,7 @@ impl Page for Conflicts {
         let Some(plan) = &session.plan else { return };
         let groups = session.conflict_groups();
         let [left, right] = Layout::horizontal([Constraint::Length(34), Constraint::Min(40)]).areas(area);
-        let blocking = plan.blocking();
-        let title = if blocking > 0 { format!(" {blocking} blocking left ") } else { " all decided ".to_string() };
-        let items: Vec<Line> = groups
-            .iter()
-            .enumerate()
-            .map(|(i, (code, idx))| {
-                let open = idx.iter().filter(|&&c| plan.conflicts[c].is_unresolved_blocking()).count();
-                let mark = if open > 0 {
-                    Span::styled(format!("{open:>3} "), theme.bad())
-                } else {
-                    Span::styled("  ✓ ", theme.good())
-                };
-                let style = if i == self.group && !self.focus_items {
-                    theme.selected()
-                } else if i == self.group {
-                    theme.key()
-                } else {
-                    Style::new()
-                };
-                Line::from(vec![mark, Span::styled(format!("{:<24}{:>3}", code.as_str(), idx.len()), style)])
-            })
-            .collect();
-        let title_style = if blocking > 0 { theme.bad() } else { theme.good() };
-        f.render_widget(Paragraph::new(items).block(Block::bordered().title(Span::styled(title, title_style))), left);
+        self.draw_codes(f, left, plan, &groups, theme);
 
         let Some((code, idx)) = groups.get(self.group) else {
             f.render_widget(
@@ -297,7 +292,11 @@ impl Page for Conflicts {
         head.push(Line::from(l));
         let selected = idx.get(self.item).map(|&ci| &plan.conflicts[ci]);
         let fill = selected.map(|c| placeholders(session, c)).unwrap_or_default();
-        let explain = explain_filled(*code, selected.and_then(|c| c.action), inner.width as usize, theme, &fill);
+        let explain = [
+            whole_detail(selected, inner.width as usize, theme),
+            explain_filled(*code, selected.and_then(|c| c.action), inner.width as usize, theme, &fill),
+        ]
+        .concat();
         // the items and, under them, what each action does (all of the pane with `x`)
         let body_h = inner.height.saturating_sub(head.len() as u16) as usize;
         let items_h =
@@ -372,12 +371,12 @@ impl Page for Conflicts {
             }
             Act::Down => {
                 self.group = (self.group + 1).min(groups.len().saturating_sub(1));
-                self.item = 0;
+                (self.item, self.apply_all) = (0, false);
             }
             Act::Up if self.focus_items => self.item = self.item.saturating_sub(1),
             Act::Up => {
                 self.group = self.group.saturating_sub(1);
-                self.item = 0;
+                (self.item, self.apply_all) = (0, false);
             }
             Act::All => {
                 self.apply_all = !self.apply_all;
@@ -423,6 +422,41 @@ impl Page for Conflicts {
 }
 
 impl Conflicts {
+    /// The list of codes: how many of each are open, the selected one marked.
+    fn draw_codes(
+        &self,
+        f: &mut Frame,
+        left: Rect,
+        plan: &crate::core::migrate::plan::Plan,
+        groups: &[(ConflictCode, Vec<usize>)],
+        theme: Theme,
+    ) {
+        let blocking = plan.blocking();
+        let title = if blocking > 0 { format!(" {blocking} blocking left ") } else { " all decided ".to_string() };
+        let items: Vec<Line> = groups
+            .iter()
+            .enumerate()
+            .map(|(i, (code, idx))| {
+                let open = idx.iter().filter(|&&c| plan.conflicts[c].is_unresolved_blocking()).count();
+                let mark = if open > 0 {
+                    Span::styled(format!("{open:>3} "), theme.bad())
+                } else {
+                    Span::styled("  ✓ ", theme.good())
+                };
+                let style = if i == self.group && !self.focus_items {
+                    theme.selected()
+                } else if i == self.group {
+                    theme.key()
+                } else {
+                    Style::new()
+                };
+                Line::from(vec![mark, Span::styled(format!("{:<24}{:>3}", code.as_str(), idx.len()), style)])
+            })
+            .collect();
+        let title_style = if blocking > 0 { theme.bad() } else { theme.good() };
+        f.render_widget(Paragraph::new(items).block(Block::bordered().title(Span::styled(title, title_style))), left);
+    }
+
     /// `1`-`9`: the action of that number for the selected item (or, after `a`, every item of the
     /// code), said with what it changes; on the list of codes a digit decides nothing.
     fn choose(
@@ -457,136 +491,5 @@ impl Conflicts {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tui::screens::fixture;
-    use crate::tui::session::Mode;
-
-    /// Issue #48 item 1: typing on the list of codes (`find node 12` typed by habit: `n` led here,
-    /// then `1` and `2`) decides nothing and says how to decide; `u` takes back the last decision.
-    #[test]
-    fn a_digit_on_the_list_of_codes_decides_nothing() {
-        let s = fixture::session(Mode::Rehearsal);
-        let cx = fixture::ctx(&s);
-        let mut c = Conflicts::default();
-        assert!(!c.focus_items);
-        for k in "find node 12".chars() {
-            let out = c.on_key(ch(k).event(), &cx);
-            assert!(!out.iter().any(|o| matches!(o, Out::Decide { .. })), "{k:?} decided: {out:?}");
-        }
-        let out = c.on_key(ch('1').event(), &cx);
-        assert!(matches!(&out[..], [Out::Toast(t)] if t.starts_with("nothing decided: Tab")), "{out:?}");
-        assert_eq!(c.on_key(ch('u').event(), &cx), vec![Out::Undo]);
-    }
-
-    #[test]
-    fn moves_and_decides() {
-        let s = fixture::session(Mode::Rehearsal);
-        let cx = fixture::ctx(&s);
-        let mut c = Conflicts::default();
-        let groups = s.conflict_groups();
-        assert!(groups.len() > 1, "the demo has several codes");
-        c.on_key(ch('j').event(), &cx);
-        assert_eq!(c.group, 1);
-        c.on_key(code(KeyCode::Left).event(), &cx);
-        assert!(c.focus_items);
-        c.on_key(ch('k').event(), &cx);
-        assert_eq!((c.group, c.item), (1, 0));
-        let out = c.on_key(ch('1').event(), &cx);
-        assert!(
-            matches!(&out[..], [Out::Toast(t), Out::Decide { all: false, subject: Some(_), .. }] if t.contains("u undoes")),
-            "{out:?}"
-        );
-        c.on_key(ch('a').event(), &cx);
-        let out = c.on_key(ch('1').event(), &cx);
-        assert!(
-            matches!(&out[..], [Out::Toast(t), Out::Decide { all: true, .. }] if t.starts_with("every ")),
-            "{out:?}"
-        );
-        c.on_key(ch('a').event(), &cx);
-        let out = c.on_key(ch('9').event(), &cx);
-        assert!(matches!(&out[..], [Out::Toast(t)] if t.contains("action(s)")), "{out:?}");
-        let out = c.on_key(ch('n').event(), &cx);
-        assert!(matches!(&out[..], [Out::Toast(t)] if t.contains("blocking")), "{out:?}");
-    }
-
-    /// Every code, each with one item decided on its last action: the pane says what every action does.
-    #[test]
-    fn every_code_and_action_is_explained() {
-        use crate::core::migrate::conflict::Conflict;
-        let mut s = fixture::session(Mode::Rehearsal);
-        let plan = s.plan.as_mut().unwrap();
-        plan.conflicts = ConflictCode::ALL
-            .iter()
-            .enumerate()
-            .map(|(i, code)| Conflict {
-                code: *code,
-                blocking: code.blocking(),
-                subject: Subject::Node { nova_bm_id: i as i64 + 1 },
-                node_uuid: None,
-                detail: format!("an example of {code}"),
-                action: code.actions().last().copied(),
-                decided_by: code.actions().last().map(|_| "resolutions"),
-            })
-            .collect();
-        let groups = s.conflict_groups();
-        assert_eq!(groups.len(), ConflictCode::ALL.len());
-        let mut all = String::new();
-        for (g, (code, _)) in groups.iter().enumerate() {
-            let c = Conflicts { group: g, focus_items: true, ..Default::default() };
-            let text = fixture::draw(110, 40, &c, &fixture::draw_ctx(&s));
-            // the right pane only (the groups on the left would interleave)
-            let right: String = text.lines().map(|l| l.chars().skip(34).collect::<String>() + "\n").collect();
-            let flat: String = right.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ");
-            let code = *code;
-            for a in code.actions() {
-                let k = consequence(code, *a).unwrap();
-                for part in [k.ironic, k.machine, k.afterwards] {
-                    let words: String = part.split_whitespace().take(8).collect::<Vec<_>>().join(" ");
-                    assert!(flat.contains(&words), "{code} {a}: '{words}' not shown:\n{text}");
-                }
-            }
-            if let Some(last) = code.actions().last() {
-                assert!(flat.contains(&format!("{} {last} ◀ decided", code.actions().len())), "{code}:\n{text}");
-            }
-            all.push_str(&format!("=== {code}\n{text}\n"));
-        }
-        insta::assert_snapshot!(all);
-    }
-
-    #[test]
-    fn x_gives_the_pane_to_the_consequences() {
-        let s = fixture::session(Mode::Rehearsal);
-        let cx = fixture::ctx(&s);
-        let mut c = Conflicts::default();
-        let narrow = fixture::draw(80, 20, &c, &fixture::draw_ctx(&s));
-        assert!(narrow.contains("of 27: x, PgDn"), "{narrow}");
-        c.on_key(ch('x').event(), &cx);
-        assert!(c.explain);
-        let full = fixture::draw(80, 20, &c, &fixture::draw_ctx(&s));
-        assert!(!full.contains("UNDECIDED") && full.contains("Afterwards:"), "{full}");
-        // at 80x24 even the whole pane does not hold it all: PgDn reads on to the last sentence
-        let code = s.conflict_groups()[0].0;
-        let last = explain_lines(code, None, 46, crate::tui::theme::Theme { color: false }).len();
-        for _ in 0..10 {
-            c.on_key(code_key(KeyCode::PageDown), &cx);
-        }
-        let end = fixture::draw(80, 20, &c, &fixture::draw_ctx(&s));
-        assert!(end.contains(&format!("-{last} of {last}: PgDn/PgUp")), "{end}");
-        let tail = consequence(code, *code.actions().last().unwrap()).unwrap().afterwards;
-        let last_word = tail.split_whitespace().last().unwrap();
-        assert!(end.contains(last_word) || fix(code).is_some(), "the end is reachable: {end}");
-    }
-
-    fn code_key(k: KeyCode) -> ratatui::crossterm::event::KeyEvent {
-        ratatui::crossterm::event::KeyEvent::new(k, ratatui::crossterm::event::KeyModifiers::NONE)
-    }
-
-    #[test]
-    fn snapshot() {
-        let s = fixture::session(Mode::Rehearsal);
-        let c = Conflicts { focus_items: true, ..Default::default() };
-        let text = fixture::draw(100, 20, &c, &fixture::draw_ctx(&s));
-        insta::assert_snapshot!(text);
-    }
-}
+#[path = "conflicts_tests.rs"]
+mod tests;

@@ -18,12 +18,13 @@ use crate::core::ironic::target::TargetKind;
 use crate::core::migrate::flavors::FlavorTarget;
 use crate::core::migrate::plan::PlanOptions;
 use crate::core::migrate::steps;
-use crate::tui::chrome::spinner;
+use crate::tui::chrome::{spinner, wrap_words};
 use crate::tui::field::{Entry, Field, FieldKind, FieldStatus};
 use crate::tui::jobs;
 use crate::tui::keys::{code, Bar, Binding, Key};
 use crate::tui::msg::Effect;
 use crate::tui::session::Mode;
+use crate::tui::theme::Theme;
 
 /// Prefilled values (from flags, environment, config files, or the demo).
 #[derive(Debug, Clone, Default)]
@@ -66,6 +67,9 @@ pub struct ConnectionsForm {
     pub focus: Field,
     /// the clouds of clouds.yaml, for ^O
     pub clouds: Vec<String>,
+    /// keys type into the focused field (`?` and `q` too: a URL takes `?`); Esc leaves the field,
+    /// then `?` is help and `q` quits as on every screen, and typing goes back into it
+    pub editing: bool,
 }
 
 impl std::ops::Index<Field> for ConnectionsForm {
@@ -90,6 +94,8 @@ pub enum Act {
     Reveal,
     /// the Ironic API field: the next cloud of clouds.yaml
     Cloud,
+    /// Esc: out of the field (`?` help and `q` quit then act)
+    Leave,
 }
 
 static FIELD: Binding<Act> = Binding {
@@ -101,14 +107,22 @@ static FIELD: Binding<Act> = Binding {
     ],
     label: "↑/↓ Tab ⇧Tab",
     what: "field",
-    bar: Bar::As("↑/↓ Tab", "field"),
+    bar: Bar::As("↑/↓", "field"),
 };
-static CONTINUE: Binding<Act> =
-    Binding { keys: &[(code(KeyCode::Enter), Act::Continue)], label: "Enter", what: "continue", bar: Bar::Yes };
+static CONTINUE: Binding<Act> = Binding {
+    keys: &[(code(KeyCode::Enter), Act::Continue)],
+    label: "Enter",
+    what: "next: read nova_bm",
+    bar: Bar::As("Enter", "next"),
+};
 static TEST: Binding<Act> =
-    Binding { keys: &[(Key::Ctrl('t'), Act::Test)], label: "^T", what: "test connection", bar: Bar::Yes };
-static REVEAL: Binding<Act> =
-    Binding { keys: &[(Key::Ctrl('r'), Act::Reveal)], label: "^R", what: "reveal password", bar: Bar::Yes };
+    Binding { keys: &[(Key::Ctrl('t'), Act::Test)], label: "^T", what: "test connection", bar: Bar::As("^T", "test") };
+static REVEAL: Binding<Act> = Binding {
+    keys: &[(Key::Ctrl('r'), Act::Reveal)],
+    label: "^R",
+    what: "reveal password",
+    bar: Bar::As("^R", "reveal"),
+};
 static CLOUD: Binding<Act> = Binding {
     keys: &[(Key::Ctrl('o'), Act::Cloud)],
     label: "^O",
@@ -116,7 +130,15 @@ static CLOUD: Binding<Act> = Binding {
     bar: Bar::No,
 };
 static TYPE: Binding<Act> = Binding { keys: &[], label: "type", what: "edit the field", bar: Bar::No };
-static TABLE: [&Binding<Act>; 6] = [&FIELD, &CONTINUE, &TEST, &REVEAL, &CLOUD, &TYPE];
+static LEAVE: Binding<Act> = Binding {
+    keys: &[(code(KeyCode::Esc), Act::Leave)],
+    label: "Esc",
+    what: "leave the field (then ? help, q quit)",
+    bar: Bar::As("Esc", "leave field"),
+};
+static TYPE_BACK: Binding<Act> = Binding { keys: &[], label: "type", what: "back into the field", bar: Bar::No };
+static EDITING: [&Binding<Act>; 7] = [&FIELD, &CONTINUE, &TEST, &REVEAL, &LEAVE, &CLOUD, &TYPE];
+static LEFT: [&Binding<Act>; 6] = [&FIELD, &CONTINUE, &TEST, &REVEAL, &CLOUD, &TYPE_BACK];
 
 /// An edited connection is tested again after this many quiet ticks (about half a second).
 pub const RETEST_AFTER_TICKS: usize = 4;
@@ -145,7 +167,7 @@ impl ConnectionsForm {
                 prefill.resource_class.or(opts.resource_class.clone()),
             ),
         ];
-        ConnectionsForm { entries, focus: Field::NovaBmDb, clouds: prefill.clouds }
+        ConnectionsForm { entries, focus: Field::NovaBmDb, clouds: prefill.clouds, editing: true }
     }
 
     pub fn value(&self, f: Field) -> &str {
@@ -208,6 +230,19 @@ impl ConnectionsForm {
         };
     }
 
+    /// Reading and planning failed on what a database holds (it connected, so its test said `ok`):
+    /// the field says the same as the bottom line, and Enter stops there until it is changed.
+    pub fn prepare_failed(&mut self, why: &str) {
+        let field = if why.contains("is not a nova_bm database") {
+            Field::NovaBmDb
+        } else if why.contains("is not an Ironic database") || why.contains("the Ironic schema") {
+            Field::IronicDb
+        } else {
+            return;
+        };
+        self[field].status = FieldStatus::Failed(why.to_string());
+    }
+
     /// The screen opens: every filled connection is tested (in the background).
     pub fn test_all(&mut self) -> Vec<Field> {
         let mut out = Vec::new();
@@ -242,16 +277,42 @@ impl ConnectionsForm {
     }
 }
 
+/// A field's status line: what its value is, or what its test said (whole: the drawing wraps it).
+fn status_of(entry: &Entry, tick: usize, theme: Theme) -> (String, Style) {
+    let (status, st) = match &entry.status {
+        FieldStatus::Empty if entry.required => ("required".to_string(), theme.warn()),
+        FieldStatus::Empty => ("".to_string(), Style::new()),
+        FieldStatus::Invalid(e) => (format!("invalid: {e}"), theme.bad()),
+        FieldStatus::Untested => {
+            (if entry.kind == FieldKind::Text { "".into() } else { "not tested (^T)".into() }, theme.dim())
+        }
+        FieldStatus::Testing => (format!("{} testing…", spinner(tick)), theme.warn()),
+        FieldStatus::Ok(v) => (format!("ok: {v}"), theme.good()),
+        FieldStatus::Failed(e) => (format!("failed: {e}"), theme.bad()),
+    };
+    let reveal = if entry.has_secret() && entry.reveal { "  (password shown: ^R hides)" } else { "" };
+    (crate::core::text::visible_line(&format!("{status}{reveal}")).into_owned(), st)
+}
+
 impl Page for ConnectionsForm {
     type Act = Act;
 
     fn draw(&self, f: &mut Frame, area: Rect, cx: &DrawCtx) {
         let (theme, mode, tick) = (cx.theme, cx.session.mode, cx.tick);
-        let block = Block::bordered().title(" Connections and options ");
+        // the mode's line in the border: it stays when the fields fill an 80x24 console
+        let hint = match mode {
+            Mode::Live => " LIVE: the load writes into the Ironic database (you confirm first) ",
+            Mode::Rehearsal => " REHEARSAL: everything runs, then rolls back. Nothing stays. ",
+            Mode::ReadOnly => " READ-ONLY: only nova_bm is read ",
+        };
+        let block = Block::bordered()
+            .title(" Connections and options ")
+            .title_bottom(Span::styled(hint, if mode == Mode::Live { theme.bad() } else { theme.warn() }));
         let inner = block.inner(area);
         f.render_widget(block, area);
         let label_w = 31u16;
         let mut y = inner.y;
+        let mut whole = None;
         for (field, entry) in Field::ALL.iter().zip(&self.entries) {
             if y + 1 >= inner.y + inner.height {
                 break;
@@ -268,7 +329,12 @@ impl Page for ConnectionsForm {
             );
             let value_w = inner.width.saturating_sub(label_w + 1);
             let shown = entry.shown();
-            let scroll = if focused && entry.reveal { entry.input.visual_scroll(value_w as usize) } else { 0 };
+            // a long URL scrolls sideways with the cursor (a masked password's field only when shown)
+            let scroll = if focused && (entry.reveal || !entry.has_secret()) {
+                entry.input.visual_scroll(value_w as usize)
+            } else {
+                0
+            };
             let visible: String = shown.chars().skip(scroll).take(value_w as usize).collect();
             let style = if focused { theme.selected() } else { Style::new() };
             f.render_widget(
@@ -283,39 +349,35 @@ impl Page for ConnectionsForm {
                 };
                 f.set_cursor_position((inner.x + label_w + (col as u16).min(value_w.saturating_sub(1)), y));
             }
-            let (status, st) = match &entry.status {
-                FieldStatus::Empty if entry.required => ("required".to_string(), theme.warn()),
-                FieldStatus::Empty => ("".to_string(), Style::new()),
-                FieldStatus::Invalid(e) => (format!("invalid: {e}"), theme.bad()),
-                FieldStatus::Untested => {
-                    (if entry.kind == FieldKind::Text { "".into() } else { "not tested (^T)".into() }, theme.dim())
-                }
-                FieldStatus::Testing => (format!("{} testing…", spinner(tick)), theme.warn()),
-                FieldStatus::Ok(v) => (format!("ok: {v}"), theme.good()),
-                FieldStatus::Failed(e) => (format!("failed: {e}"), theme.bad()),
-            };
-            let reveal = if entry.has_secret() && entry.reveal { "  (password shown: ^R hides)" } else { "" };
+            let (status, st) = status_of(entry, tick, theme);
+            if focused && status.chars().count() + 2 > value_w as usize {
+                whole = Some((status.clone(), st, y + 1));
+            }
             f.render_widget(
-                Paragraph::new(Line::from(vec![Span::raw("  "), Span::styled(format!("{status}{reveal}"), st)])),
+                Paragraph::new(Line::from(vec![Span::raw("  "), Span::styled(status, st)])),
                 Rect::new(inner.x + label_w, y + 1, value_w, 1),
             );
             y += 2;
         }
-        if y < inner.y + inner.height {
-            let hint = match mode {
-                Mode::Live => "LIVE: the load writes into the Ironic database (you confirm first).",
-                Mode::Rehearsal => "REHEARSAL: everything runs, then rolls back. Nothing stays.",
-                Mode::ReadOnly => "READ-ONLY: only nova_bm is read.",
-            };
-            f.render_widget(
-                Paragraph::new(Span::styled(hint, theme.dim())),
-                Rect::new(inner.x + 2, inner.y + inner.height - 1, inner.width.saturating_sub(2), 1),
-            );
+        // the focused field's status when it does not fit its line, whole, over the lines below
+        if let Some((text, st, at)) = whole {
+            let lines: Vec<Line> = wrap_words(&text, inner.width.saturating_sub(label_w + 3) as usize)
+                .into_iter()
+                .map(|l| Line::from(Span::styled(format!("  {l}"), st)))
+                .collect();
+            let h = (lines.len() as u16).min(inner.y + inner.height - at);
+            let r = Rect::new(inner.x + label_w, at, inner.width.saturating_sub(label_w + 1), h);
+            f.render_widget(ratatui::widgets::Clear, r);
+            f.render_widget(Paragraph::new(lines), r);
         }
     }
 
     fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
-        TABLE.to_vec()
+        if self.editing {
+            EDITING.to_vec()
+        } else {
+            LEFT.to_vec()
+        }
     }
 
     fn on_key(&mut self, key: KeyEvent, cx: &Ctx) -> Vec<Out> {
@@ -332,6 +394,7 @@ impl Page for ConnectionsForm {
         let i = self.focus.index();
         let n = Field::ALL.len();
         match act {
+            Act::Leave => self.editing = false,
             Act::Prev => self.focus = Field::ALL[(i + n - 1) % n],
             Act::Next => self.focus = Field::ALL[(i + 1) % n],
             Act::Cloud => {
@@ -394,6 +457,7 @@ impl Page for ConnectionsForm {
     }
 
     fn other(&mut self, key: KeyEvent, _cx: &Ctx) -> Vec<Out> {
+        self.editing = true;
         let focus = self.focus;
         let f = &mut self[focus];
         if f.input.handle_event(&Event::Key(key)).is_some_and(|c| c.value) {
@@ -406,141 +470,5 @@ impl Page for ConnectionsForm {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tui::keys::ch;
-    use crate::tui::screens::fixture;
-
-    fn screen() -> ConnectionsForm {
-        let prefill = Prefill {
-            nova_bm_db: Some("mysql://nova:secret@db1/nova_bm".into()),
-            ironic_db: Some("postgresql://ironic@db2/ironic".into()),
-            ironic_url: Some("ironic.example".into()),
-            deploy_kernel: Some("file:///k".into()),
-            ..Default::default()
-        };
-        ConnectionsForm::new(Mode::Live, prefill, &PlanOptions::default())
-    }
-
-    #[test]
-    fn the_ironic_api_takes_a_cloud_of_clouds_yaml() {
-        let s = fixture::session(Mode::Live);
-        let cx = fixture::ctx(&s);
-        let mut c = ConnectionsForm::new(
-            Mode::Live,
-            Prefill { clouds: vec!["prod".into(), "lab-system".into()], ..Default::default() },
-            &PlanOptions::default(),
-        );
-        c.on_key(Key::Ctrl('o').event(), &cx);
-        assert_eq!((c.focus, c.value(Field::IronicApi)), (Field::IronicApi, "prod"));
-        assert_eq!(c[Field::IronicApi].status, FieldStatus::Untested);
-        c.on_key(Key::Ctrl('o').event(), &cx);
-        assert_eq!(c.value(Field::IronicApi), "lab-system");
-        c.on_key(Key::Ctrl('o').event(), &cx);
-        assert_eq!(c.value(Field::IronicApi), "prod");
-        assert_eq!(c.connections().ironic_api, "prod");
-        assert!(c.connections().settings().unwrap().ironic_url.is_none(), "a cloud is no URL");
-        let mut none = ConnectionsForm::new(Mode::Live, Prefill::default(), &PlanOptions::default());
-        assert!(
-            matches!(&none.on_key(Key::Ctrl('o').event(), &cx)[..], [Out::Toast(t)] if t.contains("no clouds.yaml"))
-        );
-    }
-
-    #[test]
-    fn fields_are_checked_as_typed_and_named() {
-        let c = screen();
-        assert_eq!(c[Field::NovaBmDb].status, FieldStatus::Untested);
-        assert!(c[Field::NovaBmDb].has_secret());
-        assert!(matches!(c[Field::IronicApi].status, FieldStatus::Invalid(_)));
-        assert_eq!(c[Field::DeployRamdisk].status, FieldStatus::Empty);
-        assert_eq!(c.plan_options(&PlanOptions::default()).deploy_kernel.as_deref(), Some("file:///k"));
-    }
-
-    #[test]
-    fn enter_stops_at_the_first_bad_field_and_test_asks_for_a_job() {
-        let s = fixture::session(Mode::Live);
-        let cx = fixture::ctx(&s);
-        let mut c = screen();
-        let out = c.on_key(Key::Ctrl('t').event(), &cx);
-        assert_eq!(out, vec![Out::Effect(Effect::TestConnection { field: Field::NovaBmDb })]);
-        assert_eq!(c[Field::NovaBmDb].status, FieldStatus::Testing);
-        let out = c.on_key(code(KeyCode::Enter).event(), &cx);
-        assert_eq!(c.focus, Field::IronicApi);
-        assert!(matches!(&out[..], [Out::Toast(t)] if t.starts_with("Ironic API: must start")));
-        c.on_key(code(KeyCode::Up).event(), &cx);
-        assert_eq!(c.focus, Field::NovaApiDb);
-        c.on_key(ch('x').event(), &cx);
-        assert_eq!(c.value(Field::NovaApiDb), "x");
-        assert!(matches!(c[Field::NovaApiDb].status, FieldStatus::Invalid(_)));
-        assert_eq!(c.flavors_db(), "x", "the flavors are in the Nova API database when it is given");
-    }
-
-    #[test]
-    fn connections_are_tested_on_open_and_after_an_edit() {
-        let s = fixture::session(Mode::Live);
-        let cx = fixture::ctx(&s);
-        let mut c = screen();
-        // the well-formed connections, not the options nor the malformed API URL
-        assert_eq!(c.test_all(), vec![Field::NovaBmDb, Field::IronicDb]);
-        assert_eq!(c[Field::NovaBmDb].status, FieldStatus::Testing);
-        assert!(c.due(1).is_empty(), "nothing edited");
-        c.tested(Field::NovaBmDb, 0, Ok("MySQL 8 in 3 ms".into()));
-        assert_eq!(c[Field::NovaBmDb].status, FieldStatus::Ok("MySQL 8 in 3 ms".into()));
-        // an edit: tested again once the typing pauses; the older test's result is dropped
-        c.tested(Field::IronicDb, 0, Err("refused".into()));
-        c.focus = Field::IronicDb;
-        c.on_key(ch('x').event(), &cx);
-        assert_eq!(c[Field::IronicDb].status, FieldStatus::Untested);
-        assert!(c.due(10).is_empty(), "the edit is seen");
-        assert!(c.due(10 + RETEST_AFTER_TICKS - 1).is_empty(), "still typing");
-        assert_eq!(c.due(10 + RETEST_AFTER_TICKS), vec![Field::IronicDb]);
-        assert_eq!(c[Field::IronicDb].status, FieldStatus::Testing);
-        c.tested(Field::IronicDb, 0, Ok("stale".into()));
-        assert_eq!(c[Field::IronicDb].status, FieldStatus::Testing, "a result for the old value is dropped");
-        c.tested(Field::IronicDb, 1, Err("unknown database ironicx".into()));
-        // Enter stops at the failing connection and says why
-        c.focus = Field::DeployKernel;
-        c[Field::DeployRamdisk].input = "file:///r".into();
-        c[Field::DeployRamdisk].validate();
-        c[Field::IronicApi].input = "".into();
-        c[Field::IronicApi].validate();
-        let out = c.on_key(code(KeyCode::Enter).event(), &cx);
-        assert_eq!(c.focus, Field::IronicDb);
-        assert_eq!(out, vec![Out::Toast("Ironic database: connection failed: unknown database ironicx".into())]);
-        // a connection still being tested does not hold Enter up
-        c[Field::IronicDb].status = FieldStatus::Testing;
-        let out = c.on_key(code(KeyCode::Enter).event(), &cx);
-        assert!(matches!(&out[..], [Out::Busy(_), Out::Effect(Effect::Prepare)]), "{out:?}");
-    }
-
-    #[test]
-    fn busy_takes_no_keys() {
-        let s = fixture::session(Mode::Live);
-        let mut cx = fixture::ctx(&s);
-        cx.busy = true;
-        let mut c = screen();
-        assert!(c.on_key(code(KeyCode::Down).event(), &cx).is_empty());
-        assert_eq!(c.focus, Field::NovaBmDb);
-    }
-
-    #[test]
-    fn snapshot() {
-        let mut c = screen();
-        c.focus = Field::IronicApi;
-        c.test_all();
-        c.tested(Field::IronicDb, 0, Err("cannot reach db2".into()));
-        let s = fixture::session(Mode::Live);
-        let text = fixture::draw(80, 20, &c, &fixture::draw_ctx(&s));
-        insta::assert_snapshot!(text);
-    }
-
-    #[test]
-    fn blanks_are_invalid_not_a_value() {
-        let mut c = ConnectionsForm::new(Mode::Rehearsal, Prefill::default(), &PlanOptions::default());
-        c.focus = Field::DeployKernel;
-        c[Field::DeployKernel].input = "   ".into();
-        c[Field::DeployKernel].validate();
-        assert!(matches!(c[Field::DeployKernel].status, FieldStatus::Invalid(_)));
-        assert_eq!(c.plan_options(&PlanOptions::default()).deploy_kernel, None);
-    }
-}
+#[path = "connections_tests.rs"]
+mod tests;

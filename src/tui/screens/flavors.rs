@@ -30,12 +30,12 @@ pub enum Act {
 }
 
 static APPLY: Binding<Act> =
-    Binding { keys: &[(ch('A'), Act::Apply)], label: "A", what: "apply to Nova", bar: Bar::Yes };
+    Binding { keys: &[(ch('a'), Act::Apply)], label: "a", what: "apply to Nova", bar: Bar::Yes };
 static NEXT: Binding<Act> = Binding {
-    keys: &[(ch('n'), Act::Next), (code(KeyCode::Enter), Act::Next)],
-    label: "n Enter",
-    what: "confirm",
-    bar: Bar::As("n", "confirm"),
+    keys: &[(code(KeyCode::Enter), Act::Next), (ch('n'), Act::Next)],
+    label: "Enter n",
+    what: "next: confirm",
+    bar: Bar::As("Enter", "next: confirm"),
 };
 static BACK: Binding<Act> =
     Binding { keys: &[(code(KeyCode::Esc), Act::Back)], label: "Esc", what: "back", bar: Bar::Yes };

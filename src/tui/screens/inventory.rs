@@ -107,10 +107,10 @@ static FILTER: Binding<Act> = Binding { keys: &[(ch('/'), Act::Filter)], label: 
 static SORT: Binding<Act> = Binding { keys: &[(ch('s'), Act::Sort)], label: "s", what: "sort", bar: Bar::Yes };
 static REVERSE: Binding<Act> = Binding { keys: &[(ch('r'), Act::Reverse)], label: "r", what: "reverse", bar: Bar::Yes };
 static NEXT: Binding<Act> = Binding {
-    keys: &[(ch('n'), Act::Conflicts), (code(KeyCode::Right), Act::Conflicts)],
-    label: "n →",
+    keys: &[(code(KeyCode::Enter), Act::Conflicts), (ch('n'), Act::Conflicts), (code(KeyCode::Right), Act::Conflicts)],
+    label: "Enter n →",
     what: "next: conflicts",
-    bar: Bar::As("n", "next: conflicts"),
+    bar: Bar::As("Enter", "next: conflicts"),
 };
 static BACK: Binding<Act> =
     Binding { keys: &[(code(KeyCode::Esc), Act::Back)], label: "Esc", what: "back", bar: Bar::Yes };
@@ -148,31 +148,14 @@ impl InventoryScreen {
             self.rows.clear();
             return;
         };
-        let f = self.filter.value().to_lowercase();
+        let f = self.filter.value().trim().to_lowercase();
+        let codes = super::inventory_filter::node_codes(session);
         let mut rows: Vec<usize> = p
             .inventory
             .nodes
             .iter()
             .enumerate()
-            .filter(|(_, n)| {
-                f.is_empty() || {
-                    let b = &n.node;
-                    [
-                        b.uuid.as_deref(),
-                        b.service_host.as_deref(),
-                        b.task_state.as_deref(),
-                        b.instance_uuid.as_deref(),
-                        b.pm_address.as_deref(),
-                    ]
-                    .iter()
-                    .flatten()
-                    .any(|s| s.to_lowercase().contains(&f))
-                        || b.id.to_string() == f
-                        || n.interfaces
-                            .iter()
-                            .any(|i| i.address.as_deref().is_some_and(|a| a.to_lowercase().contains(&f)))
-                }
-            })
+            .filter(|(_, n)| f.is_empty() || super::inventory_filter::matches(n, &f, session, codes.get(&n.node.id)))
             .map(|(i, _)| i)
             .collect();
         let nodes = &p.inventory.nodes;
@@ -236,11 +219,7 @@ impl InventoryScreen {
         ]));
         lines.push(row("action", String::new(), action));
         // what blocks or changes the node first: at 80x24 the pane holds a few lines
-        if let Some(pn) = plan_node {
-            for c in &pn.conflicts {
-                lines.push(Line::from(Span::styled(format!("! {c}"), theme.bad())));
-            }
-        }
+        lines.extend(super::inventory_filter::conflict_and_uuid_lines(session, plan_node, b, theme));
         lines.push(row("uuid", short_uuid(b.uuid.as_deref()), or_dash(target.map(|t| short_uuid(Some(&t.uuid))))));
         lines.push(row(
             "state",
@@ -436,6 +415,8 @@ impl Page for InventoryScreen {
         let sel = self.selected;
         let offset = if sel >= inner_h { sel + 1 - inner_h } else { 0 };
         let with_size = !wide || table_area.width > 100;
+        // the whole uuid where it fits (200 columns and more), to copy for `baremetal node show`
+        let full_uuid = table_area.width >= 110;
         let rows: Vec<Row> = self
             .rows
             .iter()
@@ -464,7 +445,7 @@ impl Page for InventoryScreen {
                 let mut cells = vec![
                     Cell::from(marker),
                     Cell::from(b.id.to_string()),
-                    Cell::from(short_uuid(b.uuid.as_deref())),
+                    Cell::from(if full_uuid { dash(b.uuid.as_deref()) } else { short_uuid(b.uuid.as_deref()) }),
                     Cell::from(dash(b.service_host.as_deref())),
                     Cell::from(state),
                     Cell::from(short_uuid(b.instance_uuid.as_deref())),
@@ -482,21 +463,7 @@ impl Page for InventoryScreen {
                 Row::new(cells).style(style)
             })
             .collect();
-        let mut widths = vec![
-            Constraint::Length(1),
-            Constraint::Length(5),
-            Constraint::Length(8),
-            Constraint::Length(13),
-            Constraint::Length(13),
-            Constraint::Length(8),
-        ];
-        let mut header = vec!["", "ID", "UUID", "HOST", "STATE", "INSTANCE"];
-        if with_size {
-            widths.push(Constraint::Length(11));
-            header.push("CPU/GB/DISK");
-        }
-        widths.extend([Constraint::Min(9), Constraint::Length(4)]);
-        header.extend(["BMC", "MACS"]);
+        let (widths, header) = super::inventory_filter::columns(with_size, full_uuid);
         let table = Table::new(rows, widths).header(Row::new(header).style(theme.key())).block(block).column_spacing(1);
         f.render_widget(table, table_area);
         // the chart when it fits whole under the detail
@@ -509,6 +476,18 @@ impl Page for InventoryScreen {
         } else {
             self.render_detail(f, detail_area, theme, session);
         }
+    }
+
+    fn legend(&self, cx: &Ctx) -> Vec<&'static str> {
+        let mut l = vec![
+            "! blocking  ~ non-blocking  (deleted): not migrated",
+            "/ finds uuid, host, state, MAC (any spelling), a",
+            "  conflict code or the plan's action, ! or ~",
+        ];
+        if cx.session.mode == Mode::ReadOnly {
+            l.push("arch, boot: options of the migration (notes, not !)");
+        }
+        l
     }
 
     fn table(&self, cx: &Ctx) -> Vec<&'static Binding<Act>> {

@@ -1,6 +1,7 @@
 //! The inventory screen's tests (beside it: the screen is near the 600-line bound).
 
 use super::*;
+use crate::core::migrate::conflict::ConflictCode;
 use crate::tui::keys::Key;
 use crate::tui::screens::fixture;
 
@@ -122,4 +123,87 @@ fn the_detail_scrolls_at_80x24_to_its_last_line() {
     // Esc still goes back from the detail
     inv.on_key(code(KeyCode::Tab).event(), &cx);
     assert_eq!(inv.on_key(code(KeyCode::Esc).event(), &cx), vec![Out::Go(Screen::Connections)]);
+}
+
+/// The read-only browse as `bm2ironic inventory` opens it on the demo: no arch, no TFTP tree given.
+fn browse() -> Session {
+    let mut s = fixture::session(Mode::ReadOnly);
+    let opts =
+        crate::core::migrate::plan::PlanOptions { default_arch: None, boots: Default::default(), ..fixture::options() };
+    s.replan(&opts);
+    s
+}
+
+fn filtered(s: &Session, f: &str) -> Vec<i64> {
+    let mut inv = InventoryScreen { filter: tui_input::Input::new(f.into()), ..Default::default() };
+    inv.refresh(s);
+    let nodes = &s.prepared.as_ref().unwrap().inventory.nodes;
+    inv.rows.iter().map(|&i| nodes[i].node.id).collect()
+}
+
+/// #48 item 7: in the read-only browse, arch and boot are notes of the migration's options, not
+/// `!` (before: every node was marked); what nova_bm itself holds is still marked.
+#[test]
+fn the_browse_notes_arch_and_boot_and_marks_only_real_conflicts() {
+    let s = browse();
+    let plan = s.plan.as_ref().unwrap();
+    let arch_only = plan
+        .nodes
+        .iter()
+        .find(|n| !n.conflicts.is_empty() && n.conflicts.iter().all(|c| s.read_only_note(*c)))
+        .expect("a node with only arch/boot");
+    assert_eq!(s.node_marker(arch_only.nova_bm_id), (0, false), "{:?}", arch_only.conflicts);
+    let failed = plan.nodes.iter().find(|n| n.conflicts.contains(&ConflictCode::FailedDeploy)).unwrap();
+    assert!(s.node_marker(failed.nova_bm_id).1, "failed-deploy is real: !");
+    let mut inv = screen(&s);
+    inv.selected = inv
+        .rows
+        .iter()
+        .position(|&i| s.prepared.as_ref().unwrap().inventory.nodes[i].node.id == arch_only.nova_bm_id)
+        .unwrap();
+    let text = fixture::draw(120, 36, &inv, &fixture::draw_ctx(&s));
+    assert!(text.contains("note: missing-arch") && !text.contains("! missing-arch"), "{text}");
+    // the same codes are conflicts in a migration (LIVE, REHEARSAL)
+    let live = fixture::session(Mode::Rehearsal);
+    assert!(!live.read_only_note(ConflictCode::MissingArch));
+}
+
+/// Search by any MAC spelling, uuid, state, conflict code, the plan's action, `!` and `~`.
+#[test]
+fn the_browse_finds_by_any_mac_spelling_uuid_state_and_conflict() {
+    let s = browse();
+    // node 10's MAC is stored as 52-54-00-00-00-02 (typed so), node 2's as 52:54:00:00:00:02
+    let by_mac = filtered(&s, "52:54:00:00:00:02");
+    assert!(by_mac.contains(&2) && by_mac.contains(&10), "{by_mac:?}");
+    assert!(filtered(&s, "5254.0000.0002").contains(&10));
+    let blocked = filtered(&s, "blocked");
+    let bang = filtered(&s, "!");
+    assert!(!bang.is_empty() && bang.iter().all(|id| s.node_marker(*id).1), "{bang:?}");
+    assert!(!blocked.is_empty(), "the plan's action");
+    let fd = filtered(&s, "failed-deploy");
+    assert_eq!(fd.len(), 1, "{fd:?}");
+    let uuid = s.prepared.as_ref().unwrap().inventory.nodes[4].node.uuid.clone().unwrap();
+    assert_eq!(filtered(&s, &uuid), vec![5]);
+    assert_eq!(filtered(&s, "building"), vec![4], "by state");
+    assert!(!filtered(&s, "~").is_empty());
+    assert!(filtered(&s, "missing-arch").is_empty(), "a note is not searched as a conflict");
+}
+
+/// Full uuids at a wide terminal (none could be copied for `baremetal node show`), and in the
+/// detail at any width; `?` explains `!`, `~` and `(deleted)`.
+#[test]
+fn the_browse_shows_whole_uuids_and_explains_its_marks() {
+    let s = browse();
+    let inv = screen(&s);
+    let uuid = s.prepared.as_ref().unwrap().inventory.nodes[0].node.uuid.clone().unwrap();
+    let wide = fixture::draw(200, 40, &inv, &fixture::draw_ctx(&s));
+    assert!(wide.lines().any(|l| l.contains(&uuid) && l.contains("bm-compute-1")), "{wide}");
+    let narrow = fixture::draw(80, 24, &inv, &fixture::draw_ctx(&s));
+    assert!(narrow.contains(&uuid), "in the detail: {narrow}");
+    let legend = inv.legend(&fixture::ctx(&s)).join("\n");
+    assert!(
+        legend.contains("! blocking") && legend.contains("~ non-blocking") && legend.contains("(deleted)"),
+        "{legend}"
+    );
+    assert!(legend.contains("arch, boot"), "{legend}");
 }

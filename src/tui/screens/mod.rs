@@ -3,13 +3,15 @@
 //! its own state and returns what else must happen as [`Out`]), its `draw` (from its state and a
 //! read-only [`DrawCtx`], the same signature on every screen), and its tests. `page.rs` holds what
 //! they share (the [`Page`] trait, [`Screen`], [`Out`], [`Ctx`], [`DrawCtx`]); the state that
-//! several screens read (the load's progress, the followed logs) is in `tui/work.rs`.
+//! several screens read (the load's progress, the followed logs) is in `tui/work.rs`; `inventory_filter`
+//! is what the inventory's `/` finds.
 
 pub mod confirm;
 pub mod conflicts;
 pub mod connections;
 pub mod flavors;
 pub mod inventory;
+pub mod inventory_filter;
 pub mod logs;
 pub mod page;
 pub mod progress;

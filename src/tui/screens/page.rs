@@ -139,6 +139,11 @@ pub trait Page {
         }
     }
 
+    /// What the screen's marks mean, for the help (after its keys).
+    fn legend(&self, _cx: &Ctx) -> Vec<&'static str> {
+        vec![]
+    }
+
     fn rows(&self, cx: &Ctx) -> Vec<Row> {
         self.table(cx).iter().map(|b| b.row()).collect()
     }

@@ -29,6 +29,11 @@ pub enum Act {
     Summary,
     YesCancel,
     Keep,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Follow,
 }
 
 static CANCEL: Binding<Act> = Binding { keys: &[(ch('c'), Act::Cancel)], label: "c", what: "cancel", bar: Bar::Yes };
@@ -45,7 +50,23 @@ static SUMMARY: Binding<Act> = Binding {
     what: "summary (when done)",
     bar: Bar::Yes,
 };
-static RUNNING: [&Binding<Act>; 4] = [&CANCEL, &LOGS, &ERRORS, &SUMMARY];
+static SCROLL: Binding<Act> = Binding {
+    keys: &[
+        (code(KeyCode::Up), Act::Up),
+        (code(KeyCode::Down), Act::Down),
+        (ch('k'), Act::Up),
+        (ch('j'), Act::Down),
+        (code(KeyCode::PageUp), Act::PageUp),
+        (code(KeyCode::PageDown), Act::PageDown),
+    ],
+    label: "↑/↓ j/k PgUp/PgDn",
+    what: "scroll the nodes",
+    bar: Bar::As("↑/↓", "scroll"),
+};
+static FOLLOW: Binding<Act> =
+    Binding { keys: &[(ch('f'), Act::Follow)], label: "f", what: "follow the work again", bar: Bar::Yes };
+static RUNNING: [&Binding<Act>; 5] = [&CANCEL, &LOGS, &ERRORS, &SUMMARY, &SCROLL];
+static SCROLLED: [&Binding<Act>; 6] = [&CANCEL, &LOGS, &ERRORS, &SUMMARY, &SCROLL, &FOLLOW];
 static YES: Binding<Act> = Binding {
     keys: &[(ch('y'), Act::YesCancel), (ch('Y'), Act::YesCancel)],
     label: "y",
@@ -174,11 +195,13 @@ impl Page for Progress {
         let failing = logs.nodes_with_errors();
         let first_open = self.nodes.iter().position(|n| n.status.is_open());
         let first_failing = self.nodes.iter().position(|n| failing.contains(n.uuid.as_str()));
-        let start = match (first_open, first_failing) {
-            (Some(i), _) => i.saturating_sub(h / 3),
-            (None, Some(i)) => i.saturating_sub(h / 3).min(self.nodes.len().saturating_sub(h)),
-            (None, None) => self.nodes.len().saturating_sub(h),
+        let start = match (self.list_top, first_open, first_failing) {
+            (Some(top), _, _) => top.min(self.nodes.len().saturating_sub(h)),
+            (None, Some(i), _) => i.saturating_sub(h / 3),
+            (None, None, Some(i)) => i.saturating_sub(h / 3).min(self.nodes.len().saturating_sub(h)),
+            (None, None, None) => self.nodes.len().saturating_sub(h),
         };
+        self.list_shown.set((start, h));
         let lines: Vec<Line> = self
             .nodes
             .iter()
@@ -201,10 +224,7 @@ impl Page for Progress {
                 Line::from(row)
             })
             .collect();
-        f.render_widget(
-            Paragraph::new(lines).block(Block::bordered().title(format!(" Nodes: {} to write ", self.total))),
-            list,
-        );
+        f.render_widget(Paragraph::new(lines).block(Block::bordered().title(self.list_title(start, h))), list);
         if let Some(l) = logs_area {
             render_logs(f, l, theme, logs);
         }
@@ -213,6 +233,8 @@ impl Page for Progress {
     fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
         if self.cancel_asked {
             ASKING.to_vec()
+        } else if self.list_top.is_some() {
+            SCROLLED.to_vec()
         } else {
             RUNNING.to_vec()
         }
@@ -231,6 +253,11 @@ impl Page for Progress {
             Act::Errors => return vec![Out::ShowErrors],
             Act::Summary if self.finished.is_some() => return vec![Out::Go(Screen::Summary)],
             Act::Cancel | Act::Summary => {}
+            Act::Up => self.scroll_by(-1),
+            Act::Down => self.scroll_by(1),
+            Act::PageUp => self.scroll_by(-10),
+            Act::PageDown => self.scroll_by(10),
+            Act::Follow => self.list_top = None,
         }
         vec![]
     }
@@ -241,6 +268,27 @@ impl Page for Progress {
             return self.act(Act::Keep, cx);
         }
         vec![]
+    }
+}
+
+impl Progress {
+    /// The node list scrolled by `by` rows from where it is shown (it then stays there: `f` follows
+    /// the work again).
+    fn scroll_by(&mut self, by: isize) {
+        let (shown, h) = self.list_shown.get();
+        let from = self.list_top.unwrap_or(shown);
+        let last = self.nodes.len().saturating_sub(h.max(1));
+        self.list_top = Some(from.saturating_add_signed(by).min(last));
+    }
+
+    /// The list's title: how many nodes, and which are shown when they do not all fit.
+    fn list_title(&self, start: usize, h: usize) -> String {
+        let n = self.nodes.len();
+        if n <= h {
+            return format!(" Nodes: {} to write ", self.total);
+        }
+        let how = if self.list_top.is_some() { "f: follow" } else { "↑/↓ scroll" };
+        format!(" Nodes: {} to write; {}-{} of {n} ({how}) ", self.total, start + 1, (start + h).min(n))
     }
 }
 

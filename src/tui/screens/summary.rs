@@ -102,6 +102,7 @@ pub enum Act {
     Logs,
     Inventory,
     Report,
+    Save,
     Up,
     Down,
     PageUp,
@@ -126,7 +127,13 @@ static SCROLL: Binding<Act> = Binding {
     what: "scroll",
     bar: Bar::As("↑/↓", "scroll"),
 };
-static TABLE: [&Binding<Act>; 4] = [&REPORT, &LOGS, &INVENTORY, &SCROLL];
+static SAVE: Binding<Act> = Binding {
+    keys: &[(ch('w'), Act::Save)],
+    label: "w",
+    what: "save the decisions (bm2ironic-resolutions.toml)",
+    bar: Bar::As("w", "save decisions"),
+};
+static TABLE: [&Binding<Act>; 5] = [&SAVE, &REPORT, &LOGS, &INVENTORY, &SCROLL];
 
 /// The next steps as lines of at most `width` columns: each step numbered (`✓` when done) and
 /// wrapped under its text, its command on the lines below, indented further.
@@ -143,9 +150,13 @@ fn next_step_lines(facts: Option<&RunFacts>, theme: Theme, width: usize) -> Vec<
             lines.push(Line::from(Span::styled(format!("{head}{l}"), style)));
         }
         if let Some(c) = &s.command {
-            for (j, l) in wrap_words(&visible_line(c), width.saturating_sub(8)).into_iter().enumerate() {
+            // a wrapped command ends its lines with ` \`: pasted whole, the shell reads one command
+            let parts = wrap_words(&visible_line(c), width.saturating_sub(10));
+            let n = parts.len();
+            for (j, l) in parts.into_iter().enumerate() {
+                let more = if j + 1 < n { " \\" } else { "" };
                 lines.push(Line::from(Span::styled(
-                    format!("{}{l}", " ".repeat(if j == 0 { 6 } else { 8 })),
+                    format!("{}{l}{more}", " ".repeat(if j == 0 { 6 } else { 8 })),
                     theme.key(),
                 )));
             }
@@ -330,10 +341,17 @@ impl Page for Summary {
         f.render_widget(para.block(Block::bordered().title(title)).scroll((top, 0)), area);
     }
 
-    fn table(&self, _cx: &Ctx) -> Vec<&'static Binding<Act>> {
-        // scrolling is offered when the summary does not fit (the last drawing said so)
+    fn table(&self, cx: &Ctx) -> Vec<&'static Binding<Act>> {
+        // scrolling is offered when the summary does not fit (the last drawing said so); saving
+        // while decisions are unsaved (the next steps name the file it writes)
         let fits = self.max_scroll.get() == 0 && self.scroll == 0;
-        TABLE.iter().copied().filter(|b| !fits || !std::ptr::eq(*b, &SCROLL)).collect()
+        let unsaved = cx.session.unsaved();
+        TABLE
+            .iter()
+            .copied()
+            .filter(|b| !fits || !std::ptr::eq(*b, &SCROLL))
+            .filter(|b| unsaved || !std::ptr::eq(*b, &SAVE))
+            .collect()
     }
 
     fn act(&mut self, act: Act, _cx: &Ctx) -> Vec<Out> {
@@ -341,6 +359,7 @@ impl Page for Summary {
             Act::Logs => vec![Out::Go(Screen::Logs)],
             Act::Inventory => vec![Out::Go(Screen::Inventory)],
             Act::Report => vec![Out::Effect(Effect::WriteReport)],
+            Act::Save => vec![Out::Effect(Effect::SaveResolutions)],
             Act::Up => {
                 self.scroll = self.scroll.saturating_sub(1);
                 vec![]

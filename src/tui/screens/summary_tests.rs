@@ -126,6 +126,8 @@ fn next_steps_follow_the_run_at_80x24_and_120x36() {
             instances: 11,
             ironic_url: Some("http://ironic-api:6385".into()),
             conductor_log: Some("/var/log/ironic/ironic-conductor.log".into()),
+            plan_args: vec!["--deploy-kernel glance-k".into(), "--default-arch x86_64".into()],
+            flavor_args: vec!["--resource-class baremetal".into()],
             ..Default::default()
         };
         let sum = Summary { facts: Some(facts), saved_to: Some("/srv/decisions.toml".into()), ..Default::default() };
