@@ -210,19 +210,24 @@ fn register_given_secrets(args: &[String]) {
 }
 
 /// The project file's plan options, into the commands that take them (a flag wins): `plan`,
-/// `migrate`, the wizard, `flavors`. Says which file gave which options (a file left over from a
+/// `migrate`, the wizard, `flavors` (and the architectures to `inventory`). Says which file gave which options (a file left over from a
 /// rehearsal is seen, not silently used). docs/config.md "The project file".
 pub(crate) fn with_project(cli: &mut Cli) -> Result<(), Failure> {
     use crate::core::settings::project::Project;
     let command = cli.command.get_or_insert_with(|| Command::Wizard(Default::default()));
-    if !matches!(command, Command::Plan(_) | Command::Migrate(_) | Command::Wizard(_) | Command::Flavors(_)) {
+    if !matches!(
+        command,
+        Command::Plan(_) | Command::Migrate(_) | Command::Wizard(_) | Command::Flavors(_) | Command::Inventory(_)
+    ) {
         return Ok(());
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
     let Some(project) = Project::find(cli.global.config.as_deref(), &cwd)? else { return Ok(()) };
     let given = format!("options from project file {}: {}", project.path.display(), project.keys().join(", "));
     tracing::info!("{given}");
-    if !matches!(command, Command::Wizard(_)) {
+    let on_screen = matches!(command, Command::Wizard(_))
+        || matches!(command, Command::Inventory(a) if !a.json && crate::tui::have_terminal());
+    if !on_screen {
         note(&format!("bm2ironic: {}", crate::core::text::visible(&given)));
     }
     match command {
@@ -231,6 +236,14 @@ pub(crate) fn with_project(cli: &mut Cli) -> Result<(), Failure> {
         Command::Wizard(a) => a.plan.with_project(&project.options),
         Command::Flavors(a) => {
             a.project = project.options;
+            Ok(())
+        }
+        // the browse takes the architectures only: the rest are a migration's options
+        Command::Inventory(a) => {
+            if a.default_arch.is_none() {
+                a.default_arch = project.options.default_arch;
+            }
+            a.arch = project.options.arch;
             Ok(())
         }
         _ => Ok(()),
@@ -353,6 +366,23 @@ mod tests {
             }
         }
         assert!(undescribed.is_empty(), "flags without a description: {undescribed:?}");
+    }
+
+    /// `inventory` takes the project file's architectures (its notes then say none is missing);
+    /// `verify` takes nothing from it and does not read it.
+    #[test]
+    fn inventory_takes_the_project_files_architectures() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("p.toml");
+        std::fs::write(&file, "default-arch = \"x86_64\"\narch = { h1 = \"aarch64\" }\n").unwrap();
+        let mut cli = Cli::try_parse_from(["bm2ironic", "--config", file.to_str().unwrap(), "inventory"]).unwrap();
+        with_project(&mut cli).unwrap();
+        let Some(Command::Inventory(a)) = cli.command else { panic!("not inventory") };
+        assert_eq!(a.default_arch.as_deref(), Some("x86_64"));
+        assert_eq!(a.arch.get("h1").map(String::as_str), Some("aarch64"));
+        let missing = dir.path().join("none.toml");
+        let mut cli = Cli::try_parse_from(["bm2ironic", "--config", missing.to_str().unwrap(), "verify"]).unwrap();
+        assert!(with_project(&mut cli).is_ok(), "verify reads no project file");
     }
 
     #[test]

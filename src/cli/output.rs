@@ -484,7 +484,10 @@ pub fn write_report(
     let report = Report::new(&input);
     let e = match report::write(&report, path) {
         Ok(()) => {
-            note(&format!("run report written to {}", path.display()));
+            // a run that did not start says so here too: the line must not read as a load that ran
+            let started = !matches!(outcome.ended, crate::core::migrate::steps::Ended::NotStarted(_));
+            let what = if started { "run report" } else { "run report (the run did not start: it says why)" };
+            note(&format!("{what} written to {}", path.display()));
             return Ok(());
         }
         Err(e) => e,

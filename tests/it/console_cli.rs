@@ -139,11 +139,11 @@ async fn the_project_file_gives_the_plan_options_once() {
     assert!(!o.text().contains("S3cretPw"), "{}", o.text());
 }
 
-/// A `migrate --report FILE` that is not confirmed (no terminal, no `--yes`) writes no report and
-/// does not say it did (#48 item 8: before, "run report written to run.md" came first, then the
-/// refusal).
+/// A `migrate --report FILE` that is not confirmed (no terminal, no `--yes`) writes the report of a
+/// run that did not start (for the ticket), and its line says so (#48 item 8: before, "run report
+/// written to run.md" came first, read as a load that ran, then the refusal).
 #[tokio::test(flavor = "multi_thread")]
-async fn an_unconfirmed_migrate_writes_no_report() {
+async fn an_unconfirmed_migrate_says_its_report_is_of_a_run_that_did_not_start() {
     let Some(src) = TestDb::with_fixture(Backend::Sqlite, "rsrc", &Fixture::standard()).await else { return };
     let Some(tgt) = TestDb::ironic(Backend::Sqlite, "rtgt").await else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -152,9 +152,10 @@ async fn an_unconfirmed_migrate_writes_no_report() {
     args.extend_from_slice(STANDARD_RESOLUTIONS);
     let o = bm(&args).source(&src).target(&tgt).run();
     assert_eq!(o.code, 2, "{}", o.text());
-    assert!(!o.text().contains("report written") && !report.exists(), "{}", o.text());
+    assert!(o.stderr.contains("run report (the run did not start: it says why) written to"), "{}", o.text());
+    assert!(std::fs::read_to_string(&report).unwrap().contains("not started"));
     args.push("--yes");
     let o = bm(&args).source(&src).target(&tgt).run();
     assert_eq!(o.code, 0, "{}", o.text());
-    assert!(o.stderr.contains("run report written") && report.exists(), "{}", o.text());
+    assert!(o.stderr.contains("run report written to") && report.exists(), "{}", o.text());
 }

@@ -19,6 +19,9 @@ pub struct InventoryArgs {
     /// cpu_arch for nodes whose host has none, as for plan (the browse then notes no missing arch)
     #[arg(long, value_name = "ARCH")]
     pub default_arch: Option<String>,
+    /// each host's cpu_arch, from the project file (bm2ironic.toml `arch`)
+    #[arg(skip)]
+    pub arch: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Serialize)]
@@ -98,6 +101,7 @@ fn browse_options(
 ) -> crate::core::migrate::plan::PlanOptions {
     crate::core::migrate::plan::PlanOptions {
         default_arch: args.default_arch.clone(),
+        arch_by_host: args.arch.clone(),
         tftp_roots: settings.tftp_roots.clone(),
         ..Default::default()
     }

@@ -28,10 +28,8 @@ pub async fn run(global: &GlobalArgs, args: MigrateArgs) -> Result<(), Failure> 
     let (planned, o) = m.map_err(|e| face.failure(e))?;
     print_ended(&o, show, planned.plan());
     // after a commit (or nodes left through the API) a report that cannot be written is a warning;
-    // a run the operator did not confirm, or could not (missing options), leaves no report
-    if !matches!(o.ended, Ended::NotStarted(StepError::Refused(_) | StepError::MissingOptions(_))) {
-        write_report(&args, &settings, &planned, &o, o.left_something().then_some(state_dir.as_path()))?;
-    }
+    // one of a run that did not start says why (for the ticket), and its line says it did not start
+    write_report(&args, &settings, &planned, &o, o.left_something().then_some(state_dir.as_path()))?;
     let Some((kind, message)) = o.failure() else { return Ok(()) };
     let f = match (&o.ended, face.refused.take()) {
         (Ended::NotStarted(StepError::Refused(_)), Some(refused)) => refused,
