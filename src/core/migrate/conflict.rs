@@ -57,6 +57,10 @@ codes! {
     IncompleteInstanceInfo = "incomplete-instance-info", blocking: true, actions: [Maintenance, Skip], default: None;
     UnknownBoot = "unknown-boot", blocking: true, actions: [LocalBoot, Maintenance, Skip], default: None;
     NoMatchingFlavor = "no-matching-flavor", blocking: false, actions: [Migrate, Maintenance, Skip], default: Some(Action::Migrate);
+    BmcNoAnswer = "bmc-no-answer", blocking: false, actions: [Migrate, Maintenance, Skip], default: Some(Action::Migrate);
+    BmcRefused = "bmc-refused", blocking: false, actions: [Migrate, Maintenance, Skip], default: Some(Action::Migrate);
+    PowerMismatch = "power-mismatch", blocking: false, actions: [Migrate, Maintenance, Skip], default: Some(Action::Migrate);
+    DuplicateBmc = "duplicate-bmc", blocking: true, actions: [Maintenance, Skip], default: None;
 }
 
 impl fmt::Display for ConflictCode {
@@ -428,7 +432,8 @@ mod tests {
                 assert!(c.default_action().is_some(), "{c} is non-blocking and needs a default");
             }
         }
-        assert_eq!(ConflictCode::ALL.len(), 29);
+        assert_eq!(ConflictCode::ALL.len(), 33);
+        assert!(ConflictCode::DuplicateBmc.blocking() && !ConflictCode::BmcRefused.blocking());
         assert!(ConflictCode::DuplicateMac.blocking());
         // keep-instance is per node only
         let mut r = Resolutions::default();
