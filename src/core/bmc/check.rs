@@ -218,7 +218,7 @@ async fn run(
     deadline: Instant,
 ) -> Result<String, (Failure, String)> {
     let mut cmd = tokio::process::Command::new(&opts.ipmitool);
-    cmd.args(ipmitool::args(address, Some(user), read))
+    cmd.args(ipmitool::args(address, Some(user), read, ipmitool::tries_within(opts.timeout)))
         .env("IPMI_PASSWORD", password.expose())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

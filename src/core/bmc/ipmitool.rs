@@ -23,16 +23,23 @@ impl Read {
 }
 
 /// ipmitool's arguments for `read` of the BMC at `address` as `user` (None: the null user, as
-/// nova_bm's driver left `-U` out). `-v` makes ipmitool say why a session failed; `-R`/`-N` are its
-/// retries and their interval (the check's own timeout still kills it).
-pub fn args(address: &str, user: Option<&str>, read: Read) -> Vec<String> {
+/// nova_bm's driver left `-U` out). `-v` makes ipmitool say why a session failed. `-N 1 -R tries`:
+/// a second a try, as many tries as the check's timeout holds (`tries_within`), so that a slow BMC
+/// is waited for as long as the operator said, not ipmitool's own few seconds (the timeout still
+/// kills it).
+pub fn args(address: &str, user: Option<&str>, read: Read, tries: u32) -> Vec<String> {
     let mut a: Vec<String> = ["-v", "-I", "lanplus", "-H", address, "-L", "ADMINISTRATOR"].map(String::from).to_vec();
     if let Some(u) = user.filter(|u| !u.is_empty()) {
         a.extend(["-U".to_string(), u.to_string()]);
     }
-    a.extend(["-E", "-R", "2", "-N", "1"].map(String::from));
+    a.extend(["-E".into(), "-R".into(), tries.max(1).to_string(), "-N".into(), "1".into()]);
     a.extend(read.words().map(String::from));
     a
+}
+
+/// ipmitool's tries (of a second each) that fit in `timeout`, one second left for the session.
+pub fn tries_within(timeout: std::time::Duration) -> u32 {
+    (timeout.as_secs().saturating_sub(1)).clamp(1, 60) as u32
 }
 
 /// Why a `pm_address` cannot be given to ipmitool at all (Ironic would pass it as it is, and fail).
@@ -125,10 +132,12 @@ mod tests {
 
     #[test]
     fn the_command_ironic_runs_reads_only_and_holds_no_password() {
-        let a = args("10.1.2.3", Some("admin"), Read::PowerStatus).join(" ");
-        assert_eq!(a, "-v -I lanplus -H 10.1.2.3 -L ADMINISTRATOR -U admin -E -R 2 -N 1 power status");
-        assert!(args("b", None, Read::SystemGuid).join(" ").ends_with("-E -R 2 -N 1 mc guid"));
-        assert!(!args("b", Some(""), Read::SystemGuid).contains(&"-U".to_string()));
+        let a = args("10.1.2.3", Some("admin"), Read::PowerStatus, 9).join(" ");
+        assert_eq!(a, "-v -I lanplus -H 10.1.2.3 -L ADMINISTRATOR -U admin -E -R 9 -N 1 power status");
+        assert!(args("b", None, Read::SystemGuid, 0).join(" ").ends_with("-E -R 1 -N 1 mc guid"));
+        assert!(!args("b", Some(""), Read::SystemGuid, 2).contains(&"-U".to_string()));
+        use std::time::Duration;
+        assert_eq!([3, 10, 1000].map(|s| tries_within(Duration::from_secs(s))), [2, 9, 60]);
     }
 
     /// ipmitool 1.8.19's own words (captured against pyghmi and from real BMCs' reports).
