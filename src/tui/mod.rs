@@ -7,10 +7,11 @@
 //! spawns it and runs the wizard; `terminal` owns the terminal: raw mode, alternate screen, and
 //! restoring it on every exit path (Drop guard, panic hook, SIGTERM/SIGHUP). `demo` is the demo's
 //! simulated takeover, `report` the wizard's run report, `error` what ends the wizard or a job,
-//! `globals` the keys every screen shares, `walk` the test that the help lists every key a screen
+//! `globals` the keys every screen shares, `bmc` what the BMC check (`b`) brings back, `walk` the test that the help lists every key a screen
 //! handles. This file only declares the modules and re-exports what the CLI uses.
 
 pub mod app;
+mod bmc;
 pub mod chrome;
 pub mod demo;
 pub mod error;
