@@ -36,9 +36,10 @@ fn addr(backend: Backend, id: i64) -> String {
     format!("127.0.{b}.{id}")
 }
 
-/// Nodes 1-6 (`Fixture::generated`: instances on 3 and 6, password `bmc-Secret-ID`):
+/// Nodes 1-8 (`Fixture::generated`: instances on 3 and 6, password `bmc-Secret-ID`):
 /// 1 free, off; 2 free, its BMC's password changed since enrolment; 3 off while Nova says its
-/// instance is active; 4 a BMC that never answers; 5 and 6 one machine (one GUID, two addresses).
+/// instance is active; 4 a BMC that never answers; 5 and 6 one machine (one GUID, two addresses);
+/// 7 and 8 hostile addresses with no BMC behind them (`hostile`).
 fn bmcs(backend: Backend) -> Vec<FarmBmc> {
     let a = |id| addr(backend, id);
     let mut changed = FarmBmc::new(&a(2), "changed-Secret-2", "on");
@@ -57,6 +58,16 @@ fn bmcs(backend: Backend) -> Vec<FarmBmc> {
         five,
         six,
     ]
+}
+
+/// Node 7's `pm_address` holds a port (Ironic's `ipmi_address` takes none: ipmitool fails to
+/// resolve it), node 8's begins with `-` (an option to ipmitool: never asked).
+fn hostile(backend: Backend, id: i64) -> Option<String> {
+    match id {
+        7 => Some(format!("{}:623", addr(backend, 7))),
+        8 => Some("-oProxyCommand=touch /tmp/bm2ironic-pwned".into()),
+        _ => None,
+    }
 }
 
 /// A Nova database holding the instances of nodes 3 and 6, both ACTIVE.
@@ -99,9 +110,9 @@ fn findings(plan: &Value) -> Vec<(i64, String, String)> {
 
 async fn stale_silent_off_and_twice_enrolled_bmcs_are_found_by_reads_alone(backend: Backend) {
     let Some(venv) = server_env(IRONIC_VENV) else { return };
-    let mut fixture = Fixture::generated(6, 1);
+    let mut fixture = Fixture::generated(8, 1);
     for n in &mut fixture.nodes {
-        n.pm_address = Some(addr(backend, n.id));
+        n.pm_address = Some(hostile(backend, n.id).unwrap_or_else(|| addr(backend, n.id)));
     }
     let Some(src) = TestDb::with_fixture(backend, "bmcsrc", &fixture).await else { return };
     let Some(nova) = nova(backend).await else { return };
@@ -117,7 +128,15 @@ async fn stale_silent_off_and_twice_enrolled_bmcs_are_found_by_reads_alone(backe
     let codes: Vec<(i64, &str)> = found.iter().map(|(id, c, _)| (*id, c.as_str())).collect();
     assert_eq!(
         codes,
-        [(2, "bmc-refused"), (3, "power-mismatch"), (4, "bmc-no-answer"), (5, "duplicate-bmc"), (6, "duplicate-bmc")],
+        [
+            (2, "bmc-refused"),
+            (3, "power-mismatch"),
+            (4, "bmc-no-answer"),
+            (5, "duplicate-bmc"),
+            (6, "duplicate-bmc"),
+            (7, "bmc-no-answer"),
+            (8, "bmc-no-answer")
+        ],
         "{found:#?}"
     );
     let detail = |id: i64| found.iter().find(|f| f.0 == id).unwrap().2.clone();
@@ -130,9 +149,12 @@ async fn stale_silent_off_and_twice_enrolled_bmcs_are_found_by_reads_alone(backe
     assert!(detail(3).contains("the machine is off while Nova says its instance runs"), "{}", detail(3));
     assert!(detail(4).contains("no answer"), "{}", detail(4));
     assert!(detail(5).contains(ONE_MACHINE) && detail(5).contains(&addr(backend, 6)), "{}", detail(5));
+    // asked as Ironic would ask (and fails as it would), or not asked at all
+    assert!(detail(7).contains(&format!("Address lookup for {}:623 failed", addr(backend, 7))), "{}", detail(7));
+    assert!(detail(8).contains("not asked: pm_address") && detail(8).contains("begins with '-'"), "{}", detail(8));
     // the facts: every node read once, when, within the bound
     let bmc = &plan["bmc"];
-    assert_eq!(bmc["readings"].as_object().unwrap().len(), 6, "{bmc}");
+    assert_eq!(bmc["readings"].as_object().unwrap().len(), 8, "{bmc}");
     assert_eq!(bmc["readings"]["1"]["power"], "off");
     assert_eq!(bmc["readings"]["6"]["power"], "on");
     assert!(bmc["started_at"].is_string() && bmc["finished_at"].is_string(), "{bmc}");
@@ -158,7 +180,7 @@ async fn stale_silent_off_and_twice_enrolled_bmcs_are_found_by_reads_alone(backe
 
     // never a password, anywhere; never a power action, nothing but reads, one power read a node a run
     let audit = read_logs(logs.path());
-    for id in 1..=6 {
+    for id in 1..=8 {
         let pw = format!("bmc-Secret-{id}");
         assert!(!out.text().contains(&pw) && !md.contains(&pw) && !audit.contains(&pw), "node {id}'s password shown");
     }
