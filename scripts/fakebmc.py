@@ -84,6 +84,12 @@ def _logged_client_request(session, request):
     announce = getattr(session.bmc, 'announce', None)
     if announce is not None:
         announce('ipmi ' + command_name(request))
+    cap = getattr(session.bmc, 'max_privilege', None)
+    if cap is not None and (request['netfn'], request['command']) == (6, 0x3b):
+        # pyghmi grants what RAKP 1 asked for; a BMC whose user is only an OPERATOR (3) refuses more
+        session.maxpriv = min(session.maxpriv, cap)
+        if not hasattr(session, 'clientpriv'):
+            session.clientpriv = cap  # pyghmi reports it in the refusal, and has none before a grant
     return _handle_client_request(session, request)
 
 
@@ -94,7 +100,7 @@ class LoopbackBmc(bmc.Bmc):
     """A machine that is a power state only. `name`: printed after each power change (fakebmcs.py
     serves many BMCs from one process and names each by its address)."""
 
-    def __init__(self, authdata, port, addr='127.0.0.1', power='off', name=None, guid=None):
+    def __init__(self, authdata, port, addr='127.0.0.1', power='off', name=None, guid=None, max_privilege=None):
         if not addr.startswith('127.'):
             raise SystemExit('fakebmc.py: loopback addresses only (127.x.x.x), not ' + addr)
         # '::ffff:127.0.0.1' = IPv4 loopback on pyghmi's dual-stack UDP socket
@@ -105,6 +111,8 @@ class LoopbackBmc(bmc.Bmc):
         self.name = name
         # the system GUID (`ipmitool mc guid`): random unless given (two BMCs given one are one machine)
         self.guid = uuid.UUID(guid) if guid else uuid.uuid4()
+        # the highest session privilege its user gets (None: whatever is asked; 3: OPERATOR)
+        self.max_privilege = max_privilege
 
     def announce(self, what):
         print(what if self.name is None else what + ' ' + self.name, flush=True)

@@ -11,7 +11,8 @@ loop; its sessions are select()ed, so keep COUNT well under 1,000 per process (f
 Prints "power on" / "power off" with the address when Ironic changes a power state, and "ipmi NAME
 ADDRESS" for every IPMI command a session sends (fakebmc.py's COMMANDS).
 --spec FILE: a JSON list, one object a BMC: {"addr": "127.0.5.1", "user": "admin", "password": "pw",
-"power": "on"|"off", "guid": "<uuid>" (random if absent), "silent": true (bound, never answers)};
+"power": "on"|"off", "guid": "<uuid>" (random if absent), "silent": true (bound, never answers),
+"max_privilege": 3 (its user is an OPERATOR: ADMINISTRATOR is refused)};
 "port" is 623 unless given.
 Run with the Ironic test venv (scripts/ironic.sh installs pyghmi there).
 """
@@ -50,7 +51,8 @@ def from_spec(path):
             silent.append(s)
             continue
         bmcs.append(LoopbackBmc({b.get('user', 'admin'): b.get('password', 'password')}, port, addr,
-                                b.get('power', 'off'), name=addr, guid=b.get('guid')))
+                                b.get('power', 'off'), name=addr, guid=b.get('guid'),
+                                max_privilege=b.get('max_privilege')))
     return bmcs, silent
 
 

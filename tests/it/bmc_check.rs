@@ -1,7 +1,8 @@
 //! `plan --check-bmc` / `migrate --check-bmc` (issue #51) against fake BMCs (scripts/fakebmcs.py, one
 //! process serving them all, each logging every IPMI command it receives), with nova_bm, Nova and
 //! Ironic on SQLite, MariaDB and PostgreSQL: a stale password, a BMC that never answers, a machine
-//! off while Nova says its instance is ACTIVE, one machine enrolled twice; each found, named with
+//! off while Nova says its instance is ACTIVE, one machine enrolled twice, a user refused the
+//! ADMINISTRATOR privilege, hostile addresses; each found, named with
 //! ipmitool's own words and when it was read, no password shown; and no BMC received anything but
 //! reads (no power action). docs/conflicts.md, "The BMC check's codes".
 
@@ -39,7 +40,8 @@ fn addr(backend: Backend, id: i64) -> String {
 /// Nodes 1-8 (`Fixture::generated`: instances on 3 and 6, password `bmc-Secret-ID`):
 /// 1 free, off; 2 free, its BMC's password changed since enrolment; 3 off while Nova says its
 /// instance is active; 4 a BMC that never answers; 5 and 6 one machine (one GUID, two addresses);
-/// 7 and 8 hostile addresses with no BMC behind them (`hostile`).
+/// 7 and 8 hostile addresses with no BMC behind them (`hostile`); 9's BMC user is only an OPERATOR
+/// (Ironic asks for ADMINISTRATOR).
 fn bmcs(backend: Backend) -> Vec<FarmBmc> {
     let a = |id| addr(backend, id);
     let mut changed = FarmBmc::new(&a(2), "changed-Secret-2", "on");
@@ -50,14 +52,10 @@ fn bmcs(backend: Backend) -> Vec<FarmBmc> {
     five.guid = Some(ONE_MACHINE.into());
     let mut six = FarmBmc::new(&a(6), "bmc-Secret-6", "on");
     six.guid = Some(ONE_MACHINE.into());
-    vec![
-        FarmBmc::new(&a(1), "bmc-Secret-1", "off"),
-        changed,
-        FarmBmc::new(&a(3), "bmc-Secret-3", "off"),
-        silent,
-        five,
-        six,
-    ]
+    let mut operator = FarmBmc::new(&a(9), "bmc-Secret-9", "on");
+    operator.max_privilege = Some(3);
+    let (one, three) = (FarmBmc::new(&a(1), "bmc-Secret-1", "off"), FarmBmc::new(&a(3), "bmc-Secret-3", "off"));
+    vec![one, changed, three, silent, five, six, operator]
 }
 
 /// Node 7's `pm_address` holds a port (Ironic's `ipmi_address` takes none: ipmitool fails to
@@ -70,13 +68,13 @@ fn hostile(backend: Backend, id: i64) -> Option<String> {
     }
 }
 
-/// A Nova database holding the instances of nodes 3 and 6, both ACTIVE.
+/// A Nova database holding the instances of nodes 3, 6 and 9, all ACTIVE.
 async fn nova(backend: Backend) -> Option<TestDb> {
     let t = TestDb::create(backend, "bmcnova").await?;
     let q = if backend == Backend::MySql { '`' } else { '"' };
     t.exec("CREATE TABLE instances (id INTEGER NOT NULL PRIMARY KEY, uuid VARCHAR(36) NOT NULL, image_ref VARCHAR(255), root_gb INTEGER, ephemeral_gb INTEGER, node VARCHAR(255), host VARCHAR(255), vm_state VARCHAR(255), deleted INTEGER)").await;
     t.exec(&format!("CREATE TABLE services (id INTEGER NOT NULL PRIMARY KEY, host VARCHAR(255), {q}binary{q} VARCHAR(255), disabled BOOLEAN, deleted INTEGER, updated_at TIMESTAMP)")).await;
-    for id in [3, 6] {
+    for id in [3, 6, 9] {
         t.exec(&format!("INSERT INTO instances VALUES ({id}, 'aaaaaaaa-0000-4000-8000-{id:012}', 'image', 40, 0, 'bbbbbbbb-0000-4000-8000-{id:012}', 'bm-compute-1', 'active', 0)")).await;
     }
     Some(t)
@@ -110,7 +108,7 @@ fn findings(plan: &Value) -> Vec<(i64, String, String)> {
 
 async fn stale_silent_off_and_twice_enrolled_bmcs_are_found_by_reads_alone(backend: Backend) {
     let Some(venv) = server_env(IRONIC_VENV) else { return };
-    let mut fixture = Fixture::generated(8, 1);
+    let mut fixture = Fixture::generated(9, 1);
     for n in &mut fixture.nodes {
         n.pm_address = Some(hostile(backend, n.id).unwrap_or_else(|| addr(backend, n.id)));
     }
@@ -135,7 +133,8 @@ async fn stale_silent_off_and_twice_enrolled_bmcs_are_found_by_reads_alone(backe
             (5, "duplicate-bmc"),
             (6, "duplicate-bmc"),
             (7, "bmc-no-answer"),
-            (8, "bmc-no-answer")
+            (8, "bmc-no-answer"),
+            (9, "bmc-refused")
         ],
         "{found:#?}"
     );
@@ -152,9 +151,11 @@ async fn stale_silent_off_and_twice_enrolled_bmcs_are_found_by_reads_alone(backe
     // asked as Ironic would ask (and fails as it would), or not asked at all
     assert!(detail(7).contains(&format!("Address lookup for {}:623 failed", addr(backend, 7))), "{}", detail(7));
     assert!(detail(8).contains("not asked: pm_address") && detail(8).contains("begins with '-'"), "{}", detail(8));
+    let refused = "privilege refused, read";
+    assert!(detail(9).contains(refused) && detail(9).contains("Level to ADMINISTRATOR failed"), "{}", detail(9));
     // the facts: every node read once, when, within the bound
     let bmc = &plan["bmc"];
-    assert_eq!(bmc["readings"].as_object().unwrap().len(), 8, "{bmc}");
+    assert_eq!(bmc["readings"].as_object().unwrap().len(), 9, "{bmc}");
     assert_eq!(bmc["readings"]["1"]["power"], "off");
     assert_eq!(bmc["readings"]["6"]["power"], "on");
     assert!(bmc["started_at"].is_string() && bmc["finished_at"].is_string(), "{bmc}");
@@ -180,7 +181,7 @@ async fn stale_silent_off_and_twice_enrolled_bmcs_are_found_by_reads_alone(backe
 
     // never a password, anywhere; never a power action, nothing but reads, one power read a node a run
     let audit = read_logs(logs.path());
-    for id in 1..=8 {
+    for id in 1..=9 {
         let pw = format!("bmc-Secret-{id}");
         assert!(!out.text().contains(&pw) && !md.contains(&pw) && !audit.contains(&pw), "node {id}'s password shown");
     }
@@ -192,12 +193,12 @@ async fn stale_silent_off_and_twice_enrolled_bmcs_are_found_by_reads_alone(backe
 /// told a power action.
 fn reads_only(farm: &BmcFarm, backend: Backend, runs: usize) {
     assert_eq!(farm.power_actions(), Vec::<String>::new(), "a power action reached a BMC");
-    for id in [1, 2, 3, 5, 6] {
+    for id in [1, 2, 3, 5, 6, 9] {
         let got = farm.commands(&addr(backend, id));
         assert!(got.iter().all(|c| READS.contains(&c.as_str())), "the BMC of node {id} received {got:?}");
         let reads = got.iter().filter(|c| *c == "get-chassis-status").count();
-        // node 2's BMC refuses the session: no command reaches it
-        let want = if id == 2 { 0 } else { runs };
+        // node 2's BMC refuses the session, node 9's its privilege: no read reaches them
+        let want = if id == 2 || id == 9 { 0 } else { runs };
         assert_eq!(reads, want, "node {id}: one power read a run: {got:?}");
     }
 }

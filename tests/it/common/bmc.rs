@@ -179,6 +179,9 @@ pub struct FarmBmc {
     pub guid: Option<String>,
     /// bound, never answers
     pub silent: bool,
+    /// the highest session privilege its user gets (3: OPERATOR, so ADMINISTRATOR is refused)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_privilege: Option<u8>,
 }
 
 impl FarmBmc {
@@ -190,6 +193,7 @@ impl FarmBmc {
             power: power.into(),
             guid: None,
             silent: false,
+            max_privilege: None,
         }
     }
 }
