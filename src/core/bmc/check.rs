@@ -236,3 +236,111 @@ async fn run(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::bmc::Power;
+    use crate::core::source::model::{BmNode, InventoryNode};
+
+    fn node(id: i64, address: Option<&str>, deleted: bool) -> InventoryNode {
+        let node = BmNode {
+            id,
+            deleted,
+            pm_address: address.map(str::to_string),
+            pm_user: Some("admin".into()),
+            pm_password: Some(Secret::new(format!("pw-{id}"))),
+            ..Default::default()
+        };
+        InventoryNode { node, interfaces: vec![] }
+    }
+
+    /// One session per BMC: the nodes that name one address (case and blanks aside) are one BMC,
+    /// read one after the other; what is not read says why; an address ipmitool cannot take is a
+    /// reading without a question.
+    #[test]
+    fn nodes_of_one_address_are_one_bmc_and_the_rest_say_why() {
+        let inv = Inventory {
+            nodes: vec![
+                node(1, Some("BMC-1.example"), false),
+                node(2, Some(" bmc-1.example "), false),
+                node(3, Some("10.0.0.3"), false),
+                node(4, Some(""), false),
+                node(5, Some("10.0.0.5"), true),
+                node(6, Some("-oX"), false),
+            ],
+            orphan_interfaces: vec![],
+        };
+        let mut facts = BmcFacts::default();
+        let bmcs = bmcs_of(&inv, &CheckOptions::default(), &mut facts);
+        let grouped: Vec<(String, Vec<i64>)> =
+            bmcs.iter().map(|b| (b.address.clone(), b.nodes.iter().map(|n| n.0).collect())).collect();
+        assert_eq!(grouped, [("10.0.0.3".to_string(), vec![3]), ("BMC-1.example".to_string(), vec![1, 2])]);
+        assert_eq!(facts.not_read.keys().copied().collect::<Vec<_>>(), [4], "deleted nodes are not read at all");
+        let r = &facts.readings[&6];
+        assert_eq!(r.failure, Some(Failure::NoAnswer));
+        assert!(r.error.as_deref().unwrap().starts_with("not asked: pm_address '-oX' begins with '-'"), "{r:?}");
+        let mut none = BmcFacts::default();
+        let not_ipmi = CheckOptions { ipmi: false, ..CheckOptions::default() };
+        assert!(bmcs_of(&inv, &not_ipmi, &mut none).is_empty());
+        assert_eq!(none.not_read.len(), 5, "every live node, and why: {:?}", none.not_read);
+    }
+
+    /// An ipmitool that records its arguments, its environment's password and how many of it run
+    /// at once, answers `mc guid` and `power status` after 100 ms, and hangs for address `slow`.
+    fn fake_ipmitool(dir: &std::path::Path) -> PathBuf {
+        let script = dir.join("ipmitool");
+        let text = r#"#!/bin/sh
+[ "$1" = "-V" ] && exit 0
+D="$(dirname "$0")"
+echo "$* | env:$IPMI_PASSWORD" >> "$D/calls"
+case "$*" in *" -H slow "*) exec sleep 30;; esac
+touch "$D/run.$$"; ls "$D" | grep -c '^run\.' >> "$D/running"
+sleep 0.1; rm -f "$D/run.$$"
+case "$*" in *"mc guid"*) echo "System GUID  : 11111111-2222-3333-4444-555555555555";; *) echo "Chassis Power is on";; esac
+"#;
+        std::fs::write(&script, text).unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        script
+    }
+
+    /// The bound seen from outside (ipmitool processes alive at once), the timeout, and the
+    /// password in the environment only, never among the arguments.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn at_most_the_bound_at_once_killed_at_the_timeout_and_no_password_on_argv() {
+        let dir = tempfile::tempdir().unwrap();
+        let ipmitool = fake_ipmitool(dir.path());
+        let mut nodes: Vec<InventoryNode> = (1..=12).map(|id| node(id, Some(&format!("bmc-{id}")), false)).collect();
+        nodes.push(node(13, Some("slow"), false));
+        let inv = Inventory { nodes, orphan_interfaces: vec![] };
+        let opts =
+            CheckOptions { concurrency: 3, timeout: Duration::from_secs(1), ipmitool, ..CheckOptions::default() };
+        let seen = std::sync::Mutex::new(Vec::new());
+        let facts = check(&inv, &opts, &|p| seen.lock().unwrap().push(p.done)).await.unwrap();
+        assert_eq!(*seen.lock().unwrap(), (0..=13).collect::<Vec<_>>(), "progress after each BMC");
+        let at_once: usize = std::fs::read_to_string(dir.path().join("running"))
+            .unwrap()
+            .lines()
+            .map(|l| l.trim().parse::<usize>().unwrap())
+            .max()
+            .unwrap();
+        assert!(
+            at_once <= 3 && facts.peak_in_flight <= 3,
+            "{at_once} ipmitools, {} BMCs at once",
+            facts.peak_in_flight
+        );
+        assert!(at_once >= 2, "the bound is used: {at_once}");
+        assert_eq!(facts.readings[&1].power, Some(Power::On));
+        assert_eq!(facts.readings[&1].guid.as_deref(), Some("11111111-2222-3333-4444-555555555555"));
+        let slow = &facts.readings[&13];
+        assert_eq!(slow.failure, Some(Failure::NoAnswer));
+        assert!(slow.error.as_deref().unwrap().starts_with("no answer within 1.0 s"), "{slow:?}");
+        assert!(slow.ms < 5000, "killed at the timeout, not after ipmitool's sleep: {} ms", slow.ms);
+        let calls = std::fs::read_to_string(dir.path().join("calls")).unwrap();
+        for line in calls.lines() {
+            let (argv, env) = line.split_once(" | env:").unwrap();
+            assert!(!argv.contains("pw-") && env.starts_with("pw-"), "{line}");
+            assert!(argv.ends_with("power status") || argv.ends_with("mc guid"), "only reads: {line}");
+        }
+    }
+}
