@@ -60,6 +60,7 @@ fn progress_app(nodes: usize) -> App {
         source: "bench".into(),
         timings: Default::default(),
         boots: Arc::clone(&boots),
+        bmc: Default::default(),
     }));
     a.screen = Screen::Progress;
     a

@@ -42,6 +42,7 @@ fn app(nodes: usize) -> App {
         source: "bench".into(),
         timings: Default::default(),
         boots,
+        bmc: Default::default(),
     }));
     a.replan();
     a.screen = Screen::Inventory;

@@ -6,7 +6,10 @@ Usage: fakebmc.py PORT [USER PASS [ADDR [on|off]]] [--vm DIR --disk FILE --tftp 
 (ADDR: a loopback address, 127.0.0.1 by default; tests that need port 623 each take their own 127.0.0.x;
 the last argument: the machine's power state at start, off by default)
 Run with the Ironic test venv (scripts/ironic.sh installs pyghmi there). Prints "power on" / "power off"
-when Ironic changes the power state, so a test can prove a stopped machine was not powered on.
+when Ironic changes the power state, so a test can prove a stopped machine was not powered on, and
+"ipmi NAME" for every IPMI command a session sends it (`ipmi get-chassis-status`, `ipmi chassis-control
+power-on`, ...; `COMMANDS` names them, others print as `ipmi netfn=0xNN cmd=0xNN`), so a test can prove
+what a client asked (bm2ironic's BMC check: only reads, issue #51).
 
 Without --vm the machine is a power state only. With --vm the machine is a real QEMU virtual machine
 (scripts/bootvm.sh builds its parts) that the IPMI power actions drive:
@@ -43,17 +46,61 @@ import subprocess
 import sys
 import time
 
+import uuid
+
 import pyghmi.ipmi.bmc as bmc
+import pyghmi.ipmi.private.serversession as serversession
 
 # IPMI completion code: "command not supported in present state" (a reset of a machine that is off)
 NOT_IN_PRESENT_STATE = 0xd5
+
+# (netfn, cmd) -> the name printed for it (IPMI 2.0 tables G-1 and 28-x); chassis control adds its action
+COMMANDS = {
+    (6, 0x01): 'get-device-id', (6, 0x02): 'cold-reset', (6, 0x08): 'get-device-guid',
+    (6, 0x37): 'get-system-guid', (6, 0x3b): 'set-session-privilege', (6, 0x3c): 'close-session',
+    (6, 0x48): 'activate-payload', (6, 0x49): 'deactivate-payload',
+    (0, 0x01): 'get-chassis-status', (0, 0x02): 'chassis-control', (0, 0x04): 'chassis-identify',
+    (0, 0x08): 'set-boot-options', (0, 0x09): 'get-boot-options',
+    (0x2c, 0x00): 'get-picmg-properties', (0x2c, 0x3e): 'get-vso-capabilities',
+}
+CHASSIS_CONTROL = {0: 'power-off', 1: 'power-on', 2: 'power-cycle', 3: 'power-reset', 4: 'diag', 5: 'power-soft'}
+
+
+def command_name(request):
+    netfn, cmd = request['netfn'], request['command']
+    name = COMMANDS.get((netfn, cmd), 'netfn=0x%02x cmd=0x%02x' % (netfn, cmd))
+    if (netfn, cmd) == (0, 0x02):
+        data = request.get('data') or [None]
+        name += ' ' + CHASSIS_CONTROL.get(data[0], 'unknown')
+    return name
+
+
+_handle_client_request = serversession.ServerSession.handle_client_request
+
+
+def _logged_client_request(session, request):
+    """Every command a session sends, printed before pyghmi answers it (the session's own ones too:
+    privilege, close)."""
+    announce = getattr(session.bmc, 'announce', None)
+    if announce is not None:
+        announce('ipmi ' + command_name(request))
+    cap = getattr(session.bmc, 'max_privilege', None)
+    if cap is not None and (request['netfn'], request['command']) == (6, 0x3b):
+        # pyghmi grants what RAKP 1 asked for; a BMC whose user is only an OPERATOR (3) refuses more
+        session.maxpriv = min(session.maxpriv, cap)
+        if not hasattr(session, 'clientpriv'):
+            session.clientpriv = cap  # pyghmi reports it in the refusal, and has none before a grant
+    return _handle_client_request(session, request)
+
+
+serversession.ServerSession.handle_client_request = _logged_client_request
 
 
 class LoopbackBmc(bmc.Bmc):
     """A machine that is a power state only. `name`: printed after each power change (fakebmcs.py
     serves many BMCs from one process and names each by its address)."""
 
-    def __init__(self, authdata, port, addr='127.0.0.1', power='off', name=None):
+    def __init__(self, authdata, port, addr='127.0.0.1', power='off', name=None, guid=None, max_privilege=None):
         if not addr.startswith('127.'):
             raise SystemExit('fakebmc.py: loopback addresses only (127.x.x.x), not ' + addr)
         # '::ffff:127.0.0.1' = IPv4 loopback on pyghmi's dual-stack UDP socket
@@ -62,12 +109,19 @@ class LoopbackBmc(bmc.Bmc):
         self.bootdevice = 'default'
         self.addr = addr
         self.name = name
+        # the system GUID (`ipmitool mc guid`): random unless given (two BMCs given one are one machine)
+        self.guid = uuid.UUID(guid) if guid else uuid.uuid4()
+        # the highest session privilege its user gets (None: whatever is asked; 3: OPERATOR)
+        self.max_privilege = max_privilege
 
     def announce(self, what):
         print(what if self.name is None else what + ' ' + self.name, flush=True)
 
     def get_boot_device(self):
         return self.bootdevice
+
+    def get_system_guid(self):
+        return self.guid
 
     def set_boot_device(self, bootdevice):
         self.bootdevice = bootdevice
@@ -233,6 +287,7 @@ def main():
     p.add_argument('password', nargs='?', default='password')
     p.add_argument('addr', nargs='?', default='127.0.0.1')
     p.add_argument('power', nargs='?', default='off')
+    p.add_argument('--guid', help='the system GUID it answers (random by default)')
     p.add_argument('--vm', metavar='DIR', help='drive a QEMU VM (its files in DIR) instead of a power state')
     p.add_argument('--disk', help='the VM disk (raw)')
     p.add_argument('--tftp', help='the TFTP root its PXE boot reads')
@@ -251,7 +306,7 @@ def main():
     if a.power not in ('on', 'off'):
         raise SystemExit('fakebmc.py: the power state is on or off, not ' + a.power)
     if a.vm is None:
-        machine = LoopbackBmc({a.user: a.password}, a.port, a.addr, a.power)
+        machine = LoopbackBmc({a.user: a.password}, a.port, a.addr, a.power, guid=a.guid)
     else:
         if not (a.disk and a.tftp and a.mac):
             raise SystemExit('fakebmc.py: --vm needs --disk, --tftp and --mac')

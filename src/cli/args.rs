@@ -9,6 +9,7 @@ use clap::Args;
 use super::Failure;
 use crate::audit;
 use crate::core::auth;
+use crate::core::bmc::{CheckOptions, Progress};
 use crate::core::ironic::api::ApiTarget;
 use crate::core::ironic::target;
 use crate::core::migrate::conflict::{self, Action, ConflictCode, ResolutionError, Resolutions};
@@ -162,6 +163,16 @@ pub struct PlanArgs {
     /// Machine-readable output
     #[arg(long)]
     pub json: bool,
+    /// Read every live node's BMC once first (ipmitool `power status`, read only): findings become
+    /// conflicts (bmc-no-answer, bmc-refused, power-mismatch, duplicate-bmc)
+    #[arg(long)]
+    pub check_bmc: bool,
+    /// --check-bmc: BMCs read at once at most
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub bmc_concurrency: u16,
+    /// --check-bmc: how long one BMC may take to answer
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
+    pub bmc_timeout: Duration,
 }
 
 #[derive(Args, Debug, Default)]
@@ -257,7 +268,10 @@ pub fn options(args: &PlanArgs, settings: &ConnectionSettings) -> Result<Decided
         conf_host: conf.and_then(|c| c.host.clone()),
         tftp_roots: settings.tftp_roots.clone(),
         boots: Default::default(),
+        check_bmc: None,
+        bmc: Default::default(),
     };
+    let opts = PlanOptions { check_bmc: check_bmc(args, &opts), ..opts };
     Ok(Decided { options: opts, resolutions, object_version: args.object_version.clone() })
 }
 
@@ -329,6 +343,34 @@ pub fn parse_resolve(s: &str) -> Result<(ConflictCode, Action), String> {
 /// `--object-version NODE,PORT`, parsed by clap.
 pub fn parse_object_version(s: &str) -> Result<(String, String), String> {
     target::parse_object_version(s).map_err(|e| e.to_string())
+}
+
+/// `--check-bmc`'s options; its progress on stderr (a line per tenth, on a terminal one line
+/// rewritten).
+fn check_bmc(args: &PlanArgs, opts: &PlanOptions) -> Option<CheckOptions> {
+    use crate::core::migrate::plan::PowerManager;
+    use std::io::IsTerminal;
+    if !args.check_bmc {
+        return None;
+    }
+    use std::io::Write;
+    let tty = std::io::stderr().is_terminal() && !args.json;
+    // numbers only (nothing to redact); written here, not through cli::output (which names this file)
+    let progress = move |p: Progress| {
+        let step = (p.total / 10).max(1);
+        if p.total > 0 && (p.done % step == 0 || p.done == p.total) {
+            let mut err = std::io::stderr().lock();
+            let end = if tty && p.done < p.total { "\r" } else { "\n" };
+            let _ = write!(err, "BMC check: {}/{} BMCs read{end}", p.done, p.total).and_then(|_| err.flush());
+        }
+    };
+    Some(CheckOptions {
+        concurrency: args.bmc_concurrency as usize,
+        timeout: args.bmc_timeout,
+        ipmi: PowerManager::from_class(opts.baremetal.power_manager()) == PowerManager::Ipmi,
+        progress: std::sync::Arc::new(progress),
+        ..CheckOptions::default()
+    })
 }
 
 /// `--via`: where a load writes (the flag's values; [`PlanArgs::mode`] makes the core's `Mode`).

@@ -3,6 +3,7 @@
 //! The rooms are described in docs/architecture.md.
 
 pub mod auth;
+pub mod bmc;
 mod closing;
 pub mod config_gen;
 pub mod db;

@@ -253,10 +253,8 @@ impl App {
             Msg::Tested { field, generation, result } => {
                 self.connections.tested(field, generation, result.map_err(text))
             }
-            Msg::Prepared(_) if self.prepares_dropped > 0 => {
-                // one the operator stopped with Esc: its result is not shown
-                self.prepares_dropped -= 1;
-            }
+            // one the operator stopped with Esc: its result is not shown
+            Msg::Prepared(_) if self.prepares_dropped > 0 => self.prepares_dropped -= 1,
             Msg::Prepared(r) => {
                 self.preparing = false;
                 self.status.busy = None;
@@ -327,6 +325,7 @@ impl App {
             }
             Msg::FlavorsApplied(Err(e)) => self.status.toast = Some(format!("flavors not changed: {e}")),
             Msg::Warning(w) => self.status.toast = Some(format!("warning: {}", crate::core::text::visible_line(&w))),
+            m @ (Msg::BmcProgress { .. } | Msg::BmcChecked(_)) => self.on_bmc(m),
         }
         vec![]
     }

@@ -210,3 +210,50 @@ fn esc_stops_a_running_prepare_and_its_result_is_dropped() {
     assert_eq!(a.screen, Screen::Connections, "the stopped prepare's result was shown");
     assert!(a.session.prepared.is_none());
 }
+
+/// `b` on Inventory asks for the BMC check with the busy line up; its progress shows; what it read
+/// becomes conflicts (the plan made again) and a READ column on the Inventory (issue #51).
+#[test]
+fn b_reads_the_bmcs_and_what_they_said_becomes_conflicts_and_a_column() {
+    use crate::core::bmc::{BmcFacts, BmcReading, Failure, Power};
+    let mut a =
+        App::new(Mode::Rehearsal, Prefill::default(), crate::tui::screens::fixture::options(), Resolutions::default());
+    a.session.prepared = crate::tui::screens::fixture::session(Mode::Rehearsal).prepared;
+    a.replan();
+    a.screen = Screen::Inventory;
+    let effects = a.update(Msg::Key(KeyEvent::new(KeyCode::Char('b'), crossterm_none())));
+    assert!(effects.contains(&Effect::CheckBmc), "{effects:?}");
+    assert!(a.status.busy.is_some());
+    a.update(Msg::BmcProgress { done: 3, total: 36 });
+    assert!(a.status.busy.as_deref().unwrap().contains("3 of 36"), "{:?}", a.status.busy);
+    let read = |address: &str, power: Option<Power>, failure: Option<Failure>| BmcReading {
+        address: address.into(),
+        user: "admin".into(),
+        power,
+        guid: None,
+        failure,
+        error: failure.map(|_| "RAKP 2 HMAC is invalid".into()),
+        read_at: chrono::Utc::now(),
+        ms: 3,
+    };
+    let ids: Vec<i64> = a.session.prepared.as_ref().unwrap().inventory.nodes.iter().map(|n| n.node.id).collect();
+    let mut f = BmcFacts { given: true, ..Default::default() };
+    f.readings.insert(ids[0], read("10.9.0.1", Some(Power::On), None));
+    f.readings.insert(ids[1], read("10.9.0.2", None, Some(Failure::Credentials)));
+    f.find_duplicates();
+    a.update(Msg::BmcChecked(Ok(std::sync::Arc::new(f))));
+    assert!(a.status.busy.is_none());
+    assert!(a.status.toast.as_deref().unwrap().contains("BMC check read from"), "{:?}", a.status.toast);
+    let plan = a.session.plan.as_ref().unwrap();
+    let refused: Vec<_> = plan.conflicts.iter().filter(|c| c.code == ConflictCode::BmcRefused).collect();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    let d = &refused[0].detail;
+    assert!(d.contains("credentials refused") && d.contains("RAKP 2 HMAC is invalid"), "{d}");
+    let cx = crate::tui::screens::fixture::draw_ctx(&a.session);
+    let screen = crate::tui::screens::fixture::draw(120, 40, &a.inventory, &cx);
+    let head = screen.lines().find(|l| l.contains(" BMC ")).unwrap();
+    assert!(head.contains("READ"), "{head}");
+    assert!(screen.lines().any(|l| l.contains(" refused ")), "{screen}");
+    let failed = a.update(Msg::BmcChecked(Err("cannot run ipmitool for the BMC check: No such file".into())));
+    assert!(failed.is_empty() && a.status.toast.as_deref().unwrap().contains("BMC check not run"));
+}

@@ -2,9 +2,9 @@
 //! help popup (both drawn from the screen's binding rows), the confirm popups, and small text helpers.
 
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
-use ratatui::style::Color;
+use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::widgets::{Block, Cell, Clear, Paragraph};
 use ratatui::Frame;
 
 use super::keys::Row;
@@ -238,6 +238,23 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let [r] = Layout::horizontal([Constraint::Length(w.min(area.width))]).flex(Flex::Center).areas(area);
     let [r] = Layout::vertical([Constraint::Length(h.min(area.height))]).flex(Flex::Center).areas(r);
     r
+}
+
+/// The READ cell of node `id`: what its BMC said (on, off, silent, refused), `dup` when it is
+/// another node's too, `-` when it was not read.
+pub(crate) fn read_cell(f: &crate::core::bmc::BmcFacts, id: i64, theme: Theme) -> Cell<'static> {
+    use crate::core::bmc::{Failure, Power};
+    let (text, style) = match f.readings.get(&id) {
+        _ if f.duplicates.contains_key(&id) => ("dup", theme.bad()),
+        None => ("-", theme.dim()),
+        Some(r) => match (r.power, r.failure) {
+            (Some(Power::On), _) => ("on", Style::new()),
+            (Some(Power::Off), _) => ("off", Style::new()),
+            (None, Some(Failure::NoAnswer)) => ("silent", theme.warn()),
+            (None, _) => ("refused", theme.warn()),
+        },
+    };
+    Cell::from(Span::styled(text, style))
 }
 
 #[cfg(test)]

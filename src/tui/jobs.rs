@@ -124,6 +124,8 @@ pub async fn prepare(
     via_api: bool,
     tx: UnboundedSender<Msg>,
 ) -> Msg {
+    // the BMC check is `b` on Inventory, with its progress on the screen (not inside this prepare)
+    let opts = PlanOptions { check_bmc: None, ..opts };
     let r = async {
         let settings = connections.settings()?;
         if read_only {
@@ -145,6 +147,20 @@ pub async fn prepare(
     }
     .await;
     Msg::Prepared(r)
+}
+
+/// `b` on Inventory: every live node's BMC of `inventory` read once (read only), its progress sent
+/// as `Msg::BmcProgress`; `check` from `--bmc-concurrency` / `--bmc-timeout` (or the defaults).
+pub async fn check_bmc(
+    inventory: Arc<crate::core::source::model::Inventory>,
+    check: crate::core::bmc::CheckOptions,
+    tx: UnboundedSender<Msg>,
+) -> Msg {
+    let progress = move |p: crate::core::bmc::Progress| {
+        let _ = tx.send(Msg::BmcProgress { done: p.done, total: p.total });
+    };
+    let facts = crate::core::bmc::check(&inventory, &check, &progress).await;
+    Msg::BmcChecked(facts.map(Arc::new))
 }
 
 /// The wizard's part of the migrate use case: the operator confirmed on the confirm screen.

@@ -7,10 +7,11 @@
 //! spawns it and runs the wizard; `terminal` owns the terminal: raw mode, alternate screen, and
 //! restoring it on every exit path (Drop guard, panic hook, SIGTERM/SIGHUP). `keep` the lines printed on quit, `facts` what the summary's next
 //! steps are built from, `decisions_file` an existing decisions file (offered, never replaced unasked), `demo` is the demo's simulated takeover, `report` the wizard's run report, `error` what ends the wizard or a job,
-//! `globals` the keys every screen shares, `keymap_tests` the one key map's tests, `narrow_tests` the 80x24 console's, `walk` the test that the help lists every key a screen
+//! `globals` the keys every screen shares, `bmc` what the BMC check (`b`) brings back, `keymap_tests` the one key map's tests, `narrow_tests` the 80x24 console's, `walk` the test that the help lists every key a screen
 //! handles. This file only declares the modules and re-exports what the CLI uses.
 
 pub mod app;
+mod bmc;
 pub mod chrome;
 pub mod decisions_file;
 pub mod demo;

@@ -42,6 +42,8 @@ pub enum Effect {
     Replan {
         generation: u64,
     },
+    /// read every live node's BMC once (`b` on Inventory; read only), then plan again with what it read
+    CheckBmc,
     /// keep the summary's next steps as a checklist in the state directory (`next-steps-RUN.md`)
     WriteChecklist {
         run_id: String,
@@ -82,6 +84,13 @@ pub enum Msg {
         plan: Result<Box<crate::core::migrate::plan::Plan>, String>,
         ms: f64,
     },
+    /// The BMC check's progress (`Effect::CheckBmc`): BMCs read so far of all.
+    BmcProgress {
+        done: usize,
+        total: usize,
+    },
+    /// The BMC check ended: what it read, or why it could not run (no ipmitool).
+    BmcChecked(Result<Arc<crate::core::bmc::BmcFacts>, String>),
     /// Something the operator should know while work goes on (a project-scoped token's limits).
     Warning(String),
 }

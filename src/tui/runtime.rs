@@ -57,6 +57,8 @@ pub struct Runner<B: Backend> {
     tx: UnboundedSender<Msg>,
     rx: UnboundedReceiver<Msg>,
     cancel_load: Option<CancellationToken>,
+    /// a BMC check is running (`b`: one at a time)
+    bmc_running: std::sync::Arc<std::sync::atomic::AtomicBool>,
     load_started: Option<Instant>,
     /// the operator quit (or a signal came) while a load ran: it was cancelled
     quit_cancelled_load: bool,
@@ -124,6 +126,7 @@ impl<B: Backend> Runner<B> {
             tx,
             rx,
             cancel_load: None,
+            bmc_running: Default::default(),
             load_started: None,
             quit_cancelled_load: false,
             stop: CancellationToken::new(),
@@ -310,6 +313,43 @@ impl<B: Backend> Runner<B> {
         });
     }
 
+    /// The inventory read and planned (`Effect::Prepare`), with the form's connections and options.
+    fn prepare(&self) {
+        let s = &self.app.session;
+        let read_only = s.mode == Mode::ReadOnly;
+        let job = jobs::prepare(
+            self.connections(),
+            s.plan_options.clone(),
+            s.resolutions.clone(),
+            read_only,
+            self.app.confirm.via_api,
+            self.tx.clone(),
+        );
+        self.spawn(job);
+    }
+
+    /// `b` on Inventory: the BMC check on the prepared inventory, once at a time (a second `b`
+    /// while one runs does nothing: one session per BMC), with `--bmc-concurrency`/`--bmc-timeout`.
+    fn check_bmc(&self) {
+        use crate::core::migrate::plan::PowerManager;
+        use std::sync::atomic::Ordering;
+        let Some(prepared) = self.app.session.prepared.clone() else { return };
+        if self.bmc_running.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let opts = &self.app.session.plan_options;
+        let check = crate::core::bmc::CheckOptions {
+            ipmi: PowerManager::from_class(opts.baremetal.power_manager()) == PowerManager::Ipmi,
+            ..opts.check_bmc.clone().unwrap_or_default()
+        };
+        let (running, tx) = (std::sync::Arc::clone(&self.bmc_running), self.tx.clone());
+        self.spawn(async move {
+            let msg = jobs::check_bmc(std::sync::Arc::clone(&prepared.inventory), check, tx).await;
+            running.store(false, Ordering::SeqCst);
+            msg
+        });
+    }
+
     /// The form's connections, with where API runs are kept (`--state-dir`).
     pub fn connections(&self) -> jobs::Connections {
         jobs::Connections { state_dir: self.app.state_dir.clone(), ..self.app.connections.connections() }
@@ -327,19 +367,7 @@ impl<B: Backend> Runner<B> {
                 let f = &self.app.connections[field];
                 self.spawn(jobs::test_connection(field, f.generation, f.kind, f.value().to_string()));
             }
-            Effect::Prepare => {
-                let s = &self.app.session;
-                let read_only = s.mode == Mode::ReadOnly;
-                let job = jobs::prepare(
-                    self.connections(),
-                    s.plan_options.clone(),
-                    s.resolutions.clone(),
-                    read_only,
-                    self.app.confirm.via_api,
-                    self.tx.clone(),
-                );
-                self.spawn(job);
-            }
+            Effect::Prepare => self.prepare(),
             Effect::StartLoad { rehearse } => {
                 let (Some(prepared), Some(plan)) = (self.app.session.prepared.clone(), self.app.session.plan.clone())
                 else {
@@ -409,6 +437,7 @@ impl<B: Backend> Runner<B> {
                 };
                 let _ = self.tx.send(jobs::write_report(path.display().to_string(), report));
             }
+            Effect::CheckBmc => self.check_bmc(),
             Effect::PlanFlavors => {
                 let c = &self.app.connections;
                 let api = !c.value(Field::NovaApiDb).is_empty();

@@ -192,5 +192,9 @@ pub fn plan_for(p: &Prepared, opts: &PlanOptions, res: &Resolutions) -> Plan {
     if p.boots.given {
         opts.boots = Arc::clone(&p.boots);
     }
+    // and what the BMC check read (`--check-bmc`, or `b` on Inventory), unless a newer check ran
+    if p.bmc.given && !opts.bmc.given {
+        opts.bmc = Arc::clone(&p.bmc);
+    }
     plan::plan(&p.inventory, &p.target, p.nova.as_ref(), &opts, res)
 }

@@ -9,6 +9,7 @@ mod api_load;
 mod api_load_interrupted;
 mod audit_concurrency;
 mod bad_input;
+mod bmc_check;
 mod boot;
 mod config;
 mod console_cli;

@@ -134,12 +134,17 @@ async fn every_conflict_code_then_verify_rerun_and_rollback(backend: Backend) {
                 | ConflictCode::IncompleteInstanceInfo
                 | ConflictCode::NoMatchingFlavor
                 | ConflictCode::UnrecordedRun
+                | ConflictCode::BmcNoAnswer
+                | ConflictCode::BmcRefused
+                | ConflictCode::PowerMismatch
+                | ConflictCode::DuplicateBmc
         ) {
             // already-migrated: second run below; the next three: tests/it/upstream_2014_mistakes.rs (global
             // options); the rest: tests/it/hostile_rows.rs (rows the standard fixture does not hold), and
             // incomplete-instance-info (Juno targets only): upstream_2014_mistakes.rs and juno.rs;
             // no-matching-flavor (Juno targets, Juno's flavors): flavor_fit.rs; unrecorded-run (a
-            // partial API run met from another state directory): api_load.rs
+            // partial API run met from another state directory): api_load.rs; the BMC check's four
+            // (only with --check-bmc, against fake BMCs): bmc_check.rs
             continue;
         }
         assert!(codes.contains(c.as_str()), "{c} not raised: {codes:?}");

@@ -6,7 +6,7 @@ use serde_json::json;
 use crate::cli::args::{options, plan_request, GlobalArgs, PlanArgs};
 use crate::cli::failure::Failure;
 use crate::cli::output::note;
-use crate::cli::output::{print_json, print_plan};
+use crate::cli::output::{print, print_json, print_plan};
 use crate::core::kind::Kind;
 use crate::core::migrate::plan::Plan;
 use crate::core::migrate::steps;
@@ -55,9 +55,16 @@ pub async fn run(global: &GlobalArgs, args: PlanArgs) -> Result<(), Failure> {
         return Err(steps::StepError::MissingOptions(missing).into());
     }
     if args.json {
-        print_json(&plan_json(p));
+        let mut out = plan_json(p);
+        if prepared.bmc.given {
+            out["bmc"] = json!(&*prepared.bmc);
+        }
+        print_json(&out);
     } else {
         print_plan(p);
+        if prepared.bmc.given {
+            print(&format!("{}\n", prepared.bmc.summary()));
+        }
     }
     let blocking = p.blocking();
     free_in_background(prepared);

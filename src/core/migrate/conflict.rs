@@ -57,6 +57,18 @@ codes! {
     IncompleteInstanceInfo = "incomplete-instance-info", blocking: true, actions: [Maintenance, Skip], default: None;
     UnknownBoot = "unknown-boot", blocking: true, actions: [LocalBoot, Maintenance, Skip], default: None;
     NoMatchingFlavor = "no-matching-flavor", blocking: false, actions: [Migrate, Maintenance, Skip], default: Some(Action::Migrate);
+    BmcNoAnswer = "bmc-no-answer", blocking: false, actions: [Migrate, Maintenance, Skip], default: Some(Action::Migrate);
+    BmcRefused = "bmc-refused", blocking: false, actions: [Migrate, Maintenance, Skip], default: Some(Action::Migrate);
+    PowerMismatch = "power-mismatch", blocking: false, actions: [Migrate, Maintenance, Skip], default: Some(Action::Migrate);
+    DuplicateBmc = "duplicate-bmc", blocking: true, actions: [Maintenance, Skip], default: None;
+}
+
+impl ConflictCode {
+    /// Raised from what the BMC check read (`--check-bmc`): facts of the moment, not of nova_bm.
+    pub fn read_from_bmcs(self) -> bool {
+        use ConflictCode as C;
+        matches!(self, C::BmcNoAnswer | C::BmcRefused | C::PowerMismatch | C::DuplicateBmc)
+    }
 }
 
 impl fmt::Display for ConflictCode {
@@ -263,11 +275,14 @@ impl Resolutions {
     }
 
     /// The file's item decisions that no conflict of `conflicts` used: a node that does not exist or
-    /// does not have that conflict (a typo in a node id decides nothing, and must say so).
+    /// does not have that conflict (a typo in a node id decides nothing, and must say so). Not the
+    /// BMC check's codes: what a BMC said comes and goes (a password fixed since, a run without
+    /// `--check-bmc`), so a decision about it may find nothing to decide.
     pub fn unmatched(&self, conflicts: &[Conflict]) -> Vec<String> {
         self.decisions
             .iter()
             .enumerate()
+            .filter(|(_, d)| !d.code.read_from_bmcs())
             .filter(|(_, d)| {
                 !conflicts.iter().any(|c| {
                     c.code == d.code
@@ -440,7 +455,8 @@ mod tests {
                 assert!(c.default_action().is_some(), "{c} is non-blocking and needs a default");
             }
         }
-        assert_eq!(ConflictCode::ALL.len(), 29);
+        assert_eq!(ConflictCode::ALL.len(), 33);
+        assert!(ConflictCode::DuplicateBmc.blocking() && !ConflictCode::BmcRefused.blocking());
         assert!(ConflictCode::DuplicateMac.blocking());
         // keep-instance is per node only
         let mut r = Resolutions::default();
@@ -549,8 +565,11 @@ mod tests {
             action: None,
             decided_by: None,
         };
-        let unmatched = r.unmatched(&[conflict]);
+        let unmatched = r.unmatched(std::slice::from_ref(&conflict));
         assert_eq!(unmatched, vec!["[[decision]] #1 (code = mid-deploy, node = 99, action = skip)".to_string()]);
+        // a BMC's finding fixed since (or a run without --check-bmc): its decision is no typo
+        let bmc = "[[decision]]\ncode = \"bmc-refused\"\nnode = 99\naction = \"maintenance\"\n";
+        assert!(load_text(bmc).unwrap().unmatched(&[conflict]).is_empty());
         assert_eq!(r.decide(ConflictCode::DuplicateMac, &Subject::Node { nova_bm_id: 1 }).unwrap().1, "resolutions");
         let mut r = r;
         r.add_flag("duplicate-mac=skip").unwrap();

@@ -242,6 +242,44 @@ pub fn consequence(code: ConflictCode, action: Action) -> Option<Consequence> {
             "Copy the instance's PXE config from its compute host (`<tftp_root>/<instance uuid>/config`, `kernel`, `ramdisk`) and migrate it again, or install a bootloader; then lift maintenance.",
         ),
         (C::UnknownBoot, A::Skip) => skip("Copy the instance's PXE config from its compute host (`--tftp-root HOST=DIR`) and run bm2ironic again."),
+        _ => return bmc(code, action),
+    };
+    code.actions().contains(&action).then_some(found)
+}
+
+/// The BMC check's codes (issue #51), apart: `consequence` is long enough.
+fn bmc(code: ConflictCode, action: Action) -> Option<Consequence> {
+    use Action as A;
+    use ConflictCode as C;
+    let found = match (code, action) {
+        (C::BmcNoAnswer | C::BmcRefused, A::Migrate) => c(
+            "Written as planned (with its instance, `active`, if it has one), with nova_bm's BMC address and credentials in `driver_info`.",
+            "Not touched by bm2ironic. Ironic's takeover will fail for this node: it cannot read the power state with these credentials (`bmc-error` in `verify --takeover`), and power actions on it fail.",
+            "Fix the BMC (address, user, password, privilege) and `baremetal node set UUID --driver-info ...` before the takeover, or right after it.",
+        ),
+        (C::BmcNoAnswer | C::BmcRefused, A::Maintenance) => c(
+            "Written as planned, in maintenance with the reason `BMC check: <what it said>: fix driver_info before leaving maintenance`.",
+            "Not touched: while in maintenance Ironic does not take the node over, sync or change its power; a running instance keeps running.",
+            "Fix the BMC and `driver_info`, check `baremetal node validate UUID`, then lift maintenance.",
+        ),
+        (C::BmcNoAnswer | C::BmcRefused, A::Skip) => skip("Fix the BMC, run `plan --check-bmc` again, and migrate the node then or enroll it by hand."),
+        (C::PowerMismatch, A::Migrate) => c(
+            "Written as planned; `power_state` stays NULL, so Ironic reads the real power from the BMC.",
+            "Not touched by bm2ironic. After the takeover Nova's power sync sees Ironic's power and records it: an instance Nova calls running on a machine that is off is marked stopped (Nova calls stop); one Nova calls stopped on a machine that is on is stopped by Nova through Ironic, which powers the machine off.",
+            "Decide which is right before the takeover: power the machine on or off, or start or stop the instance in Nova.",
+        ),
+        (C::PowerMismatch, A::Maintenance) => c(
+            "Written as planned, in maintenance with the reason `power differs from Nova's: <which>`.",
+            "Not touched: in maintenance Ironic takes no power action on it and Nova's power sync changes nothing; whatever it runs keeps running.",
+            "Bring Nova and the machine to agree, then lift maintenance.",
+        ),
+        (C::PowerMismatch, A::Skip) => skip("Bring Nova and the machine to agree, then migrate the node."),
+        (C::DuplicateBmc, A::Maintenance) => c(
+            "Written as planned, in maintenance with the reason `its BMC is another node's too: <evidence>`; Ironic has two nodes for one machine.",
+            "Not touched while in maintenance. Out of it, a power action, a clean or a deploy on either node acts on the one machine, and the instance of the other.",
+            "Find which nova_bm row is the real one, delete the other node from Ironic, then lift maintenance.",
+        ),
+        (C::DuplicateBmc, A::Skip) => skip("Keep the row that is the real machine (skip only the other); enroll what is left by hand."),
         _ => return None,
     };
     code.actions().contains(&action).then_some(found)

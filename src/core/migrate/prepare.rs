@@ -1,11 +1,12 @@
 //! Everything before a load, in order: open nova_bm (read only) and read the inventory, open the
-//! Ironic database and detect its schema, read Nova's facts when given and the TFTP trees' PXE
-//! configs, and compute the plan.
+//! Ironic database and detect its schema, read Nova's facts when given, the TFTP trees' PXE
+//! configs and (`--check-bmc`) every BMC, and compute the plan.
 //! Shared by `plan`, `migrate` and the wizard.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::core::bmc::{self, BmcFacts};
 use crate::core::db::url::DbUrl;
 use crate::core::db::{Db, DbError};
 use crate::core::ironic::target::{self, TargetError, TargetState};
@@ -31,6 +32,9 @@ pub enum PrepareError {
     Target(#[from] TargetError),
     #[error(transparent)]
     Nova(#[from] NovaError),
+    /// the BMC check could not run at all (no ipmitool)
+    #[error("{0}")]
+    Bmc(String),
 }
 
 impl crate::core::kind::HasKind for PrepareError {
@@ -41,7 +45,7 @@ impl crate::core::kind::HasKind for PrepareError {
         match self {
             PrepareError::NoSource | PrepareError::NoTarget => Kind::Usage,
             PrepareError::Target(e) => e.kind(),
-            PrepareError::Source(_) | PrepareError::Nova(_) => Kind::Runtime,
+            PrepareError::Source(_) | PrepareError::Nova(_) | PrepareError::Bmc(_) => Kind::Runtime,
         }
     }
 }
@@ -66,6 +70,8 @@ pub struct Prepared {
     pub timings: Phases,
     /// what the TFTP trees said of each instance's boot (read once: a replan reuses it)
     pub boots: Arc<tftp::BootFacts>,
+    /// what the BMC check read (`--check-bmc`, the wizard's `b`; read once: a replan reuses it)
+    pub bmc: Arc<BmcFacts>,
 }
 
 /// Read-only browse: nova_bm only, planned against an empty modern Ironic so source-side conflicts show.
@@ -89,6 +95,7 @@ pub async fn browse(
         source: src_url.redacted().to_string(),
         timings,
         boots: options.boots,
+        bmc: options.bmc,
     })
 }
 
@@ -152,7 +159,7 @@ pub async fn prepare(
     let nova = read_nova(settings, &inventory).await?;
     let against = "the Ironic database";
     let read = Read { inventory, nova, target, src_url, started, against };
-    Ok(finish(read, options, resolutions))
+    finish(read, options, resolutions).await
 }
 
 /// nova_bm's inventory, read read-only in one pass.
@@ -187,11 +194,18 @@ pub(crate) struct Read<'a> {
 
 /// The end of every prepare, either target: the plan, its conflicts in the audit log, and how
 /// long reading (since `started`) and planning took.
-pub(crate) fn finish(read: Read<'_>, options: &PlanOptions, resolutions: &Resolutions) -> Prepared {
+pub(crate) async fn finish(
+    read: Read<'_>,
+    options: &PlanOptions,
+    resolutions: &Resolutions,
+) -> Result<Prepared, PrepareError> {
     let Read { inventory, nova, target, src_url, started, against } = read;
-    // the TFTP trees' PXE configs, read here: the plan itself does no I/O
+    // the TFTP trees' PXE configs and the BMCs, read here: the plan itself does no I/O
     let mut options = options.clone();
     options.boots = Arc::new(tftp::learn(&inventory, &options.tftp_roots));
+    if let Some(check) = &options.check_bmc {
+        options.bmc = Arc::new(bmc::check(&inventory, check, &*check.progress).await.map_err(PrepareError::Bmc)?);
+    }
     let read = ms(started.elapsed());
     let planning = Instant::now();
     let plan = plan::plan(&inventory, &target, nova.as_ref(), &options, resolutions);
@@ -207,6 +221,6 @@ pub(crate) fn finish(read: Read<'_>, options: &PlanOptions, resolutions: &Resolu
     for c in &plan.conflicts {
         tracing::info!(code = %c.code, subject = ?c.subject, action = ?c.action, decided_by = ?c.decided_by, "conflict: {}", c.detail);
     }
-    let boots = options.boots;
-    Prepared { inventory, target, nova, plan, source: src_url.redacted().to_string(), timings, boots }
+    let (boots, bmc) = (options.boots, options.bmc);
+    Ok(Prepared { inventory, target, nova, plan, source: src_url.redacted().to_string(), timings, boots, bmc })
 }

@@ -37,7 +37,8 @@ pub fn session(mode: Mode) -> Session {
     let plan = plan::plan(&inventory, &target, None, &opts, &Default::default());
     let timings = Default::default();
     let boots = Arc::clone(&opts.boots);
-    let prepared = Prepared { inventory, target, nova: None, plan, source: "demo".into(), timings, boots };
+    let bmc = Arc::clone(&opts.bmc);
+    let prepared = Prepared { inventory, target, nova: None, plan, source: "demo".into(), timings, boots, bmc };
     let mut s = Session::new(mode, opts.clone(), Default::default());
     s.set_prepared(Arc::new(prepared), &opts);
     s

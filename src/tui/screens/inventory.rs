@@ -11,9 +11,11 @@ use tui_input::backend::crossterm::EventHandler;
 use tui_input::Input;
 
 use super::{Ctx, DrawCtx, Out, Page, Screen};
-use crate::core::source::model::InventorySummary;
-use crate::tui::chrome::{clip, dash, short_uuid};
+use crate::core::bmc::BmcFacts;
+use crate::core::source::model::{InventoryNode, InventorySummary};
+use crate::tui::chrome::{clip, dash, read_cell, short_uuid};
 use crate::tui::keys::{ch, code, Bar, Binding};
+use crate::tui::msg::Effect;
 use crate::tui::session::{Mode, Session};
 use crate::tui::theme::Theme;
 
@@ -76,9 +78,14 @@ pub enum Act {
     Focus,
     DetailDown,
     DetailUp,
+    CheckBmc,
 }
 
 const PAGE: usize = 10;
+
+/// The table's optional columns: CPU/GB/DISK (room for it), READ (the BMC check's, once it ran).
+/// The table's optional columns: the sizes, the whole uuid (wide terminals), the BMC check's READ.
+type Columns<'a> = (bool, bool, Option<&'a BmcFacts>);
 
 static MOVE: Binding<Act> = Binding {
     keys: &[(code(KeyCode::Up), Act::Up), (code(KeyCode::Down), Act::Down), (ch('j'), Act::Down), (ch('k'), Act::Up)],
@@ -131,7 +138,10 @@ static DETAIL_MOVE: Binding<Act> = Binding {
     what: "scroll the detail",
     bar: Bar::As("↑/↓", "scroll"),
 };
-static BROWSE: [&Binding<Act>; 7] = [&MOVE, &PAGE_KEYS, &ENDS, &FILTER, &SORT, &REVERSE, &FOCUS];
+/// The BMC check (issue #51): every BMC's power read once, read only; a READ column after it.
+static CHECK_BMC: Binding<Act> =
+    Binding { keys: &[(ch('b'), Act::CheckBmc)], label: "b", what: "read BMCs", bar: Bar::Yes };
+static BROWSE: [&Binding<Act>; 8] = [&MOVE, &PAGE_KEYS, &ENDS, &FILTER, &SORT, &REVERSE, &FOCUS, &CHECK_BMC];
 static DETAIL: [&Binding<Act>; 2] = [&DETAIL_MOVE, &FOCUS];
 
 static TYPE: Binding<Act> = Binding { keys: &[], label: "type", what: "filter", bar: Bar::Yes };
@@ -187,6 +197,50 @@ impl InventoryScreen {
         if self.selected >= self.rows.len() {
             self.selected = self.rows.len().saturating_sub(1);
         }
+    }
+
+    /// One node's row of the table (`selected`: the highlighted one).
+    fn row(&self, n: &InventoryNode, selected: bool, (with_size, full_uuid, bmc): Columns, cx: &DrawCtx) -> Row<'static> {
+        let (theme, session) = (cx.theme, cx.session);
+        let b = &n.node;
+        let (count, blocking) = session.node_marker(b.id);
+        let marker = if blocking {
+            Span::styled("!", theme.bad())
+        } else if count > 0 {
+            Span::styled("~", theme.warn())
+        } else {
+            Span::raw(" ")
+        };
+        let state = if b.deleted { "(deleted)".to_string() } else { dash(b.task_state.as_deref()) };
+        let style = if selected {
+            theme.selected()
+        } else if b.deleted {
+            theme.dim()
+        } else {
+            Style::new()
+        };
+        let mut cells = vec![
+            Cell::from(marker),
+            Cell::from(b.id.to_string()),
+            Cell::from(if full_uuid { dash(b.uuid.as_deref()) } else { short_uuid(b.uuid.as_deref()) }),
+            Cell::from(dash(b.service_host.as_deref())),
+            Cell::from(state),
+            Cell::from(short_uuid(b.instance_uuid.as_deref())),
+        ];
+        if with_size {
+            cells.push(Cell::from(format!(
+                "{}/{}/{}",
+                b.cpus.map(|v| v.to_string()).unwrap_or("-".into()),
+                b.memory_mb.map(|v| (v / 1024).to_string()).unwrap_or("-".into()),
+                b.local_gb.map(|v| v.to_string()).unwrap_or("-".into())
+            )));
+        }
+        cells.push(Cell::from(dash(b.pm_address.as_deref())));
+        if let Some(f) = bmc {
+            cells.push(read_cell(f, b.id, theme));
+        }
+        cells.push(Cell::from(n.interfaces.len().to_string()));
+        Row::new(cells).style(style)
     }
 
     fn render_detail(&self, f: &mut Frame, area: Rect, theme: Theme, session: &Session) {
@@ -417,53 +471,17 @@ impl Page for InventoryScreen {
         let with_size = !wide || table_area.width > 100;
         // the whole uuid where it fits (200 columns and more), to copy for `baremetal node show`
         let full_uuid = table_area.width >= 110;
+        // what the BMC check (`b`) read, once it ran: a READ column
+        let bmc = Some(&*session.plan_options.bmc).filter(|f| f.given);
         let rows: Vec<Row> = self
             .rows
             .iter()
             .enumerate()
             .skip(offset)
             .take(inner_h)
-            .map(|(i, &ni)| {
-                let n = &p.inventory.nodes[ni];
-                let b = &n.node;
-                let (count, blocking) = session.node_marker(b.id);
-                let marker = if blocking {
-                    Span::styled("!", theme.bad())
-                } else if count > 0 {
-                    Span::styled("~", theme.warn())
-                } else {
-                    Span::raw(" ")
-                };
-                let state = if b.deleted { "(deleted)".to_string() } else { dash(b.task_state.as_deref()) };
-                let style = if i == sel {
-                    theme.selected()
-                } else if b.deleted {
-                    theme.dim()
-                } else {
-                    Style::new()
-                };
-                let mut cells = vec![
-                    Cell::from(marker),
-                    Cell::from(b.id.to_string()),
-                    Cell::from(if full_uuid { dash(b.uuid.as_deref()) } else { short_uuid(b.uuid.as_deref()) }),
-                    Cell::from(dash(b.service_host.as_deref())),
-                    Cell::from(state),
-                    Cell::from(short_uuid(b.instance_uuid.as_deref())),
-                ];
-                if with_size {
-                    cells.push(Cell::from(format!(
-                        "{}/{}/{}",
-                        b.cpus.map(|v| v.to_string()).unwrap_or("-".into()),
-                        b.memory_mb.map(|v| (v / 1024).to_string()).unwrap_or("-".into()),
-                        b.local_gb.map(|v| v.to_string()).unwrap_or("-".into())
-                    )));
-                }
-                cells.push(Cell::from(dash(b.pm_address.as_deref())));
-                cells.push(Cell::from(n.interfaces.len().to_string()));
-                Row::new(cells).style(style)
-            })
+            .map(|(i, &ni)| self.row(&p.inventory.nodes[ni], i == sel, (with_size, full_uuid, bmc), cx))
             .collect();
-        let (widths, header) = super::inventory_filter::columns(with_size, full_uuid);
+        let (widths, header) = super::inventory_filter::columns(with_size, full_uuid, bmc.is_some());
         let table = Table::new(rows, widths).header(Row::new(header).style(theme.key())).block(block).column_spacing(1);
         f.render_widget(table, table_area);
         // the chart when it fits whole under the detail
@@ -532,6 +550,7 @@ impl Page for InventoryScreen {
                 self.refresh(cx.session);
             }
             Act::Conflicts => return vec![Out::Go(Screen::Conflicts)],
+            Act::CheckBmc => return vec![Out::Busy("reading BMCs (read only)".into()), Out::Effect(Effect::CheckBmc)],
             Act::Back => return vec![Out::Go(Screen::Connections)],
             Act::KeepFilter => self.filtering = false,
             Act::ClearFilter => {

@@ -87,7 +87,7 @@ pub fn conflict_and_uuid_lines(
 }
 
 /// The table's columns: the size when there is room, the whole uuid when there is more.
-pub fn columns(with_size: bool, full_uuid: bool) -> (Vec<Constraint>, Vec<&'static str>) {
+pub fn columns(with_size: bool, full_uuid: bool, read: bool) -> (Vec<Constraint>, Vec<&'static str>) {
     let mut widths = vec![
         Constraint::Length(1),
         Constraint::Length(5),
@@ -101,7 +101,14 @@ pub fn columns(with_size: bool, full_uuid: bool) -> (Vec<Constraint>, Vec<&'stat
         widths.push(Constraint::Length(11));
         header.push("CPU/GB/DISK");
     }
-    widths.extend([Constraint::Min(9), Constraint::Length(4)]);
-    header.extend(["BMC", "MACS"]);
+    widths.push(Constraint::Min(9));
+    header.push("BMC");
+    // what the BMC check (`b`) read, once it ran
+    if read {
+        widths.push(Constraint::Length(7));
+        header.push("READ");
+    }
+    widths.push(Constraint::Length(4));
+    header.push("MACS");
     (widths, header)
 }

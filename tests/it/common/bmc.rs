@@ -1,7 +1,8 @@
 //! The one fake BMC starter: scripts/fakebmc.py (PyPI pyghmi, run by the Ironic test venv's Python)
 //! on a loopback address, a power state only or, with `--vm`, a QEMU machine its IPMI power actions
 //! drive (scripts/bootvm.sh makes its parts). The power actions it was asked for ("power on", "power
-//! off", ...) are collected; ipmitool talks to it like an operator would. Stopped when dropped.
+//! off", ...) are collected, and every IPMI command it received; ipmitool talks to it like an operator
+//! would. Stopped when dropped. `BmcFarm`: many of them in one process (scripts/fakebmcs.py).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -117,9 +118,15 @@ impl Bmc {
         Bmc { options: o, process }
     }
 
-    /// The power actions it was asked for so far ("power on", "power off", ...), in order.
+    /// The power actions it was asked for so far ("power on", "power off", ...), in order (not the
+    /// "ipmi ..." lines: every command it received, `commands`).
     pub fn power_actions(&self) -> Vec<String> {
-        self.process.said()
+        self.process.said().into_iter().filter(|l| !l.starts_with("ipmi ")).collect()
+    }
+
+    /// Every IPMI command a session sent it, in order (`get-chassis-status`, `chassis-control power-on`, ...).
+    pub fn commands(&self) -> Vec<String> {
+        self.process.said().iter().filter_map(|l| l.strip_prefix("ipmi ").map(str::to_string)).collect()
     }
 
     /// ipmitool against this BMC: (success, output).
@@ -156,5 +163,78 @@ impl Bmc {
             assert!(Instant::now() < deadline, "the BMC on {}:{} never answered: {out}", o.addr, o.port);
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+}
+
+/// One BMC of a `BmcFarm` (scripts/fakebmcs.py --spec): a loopback address on port 623.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FarmBmc {
+    pub addr: String,
+    pub user: String,
+    pub password: String,
+    /// "on" or "off"
+    pub power: String,
+    /// the system GUID it answers (None: a random one)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guid: Option<String>,
+    /// bound, never answers
+    pub silent: bool,
+    /// the highest session privilege its user gets (3: OPERATOR, so ADMINISTRATOR is refused)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_privilege: Option<u8>,
+}
+
+impl FarmBmc {
+    pub fn new(addr: &str, password: &str, power: &str) -> FarmBmc {
+        FarmBmc {
+            addr: addr.into(),
+            user: "admin".into(),
+            password: password.into(),
+            power: power.into(),
+            guid: None,
+            silent: false,
+            max_privilege: None,
+        }
+    }
+}
+
+/// Many fake BMCs in one process (scripts/fakebmcs.py --spec, the Ironic test venv's pyghmi), each
+/// logging every IPMI command it receives. Stopped when dropped.
+pub struct BmcFarm {
+    pub bmcs: Vec<FarmBmc>,
+    process: Guard,
+    _spec: tempfile::NamedTempFile,
+}
+
+impl BmcFarm {
+    /// Starts them and waits (20 s at most) until the first that answers does.
+    pub fn start(venv: &Path, bmcs: Vec<FarmBmc>) -> BmcFarm {
+        let spec = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(spec.path(), serde_json::to_vec(&bmcs).unwrap()).unwrap();
+        let mut c = Command::new(venv.join("bin/python"));
+        c.arg(super::env::repo_file("scripts/fakebmcs.py")).arg("--spec").arg(spec.path()).stderr(Stdio::null());
+        let process = Guard::reading_stdout(&mut c);
+        let farm = BmcFarm { bmcs, process, _spec: spec };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !farm.process.said().iter().any(|l| l.starts_with("serving ")) {
+            assert!(Instant::now() < deadline, "fakebmcs.py did not start: {:?}", farm.process.said());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        farm
+    }
+
+    /// The IPMI commands the BMC at `addr` received, in order (`get-chassis-status`, ...).
+    pub fn commands(&self, addr: &str) -> Vec<String> {
+        let tail = format!(" {addr}");
+        self.process
+            .said()
+            .iter()
+            .filter_map(|l| l.strip_prefix("ipmi ").and_then(|l| l.strip_suffix(&tail)).map(str::to_string))
+            .collect()
+    }
+
+    /// Every line it printed other than the IPMI commands: its power changes ("power on ADDR").
+    pub fn power_actions(&self) -> Vec<String> {
+        self.process.said().into_iter().filter(|l| l.starts_with("power ")).collect()
     }
 }

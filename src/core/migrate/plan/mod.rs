@@ -300,6 +300,7 @@ fn plan_node(cx: &mut Checks, index: usize, entry: &InventoryNode, nova: Option<
     cx.instance_missing_in_nova(n, &mut f);
     cx.instance_in_ironic(n, &mut f);
     cx.power(n, &mut f);
+    cx.bmc(n, &mut f);
     let arch = cx.arch(n, &mut f);
     cx.sizes(n, &mut f);
     cx.juno_instance_info(n, &mut f);

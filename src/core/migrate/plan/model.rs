@@ -96,6 +96,11 @@ pub struct Plan {
 impl Plan {
     /// The rows written for this node (None when nothing is), built from the inventory the plan was
     /// made from: the same rows each time, and the ones the checksum covers.
+    /// What the BMC check read before this plan (`given` false: no check).
+    pub fn bmc(&self) -> &crate::core::bmc::BmcFacts {
+        &self.ctx.opts.bmc
+    }
+
     pub fn rows(&self, n: &NodePlan) -> Option<Rows> {
         let spec = n.spec.as_ref()?;
         let uuid = n.uuid.as_deref()?;

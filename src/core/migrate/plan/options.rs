@@ -1,11 +1,13 @@
 //! What the operator tells the plan besides resolutions: deploy images, architectures, resource
-//! class, the state free nodes arrive in, nova.conf's `[baremetal]`, and the TFTP trees' boots.
+//! class, the state free nodes arrive in, nova.conf's `[baremetal]`, the TFTP trees' boots, and
+//! what the BMC check read.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::core::bmc::BmcFacts;
 use crate::core::settings::baremetal::BaremetalConf;
 use crate::core::source::tftp::{BootFacts, TftpRoot};
 
@@ -58,4 +60,8 @@ pub struct PlanOptions {
     pub tftp_roots: Vec<TftpRoot>,
     /// what the trees say of each instance's boot (read by `prepare`: the plan itself does no I/O)
     pub boots: Arc<BootFacts>,
+    /// `--check-bmc`: read every BMC before planning (None: no check)
+    pub check_bmc: Option<crate::core::bmc::CheckOptions>,
+    /// what the BMC check read (read by `prepare` or the wizard's `b`: the plan does no I/O)
+    pub bmc: Arc<BmcFacts>,
 }

@@ -122,6 +122,26 @@ impl Report {
             },
             v.text
         ));
+        self.takeover_and_after(&mut line);
+        o
+    }
+
+    /// The BMC check (when one ran), the takeover, and how to roll back.
+    fn takeover_and_after(&self, line: &mut dyn FnMut(String)) {
+        if let Some(b) = &self.bmc {
+            line(String::new());
+            line("## BMC check (`--check-bmc`)".into());
+            line(String::new());
+            line(one(&b.summary));
+            line(String::new());
+            line("| nova_bm | pm_address | pm_user | read | system GUID | read at |".into());
+            line("|---:|---|---|---|---|---|".into());
+            for r in &b.readings {
+                let guid = r.guid.clone().unwrap_or_else(|| "-".into());
+                let row = [cell(&r.address), cell(&r.user), cell(&r.read), cell(&guid), cell(&r.read_at)];
+                line(format!("| {} | {} |", r.nova_bm_id, row.join(" | ")));
+            }
+        }
         line(String::new());
         line("## Takeover".into());
         line(String::new());
@@ -143,7 +163,6 @@ impl Report {
         for r in &self.rollback {
             line(format!("- {r}"));
         }
-        o
     }
 }
 

@@ -2,7 +2,9 @@
 //! values: who, when, endpoints (redacted), plan checksum, every decision with its consequence, each
 //! node's outcome, timings, verification, takeover, how to roll back; as Markdown or as JSON.
 
+mod bmc;
 mod markdown;
+pub use bmc::{BmcRow, BmcSection};
 
 use serde::Serialize;
 
@@ -97,6 +99,8 @@ pub struct Report {
     pub verify: Section,
     pub takeover: Takeover,
     pub rollback: Vec<String>,
+    /// what `--check-bmc` read before the plan (None: not checked)
+    pub bmc: Option<BmcSection>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -287,8 +291,7 @@ fn rollback_advice(plan: &Plan, outcome: &Outcome) -> Vec<String> {
 
 impl Report {
     pub fn new(input: &ReportInput) -> Report {
-        let plan = input.plan;
-        let o = input.outcome;
+        let (plan, o) = (input.plan, input.outcome);
         let loaded = o.summary.as_ref();
         let mode = match &o.ended {
             Ended::Rehearsed => "REHEARSAL",
@@ -382,6 +385,7 @@ impl Report {
                 errors: input.takeover.clone().unwrap_or_default(),
             },
             rollback,
+            bmc: bmc::section(plan),
         }
     }
 

@@ -338,7 +338,7 @@ impl ApiSide {
         let nova = prepare::read_nova(settings, &inventory).await?;
         let against = format!("the Ironic API at {}", self.api.base());
         let read = prepare::Read { inventory, nova, target, src_url, started, against: &against };
-        let prepared = prepare::finish(read, req.options, req.resolutions);
+        let prepared = prepare::finish(read, req.options, req.resolutions).await?;
         self.basis = Some((ids, resume));
         Ok(prepared)
     }

@@ -2,6 +2,7 @@
 //! raises conflicts and the lookup maps built once from the target and the inventory) and a node's
 //! `Fate` (`fate.rs`). Each code is described in docs/conflicts.md.
 
+mod bmc;
 mod boot;
 mod engine;
 mod flavor;
