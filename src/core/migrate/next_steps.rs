@@ -189,9 +189,14 @@ fn live_steps(f: &RunFacts) -> Vec<Step> {
     }
     out.push(Step { what: format!("Loaded: run {run}."), command: None, done: true });
     let target = if juno { "juno" } else { "modern" };
-    // modern ironic.conf and nova.conf name the Ironic API; a placeholder when none was given
-    let api = url.clone().unwrap_or_else(|| "http://IRONIC-API:6385".into());
+    // modern ironic.conf and nova.conf name the Ironic API. When none was given, a word that no
+    // command takes for a URL: pasted as is it is refused, naming it, and nothing is written (a
+    // placeholder that looked like a URL was written into the new config files)
+    let api = url.clone().unwrap_or_else(|| NO_API.into());
     let url_arg = if juno { String::new() } else { format!(" --ironic-url {api}") };
+    if url.is_none() && !juno {
+        out.push(step(format!("Below, put the Ironic API's URL in place of {NO_API} (none was given here)."), None));
+    }
     if !f.through_api {
         out.push(step(
             "Before Ironic starts, install the ironic.conf `config` writes (force_power_state_during_sync = false: nothing switched off is switched on again):",
@@ -238,6 +243,10 @@ fn takeover_step(f: &RunFacts, run: &str, url: Option<&str>, conductor: &str) ->
 }
 
 /// nova.conf for the Ironic driver, nova-compute's start, the old API, and the checks by hand.
+/// What the next steps say for the Ironic API's URL when the wizard was given none: the operator
+/// puts the URL in its place.
+pub const NO_API: &str = "IRONIC_API_URL";
+
 fn nova_steps(juno: bool, target: &str, nova_conf: &str, url_arg: &str, compute: &str, api: &str) -> Vec<Step> {
     let what = if juno {
         "nova.conf for the Ironic driver (ClusteredComputeManager, IronicHostManager and the Exact* filters); restart nova-scheduler:"

@@ -200,7 +200,13 @@ impl InventoryScreen {
     }
 
     /// One node's row of the table (`selected`: the highlighted one).
-    fn row(&self, n: &InventoryNode, selected: bool, (with_size, full_uuid, bmc): Columns, cx: &DrawCtx) -> Row<'static> {
+    fn row(
+        &self,
+        n: &InventoryNode,
+        selected: bool,
+        (with_size, full_uuid, bmc): Columns,
+        cx: &DrawCtx,
+    ) -> Row<'static> {
         let (theme, session) = (cx.theme, cx.session);
         let b = &n.node;
         let (count, blocking) = session.node_marker(b.id);
