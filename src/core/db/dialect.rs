@@ -105,6 +105,15 @@ impl Dialect {
         }
     }
 
+    /// A timestamp to the microsecond (MySQL's DATETIME keeps whole seconds: two runs started in
+    /// one second could not be told apart by their start, and "the newest run" was either of them).
+    pub fn precise_timestamp_type(self) -> &'static str {
+        match self.0 {
+            Backend::MySql => "DATETIME(6)",
+            _ => self.timestamp_type(),
+        }
+    }
+
     /// The column type of text of any length (a JSON record), for CREATE TABLE.
     pub fn long_text_type(self) -> &'static str {
         match self.0 {

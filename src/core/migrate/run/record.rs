@@ -111,7 +111,8 @@ pub(crate) fn written(node: &IronicNode, ports: &[IronicPort], nova_bm_id: i64, 
 
 /// Both tables (`CREATE TABLE IF NOT EXISTS`: an older run table is kept, the node table added).
 pub fn runs_ddl(d: Dialect) -> Vec<Stmt> {
-    let (ts, text) = (d.timestamp_type(), d.long_text_type());
+    // to the microsecond: runs are ordered by their start ("the newest run" is rollback's default)
+    let (ts, text) = (d.precise_timestamp_type(), d.long_text_type());
     vec![
         (
             format!(
