@@ -103,6 +103,11 @@ impl Project {
             .try_into()
             .map_err(|e: toml::de::Error| ProjectError::Syntax { path: shown.clone(), reason: one_line(&e) })?;
         check_blanks(&options, &shown)?;
+        // a deploy image given as a URL with a password: the password is a secret from here on,
+        // as it is when given as a flag (never shown, even alone)
+        for v in [&options.deploy_kernel, &options.deploy_ramdisk].into_iter().flatten() {
+            crate::core::redact::register_url_secrets(v);
+        }
         if let Some(r) = options.resolutions.as_mut().filter(|r| r.is_relative()) {
             *r = path.parent().unwrap_or(Path::new(".")).join(&*r);
         }
@@ -179,6 +184,15 @@ mod tests {
         assert_eq!(p.keys(), ["deploy-kernel", "deploy-ramdisk", "arch", "via", "resolutions"]);
         let e = Project::find(Some(&dir.path().join("nope.toml")), dir.path()).unwrap_err();
         assert!(e.to_string().contains("nope.toml: not found"), "{e}");
+    }
+
+    /// A deploy image's URL with a password: the password is a registered secret once read.
+    #[test]
+    fn a_password_in_a_deploy_image_url_is_a_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(dir.path(), "deploy-kernel = \"http://glance:Pr0jKernelPw@images/k\"\n");
+        Project::read(&p).unwrap();
+        assert_eq!(crate::core::redact::redact("said Pr0jKernelPw alone"), "said *** alone");
     }
 
     /// A password never comes from a file left in a working directory; a typo is not dropped
