@@ -11,6 +11,15 @@
 #                in root-uuid), partition 2 swap, no bootloader. Its /sbin/init prints
 #                `BM2IRONIC-INSTANCE-BOOTED root=<uuid>` on the serial console, then idles like an instance
 #   pxelinux.0, ldlinux.c32   the PXE loader an Ironic (or nova baremetal) TFTP root serves
+#   deploy-ramdisk  nova baremetal's deploy ramdisk, as diskimage-builder's `deploy` element made it, for the
+#                test where nova baremetal itself deploys instances onto these machines (#45): it reads the
+#                deployment id, key and iqn and `ip=` (pxelinux's `ipappend 3`) from the kernel command line,
+#                brings up the NIC named by BOOTIF and POSTs `i k a n` to the deploy helper at the boot
+#                server (port `bm2.deploy_port=`, QEMU's user network maps 10.0.2.2 to this host's
+#                loopback). It exports no disk over iSCSI (this host has no initiator; the helper's disk
+#                write is the test's stub) and, where DIB's waited for the helper's notify on its port
+#                10000 (the host never dials the guest's 10.0.2.x), it reads its own PXE config over TFTP
+#                until it says `default boot` (the helper's switch_pxe_config), then reboots.
 # The QEMU that boots them is driven by scripts/fakebmc.py --vm (IPMI power -> QMP).
 #
 # Usage: scripts/bootvm.sh [build]   build once (cached in $BM2_BOOT_CACHE, /tmp/bm2ironic-boot) and print
@@ -72,7 +81,9 @@ unpack() {
   # of the kernel only vmlinuz, its config and the virtio modules (the whole package is ~300 MB unpacked)
   dpkg-deb --fsys-tarfile "$CACHE"/debs/linux-image-*.deb |
     tar -x -C "$pkgs" --wildcards './boot/vmlinuz-*' './boot/config-*' \
-      './lib/modules/*/kernel/drivers/virtio/*' './lib/modules/*/kernel/drivers/block/virtio_blk.ko*'
+      './lib/modules/*/kernel/drivers/virtio/*' './lib/modules/*/kernel/drivers/block/virtio_blk.ko*' \
+      './lib/modules/*/kernel/drivers/net/virtio_net.ko*' './lib/modules/*/kernel/drivers/net/net_failover.ko*' \
+      './lib/modules/*/kernel/net/core/failover.ko*'
 }
 
 # The modules the initramfs loads, in dependency order, when the kernel has them as modules
@@ -141,6 +152,97 @@ INIT
   chmod 755 "$ir/init"
   (cd "$ir" && find . | sort | "$pkgs/bin/busybox" cpio -o -H newc 2>/dev/null | gzip -9n) >"$CACHE/initramfs.new"
   mv "$CACHE/initramfs.new" "$CACHE/initramfs"
+}
+
+# nova baremetal's deploy ramdisk (see the header): the same kernel modules plus the virtio NIC's.
+NET_MODULES="failover net_failover virtio_net"
+build_deploy_ramdisk() {
+  local pkgs=$CACHE/pkgs ir=$CACHE/deploy-ramdisk.d m f
+  rm -rf "$ir"
+  mkdir -p "$ir"/{bin,dev,proc,sys,tmp,lib/modules}
+  cp "$pkgs/bin/busybox" "$ir/bin/busybox"
+  for m in $MODULES $NET_MODULES; do
+    f=$(find "$pkgs/lib/modules" -name "$m.ko*" | head -1)
+    [ -n "$f" ] || continue   # built in (checked for the disk modules by build_initramfs)
+    case $f in
+      *.ko) cp "$f" "$ir/lib/modules/$m.ko" ;;
+      *.ko.xz) xz -dc "$f" >"$ir/lib/modules/$m.ko" ;;
+      *.ko.zst) zstd -qdc "$f" >"$ir/lib/modules/$m.ko" ;;
+    esac
+  done
+  cat >"$ir/init" <<'INIT'
+#!/bin/busybox sh
+# bm2ironic test deploy ramdisk: what diskimage-builder's nova baremetal `deploy` ramdisk did, less the iSCSI
+# export (scripts/bootvm.sh's header)
+/bin/busybox mkdir -p /dev /proc /sys /tmp
+/bin/busybox mount -t devtmpfs dev /dev
+exec </dev/console >/dev/console 2>&1
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+say() { echo "bm2ironic-deploy-ramdisk: $*"; }
+fail() { say "$*; rebooting in 30 s"; sleep 30; reboot -f; while :; do sleep 60; done; }
+for m in MODULES; do
+  [ -e /lib/modules/$m.ko ] && insmod /lib/modules/$m.ko
+done
+id= key= iqn= ip= bootif= port=
+for arg in $(cat /proc/cmdline); do
+  case $arg in
+    deployment_id=*) id=${arg#*=} ;;
+    deployment_key=*) key=${arg#*=} ;;
+    iscsi_target_iqn=*) iqn=${arg#*=} ;;
+    ip=*) ip=${arg#*=} ;;
+    BOOTIF=*) bootif=${arg#*=} ;;
+    bm2.deploy_port=*) port=${arg#*=} ;;
+  esac
+done
+[ -n "$id" ] && [ -n "$key" ] && [ -n "$iqn" ] || fail "no deployment_id, deployment_key or iscsi_target_iqn: $(cat /proc/cmdline)"
+[ -n "$ip" ] && [ -n "$bootif" ] || fail "no ip= or BOOTIF= (ipappend 3): $(cat /proc/cmdline)"
+say "deployment $id, target $iqn"
+# BOOTIF=01-52-55-00-00-00-01: the NIC that booted
+mac=$(echo "${bootif#01-}" | tr '-' ':' | tr 'A-F' 'a-f')
+iface=
+for i in $(seq 1 100); do
+  for n in /sys/class/net/*; do
+    [ "$(cat "$n/address" 2>/dev/null)" = "$mac" ] && iface=${n##*/}
+  done
+  [ -n "$iface" ] && break
+  sleep 0.1
+done
+[ -n "$iface" ] || fail "no NIC has the MAC $mac"
+# ip=<client>:<boot server>:<gateway>:<netmask>
+IFS=: read -r client server gw mask <<EOF2
+$ip
+EOF2
+ifconfig lo 127.0.0.1 up
+ifconfig "$iface" "$client" netmask "$mask" up || fail "cannot configure $iface as $client/$mask"
+route add default gw "$gw" 2>/dev/null
+say "$iface is $client; the deploy helper at $server:${port:-10000}"
+answer=
+for i in $(seq 1 30); do
+  if wget -q -O /tmp/answer --post-data "i=$id&k=$key&a=$client&n=$iqn&e=" "http://$server:${port:-10000}/"; then
+    answer=ok; break
+  fi
+  sleep 2
+done
+[ -n "$answer" ] || fail "the deploy helper at $server:${port:-10000} did not take the deployment"
+say "the deploy helper took deployment $id; waiting for its PXE config to say default boot"
+cfg="pxelinux.cfg/$(echo "01-$mac" | tr ':' '-')"
+for i in $(seq 1 300); do
+  rm -f /tmp/config
+  if tftp -g -r "$cfg" -l /tmp/config "$server" 2>/dev/null && grep -q '^default boot' /tmp/config; then
+    say "deployment $id done; rebooting"
+    sleep 1
+    reboot -f
+  fi
+  sleep 1
+done
+fail "the PXE config $cfg never said default boot"
+INIT
+  sed -i "s/for m in MODULES;/for m in $MODULES $NET_MODULES;/" "$ir/init"
+  chmod 755 "$ir/init"
+  (cd "$ir" && find . | sort | "$pkgs/bin/busybox" cpio -o -H newc 2>/dev/null | gzip -9n) >"$CACHE/deploy-ramdisk.new"
+  mv "$CACHE/deploy-ramdisk.new" "$CACHE/deploy-ramdisk"
 }
 
 # The instance's disk as nova baremetal's deploy left it: MBR, root (ext4, known UUID), swap, and no
@@ -229,10 +331,11 @@ build() {
     cp "$CACHE/pkgs/usr/lib/PXELINUX/pxelinux.0" "$CACHE/pxelinux.0"
     cp "$CACHE/pkgs/usr/lib/syslinux/modules/bios/ldlinux.c32" "$CACHE/ldlinux.c32"
     build_initramfs
+    build_deploy_ramdisk
     build_disk
     echo "$ROOT_UUID" >"$CACHE/root-uuid"
     echo "$MARKER" >"$CACHE/marker"
-    rm -rf "$CACHE/pkgs" "$CACHE/initramfs.d" "$CACHE/rootfs.d"
+    rm -rf "$CACHE/pkgs" "$CACHE/initramfs.d" "$CACHE/deploy-ramdisk.d" "$CACHE/rootfs.d"
     log "probing whether KVM boots this machine (else QEMU's TCG emulation)"
     probe_accel >"$CACHE/accel"
     log "the test VMs use $(cat "$CACHE/accel")"

@@ -29,6 +29,8 @@
 #        scripts/juno.sh nova-compute CONF nova-compute in the foreground
 #        scripts/juno.sh nova-all CONF     nova-api, -conductor, -scheduler and -compute in ONE process
 #                                          in the foreground (scripts/juno-nova-all.py says why)
+#        scripts/juno.sh deploy-helper CONF PORT  nova baremetal's deploy helper on 127.0.0.1:PORT in the
+#                                          foreground, its disk write a stub (scripts/juno-deploy-helper.py)
 #   URL: sqlite:////abs/path.sqlite or mysql+pymysql://USER:PW@127.0.0.1:PORT/DB?charset=utf8
 #
 # Where the Juno sources come from. Nothing of Juno is kept in this repository; the script reads
@@ -569,6 +571,12 @@ nova_all() {   # CONF
   exec "$NOVA_VENV/bin/python" "$REPO/scripts/juno-nova-all.py" --config-file "${1:?usage: nova-all CONF}"
 }
 
+# nova baremetal's deploy helper (Juno's code, its iSCSI disk write a stub: the script says which parts)
+deploy_helper() {   # CONF PORT
+  need_nova
+  exec "$NOVA_VENV/bin/python" "$REPO/scripts/juno-deploy-helper.py" --config-file "${1:?usage: deploy-helper CONF PORT}" "${2:?usage: deploy-helper CONF PORT}"
+}
+
 case "${1:-}" in
   install) install ;;
   env) v=$(install); echo "export BM2IRONIC_TEST_JUNO_VENV='$v'" ;;
@@ -590,5 +598,6 @@ case "${1:-}" in
   nova-conf) shift; need_nova; nova_conf "$@" ;;
   nova-compute) shift; nova_compute "$@" ;;
   nova-all) shift; nova_all "$@" ;;
+  deploy-helper) shift; deploy_helper "$@" ;;
   *) sed -n '2,32p' "$0" >&2; exit 2 ;;
 esac

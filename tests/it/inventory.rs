@@ -28,7 +28,7 @@ fn expected_node(n: &BmNode) -> Vec<(&'static str, Value)> {
         ("terminal_port", json!(n.terminal_port)),
         ("image_path", json!(n.image_path)),
         ("pxe_config_path", json!(n.pxe_config_path)),
-        ("deploy_key", json!(n.deploy_key)),
+        ("deploy_key", if n.deploy_key.is_some() { json!("***") } else { Value::Null }),
         ("root_mb", json!(n.root_mb)),
         ("swap_mb", json!(n.swap_mb)),
         ("ephemeral_mb", json!(n.ephemeral_mb)),

@@ -8,14 +8,15 @@
 //!   plane as a baremetal compute host, Juno's `nova`) are the rows our fixture writes for the same
 //!   shapes, but for the deliberate difference listed; then the proxy is held to that API's answers
 //!   (the second half, `proxy.rs` beside this file);
-//! - the PXE config nova baremetal's own functions write is byte for byte the one our builder writes.
-//!
-//! Not here: instances deployed by nova baremetal's PXE driver (no VM is booted; docs/juno.md says
-//! why), so the rows and PXE files of nodes with an instance are compared with Juno's functions only
-//! where no machine is needed (the PXE config).
+//! - the PXE config nova baremetal's own functions write is byte for byte the one our builder writes;
+//! - instances deployed by nova baremetal itself onto QEMU machines (`deployed.rs` beside this file):
+//!   the rows, Nova's instances and the TFTP tree it left against our fixtures, then the window on
+//!   that cloud (plan, migrate, Juno's takeover, juno-boot, Juno's Nova rebooting the machines) and
+//!   the proxy against its API for every node.
 
 use std::time::{Duration, Instant};
 
+mod deployed;
 mod proxy;
 use proxy::Oracle;
 use serde_json::Value;
@@ -63,7 +64,7 @@ async fn mysql_nova_bm_dbsync_schema_is_the_asset() {
 }
 
 /// The rows of nova_bm's two tables, every column as text, by id; timestamps as `set` or NULL (the
-/// API writes its own clock) and the node uuid as `uuid` (the API makes a random one).
+/// API writes its own clock), the node uuid and the deploy key as `set` or NULL (random ones).
 async fn nova_bm_rows(db: &TestDb) -> Vec<String> {
     let t = |c: &str| format!("CASE WHEN {c} IS NULL THEN 'NULL' ELSE 'set' END");
     let s = |c: &str| format!("COALESCE(CAST({c} AS CHAR), 'NULL')");
@@ -81,16 +82,17 @@ async fn nova_bm_rows(db: &TestDb) -> Vec<String> {
         "terminal_port",
         "image_path",
         "pxe_config_path",
-        "deploy_key",
         "root_mb",
         "swap_mb",
         "instance_name",
         "ephemeral_mb",
         "preserve_ephemeral",
     ];
-    let mut sel: Vec<String> = vec![s("id"), t("created_at"), t("updated_at"), t("deleted_at"), t("uuid")];
+    // the deploy key is random: set or NULL
+    let mut sel: Vec<String> =
+        vec![s("id"), t("created_at"), t("updated_at"), t("deleted_at"), t("uuid"), t("deploy_key")];
     sel.extend(node_cols.iter().map(|c| s(c)));
-    let mut names: Vec<&str> = vec!["id", "created_at", "updated_at", "deleted_at", "uuid"];
+    let mut names: Vec<&str> = vec!["id", "created_at", "updated_at", "deleted_at", "uuid", "deploy_key"];
     names.extend(node_cols);
     let mut out = Vec::new();
     for r in db.rows(&format!("SELECT {} FROM bm_nodes ORDER BY id", sel.join(", "))).await {

@@ -122,6 +122,9 @@ fn with_instance(mut n: BmNode, state: &str) -> BmNode {
     n.ephemeral_mb = Some(0);
     n.image_path = Some(format!("/var/lib/nova/instances/instance-{:08x}/disk", n.id));
     n.pxe_config_path = Some(format!("/tftpboot/{}/config", n.instance_uuid.clone().unwrap_or_default()));
+    // the deploy's key (32 upper-case letters and digits, Juno's `random_alnum(32)`), left set after
+    // the deploy: Juno clears it at teardown only (seen on nova baremetal's own deploys, #45)
+    n.deploy_key = Some(Secret::new(format!("K{:031}", n.id)));
     n
 }
 
@@ -328,6 +331,18 @@ impl Fixture {
         Fixture { schema_version: 10, nodes, interfaces }
     }
 
+    /// A free node as nova baremetal's API enrols it (IPMI, 8 CPUs, 16 GiB, 500 GB), on compute host
+    /// `host`: the shape the fixtures build on, public for the tests that hold it against nova
+    /// baremetal's own rows (docs/mapping.md 7).
+    pub fn node_shape(id: i64, host: &str) -> BmNode {
+        node(id, host)
+    }
+
+    /// `n` with an instance deployed by nova baremetal's PXE driver, its `task_state` `state`.
+    pub fn instance_shape(n: BmNode, state: &str) -> BmNode {
+        with_instance(n, state)
+    }
+
     /// The benchmark's inventory (scripts/bench.sh): `count` nodes over `hosts` hosts, two NICs each,
     /// shaped like a fleet on its last night: every 20th node soft-deleted (5%), every 4th from the
     /// first holding an instance (25%), the rest free (70%). Deterministic.
@@ -444,7 +459,7 @@ fn node_values(n: &BmNode) -> Vec<Val> {
         Int(n.terminal_port),
         Text(n.image_path.clone()),
         Text(n.pxe_config_path.clone()),
-        Text(n.deploy_key.clone()),
+        Text(n.deploy_key.as_ref().map(|k| k.expose().to_string())),
         Int(n.root_mb),
         Int(n.swap_mb),
         Int(n.ephemeral_mb),

@@ -28,7 +28,10 @@ pub struct BmNode {
     pub terminal_port: Option<i64>,
     pub image_path: Option<String>,
     pub pxe_config_path: Option<String>,
-    pub deploy_key: Option<String>,
+    /// The key nova baremetal's deploy helper took a deploy with: still set on every deployed node
+    /// (Juno clears it only at teardown) and still accepted by a running helper, so a credential:
+    /// never shown, serialises as "***" like `pm_password`; not migrated (docs/mapping.md 5).
+    pub deploy_key: Option<Secret>,
     pub root_mb: Option<i64>,
     pub swap_mb: Option<i64>,
     pub ephemeral_mb: Option<i64>,

@@ -248,7 +248,7 @@ fn node_from_row(row: &Row, what: &str) -> Result<BmNode, SourceError> {
         terminal_port: d.int(col!(NODE_COLUMNS, "terminal_port"))?,
         image_path: d.text(col!(NODE_COLUMNS, "image_path"))?,
         pxe_config_path: d.text(col!(NODE_COLUMNS, "pxe_config_path"))?,
-        deploy_key: d.text(col!(NODE_COLUMNS, "deploy_key"))?,
+        deploy_key: d.text(col!(NODE_COLUMNS, "deploy_key"))?.map(Secret::new),
         root_mb: d.int(col!(NODE_COLUMNS, "root_mb"))?,
         swap_mb: d.int(col!(NODE_COLUMNS, "swap_mb"))?,
         ephemeral_mb: d.int(col!(NODE_COLUMNS, "ephemeral_mb"))?,

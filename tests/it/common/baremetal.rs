@@ -47,12 +47,20 @@ pub fn baremetal_conf(nova: &TestDb, nova_bm: &TestDb, tftp: &Path) -> String {
 impl BaremetalHost {
     /// Starts it, its API behind the Keystone v2.0 on port `keystone_v2`.
     pub async fn start(keystone_v2: u16) -> BaremetalHost {
-        let nova_bm = baremetal_dbsync(Backend::Sqlite, "bmreal").await;
+        BaremetalHost::start_with(keystone_v2, Backend::Sqlite, "").await
+    }
+
+    /// Starts it with nova_bm on `backend` and `more` appended to its nova.conf (sections of their
+    /// own: oslo.config merges a `[DEFAULT]` given twice); a `pxelinux.cfg` directory in its TFTP
+    /// root, as the operator made it (nova baremetal links each MAC's config there).
+    pub async fn start_with(keystone_v2: u16, backend: Backend, more: &str) -> BaremetalHost {
+        let nova_bm = baremetal_dbsync(backend, "bmreal").await;
         let nova = juno_nova_schema_db().await;
         let tftp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tftp.path().join("pxelinux.cfg")).unwrap();
         let dir = tempfile::tempdir().unwrap().keep();
         let conf = dir.join("nova.conf");
-        std::fs::write(&conf, baremetal_conf(&nova, &nova_bm, tftp.path())).unwrap();
+        std::fs::write(&conf, baremetal_conf(&nova, &nova_bm, tftp.path()) + more).unwrap();
         // the resource tracker every 3 s (its compute_nodes rows for the nodes the test makes)
         let plane = NovaPlane::launch(dir, &conf, keystone_v2, &[("BM2_JUNO_PERIODIC_DEFAULT", "3")]).await;
         BaremetalHost { plane, nova_bm, nova, tftp }

@@ -27,8 +27,9 @@ pub fn nova_pxe_config(instance: &str, root_uuid: &str) -> String {
 }
 
 /// The compute host's tree as nova baremetal left it for `instances` (`<tftp_root>/<instance
-/// uuid>/config, kernel, ramdisk`, the kernel and ramdisk the boot dir's; the deploy images were
-/// removed after the deploy), copied to `tree`; and `view`, the TFTP server's view of it: the loader,
+/// uuid>/config, kernel, ramdisk`, the kernel and ramdisk the boot dir's; nova baremetal also leaves
+/// `deploy_kernel` and `deploy_ramdisk` there until the instance's teardown, as its own deploys show
+/// (juno_baremetal::deployed): left out, as the tool reads neither), copied to `tree`; and `view`, the TFTP server's view of it: the loader,
 /// the link of the machine's MAC to its instance's config (`machine`: (MAC, instance)), and absolute
 /// `/tftpboot/...` names served from the tree (dnsmasq serves absolute names inside its tftp-root;
 /// QEMU's TFTP appends them to its root).

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::cli::{bm, Outcome};
 use super::db::{Backend, TestDb};
-use super::juno::{juno_nova_sh, wait_for, IMAGE, JUNO_NOVA_VENV, KEYSTONE_V2_PASSWORD};
+use super::juno::{juno_nova_sh, wait_for, IMAGE, JUNO_NOVA_VENV, KERNEL_I, KEYSTONE_V2_PASSWORD, RAMDISK_I};
 use super::keystone;
 use super::ports::port;
 use super::process::{wait_port, Guard};
@@ -65,6 +65,7 @@ pub async fn juno_nova_db() -> TestDb {
             name: &name,
             project: PROJECT,
             image: IMAGE,
+            kernel: (KERNEL_I, RAMDISK_I),
             flavor: ("baremetal", "bm1"),
             root_gb: 40,
             reservation: &format!("r-bm00000{id}"),
@@ -89,7 +90,9 @@ pub async fn juno_nova_schema_db() -> TestDb {
 }
 
 /// One instance as nova baremetal's nova-compute left it in a Juno Nova database, built with flavor
-/// 6 (16384 MB, 8 vCPUs): [`OldInstance::rows`] are the statements that write it.
+/// 6 (16384 MB, 8 vCPUs): [`OldInstance::rows`] are the statements that write it. Held against the
+/// instances nova baremetal itself made (juno_baremetal::deployed, docs/mapping.md 7): the same
+/// columns and system metadata but for its image's `architecture` and `os_type` properties.
 pub struct OldInstance<'a> {
     pub uuid: &'a str,
     /// its node (nova_bm's node uuid, Nova's `instances.node`)
@@ -102,6 +105,9 @@ pub struct OldInstance<'a> {
     pub name: &'a str,
     pub project: &'a str,
     pub image: &'a str,
+    /// the image's kernel and ramdisk (Glance ids): nova baremetal's PXE driver needs both, and Nova
+    /// keeps them in `instances.kernel_id` / `ramdisk_id` and the `image_*` system metadata
+    pub kernel: (&'a str, &'a str),
     /// the flavor's name and flavorid
     pub flavor: (&'a str, &'a str),
     pub root_gb: i64,
@@ -112,10 +118,10 @@ impl OldInstance<'_> {
     /// Its row, its info cache, its extra row, and its flavor in its system metadata as Juno keeps
     /// it; `ts`: the time (an SQL literal), `q`: the quote of the column named `key` on the backend.
     pub fn rows(&self, ts: &str, q: char) -> Vec<String> {
-        let OldInstance { uuid: u, node, host, name, project, image, reservation, root_gb, .. } = self;
+        let OldInstance { uuid: u, node, host, name, project, image, reservation, root_gb, kernel: (k, r), .. } = self;
         let (vm, power) = if self.active { ("active", 1) } else { ("stopped", 4) };
         let mut sql = vec![
-            format!("INSERT INTO instances (created_at, updated_at, user_id, project_id, image_ref, launch_index, power_state, vm_state, task_state, memory_mb, vcpus, root_gb, ephemeral_gb, hostname, host, node, launched_on, display_name, instance_type_id, uuid, launched_at, scheduled_at, locked, shutdown_terminate, disable_terminate, cleaned, deleted, config_drive, architecture, os_type, reservation_id, progress) VALUES ({ts}, {ts}, 'demo-user', '{project}', '{image}', 0, {power}, '{vm}', NULL, 16384, 8, {root_gb}, 0, '{name}', '{host}', '{node}', '{host}', '{name}', 6, '{u}', {ts}, {ts}, 0, 0, 0, 0, 0, '', 'x86_64', 'linux', '{reservation}', 0)"),
+            format!("INSERT INTO instances (created_at, updated_at, user_id, project_id, image_ref, kernel_id, ramdisk_id, launch_index, power_state, vm_state, task_state, memory_mb, vcpus, root_gb, ephemeral_gb, hostname, host, node, launched_on, display_name, instance_type_id, uuid, launched_at, scheduled_at, locked, shutdown_terminate, disable_terminate, cleaned, deleted, config_drive, architecture, os_type, reservation_id, progress, root_device_name, availability_zone) VALUES ({ts}, {ts}, 'demo-user', '{project}', '{image}', '{k}', '{r}', 0, {power}, '{vm}', NULL, 16384, 8, {root_gb}, 0, '{name}', '{host}', '{node}', '{host}', '{name}', 6, '{u}', {ts}, NULL, 0, 0, 0, 0, 0, '', 'x86_64', 'linux', '{reservation}', 0, '/dev/sda', 'nova')"),
             format!("INSERT INTO instance_info_caches (created_at, network_info, instance_uuid, deleted) VALUES ({ts}, '[]', '{u}', 0)"),
             format!("INSERT INTO instance_extra (created_at, deleted, instance_uuid) VALUES ({ts}, 0, '{u}')"),
         ];
@@ -132,6 +138,13 @@ impl OldInstance<'_> {
             ("instance_type_rxtx_factor", Some("1.0")),
             ("instance_type_vcpu_weight", None),
             ("image_base_image_ref", Some(*image)),
+            ("image_kernel_id", Some(*k)),
+            ("image_ramdisk_id", Some(*r)),
+            ("image_disk_format", Some("ami")),
+            ("image_container_format", Some("ami")),
+            ("image_min_disk", Some(root.as_str())),
+            ("image_min_ram", Some("0")),
+            ("network_allocated", Some("True")),
         ];
         for (k, v) in meta {
             let v = v.map_or("NULL".to_string(), |v| format!("'{v}'"));

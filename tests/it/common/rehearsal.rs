@@ -569,6 +569,8 @@ async fn juno_rows(nova: &TestDb, image: &Path) {
             name: &name,
             project: "demo-project",
             image: &image,
+            // the image's kernel and ramdisk in the old cloud's Glance (Ironic 39 deploys none of them)
+            kernel: (super::juno::KERNEL_I, super::juno::RAMDISK_I),
             flavor: ("bm.large", "bm.large"),
             root_gb: 20,
             reservation: &format!("r-{:08}", n.id),

@@ -1,0 +1,402 @@
+//! The before-world deployed by nova baremetal itself, then the window on it (#45, parts 1 and 4;
+//! docs/juno.md, "nova baremetal itself").
+//!
+//! Before: Juno's control plane as nova baremetal's compute host (common/baremetal.rs: BareMetalDriver,
+//! the PXE driver, the IPMI power manager through ipmitool, nova_bm on MariaDB by Juno's own db sync),
+//! a real Glance holding the deploy kernel and ramdisk (scripts/bootvm.sh's kernel and
+//! `deploy-ramdisk`) and the instance image (its kernel and ramdisk the machine's own), a flavor whose
+//! `baremetal:deploy_*` name them, three nodes made with Juno's `nova baremetal-node-create`. Nodes 1
+//! and 2 are QEMU machines behind fake BMCs on 127.0.45.1-2:623, node 3 a BMC only (free).
+//! `nova boot` puts an instance on each of nodes 1 and 2 (`--availability-zone nova:HOST:NODE`), and
+//! nova baremetal deploys them: it fetches the images from Glance into its TFTP root, writes the PXE
+//! config and the MAC links, powers the machine on by IPMI; the machine PXE-boots the deploy kernel and
+//! ramdisk from nova baremetal's tree (QEMU's TFTP server, which maps nova's absolute paths onto its
+//! root), the ramdisk POSTs its deployment id, key, address and iqn to Juno's own
+//! `nova-baremetal-deploy-helper` (scripts/juno-deploy-helper.py), which checks the key, sets
+//! DEPLOYING, runs Juno's `deploy()` and `switch_pxe_config`, sets DEPLOYDONE; nova baremetal makes the
+//! instance ACTIVE; the ramdisk reboots and the machine boots the instance through nova baremetal's
+//! `label boot` (its console marker, with the root file system's uuid). Then `nova stop` of instance
+//! 2: its machine is powered off by IPMI.
+//!
+//! **The stub**: the deploy helper's disk write (iSCSI discovery and login, partitioning, dd, mkswap:
+//! this host's kernel has no iSCSI initiator) writes nothing and returns the uuid of the root file
+//! system already on the machine's disk (scripts/bootvm.sh's disk.img); its notify (a connect to the
+//! guest's 10.0.2.x, which the host never dials) is not sent: the ramdisk reboots once its own PXE
+//! config says `default boot`. Everything else is Juno's code.
+//!
+//! The window, on that: nova baremetal's nova-compute stops; `bm2ironic plan` (it names only the
+//! nova-compute whose heartbeat is seconds old); `flavors --apply` and `migrate --via db` into Juno's
+//! Ironic, reading the root uuid from the PXE configs nova baremetal wrote; Juno's conductor takes the
+//! nodes over (each power state read from its BMC, no power action); `bm2ironic juno-boot --apply`
+//! (each instance's config `default boot`, its root uuid); the network's TFTP root repointed at the
+//! conductor's; Juno's Nova with the Ironic driver (the nova.conf `bm2ironic config` writes): `nova
+//! list` as nova baremetal left it, `nova reboot` of instance 1 and `nova start` of instance 2 boot
+//! each machine's instance again (a new console marker each), now from the conductor's PXE config.
+
+mod against;
+use against::{deployed_shapes, instance_rows, mac, old_instances, the_proxy, the_tree, BMCS, FLAVOR};
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::baremetal::{nova, raw, BaremetalHost};
+use crate::common::bmc::{Bmc, BmcOptions, DeployVm, Vm};
+use crate::common::glance::Glance;
+use crate::common::ironic::{start_ironic, IronicOptions, Release};
+use crate::common::juno::{
+    dbsync, juno_nova_sh, juno_nova_venv, juno_venv, keystone_v2, wait_for, IMAGE, KERNEL, KERNEL_I, RAMDISK, RAMDISK_I,
+};
+use crate::common::netboot::{plain, repoint};
+use crate::common::nova::{rows, table, NovaPlane, HOST};
+use crate::common::ports::port;
+use crate::common::process::{wait_port, Guard};
+use crate::common::{bm, server_env, Backend, TestDb, IRONIC_VENV, MYSQL_ADMIN};
+use reqwest::Method;
+
+use super::{differences, nova_bm_rows};
+
+/// nova baremetal's `pxe_append_params` here: its default, the serial console, and the deploy
+/// helper's port for the deploy ramdisk (scripts/bootvm.sh; DIB's ramdisk knew only 10000).
+const APPEND: &str = "nofb nomodeset vga=normal console=ttyS0";
+
+/// The fixture's deliberate difference (docs/mapping.md 7): its free node was updated once, as a
+/// node a deploy touched has been; nova baremetal's API leaves NULL on a node nothing updated.
+const DELIBERATE: [&str; 2] = ["fixture: node 3 updated_at=set", "juno:    node 3 updated_at=NULL"];
+
+/// Node `id`'s machine: a QEMU VM (reaching this host's loopback at 10.0.2.2, for the deploy helper)
+/// behind its BMC, off, PXE-booting from the TFTP root `net`.
+fn machine(venv: &Path, boot: &Path, work: &Path, net: &Path, id: i64) -> Bmc {
+    let accel = std::fs::read_to_string(boot.join("accel")).map(|a| a.trim().to_string()).unwrap_or("tcg".into());
+    let dir = work.join(format!("vm{id}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(boot.join("disk.img"), dir.join("disk.img")).unwrap();
+    let mut o = BmcOptions::new(venv, &format!("bmc-pass-{id}")).at(BMCS[id as usize - 1], 623);
+    o.vm = Some(Vm { dir: dir.clone(), disk: dir.join("disk.img"), tftp: net.to_path_buf(), mac: mac(id), accel });
+    o.deploy = Some(DeployVm { memory_mib: 256, disk_gib: 0, hostfwd: vec![], reach_host: true });
+    o.stderr = Some(dir.join("bmc.stderr"));
+    Bmc::start(o)
+}
+
+/// The VM's serial console, as plain text.
+fn console(vm: &Path) -> String {
+    plain(&String::from_utf8_lossy(&std::fs::read(vm.join("console.log")).unwrap_or_default()))
+}
+
+/// Waits until the VM's console shows `marker` `n` times; the console's end on timeout.
+async fn wait_marker(vm: &Path, marker: &str, n: usize, secs: u64, what: &str) -> Duration {
+    let t0 = Instant::now();
+    while console(vm).matches(marker).count() < n {
+        if t0.elapsed() > Duration::from_secs(secs) {
+            let c = console(vm);
+            let tail: String = c.chars().rev().take(3000).collect::<Vec<_>>().into_iter().rev().collect();
+            panic!("{what}: no boot of the instance (marker {n}) on {} after {secs} s:\n{tail}", vm.display());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    t0.elapsed()
+}
+
+/// A TFTP server's view (QEMU's) of a PXE tree whose configs name files by absolute path: the loader,
+/// `pxelinux.cfg` of the tree, and the tree itself at its own absolute path under the view.
+fn view(view: &Path, tree: &Path, boot: &Path) {
+    std::fs::create_dir_all(view).unwrap();
+    for f in ["pxelinux.0", "ldlinux.c32"] {
+        std::fs::copy(boot.join(f), view.join(f)).unwrap();
+    }
+    std::os::unix::fs::symlink(tree.join("pxelinux.cfg"), view.join("pxelinux.cfg")).unwrap();
+    let mirror = view.join(tree.strip_prefix("/").unwrap());
+    std::fs::create_dir_all(mirror.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(tree, &mirror).unwrap();
+}
+
+/// `nova show` of an instance, as a table.
+fn show(p: &NovaPlane, id: &str) -> std::collections::BTreeMap<String, String> {
+    table(&nova(p, &["show", id]))
+}
+
+/// Waits until `nova show NAME` has every (field, value) of `want`, or its status is ERROR.
+async fn wait_status(p: &NovaPlane, name: &str, want: &[(&str, &str)], secs: u64) -> Duration {
+    let t0 = Instant::now();
+    loop {
+        let s = show(p, name);
+        if want.iter().all(|(k, v)| s.get(*k).map(String::as_str) == Some(*v)) {
+            return t0.elapsed();
+        }
+        if s.get("status").map(String::as_str) == Some("ERROR") || t0.elapsed() > Duration::from_secs(secs) {
+            panic!("{name}: not {want:?} after {:?}: {s:?}; log {}", t0.elapsed(), p.log().display());
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn nova_baremetal_deploys_then_the_window() {
+    let Some(venv) = juno_venv() else { return };
+    let Some(_) = juno_nova_venv() else { return };
+    let Some(ironic_venv) = server_env(IRONIC_VENV).map(PathBuf::from) else { return };
+    let Some(boot) = server_env("BM2IRONIC_TEST_BOOT_DIR").map(PathBuf::from) else { return };
+    let Some(ks) = keystone_v2() else { return };
+    server_env(MYSQL_ADMIN).expect("MariaDB for nova_bm");
+    let t0 = Instant::now();
+    let lap = |what: &str| eprintln!("juno_baremetal::deployed: {what} after {:.1?}", t0.elapsed());
+    let read = |f: &str| std::fs::read_to_string(boot.join(f)).unwrap().trim().to_string();
+    let root_uuid = read("root-uuid");
+    let marker = format!("{} root={root_uuid}", read("marker"));
+    assert!(boot.join("deploy-ramdisk").exists(), "scripts/bootvm.sh builds deploy-ramdisk");
+
+    // Glance: the deploy kernel and ramdisk, the instance image with its kernel and ramdisk
+    let served = [
+        (KERNEL, boot.join("vmlinuz")),
+        (RAMDISK, boot.join("deploy-ramdisk")),
+        (KERNEL_I, boot.join("vmlinuz")),
+        (RAMDISK_I, boot.join("initramfs")),
+    ];
+    let served: Vec<(&str, &Path)> = served.iter().map(|(i, p)| (*i, p.as_path())).collect();
+    let Some(glance) = Glance::start(&served).await else { return };
+    let glance_at = format!("127.0.0.1:{}", glance.port);
+
+    // nova baremetal's compute host, its deploy helper's port in the PXE configs it writes
+    let helper_port = port();
+    let more = format!(
+        "\n[DEFAULT]\nglance_api_servers = {glance_at}\n\n[baremetal]\n\
+         pxe_append_params = {APPEND} bm2.deploy_port={helper_port}\npxe_deploy_timeout = 900\n"
+    );
+    let host = BaremetalHost::start_with(ks, Backend::MySql, &more).await;
+    let tftp = host.tftp.path().to_path_buf();
+    lap("nova baremetal's control plane up");
+    let helper_dir = tempfile::tempdir().unwrap().keep();
+    let helper_conf = helper_dir.join("deploy-helper.conf");
+    std::fs::write(
+        &helper_conf,
+        format!(
+            "[DEFAULT]\nrpc_backend = fake\nlog_file = {}\ndebug = true\n\n[baremetal]\nsql_connection = {}\n",
+            helper_dir.join("deploy-helper.log").display(),
+            crate::common::db::sqlalchemy_url(&host.nova_bm.admin_url)
+        ),
+    )
+    .unwrap();
+    let helper = Guard::spawn(
+        juno_nova_sh()
+            .args(["deploy-helper", helper_conf.to_str().unwrap(), &helper_port.to_string()])
+            .env("BM2_STUB_ROOT_UUID", &root_uuid)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(helper_dir.join("stderr.log")).unwrap()),
+    );
+    wait_port(helper_port, "nova baremetal's deploy helper").await;
+
+    // the machines, and the network's TFTP root: nova baremetal's tree as QEMU serves it
+    let work = tempfile::tempdir().unwrap().keep();
+    let net = work.join("net");
+    view(&work.join("nova-view"), &tftp, &boot);
+    std::os::unix::fs::symlink(work.join("nova-view"), &net).unwrap();
+    let m1 = machine(&ironic_venv, &boot, &work, &net, 1);
+    let m2 = machine(&ironic_venv, &boot, &work, &net, 2);
+    let m3 = Bmc::start(BmcOptions::new(&ironic_venv, "bmc-pass-3").at(BMCS[2], 623));
+
+    // the operator's enrolment and flavor, with Juno's `nova`
+    let p = &host.plane;
+    for id in 1..=3i64 {
+        let pw = format!("bmc-pass-{id}");
+        let pm = ["--pm_address", BMCS[id as usize - 1], "--pm_user", "admin", "--pm_password", &pw];
+        nova(p, &[&["baremetal-node-create"], &pm[..], &[HOST, "8", "16384", "40", &mac(id)]].concat());
+    }
+    nova(p, &["flavor-create", FLAVOR, "auto", "16384", "40", "8"]);
+    let kernel = format!("baremetal:deploy_kernel_id={KERNEL}");
+    let ramdisk = format!("baremetal:deploy_ramdisk_id={RAMDISK}");
+    nova(p, &["flavor-key", FLAVOR, "set", "cpu_arch=x86_64", &kernel, &ramdisk]);
+    let uuids: Vec<String> =
+        host.nova_bm.rows("SELECT uuid FROM bm_nodes ORDER BY id").await.into_iter().map(|r| r[0].clone()).collect();
+    let nodes = format!(
+        "SELECT CASE WHEN COUNT(*) = 3 THEN 1 ELSE 0 END FROM compute_nodes WHERE deleted = 0 AND hypervisor_hostname IN ('{}')",
+        uuids.join("', '")
+    );
+    wait_for(&host.nova, &nodes, 60, "nova baremetal's compute_nodes", &p.log()).await;
+
+    // nova boot: nova baremetal deploys instance 1 onto node 1, instance 2 onto node 2, at once
+    for id in [1, 2] {
+        let zone = format!("nova:{HOST}:{}", uuids[id - 1]);
+        nova(
+            p,
+            &["boot", "--flavor", FLAVOR, "--image", IMAGE, "--availability-zone", &zone, &format!("bm-instance-{id}")],
+        );
+    }
+    let active = [("status", "ACTIVE"), ("OS-EXT-STS:power_state", "1")];
+    for id in [1, 2] {
+        let took = wait_status(p, &format!("bm-instance-{id}"), &active, 900).await;
+        lap(&format!("instance {id} ACTIVE (waited {took:.1?})"));
+    }
+    for id in [1, 2] {
+        let vm = work.join(format!("vm{id}"));
+        wait_marker(&vm, &marker, 1, 300, &format!("node {id}'s machine after nova baremetal's deploy")).await;
+        let c = console(&vm);
+        assert!(c.contains("bm2ironic-deploy-ramdisk: deployment"), "the deploy ramdisk ran:\n{c}");
+    }
+    lap("both machines booted their instance");
+    let helper_log = std::fs::read_to_string(helper_dir.join("deploy-helper.log")).unwrap_or_default();
+    for id in [1, 2] {
+        assert!(helper_log.contains(&format!("deployment to node {id} done")), "the helper's log:\n{helper_log}");
+    }
+    for (id, m) in [(1, &m1), (2, &m2)] {
+        assert_eq!(
+            m.power_actions().last().map(String::as_str),
+            Some("power on"),
+            "node {id}: {:?}",
+            m.power_actions()
+        );
+    }
+    assert_eq!(m3.power_actions(), Vec::<String>::new(), "the free node's BMC was asked nothing");
+
+    // nova stop of instance 2: its machine powered off by IPMI
+    nova(p, &["stop", "bm-instance-2"]);
+    wait_status(p, "bm-instance-2", &[("status", "SHUTOFF"), ("OS-EXT-STS:task_state", "-")], 120).await;
+    m2.wait_power("off");
+    let before = rows(&nova(p, &["list"]));
+    let append = format!("{APPEND} bm2.deploy_port={helper_port}");
+    the_tree(&tftp, &host.nova_bm, &root_uuid, &append).await;
+    // nova baremetal's own API, the proxy's oracle: every node's show by its integer id, and the list
+    let base = format!("http://127.0.0.1:{}", p.port);
+    let old_list = raw(&base, &p.keystone, Method::GET, "", None).await;
+    let mut old_shows = Vec::new();
+    for id in 1..=3 {
+        old_shows.push(raw(&base, &p.keystone, Method::GET, &format!("/{id}"), None).await);
+    }
+    // the fixture against what nova baremetal wrote (issue part 2): nova_bm's rows, Nova's instances
+    let instances_path = p.dir.join("state/instances");
+    let shapes = deployed_shapes(&host, &tftp, &instances_path).await;
+    let ours = TestDb::with_fixture(Backend::MySql, "bmdours", &shapes).await.unwrap();
+    let d = differences(&nova_bm_rows(&ours).await, &nova_bm_rows(&host.nova_bm).await);
+    assert_eq!(d, DELIBERATE, "our fixture's instance nodes against the rows nova baremetal's deploy wrote");
+    let old = old_instances(&host).await;
+    let old_uuids: Vec<String> =
+        host.nova.rows("SELECT uuid FROM instances ORDER BY id").await.into_iter().map(|r| r[0].clone()).collect();
+    let d = differences(&instance_rows(&old).await, &instance_rows(&host.nova).await);
+    let deliberate: Vec<String> = [
+        "fixture: {} architecture=x86_64",
+        "fixture: {} os_type=linux",
+        "juno:    {} architecture=NULL",
+        "juno:    {} os_type=NULL",
+    ]
+    .iter()
+    .flat_map(|f| old_uuids.iter().map(move |u| f.replace("{}", &format!("instance {u}"))))
+    .collect::<std::collections::BTreeSet<_>>()
+    .into_iter()
+    .collect();
+    let mut d = d;
+    d.sort();
+    assert_eq!(
+        d, deliberate,
+        "OldInstance against the instances nova baremetal made (the image's properties differ, deliberately)"
+    );
+    let bm_rows = host
+        .nova_bm
+        .rows("SELECT CAST(id AS CHAR), COALESCE(instance_uuid, '-'), COALESCE(task_state, '-'), COALESCE(pxe_config_path, '-') FROM bm_nodes ORDER BY id")
+        .await;
+    eprintln!("nova_bm after nova baremetal's deploys: {bm_rows:?}");
+    lap("the before-world made");
+    drop(helper);
+
+    // ---- the window: nova baremetal's nova-compute stops
+    let BaremetalHost { plane, nova_bm, nova: nova_db, tftp: _keep_tftp } = host;
+    drop(plane);
+    let tgt = dbsync(&venv, Backend::Sqlite, "bmdtgt").await;
+    let tree = tftp.to_str().unwrap();
+    let images = ["--deploy-kernel", KERNEL, "--deploy-ramdisk", RAMDISK, "--default-arch", "x86_64"];
+    let out = bm(["plan", "--json", "--tftp-root", tree])
+        .args(images)
+        .source(&nova_bm)
+        .nova(Some(&nova_db))
+        .target(&tgt)
+        .run();
+    let plan: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("plan: {e}: {}", out.text()));
+    let named: Vec<(String, String)> = plan["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["code"].as_str().unwrap().to_string(), c["subject"].to_string()))
+        .collect();
+    assert_eq!(
+        named,
+        [("nova-compute-running".to_string(), format!("{{\"host\":{{\"host\":\"{HOST}\"}}}}"))],
+        "the plan of the cloud nova baremetal deployed: {}",
+        out.text()
+    );
+    let run = |a: &[&str], more: &[&str]| bm(a).args(more).source(&nova_bm).nova(Some(&nova_db)).target(&tgt).run();
+    let out = run(&["flavors", "--apply", "--yes"], &images[..4]);
+    assert!(out.success(), "flavors: {}", out.text());
+    let out = run(
+        &["migrate", "--via", "db", "--yes", "--resolve", "nova-compute-running=ignore", "--tftp-root", tree],
+        &images,
+    );
+    assert!(out.success(), "migrate: {}", out.text());
+    lap("migrated");
+
+    // Juno's conductor takes the nodes over: each power state from its BMC, no power action
+    let Some(token_port) = keystone_v2() else { return };
+    let juno = start_ironic(IronicOptions {
+        force_power_sync: Some(false),
+        pxe_append: Some(APPEND.into()),
+        keystone_v2_port: Some(token_port),
+        ..IronicOptions::juno(&venv, &tgt.admin_url, Release::JunoAllInOne { glance_port: glance.port })
+    })
+    .await;
+    wait_for(&tgt, "SELECT CASE WHEN COUNT(*) = 2 THEN 1 ELSE 0 END FROM nodes WHERE conductor_affinity IS NOT NULL AND power_state IS NOT NULL", 60, "Juno's takeover", &juno.log_path()).await;
+    // (Juno's free state is NOSTATE, NULL)
+    let powers = tgt
+        .rows("SELECT uuid, COALESCE(power_state, 'NULL'), COALESCE(provision_state, 'NULL') FROM nodes ORDER BY uuid")
+        .await;
+    let mut want: Vec<Vec<String>> = [(1, "power on", "active"), (2, "power off", "active"), (3, "power off", "NULL")]
+        .iter()
+        .map(|(i, p, s)| vec![uuids[i - 1].clone(), p.to_string(), s.to_string()])
+        .collect();
+    want.sort();
+    assert_eq!(powers, want, "Juno's takeover: each node's power read from its machine");
+    let actions = [m1.power_actions().len(), m2.power_actions().len()];
+    assert!(m3.power_actions().is_empty(), "the free node's BMC: {:?}", m3.power_actions());
+
+    // the next boot: juno-boot puts each instance's `default boot` back, with its root
+    let jtftp = juno.dir.join("tftpboot");
+    let out = bm(["--tftp-root", tree, "juno-boot", "--apply", "--pxe-tftp-root"])
+        .arg(&jtftp)
+        .source(&nova_bm)
+        .nova(Some(&nova_db))
+        .target(&tgt)
+        .run();
+    assert!(out.success(), "juno-boot: {}", out.text());
+    for id in [1, 2] {
+        let cfg = std::fs::read_to_string(jtftp.join(&uuids[id - 1]).join("config")).unwrap();
+        assert!(cfg.starts_with("default boot\n") && cfg.contains(&format!("root=UUID={root_uuid} ro")), "{cfg}");
+    }
+    view(&work.join("juno-view"), &jtftp, &boot);
+    repoint(&net, &work.join("juno-view"));
+
+    // Juno's Nova with the Ironic driver runs the cloud
+    let plane = NovaPlane::start(&nova_db, &juno.base, &glance_at, &uuids, token_port).await;
+    lap("Juno's Nova (Ironic driver) up");
+    the_proxy(&juno.base, token_port, &old_list, &old_shows).await;
+    let after = rows(&plane.must(&["list", "--all-tenants"]));
+    let summary = |l: &[Vec<String>]| l.iter().map(|r| [r[1].clone(), r[2].clone(), r[4].clone()]).collect::<Vec<_>>();
+    assert_eq!(summary(&after), summary(&before), "nova list, before and after the window");
+    assert_eq!(
+        summary(&after),
+        [
+            ["bm-instance-1".to_string(), "ACTIVE".into(), "Running".into()],
+            ["bm-instance-2".to_string(), "SHUTOFF".into(), "Shutdown".into()]
+        ]
+    );
+    assert_eq!([m1.power_actions().len(), m2.power_actions().len()], actions, "no power action at the takeover");
+
+    // the next boots: from the conductor's config
+    plane.must(&["reboot", "bm-instance-1"]);
+    wait_marker(&work.join("vm1"), &marker, 2, 300, "nova reboot of instance 1").await;
+    plane.must(&["start", "bm-instance-2"]);
+    wait_marker(&work.join("vm2"), &marker, 2, 300, "nova start of instance 2").await;
+    plane.wait_show(&uuid_of(&after, "bm-instance-2"), &[("status", "ACTIVE")], 120, "instance 2 started").await;
+    lap("both instances booted again after the window");
+}
+
+/// The id of the instance named `name` in a `nova list` table.
+fn uuid_of(list: &[Vec<String>], name: &str) -> String {
+    list.iter().find(|r| r[1] == name).map(|r| r[0].clone()).unwrap()
+}
