@@ -5,7 +5,8 @@
 //! the PXE driver, the IPMI power manager through ipmitool, nova_bm on MariaDB by Juno's own db sync),
 //! a real Glance holding the deploy kernel and ramdisk (scripts/bootvm.sh's kernel and
 //! `deploy-ramdisk`) and the instance image (its kernel and ramdisk the machine's own), a flavor whose
-//! `baremetal:deploy_*` name them, three nodes made with Juno's `nova baremetal-node-create`. Nodes 1
+//! `baremetal:deploy_*` name them, three nodes made with Juno's `nova baremetal-node-create` (and a
+//! fourth, deleted with `nova baremetal-node-delete`). Nodes 1
 //! and 2 are QEMU machines behind fake BMCs on 127.0.45.1-2:623, node 3 a BMC only (free).
 //! `nova boot` puts an instance on each of nodes 1 and 2 (`--availability-zone nova:HOST:NODE`), and
 //! nova baremetal deploys them: it fetches the images from Glance into its TFTP root, writes the PXE
@@ -25,16 +26,21 @@
 //! config says `default boot`. Everything else is Juno's code.
 //!
 //! The window, on that: nova baremetal's nova-compute stops; `bm2ironic plan` (it names only the
-//! nova-compute whose heartbeat is seconds old); `flavors --apply` and `migrate --via db` into Juno's
+//! nova-compute whose heartbeat is seconds old, and the deleted node); `flavors --apply` and `migrate --via db` into Juno's
 //! Ironic, reading the root uuid from the PXE configs nova baremetal wrote; Juno's conductor takes the
 //! nodes over (each power state read from its BMC, no power action); `bm2ironic juno-boot --apply`
 //! (each instance's config `default boot`, its root uuid); the network's TFTP root repointed at the
 //! conductor's; Juno's Nova with the Ironic driver (the nova.conf `bm2ironic config` writes): `nova
 //! list` as nova baremetal left it, `nova reboot` of instance 1 and `nova start` of instance 2 boot
 //! each machine's instance again (a new console marker each), now from the conductor's PXE config.
+//!
+//! Mutations that fail it: the tool's PXE parser wanting a final newline (Juno writes none: "Err
+//! NoBootLabel" on the first config); the stub returning another root uuid (the machine never boots
+//! its instance: switch_pxe_config wrote that uuid); the fixture's instance nodes without a deploy
+//! key, `OldInstance` without `kernel_id` (the comparisons list them).
 
 mod against;
-use against::{deployed_shapes, instance_rows, mac, old_instances, the_proxy, the_tree, BMCS, FLAVOR};
+use against::{deployed_shapes, instance_rows, mac, old_instances, the_proxy, the_resources, the_tree, BMCS, FLAVOR};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -61,9 +67,15 @@ use super::{differences, nova_bm_rows};
 /// helper's port for the deploy ramdisk (scripts/bootvm.sh; DIB's ramdisk knew only 10000).
 const APPEND: &str = "nofb nomodeset vga=normal console=ttyS0";
 
-/// The fixture's deliberate difference (docs/mapping.md 7): its free node was updated once, as a
-/// node a deploy touched has been; nova baremetal's API leaves NULL on a node nothing updated.
-const DELIBERATE: [&str; 2] = ["fixture: node 3 updated_at=set", "juno:    node 3 updated_at=NULL"];
+/// The fixture's deliberate differences (docs/mapping.md 7): its free and deleted nodes were updated
+/// once, as a node a deploy touched has been; nova baremetal's API leaves NULL on a node nothing
+/// updated (its delete does not touch `updated_at`).
+const DELIBERATE: [&str; 4] = [
+    "fixture: node 3 updated_at=set",
+    "fixture: node 4 updated_at=set",
+    "juno:    node 3 updated_at=NULL",
+    "juno:    node 4 updated_at=NULL",
+];
 
 /// Node `id`'s machine: a QEMU VM (reaching this host's loopback at 10.0.2.2, for the deploy helper)
 /// behind its BMC, off, PXE-booting from the TFTP root `net`.
@@ -202,12 +214,21 @@ async fn nova_baremetal_deploys_then_the_window() {
         let pm = ["--pm_address", BMCS[id as usize - 1], "--pm_user", "admin", "--pm_password", &pw];
         nova(p, &[&["baremetal-node-create"], &pm[..], &[HOST, "8", "16384", "40", &mac(id)]].concat());
     }
+    // a fourth, enrolled by mistake and deleted through the API (soft-deleted, its NIC gone)
+    let pm = ["--pm_address", "127.0.45.4", "--pm_user", "admin", "--pm_password", "bmc-pass-4"];
+    nova(p, &[&["baremetal-node-create"], &pm[..], &[HOST, "8", "16384", "40", &mac(4)]].concat());
+    nova(p, &["baremetal-node-delete", "4"]);
     nova(p, &["flavor-create", FLAVOR, "auto", "16384", "40", "8"]);
     let kernel = format!("baremetal:deploy_kernel_id={KERNEL}");
     let ramdisk = format!("baremetal:deploy_ramdisk_id={RAMDISK}");
     nova(p, &["flavor-key", FLAVOR, "set", "cpu_arch=x86_64", &kernel, &ramdisk]);
-    let uuids: Vec<String> =
-        host.nova_bm.rows("SELECT uuid FROM bm_nodes ORDER BY id").await.into_iter().map(|r| r[0].clone()).collect();
+    let uuids: Vec<String> = host
+        .nova_bm
+        .rows("SELECT uuid FROM bm_nodes WHERE deleted = 0 ORDER BY id")
+        .await
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
     let nodes = format!(
         "SELECT CASE WHEN COUNT(*) = 3 THEN 1 ELSE 0 END FROM compute_nodes WHERE deleted = 0 AND hypervisor_hostname IN ('{}')",
         uuids.join("', '")
@@ -253,6 +274,7 @@ async fn nova_baremetal_deploys_then_the_window() {
     wait_status(p, "bm-instance-2", &[("status", "SHUTOFF"), ("OS-EXT-STS:task_state", "-")], 120).await;
     m2.wait_power("off");
     let before = rows(&nova(p, &["list"]));
+    the_resources(&host.nova, &uuids, &p.log()).await;
     let append = format!("{APPEND} bm2.deploy_port={helper_port}");
     the_tree(&tftp, &host.nova_bm, &root_uuid, &append).await;
     // nova baremetal's own API, the proxy's oracle: every node's show by its integer id, and the list
@@ -310,15 +332,19 @@ async fn nova_baremetal_deploys_then_the_window() {
         .target(&tgt)
         .run();
     let plan: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("plan: {e}: {}", out.text()));
-    let named: Vec<(String, String)> = plan["conflicts"]
+    let mut named: Vec<(String, String)> = plan["conflicts"]
         .as_array()
         .unwrap()
         .iter()
         .map(|c| (c["code"].as_str().unwrap().to_string(), c["subject"].to_string()))
         .collect();
+    named.sort();
     assert_eq!(
         named,
-        [("nova-compute-running".to_string(), format!("{{\"host\":{{\"host\":\"{HOST}\"}}}}"))],
+        [
+            ("deleted-node".to_string(), "{\"node\":{\"nova_bm_id\":4}}".to_string()),
+            ("nova-compute-running".to_string(), format!("{{\"host\":{{\"host\":\"{HOST}\"}}}}"))
+        ],
         "the plan of the cloud nova baremetal deployed: {}",
         out.text()
     );

@@ -26,7 +26,7 @@ pub fn mac(id: i64) -> String {
 
 /// The shapes of this test's nodes as our fixture builds them (`Fixture::node_shape`,
 /// `instance_shape`: nodes 1 and 2 with an instance, node 3 free, one NIC each, as
-/// `baremetal-node-create` makes it), with what this machine decides put in: the BMC addresses and
+/// `baremetal-node-create` makes it; node 4 deleted through the API, its NIC gone), with what this machine decides put in: the BMC addresses and
 /// passwords, the disk size, the MACs, the instances' uuids, the TFTP root and instances path, the
 /// partition sizes of this flavor (40 GB root, no swap: Juno's PXE driver makes 1 MB of swap then).
 pub async fn deployed_shapes(host: &BaremetalHost, tftp: &Path, instances_path: &Path) -> Fixture {
@@ -37,8 +37,15 @@ pub async fn deployed_shapes(host: &BaremetalHost, tftp: &Path, instances_path: 
     for (k, r) in real.iter().enumerate() {
         let id = k as i64 + 1;
         let mut n = Fixture::node_shape(id, HOST);
-        (n.pm_address, n.pm_password) = (Some(BMCS[k].into()), Some(Secret::new(format!("bmc-pass-{id}"))));
+        let bmc = BMCS.get(k).map_or(format!("127.0.45.{id}"), |b| b.to_string());
+        (n.pm_address, n.pm_password) = (Some(bmc), Some(Secret::new(format!("bmc-pass-{id}"))));
         n.local_gb = Some(40);
+        if id == 4 {
+            // deleted through the API: soft-deleted, its NIC hard-deleted
+            (n.deleted_raw, n.deleted, n.deleted_at) = (Some(1), true, n.updated_at);
+            nodes.push(n);
+            continue;
+        }
         if id < 3 {
             n = Fixture::instance_shape(n, "active");
             let inst = r[1].clone();
@@ -222,4 +229,39 @@ pub async fn the_proxy(ironic: &str, ks: u16, old_list: &(u16, Value), old_shows
         .collect();
     assert_eq!(old.keys().collect::<Vec<_>>(), new.keys().collect::<Vec<_>>(), "the nodes listed: {list}");
     assert_eq!(new, old, "each node's state in the list: {list}");
+}
+
+/// The baremetal driver's `compute_nodes` rows of the live nodes (`uuids`, nodes 1-3) as Juno's
+/// resource tracker keeps them once the instances are built (the stopped one counts too), against
+/// what `juno_nova_db` writes for the Juno tests' old cloud: type, version, cpu_info and sizes, and
+/// for a node with an instance its flavor as used (8 vCPUs, 16384 MB, its 40 GB root) and one VM;
+/// for the free node nothing used. Polled: the tracker runs every 3 s.
+pub async fn the_resources(nova: &TestDb, uuids: &[String], log: &Path) {
+    let sql = format!(
+        "SELECT hypervisor_hostname, hypervisor_type, CAST(hypervisor_version AS TEXT), cpu_info, CAST(vcpus AS TEXT), CAST(memory_mb AS TEXT), CAST(local_gb AS TEXT), CAST(vcpus_used AS TEXT), CAST(memory_mb_used AS TEXT), CAST(local_gb_used AS TEXT), CAST(running_vms AS TEXT) FROM compute_nodes WHERE deleted = 0 AND hypervisor_hostname IN ('{}') ORDER BY hypervisor_hostname",
+        uuids.join("', '")
+    );
+    let mut want: Vec<Vec<String>> = uuids
+        .iter()
+        .enumerate()
+        .map(|(k, u)| {
+            let used = k < 2;
+            let [v, m, d, n] = if used { ["8", "16384", "40", "1"] } else { ["0", "0", "0", "0"] };
+            [u.as_str(), "baremetal", "1", "baremetal cpu", "8", "16384", "40", v, m, d, n].map(String::from).to_vec()
+        })
+        .collect();
+    want.sort();
+    let t0 = std::time::Instant::now();
+    loop {
+        let got = nova.rows(&sql).await;
+        if got == want {
+            return;
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "nova baremetal's compute_nodes, then what juno_nova_db writes:\n{got:?}\n{want:?}\nlog {}",
+            log.display()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
 }
