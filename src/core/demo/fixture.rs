@@ -128,6 +128,17 @@ fn with_instance(mut n: BmNode, state: &str) -> BmNode {
     n
 }
 
+/// A node whose instance nova baremetal tore down (`nova delete`), as its driver leaves the row:
+/// `task_state` `deleted`, `preserve_ephemeral` false, the instance's fields NULL; its PXE driver's
+/// `deactivate_bootloader` clears the deploy key and paths and writes 0 into `root_mb` and
+/// `swap_mb`, and the deploy's `ephemeral_mb` stays.
+fn torn_down(mut n: BmNode) -> BmNode {
+    n.task_state = Some("deleted".into());
+    n.preserve_ephemeral = Some(false);
+    (n.root_mb, n.swap_mb, n.ephemeral_mb) = (Some(0), Some(0), Some(0));
+    n
+}
+
 fn iface(id: i64, node: Option<i64>, address: &str) -> BmInterface {
     BmInterface {
         id,
@@ -235,9 +246,8 @@ impl Fixture {
         n.local_gb = Some(250);
         nodes.push(n);
         // 3: soft-deleted
-        let mut n = node(3, "bm-compute-1");
-        n.task_state = Some("deleted".into());
-        n.preserve_ephemeral = Some(false); // the driver's teardown wrote it
+        // (torn down first: what nova baremetal's teardown leaves, juno_baremetal::deployed)
+        let mut n = torn_down(node(3, "bm-compute-1"));
         n.deleted_raw = Some(1);
         n.deleted_at = ts(2014, 7, 1, 0);
         nodes.push(n);
@@ -270,10 +280,7 @@ impl Fixture {
         // 11: an address that is not a MAC
         nodes.push(node(11, "bm-compute-3"));
         // 12: instance torn down (task_state 'deleted', live row)
-        let mut n = node(12, "bm-compute-3");
-        n.task_state = Some("deleted".into());
-        n.preserve_ephemeral = Some(false);
-        nodes.push(n);
+        nodes.push(torn_down(node(12, "bm-compute-3")));
 
         let mut interfaces = vec![
             iface(1, Some(1), "52:54:00:00:00:01"),
@@ -341,6 +348,11 @@ impl Fixture {
     /// `n` with an instance deployed by nova baremetal's PXE driver, its `task_state` `state`.
     pub fn instance_shape(n: BmNode, state: &str) -> BmNode {
         with_instance(n, state)
+    }
+
+    /// `n` after nova baremetal tore its instance down (`nova delete`): see `torn_down`.
+    pub fn torn_down_shape(n: BmNode) -> BmNode {
+        torn_down(n)
     }
 
     /// The benchmark's inventory (scripts/bench.sh): `count` nodes over `hosts` hosts, two NICs each,

@@ -6,9 +6,9 @@
 //! a real Glance holding the deploy kernel and ramdisk (scripts/bootvm.sh's kernel and
 //! `deploy-ramdisk`) and the instance image (its kernel and ramdisk the machine's own), a flavor whose
 //! `baremetal:deploy_*` name them, three nodes made with Juno's `nova baremetal-node-create` (and a
-//! fourth, deleted with `nova baremetal-node-delete`). Nodes 1
-//! and 2 are QEMU machines behind fake BMCs on 127.0.45.1-2:623, node 3 a BMC only (free).
-//! `nova boot` puts an instance on each of nodes 1 and 2 (`--availability-zone nova:HOST:NODE`), and
+//! fourth, deleted with `nova baremetal-node-delete`). Nodes 1-3 are QEMU machines behind fake BMCs
+//! on 127.0.45.1-3:623. `nova boot` puts an instance on each (`--availability-zone
+//! nova:HOST:NODE`), and
 //! nova baremetal deploys them: it fetches the images from Glance into its TFTP root, writes the PXE
 //! config and the MAC links, powers the machine on by IPMI; the machine PXE-boots the deploy kernel and
 //! ramdisk from nova baremetal's tree (QEMU's TFTP server, which maps nova's absolute paths onto its
@@ -17,7 +17,8 @@
 //! DEPLOYING, runs Juno's `deploy()` and `switch_pxe_config`, sets DEPLOYDONE; nova baremetal makes the
 //! instance ACTIVE; the ramdisk reboots and the machine boots the instance through nova baremetal's
 //! `label boot` (its console marker, with the root file system's uuid). Then `nova stop` of instance
-//! 2: its machine is powered off by IPMI.
+//! 2: its machine is powered off by IPMI; `nova delete` of instance 3: nova baremetal tears node 3
+//! down (the free node of the window).
 //!
 //! **The stub**: the deploy helper's disk write (iSCSI discovery and login, partitioning, dd, mkswap:
 //! this host's kernel has no iSCSI initiator) writes nothing and returns the uuid of the root file
@@ -26,18 +27,21 @@
 //! config says `default boot`. Everything else is Juno's code.
 //!
 //! The window, on that: nova baremetal's nova-compute stops; `bm2ironic plan` (it names only the
-//! nova-compute whose heartbeat is seconds old, and the deleted node); `flavors --apply` and `migrate --via db` into Juno's
-//! Ironic, reading the root uuid from the PXE configs nova baremetal wrote; Juno's conductor takes the
+//! nova-compute whose heartbeat is seconds old, and the deleted node); `flavors --apply` and
+//! `migrate --via db` into Juno's Ironic, reading the root uuid from the PXE configs nova baremetal
+//! wrote, nova_bm left as it was; Juno's conductor takes the
 //! nodes over (each power state read from its BMC, no power action); `bm2ironic juno-boot --apply`
 //! (each instance's config `default boot`, its root uuid); the network's TFTP root repointed at the
 //! conductor's; Juno's Nova with the Ironic driver (the nova.conf `bm2ironic config` writes): `nova
-//! list` as nova baremetal left it, `nova reboot` of instance 1 and `nova start` of instance 2 boot
-//! each machine's instance again (a new console marker each), now from the conductor's PXE config.
+//! list` as nova baremetal left it, its hypervisor stats, `nova reboot` of instance 1 and `nova start`
+//! of instance 2 boot each machine's instance again (a new console marker each), now from the
+//! conductor's PXE config; `bm2ironic proxy` answers every node as nova baremetal's API did.
 //!
 //! Mutations that fail it: the tool's PXE parser wanting a final newline (Juno writes none: "Err
 //! NoBootLabel" on the first config); the stub returning another root uuid (the machine never boots
 //! its instance: switch_pxe_config wrote that uuid); the fixture's instance nodes without a deploy
-//! key, `OldInstance` without `kernel_id` (the comparisons list them).
+//! key, `OldInstance` without `kernel_id`, the deployment id our builder writes (the comparisons
+//! list them).
 
 mod against;
 use against::{deployed_shapes, instance_rows, mac, old_instances, the_proxy, the_resources, the_tree, BMCS, FLAVOR};
@@ -67,15 +71,10 @@ use super::{differences, nova_bm_rows};
 /// helper's port for the deploy ramdisk (scripts/bootvm.sh; DIB's ramdisk knew only 10000).
 const APPEND: &str = "nofb nomodeset vga=normal console=ttyS0";
 
-/// The fixture's deliberate differences (docs/mapping.md 7): its free and deleted nodes were updated
-/// once, as a node a deploy touched has been; nova baremetal's API leaves NULL on a node nothing
-/// updated (its delete does not touch `updated_at`).
-const DELIBERATE: [&str; 4] = [
-    "fixture: node 3 updated_at=set",
-    "fixture: node 4 updated_at=set",
-    "juno:    node 3 updated_at=NULL",
-    "juno:    node 4 updated_at=NULL",
-];
+/// The fixture's deliberate difference (docs/mapping.md 7): its deleted node was updated once, as a
+/// node a deploy touched has been; nova baremetal's API leaves NULL on a node nothing updated (its
+/// delete does not touch `updated_at`).
+const DELIBERATE: [&str; 2] = ["fixture: node 4 updated_at=set", "juno:    node 4 updated_at=NULL"];
 
 /// Node `id`'s machine: a QEMU VM (reaching this host's loopback at 10.0.2.2, for the deploy helper)
 /// behind its BMC, off, PXE-booting from the TFTP root `net`.
@@ -205,7 +204,7 @@ async fn nova_baremetal_deploys_then_the_window() {
     std::os::unix::fs::symlink(work.join("nova-view"), &net).unwrap();
     let m1 = machine(&ironic_venv, &boot, &work, &net, 1);
     let m2 = machine(&ironic_venv, &boot, &work, &net, 2);
-    let m3 = Bmc::start(BmcOptions::new(&ironic_venv, "bmc-pass-3").at(BMCS[2], 623));
+    let m3 = machine(&ironic_venv, &boot, &work, &net, 3);
 
     // the operator's enrolment and flavor, with Juno's `nova`
     let p = &host.plane;
@@ -235,8 +234,8 @@ async fn nova_baremetal_deploys_then_the_window() {
     );
     wait_for(&host.nova, &nodes, 60, "nova baremetal's compute_nodes", &p.log()).await;
 
-    // nova boot: nova baremetal deploys instance 1 onto node 1, instance 2 onto node 2, at once
-    for id in [1, 2] {
+    // nova boot: nova baremetal deploys instance N onto node N, the three at once
+    for id in [1, 2, 3] {
         let zone = format!("nova:{HOST}:{}", uuids[id - 1]);
         nova(
             p,
@@ -244,22 +243,22 @@ async fn nova_baremetal_deploys_then_the_window() {
         );
     }
     let active = [("status", "ACTIVE"), ("OS-EXT-STS:power_state", "1")];
-    for id in [1, 2] {
+    for id in [1, 2, 3] {
         let took = wait_status(p, &format!("bm-instance-{id}"), &active, 900).await;
         lap(&format!("instance {id} ACTIVE (waited {took:.1?})"));
     }
-    for id in [1, 2] {
+    for id in [1, 2, 3] {
         let vm = work.join(format!("vm{id}"));
         wait_marker(&vm, &marker, 1, 300, &format!("node {id}'s machine after nova baremetal's deploy")).await;
         let c = console(&vm);
         assert!(c.contains("bm2ironic-deploy-ramdisk: deployment"), "the deploy ramdisk ran:\n{c}");
     }
-    lap("both machines booted their instance");
+    lap("the three machines booted their instance");
     let helper_log = std::fs::read_to_string(helper_dir.join("deploy-helper.log")).unwrap_or_default();
-    for id in [1, 2] {
+    for id in [1, 2, 3] {
         assert!(helper_log.contains(&format!("deployment to node {id} done")), "the helper's log:\n{helper_log}");
     }
-    for (id, m) in [(1, &m1), (2, &m2)] {
+    for (id, m) in [(1, &m1), (2, &m2), (3, &m3)] {
         assert_eq!(
             m.power_actions().last().map(String::as_str),
             Some("power on"),
@@ -267,7 +266,12 @@ async fn nova_baremetal_deploys_then_the_window() {
             m.power_actions()
         );
     }
-    assert_eq!(m3.power_actions(), Vec::<String>::new(), "the free node's BMC was asked nothing");
+    // nova delete of instance 3: nova baremetal tears node 3 down (its machine off, its PXE files
+    // and the instance's fields gone, `task_state` deleted): a free node again
+    nova(p, &["delete", "bm-instance-3"]);
+    let torn = "SELECT CASE WHEN COUNT(*) = 1 THEN 1 ELSE 0 END FROM bm_nodes WHERE id = 3 AND task_state = 'deleted' AND instance_uuid IS NULL";
+    wait_for(&host.nova_bm, torn, 120, "nova baremetal's teardown of node 3", &p.log()).await;
+    m3.wait_power("off");
 
     // nova stop of instance 2: its machine powered off by IPMI
     nova(p, &["stop", "bm-instance-2"]);
@@ -291,8 +295,13 @@ async fn nova_baremetal_deploys_then_the_window() {
     let d = differences(&nova_bm_rows(&ours).await, &nova_bm_rows(&host.nova_bm).await);
     assert_eq!(d, DELIBERATE, "our fixture's instance nodes against the rows nova baremetal's deploy wrote");
     let old = old_instances(&host).await;
-    let old_uuids: Vec<String> =
-        host.nova.rows("SELECT uuid FROM instances ORDER BY id").await.into_iter().map(|r| r[0].clone()).collect();
+    let old_uuids: Vec<String> = host
+        .nova
+        .rows("SELECT uuid FROM instances WHERE deleted = 0 ORDER BY id")
+        .await
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
     let d = differences(&instance_rows(&old).await, &instance_rows(&host.nova).await);
     let deliberate: Vec<String> = [
         "fixture: {} architecture=x86_64",
@@ -349,6 +358,7 @@ async fn nova_baremetal_deploys_then_the_window() {
         out.text()
     );
     let run = |a: &[&str], more: &[&str]| bm(a).args(more).source(&nova_bm).nova(Some(&nova_db)).target(&tgt).run();
+    let source = nova_bm.dump();
     let out = run(&["flavors", "--apply", "--yes"], &images[..4]);
     assert!(out.success(), "flavors: {}", out.text());
     let out = run(
@@ -356,6 +366,7 @@ async fn nova_baremetal_deploys_then_the_window() {
         &images,
     );
     assert!(out.success(), "migrate: {}", out.text());
+    assert!(nova_bm.dump() == source, "nova_bm changed: the source must only be read");
     lap("migrated");
 
     // Juno's conductor takes the nodes over: each power state from its BMC, no power action
@@ -372,14 +383,14 @@ async fn nova_baremetal_deploys_then_the_window() {
     let powers = tgt
         .rows("SELECT uuid, COALESCE(power_state, 'NULL'), COALESCE(provision_state, 'NULL') FROM nodes ORDER BY uuid")
         .await;
+    // node 3, torn down: free (Juno's NOSTATE)
     let mut want: Vec<Vec<String>> = [(1, "power on", "active"), (2, "power off", "active"), (3, "power off", "NULL")]
         .iter()
         .map(|(i, p, s)| vec![uuids[i - 1].clone(), p.to_string(), s.to_string()])
         .collect();
     want.sort();
     assert_eq!(powers, want, "Juno's takeover: each node's power read from its machine");
-    let actions = [m1.power_actions().len(), m2.power_actions().len()];
-    assert!(m3.power_actions().is_empty(), "the free node's BMC: {:?}", m3.power_actions());
+    let actions = [m1.power_actions().len(), m2.power_actions().len(), m3.power_actions().len()];
 
     // the next boot: juno-boot puts each instance's `default boot` back, with its root
     let jtftp = juno.dir.join("tftpboot");
@@ -411,7 +422,14 @@ async fn nova_baremetal_deploys_then_the_window() {
             ["bm-instance-2".to_string(), "SHUTOFF".into(), "Shutdown".into()]
         ]
     );
-    assert_eq!([m1.power_actions().len(), m2.power_actions().len()], actions, "no power action at the takeover");
+    let now = [m1.power_actions().len(), m2.power_actions().len(), m3.power_actions().len()];
+    assert_eq!(now, actions, "no power action at the takeover");
+    // Juno's resource tracker counts the migrated nodes and the two instances
+    let stats = table(&plane.must(&["hypervisor-stats"]));
+    let want = [("count", "3"), ("vcpus", "24"), ("memory_mb", "49152"), ("local_gb", "120"), ("running_vms", "2")];
+    for (k, v) in want {
+        assert_eq!(stats.get(k).map(String::as_str), Some(v), "hypervisor-stats {k}: {stats:?}");
+    }
 
     // the next boots: from the conductor's config
     plane.must(&["reboot", "bm-instance-1"]);
@@ -419,6 +437,11 @@ async fn nova_baremetal_deploys_then_the_window() {
     plane.must(&["start", "bm-instance-2"]);
     wait_marker(&work.join("vm2"), &marker, 2, 300, "nova start of instance 2").await;
     plane.wait_show(&uuid_of(&after, "bm-instance-2"), &[("status", "ACTIVE")], 120, "instance 2 started").await;
+    plane.wait_show(&uuid_of(&after, "bm-instance-1"), &[("status", "ACTIVE")], 120, "instance 1 rebooted").await;
+    // what each machine's BMC was told after the takeover: a reboot (off, on) and a start (on)
+    let since = |m: &Bmc, n: usize| m.power_actions()[n..].to_vec();
+    assert_eq!(since(&m1, actions[0]), ["power off", "power on"], "nova reboot: node 1's BMC");
+    assert_eq!(since(&m2, actions[1]), ["power on"], "nova start: node 2's BMC");
     lap("both instances booted again after the window");
 }
 

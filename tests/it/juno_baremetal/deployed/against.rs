@@ -46,6 +46,9 @@ pub async fn deployed_shapes(host: &BaremetalHost, tftp: &Path, instances_path: 
             nodes.push(n);
             continue;
         }
+        if id == 3 {
+            n = Fixture::torn_down_shape(n);
+        }
         if id < 3 {
             n = Fixture::instance_shape(n, "active");
             let inst = r[1].clone();
@@ -66,7 +69,10 @@ pub async fn deployed_shapes(host: &BaremetalHost, tftp: &Path, instances_path: 
 /// baremetal's instances), on a Juno Nova schema, with this test's flavor and images.
 pub async fn old_instances(host: &BaremetalHost) -> TestDb {
     let t = juno_nova_schema_db().await;
-    let real = host.nova.rows("SELECT uuid, node, CAST(instance_type_id AS TEXT) FROM instances ORDER BY id").await;
+    let real = host
+        .nova
+        .rows("SELECT uuid, node, CAST(instance_type_id AS TEXT) FROM instances WHERE deleted = 0 ORDER BY id")
+        .await;
     for (k, r) in real.iter().enumerate() {
         let name = format!("bm-instance-{}", k + 1);
         let i = OldInstance {
@@ -132,12 +138,13 @@ pub async fn instance_rows(db: &TestDb) -> Vec<String> {
     sel.extend(cols.iter().map(|c| s(c)));
     let names: Vec<&str> = set.iter().chain(cols.iter()).copied().collect();
     let mut out = Vec::new();
-    for r in db.rows(&format!("SELECT {} FROM instances ORDER BY uuid", sel.join(", "))).await {
+    // the live ones (instance 3's, deleted before the window, is not compared)
+    for r in db.rows(&format!("SELECT {} FROM instances WHERE deleted = 0 ORDER BY uuid", sel.join(", "))).await {
         for (n, v) in names.iter().zip(&r[1..]) {
             out.push(format!("instance {} {n}={v}", r[0]));
         }
     }
-    let meta = "SELECT instance_uuid, \"key\", COALESCE(value, 'NULL') FROM instance_system_metadata WHERE deleted = 0 ORDER BY 1, 2";
+    let meta = "SELECT instance_uuid, \"key\", COALESCE(value, 'NULL') FROM instance_system_metadata WHERE deleted = 0 AND instance_uuid IN (SELECT uuid FROM instances WHERE deleted = 0) ORDER BY 1, 2";
     for r in db.rows(meta).await {
         let v = if r[1] == "instance_type_flavorid" { "set" } else { r[2].as_str() };
         out.push(format!("instance {} meta {}={v}", r[0], r[1]));
@@ -180,6 +187,18 @@ pub async fn the_tree(tftp: &Path, nova_bm: &TestDb, root_uuid: &str, append: &s
         let link = tftp.join("pxelinux.cfg").join(crate::common::netboot::pxe_mac_name(&mac(id)));
         assert_eq!(std::fs::read_link(&link).unwrap(), dir.join("config"), "node {id}'s MAC link");
     }
+    // the torn-down node's instance left nothing: its directory and its MAC's link are gone
+    let mut left: Vec<String> = std::fs::read_dir(tftp)
+        .unwrap()
+        .chain(std::fs::read_dir(tftp.join("pxelinux.cfg")).unwrap())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    let mut want: Vec<String> = nodes.iter().map(|r| r[1].clone()).collect();
+    want.extend([1, 2].map(|id| crate::common::netboot::pxe_mac_name(&mac(id))));
+    want.push("pxelinux.cfg".into());
+    want.sort();
+    assert_eq!(left, want, "nova baremetal's TFTP root after the teardown of node 3");
 }
 
 /// What a node answers that nova baremetal answered too: its instance, its state, its resources,
@@ -209,7 +228,12 @@ pub async fn the_proxy(ironic: &str, ks: u16, old_list: &(u16, Value), old_shows
         assert_eq!(*status, 200, "nova baremetal's show of node {}: {old}", k + 1);
         let (status, new) = raw(&proxy.base, &pks, Method::GET, &format!("/{}", k + 1), None).await;
         assert_eq!(status, 200, "the proxy's show of node {}: {new}", k + 1);
-        let (o, n) = (facts(&old["node"]), facts(&new["node"]));
+        let (mut o, n) = (facts(&old["node"]), facts(&new["node"]));
+        if old["node"]["task_state"] == "deleted" {
+            // torn down: nova baremetal says `deleted`, Juno's Ironic NOSTATE (no such state there)
+            assert!(n["task_state"].is_null(), "node {}: {new}", k + 1);
+            o["task_state"] = Value::Null;
+        }
         assert_eq!(n, o, "node {}: the proxy after the window, nova baremetal before it", k + 1);
         assert_eq!(new["node"]["id"], k as i64 + 1, "the integer id");
     }
@@ -228,7 +252,9 @@ pub async fn the_proxy(ironic: &str, ks: u16, old_list: &(u16, Value), old_shows
         .map(|n| (n["id"].as_str().unwrap().to_string(), n["task_state"].clone()))
         .collect();
     assert_eq!(old.keys().collect::<Vec<_>>(), new.keys().collect::<Vec<_>>(), "the nodes listed: {list}");
-    assert_eq!(new, old, "each node's state in the list: {list}");
+    let old: std::collections::BTreeMap<String, Value> =
+        old.into_iter().map(|(u, s)| (u, if s == "deleted" { Value::Null } else { s })).collect();
+    assert_eq!(new, old, "each node's state in the list (`deleted` is NOSTATE): {list}");
 }
 
 /// The baremetal driver's `compute_nodes` rows of the live nodes (`uuids`, nodes 1-3) as Juno's
@@ -245,7 +271,7 @@ pub async fn the_resources(nova: &TestDb, uuids: &[String], log: &Path) {
         .iter()
         .enumerate()
         .map(|(k, u)| {
-            let used = k < 2;
+            let used = k < 2; // node 3's instance was deleted
             let [v, m, d, n] = if used { ["8", "16384", "40", "1"] } else { ["0", "0", "0", "0"] };
             [u.as_str(), "baremetal", "1", "baremetal cpu", "8", "16384", "40", v, m, d, n].map(String::from).to_vec()
         })
