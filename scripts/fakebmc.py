@@ -177,8 +177,14 @@ class QemuBmc(LoopbackBmc):
     def command(self):
         order = 'c' if self.bootdevice == 'hd' else 'n'
         accel = ['-accel', 'kvm', '-cpu', 'host'] if self.vm.accel == 'kvm' else ['-accel', 'tcg']
-        net = 'user,id=n0,restrict=%s,tftp=%s,bootfile=pxelinux.0' % (
-            'off' if self.vm.reach_host else 'on', os.path.abspath(self.vm.tftp))
+        # the loader and everything it reads over HTTP when the PXE tree is served so (--boot-http):
+        # the NIC's iPXE fetches pxelinux.0 from the URL, and pxelinux reads its config, kernel and
+        # initrd relative to it through iPXE (TFTP lock-step crawls under TCG on a loaded host)
+        bootfile = 'pxelinux.0'
+        if self.vm.boot_http:
+            bootfile = 'http://10.0.2.2:%d/pxelinux.0' % self.vm.boot_http
+        net = 'user,id=n0,restrict=%s,tftp=%s,bootfile=%s' % (
+            'off' if self.vm.reach_host else 'on', os.path.abspath(self.vm.tftp), bootfile)
         for fwd in self.vm.hostfwd:
             host, guest = fwd.split(':')
             net += ',hostfwd=tcp:127.0.0.1:%d-:%d' % (int(host), int(guest))
@@ -298,11 +304,15 @@ def main():
     p.add_argument('--hostfwd', action='append', default=[], metavar='PORT:GUESTPORT',
                    help='127.0.0.1:PORT forwarded to the guest port')
     p.add_argument('--reach-host', action='store_true', help="the guest reaches this host's loopback at 10.0.2.2")
+    p.add_argument('--boot-http', type=int, metavar='PORT',
+                   help='the PXE tree served over HTTP on 127.0.0.1:PORT (needs --reach-host): the VM boots from it')
     a = p.parse_args()
     for fwd in a.hostfwd:
         parts = fwd.split(':')
         if len(parts) != 2 or not all(x.isdigit() for x in parts):
             raise SystemExit('fakebmc.py: --hostfwd is PORT:GUESTPORT (numbers), not ' + fwd)
+    if a.boot_http and not a.reach_host:
+        raise SystemExit('fakebmc.py: --boot-http needs --reach-host (the guest reaches it at 10.0.2.2)')
     if a.power not in ('on', 'off'):
         raise SystemExit('fakebmc.py: the power state is on or off, not ' + a.power)
     if a.vm is None:

@@ -8,8 +8,11 @@
 //! conductor) is torn down, as Nova's delete asks, and cleaned -> `available`, its PXE files gone.
 //!
 //! The machines are QEMU VMs (TCG here: no KVM) behind fake IPMI BMCs (scripts/fakebmc.py), one
-//! running at a time. They PXE-boot from the conductor's TFTP root through QEMU's user network, which
-//! also carries the agent's traffic: the agent reaches Ironic's API and the image server on this host's
+//! running at a time. They PXE-boot the conductor's TFTP root through QEMU's user network: the tree
+//! served over HTTP on this host's loopback (the NIC's iPXE loads pxelinux.0 from it, and pxelinux its
+//! config, kernel and initrd through iPXE: the agent's 70 MB ramdisk crawled over QEMU's lock-step
+//! TFTP on a loaded machine), the same files pxelinux reads over TFTP. The network also carries the
+//! agent's traffic: the agent reaches Ironic's API and the image server on this host's
 //! loopback at 10.0.2.2, and the conductor reaches the agent at 127.0.0.1:<port> (a `hostfwd`). A URL
 //! both sides use (Ironic's API, `[deploy] http_url`) names `bm2-deploy-host`: 127.0.0.1 for the
 //! conductor (its /etc/hosts in a mount namespace of its own), 10.0.2.2 inside the VM (the ramdisk's
@@ -154,17 +157,23 @@ async fn a_migrated_free_node_is_deployed_cleaned_and_redeployed_and_an_instance
     let base = ironic.base.clone();
     let log = || ironic.log_tail();
 
-    // the machines, powered off (one runs at a time): the instance's disk as nova baremetal left it
-    let free = Machine::start(&venv, work.path(), "free", (FREE_BMC, FREE_MAC), (&tftp_root, &accel), None, port());
-    let inst = Machine::start(
-        &venv,
-        work.path(),
-        "instance",
-        (NODE_BMC, NODE_MAC),
-        (&tftp_root, &accel),
-        Some(&boot.join("disk.img")),
-        port(),
+    // the conductor's PXE tree over HTTP too: the machines' iPXE loads pxelinux from it, and pxelinux
+    // the config, kernel and initrd through iPXE (the agent's ramdisk, 70 MB, crosses four times; over
+    // QEMU's TFTP, lock-step, it crawled under TCG on a loaded machine)
+    let pxe_http = port();
+    let _pxe_http = Guard::spawn(
+        Command::new(venv.join("bin/python"))
+            .args(["-m", "http.server", &pxe_http.to_string(), "--bind", "127.0.0.1", "--directory"])
+            .arg(&tftp_root)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(work.path().join("pxe-http.log")).unwrap()),
     );
+    wait_port(pxe_http, "the PXE tree's HTTP server").await;
+    // the machines, powered off (one runs at a time): the instance's disk as nova baremetal left it
+    let net = (tftp_root.as_path(), pxe_http, accel.as_str());
+    let free = Machine::start(&venv, work.path(), "free", (FREE_BMC, FREE_MAC), net, None, port());
+    let inst =
+        Machine::start(&venv, work.path(), "instance", (NODE_BMC, NODE_MAC), net, Some(&boot.join("disk.img")), port());
     assert!(has_partitions(&inst.mbr()), "the instance's disk has no partitions to erase");
     for m in [&free, &inst] {
         let args = format!(

@@ -35,6 +35,9 @@ pub struct DeployVm {
     pub hostfwd: Vec<(u16, u16)>,
     /// The guest reaches this host's loopback at 10.0.2.2.
     pub reach_host: bool,
+    /// The PXE tree (`Vm::tftp`) also served over HTTP on this 127.0.0.1 port: the machine loads
+    /// pxelinux, its config, kernel and initrd from it (fakebmc.py `--boot-http`, needs `reach_host`).
+    pub boot_http: Option<u16>,
 }
 
 /// What `Bmc::start` starts: `BmcOptions::new(venv, password)`, then what differs.
@@ -108,6 +111,9 @@ impl Bmc {
             }
             if d.reach_host {
                 c.arg("--reach-host");
+            }
+            if let Some(port) = d.boot_http {
+                c.arg("--boot-http").arg(port.to_string());
             }
         }
         match &o.stderr {

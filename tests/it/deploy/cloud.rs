@@ -92,14 +92,15 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// `net`: the TFTP root its network serves, and kvm or tcg; `disk`: the machine's disk as it is
-    /// before the migration (copied; grown to 4 GiB sparse).
+    /// `net`: the TFTP root its network serves (also over HTTP on 127.0.0.1:`boot_http`, where the
+    /// machine loads it from), and kvm or tcg; `disk`: the machine's disk as it is before the
+    /// migration (copied; grown to 4 GiB sparse).
     pub fn start(
         venv: &Path,
         work: &Path,
         name: &'static str,
         (addr, mac): (&str, &str),
-        (tftp, accel): (&Path, &str),
+        (tftp, boot_http, accel): (&Path, u16, &str),
         disk: Option<&Path>,
         agent_port: u16,
     ) -> Machine {
@@ -119,8 +120,13 @@ impl Machine {
             mac: mac.into(),
             accel: accel.into(),
         });
-        o.deploy =
-            Some(DeployVm { memory_mib: 1536, disk_gib: 4, hostfwd: vec![(agent_port, AGENT_PORT)], reach_host: true });
+        o.deploy = Some(DeployVm {
+            memory_mib: 1536,
+            disk_gib: 4,
+            hostfwd: vec![(agent_port, AGENT_PORT)],
+            reach_host: true,
+            boot_http: Some(boot_http),
+        });
         let m = Machine { name, dir, disk: disk_file, agent_port, bmc: Bmc::start(o) };
         m.bmc.wait_power("off");
         m
