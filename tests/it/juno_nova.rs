@@ -191,14 +191,7 @@ async fn juno_nova_runs_the_migrated_cloud() {
     m3.wait_power("on");
     // Glance, real: the instance image's kernel and ramdisk are the VM's own (bootvm.sh), and so are
     // the deploy kernel and ramdisk (what node 1's VM boots at `nova boot`)
-    let served = [
-        (KERNEL_I, boot.join("vmlinuz")),
-        (RAMDISK_I, boot.join("initramfs")),
-        (KERNEL, boot.join("vmlinuz")),
-        (RAMDISK, boot.join("initramfs")),
-    ];
-    let served: Vec<(&str, &Path)> = served.iter().map(|(i, p)| (*i, p.as_path())).collect();
-    let Some(glance) = Glance::start(&served).await else { return };
+    let Some(glance) = Glance::start_juno(&boot, "initramfs").await else { return };
     let glance_port = glance.port;
     let Some(token_port) = keystone_v2() else { return };
     // as `bm2ironic config` writes it: a machine found off stays off

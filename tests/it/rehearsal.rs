@@ -1,16 +1,20 @@
 //! The upgrade rehearsed end to end: the commands of docs/upgrade-runbook.md as an operator runs them
 //! (scripts/rehearse-upgrade.sh, one step at a time, in the runbook's order) on a cloud as nova
-//! baremetal left it (common/rehearsal.rs: nova_bm v10 and a Juno Nova database on the test MariaDB,
-//! fake BMCs, node 6's machine a QEMU VM, the real Ironic 39 behind the real Keystone): a load by SQL
-//! (`--via db`) and, at the same time on a cloud of its own, a load through Ironic's API (`--via
-//! api`). After each step the test checks what it did, from the facts: Ironic's and Nova's rows,
-//! nova_bm's dump (never written), the BMCs' own power and the power actions they were asked for, the
-//! openstack client's and python-novaclient's answers (through Keystone, through `bm2ironic proxy`),
-//! the nova.conf `config` wrote, Juno's Nova taking the instances over (runbook steps 7-9) and
-//! operating them through its own API (9c: list, hypervisor stats, start, reboots, stop), the VM rebooted through Ironic booting its instance from the conductor's PXE config (its console
-//! marker), the wizard's rehearsal in tmux leaving nothing, rollback putting everything back, the
-//! audit log naming the run, and no password in any output. Nothing of the script's own output is
-//! read.
+//! baremetal left it (common/rehearsal.rs), the real Ironic 39 behind the real Keystone: a load by SQL
+//! (`--via db`) on the cloud **nova baremetal itself made** (Juno's Nova as its compute host: nodes
+//! enrolled through its `os-baremetal-nodes` API, instances deployed by its PXE driver and Juno's
+//! deploy helper, node 2's machine a QEMU VM that booted its instance before the window, one
+//! instance stopped, one deleted, one node deleted; the nova.conf it ran with is the operator's) and,
+//! at the same time on a cloud of its own built in SQL (the shapes its API cannot make: `deleted`
+//! NULL, two old compute hosts), a load through Ironic's API (`--via api`). After each step the test
+//! checks what it did, from the facts: Ironic's and Nova's rows, nova_bm's dump (never written), the
+//! BMCs' own power and the power actions they were asked for, the openstack client's and
+//! python-novaclient's answers (through Keystone, through `bm2ironic proxy`), the nova.conf `config`
+//! wrote, Juno's Nova taking the instances over (runbook steps 7-9) and operating them through its
+//! own API (9c: list, hypervisor stats, start, reboots, stop), the VM rebooted through Ironic booting
+//! its instance from the conductor's PXE config (its console marker), the wizard's rehearsal in tmux
+//! leaving nothing, rollback putting everything back, the audit log naming the run, and no password
+//! in any output. Nothing of the script's own output is read.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -22,9 +26,7 @@ use crate::common::cli::read_logs;
 use crate::common::netboot::{pxe_mac_name, repoint};
 use crate::common::nova::{rows as nova_rows, table as nova_table};
 use crate::common::proxy::start_proxy;
-use crate::common::rehearsal::{
-    instance_uuid, live, mac, node_uuid, Cloud, Instance, Rehearsal, NEW_HOST, NODES, VM_NODE,
-};
+use crate::common::rehearsal::{mac, Cloud, Instance, Rehearsal, NEW_HOST};
 use crate::common::tmux::Session;
 use crate::common::READER_PASSWORD;
 
@@ -100,8 +102,9 @@ async fn rehearse(r: &Rehearsal, via: &'static str) -> Cloud {
     // 5. the load: by SQL before Ironic starts, or through its API (6. Ironic started first)
     let api_ironic = if via == "api" { Some(c.start_ironic().await) } else { None };
     c.step(&["migrate"]);
-    assert_eq!(count(&c, "nodes").await, 7, "{via}: Ironic's nodes");
-    assert_eq!(count(&c, "ports").await, 7, "{via}: Ironic's ports");
+    let live = c.live().count() as i64;
+    assert_eq!(count(&c, "nodes").await, live, "{via}: Ironic's nodes");
+    assert_eq!(count(&c, "ports").await, live, "{via}: Ironic's ports");
     assert!(c.nova_bm.dump() == nova_bm, "{via}: nova_bm changed; the source must only be read");
     let ironic = match api_ironic {
         Some(i) => i,
@@ -111,11 +114,11 @@ async fn rehearse(r: &Rehearsal, via: &'static str) -> Cloud {
 
     // 6. the takeover: every node as its machine, read from its BMC; no power action
     c.step(&["takeover"]);
-    for n in live() {
-        let got = c.ironic_db.rows(&format!("SELECT provision_state, COALESCE(power_state, 'NULL'), COALESCE(instance_uuid, '-') FROM nodes WHERE uuid = '{}'", node_uuid(n.id))).await;
+    for n in c.live() {
+        let got = c.ironic_db.rows(&format!("SELECT provision_state, COALESCE(power_state, 'NULL'), COALESCE(instance_uuid, '-') FROM nodes WHERE uuid = '{}'", c.node_uuid(n.id))).await;
         let want = match n.instance {
             Instance::None => ["available".to_string(), format!("power {}", n.power), "-".into()],
-            _ => ["active".to_string(), format!("power {}", n.power), instance_uuid(n.id)],
+            _ => ["active".to_string(), format!("power {}", n.power), c.instance_uuid(n.id)],
         };
         assert_eq!(got, [want], "{via}: node {} in Ironic", n.id);
         assert_eq!(c.bmc(n.id).must(&["chassis", "power", "status"]), format!("Chassis Power is {}", n.power));
@@ -137,12 +140,14 @@ async fn rehearse(r: &Rehearsal, via: &'static str) -> Cloud {
         &[("OS_CLIENT_CONFIG_FILE", &clouds)],
     )
     .await;
-    c.step_env(&["nova-list", &node_uuid(5)], &[("PROXY_URL", &proxy.base)]);
+    let first = c.live().find(|n| n.instance == Instance::Running).unwrap().id;
+    c.step_env(&["nova-list", &c.node_uuid(first)], &[("PROXY_URL", &proxy.base)]);
     let listed = c.output("nova-nodes.txt");
-    for n in NODES {
-        assert_eq!(listed.contains(&node_uuid(n.id)), n.deleted != Some(true), "{via}: node {} in\n{listed}", n.id);
+    for n in &c.nodes {
+        let shown = listed.contains(&c.node_uuid(n.id));
+        assert_eq!(shown, n.deleted != Some(true), "{via}: node {} in\n{listed}", n.id);
     }
-    assert!(c.output("nova-interfaces.txt").contains(&mac(5)), "{via}: node 5's interface");
+    assert!(c.output("nova-interfaces.txt").contains(&mac(first)), "{via}: node {first}'s interface");
     drop(proxy);
 
     // 7. the nova.conf of the Ironic driver
@@ -151,12 +156,26 @@ async fn rehearse(r: &Rehearsal, via: &'static str) -> Cloud {
     for line in ["compute_driver = nova.virt.ironic.IronicDriver", &format!("host = {NEW_HOST}")] {
         assert!(conf.lines().any(|l| l == line), "{via}: no '{line}' in {}", c.compute_conf.display());
     }
+    // the Keystone service user of a real compute host's nova.conf (SQL load) for [ironic], and the
+    // warning that Juno logs its password with debug on (no_password_in_any_output)
+    let written: Value = serde_json::from_str(&c.output("config.json")).unwrap();
+    let pw = written["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|ch| ch["section"] == "ironic" && ch["option"] == "admin_password" && ch["action"] != "remove");
+    let warned = written["warnings"].to_string().contains("writes it in clear into its log");
+    assert_eq!((pw, warned), (via == "db", via == "db"), "{via}: [ironic] admin_password written, and warned of");
     // 8. the instances of the two old hosts to the new one
     let old: Vec<Vec<String>> = hosts.iter().map(|h| vec![h[0].clone(), h[1].clone()]).collect();
-    assert_eq!(old.iter().map(|h| h[1].as_str()).collect::<Vec<_>>(), ["bm-compute-1", "bm-compute-2", "bm-compute-1"]);
+    let with: Vec<i64> = c.live().filter(|n| n.instance != Instance::None).map(|n| n.id).collect();
+    let mut want: Vec<Vec<String>> = with.iter().map(|i| vec![c.instance_uuid(*i), c.old_host(*i).into()]).collect();
+    want.sort();
+    assert_eq!(old, want, "{via}: the instances' old hosts");
     c.step(&["hosts"]);
-    let moved: Vec<Vec<String>> =
-        [5, 6, 7].iter().map(|i| vec![instance_uuid(*i), NEW_HOST.into(), node_uuid(*i)]).collect();
+    let mut moved: Vec<Vec<String>> =
+        with.iter().map(|i| vec![c.instance_uuid(*i), NEW_HOST.into(), c.node_uuid(*i)]).collect();
+    moved.sort();
     assert_eq!(self::hosts(&c).await, moved, "{via}: the instances after hosts --apply");
     // 7-9. Juno's nova-compute with the Ironic driver takes the instances over
     nova_takes_over(r, &c).await;
@@ -225,11 +244,12 @@ fn wait(secs: u64, done: impl Fn() -> bool) -> bool {
 /// once the network's TFTP root is the conductor's, boots its instance from the config the conductor
 /// wrote at the takeover.
 fn next_reboot(r: &Rehearsal, c: &Cloud) {
-    let node = node_uuid(VM_NODE);
+    let vm = c.vm_node;
+    let node = c.node_uuid(vm);
     let tftp = c.dir.join("ironic/tftpboot");
-    let (config, link) = (tftp.join(&node).join("config"), tftp.join("pxelinux.cfg").join(pxe_mac_name(&mac(VM_NODE))));
+    let (config, link) = (tftp.join(&node).join("config"), tftp.join("pxelinux.cfg").join(pxe_mac_name(&mac(vm))));
     let written = wait(30, || std::fs::metadata(&config).is_ok_and(|m| m.len() > 0) && link.exists());
-    assert!(written, "the conductor wrote no PXE config and MAC link for node {VM_NODE}");
+    assert!(written, "the conductor wrote no PXE config and MAC link for node {vm}");
     let text = std::fs::read_to_string(&config).unwrap();
     assert_eq!(text.lines().next(), Some("default boot_ramdisk"), "{text}");
     let append =
@@ -237,21 +257,22 @@ fn next_reboot(r: &Rehearsal, c: &Cloud) {
     let last_root = append.and_then(|a| a.split(' ').rfind(|w| w.starts_with("root=")));
     assert_eq!(last_root, Some(format!("root=UUID={}", r.root_uuid).as_str()), "{text}");
     assert_eq!(link.canonicalize().unwrap(), config.canonicalize().unwrap());
-    // the instance ran meanwhile, booted by nova baremetal's config from the compute host
-    let markers = || r.console().lines().filter(|l| l.contains(&r.marker)).map(String::from).collect::<Vec<_>>();
-    assert!(wait(150, || !markers().is_empty()), "the instance never booted from nova's config:\n{}", r.console());
-    assert_eq!(c.bmc(VM_NODE).power_actions(), Vec::<String>::new(), "a power action before the reboot");
+    // the instance ran meanwhile, deployed and booted by nova baremetal before the window
+    let markers = || c.console().lines().filter(|l| l.contains(&r.marker)).map(String::from).collect::<Vec<_>>();
+    assert!(wait(150, || !markers().is_empty()), "the instance never booted from nova's config:\n{}", c.console());
+    // (nova baremetal's deploy: off, then on)
+    let before = c.bmc(vm).power_actions().len();
     // the end of the window: the network's TFTP server is the conductor's; one reboot
-    repoint(&r.network_tftp, &tftp);
+    repoint(c.network_tftp.as_ref().expect("the SQL load's machine"), &tftp);
     c.step(&["reboot", &node]);
     // (the marker's line whole: the console is read while the machine writes it)
-    let whole = || r.console().rsplit_once(r.marker.as_str()).is_some_and(|(_, after)| after.contains('\n'));
-    assert!(wait(150, || markers().len() >= 2 && whole()), "node {VM_NODE} did not boot again:\n{}", r.console());
+    let whole = || c.console().rsplit_once(r.marker.as_str()).is_some_and(|(_, after)| after.contains('\n'));
+    assert!(wait(150, || markers().len() >= 2 && whole()), "node {vm} did not boot again:\n{}", c.console());
     let line = markers().pop().unwrap();
     let (ramdisk, root) = (format!("initrd={node}/ramdisk root=/dev/ram0 "), format!("root=UUID={} ro", r.root_uuid));
     let at = line.find(&ramdisk).unwrap_or_else(|| panic!("not booted from the conductor's config: {line}"));
     assert!(line[at..].contains(&root), "{line}");
-    assert_eq!(c.bmc(VM_NODE).power_actions(), ["power off", "power on"], "the reboot's power actions");
+    assert_eq!(c.bmc(vm).power_actions()[before..], ["power off", "power on"], "the reboot's power actions");
 }
 
 /// `openstack baremetal node list` and `port list`: every live node as its machine, every MAC.
@@ -263,17 +284,19 @@ fn clients_show_the_cloud(c: &Cloud) {
         .map(|n| ["uuid", "provision_state", "power_state", "instance_uuid"].map(|k| n[k].clone()))
         .collect();
     got.sort_by_key(|n| n[0].to_string());
-    let want: Vec<[Value; 4]> = live()
+    let mut want: Vec<[Value; 4]> = c
+        .live()
         .map(|n| {
-            let inst = if n.instance == Instance::None { Value::Null } else { Value::from(instance_uuid(n.id)) };
+            let inst = if n.instance == Instance::None { Value::Null } else { Value::from(c.instance_uuid(n.id)) };
             let state = if n.instance == Instance::None { "available" } else { "active" };
-            [node_uuid(n.id).into(), state.into(), format!("power {}", n.power).into(), inst]
+            [c.node_uuid(n.id).into(), state.into(), format!("power {}", n.power).into(), inst]
         })
         .collect();
+    want.sort_by_key(|n| n[0].to_string());
     assert_eq!(got, want, "{}: openstack baremetal node list", c.via);
     let mut macs: Vec<&str> = ports.iter().filter_map(|p| p["address"].as_str()).collect();
     macs.sort();
-    assert_eq!(macs, live().map(|n| mac(n.id)).collect::<Vec<_>>(), "{}: openstack baremetal port list", c.via);
+    assert_eq!(macs, c.live().map(|n| mac(n.id)).collect::<Vec<_>>(), "{}: openstack baremetal port list", c.via);
 }
 
 /// Runbook steps 7-9: Juno's Nova (API, scheduler, conductor and the Ironic driver's nova-compute, a
@@ -286,23 +309,29 @@ async fn nova_takes_over(r: &Rehearsal, c: &Cloud) {
     let log = c.nova_log();
     let rows = "SELECT COUNT(DISTINCT hypervisor_hostname) FROM compute_nodes WHERE deleted = 0 AND hypervisor_type = 'ironic'";
     let deadline = Instant::now() + Duration::from_secs(120);
-    while c.nova.scalar_i64(rows).await != 7 {
-        assert!(Instant::now() < deadline, "{}: nova-compute made no 7 compute_nodes rows ({})", c.via, log.display());
+    let live = c.live().count() as i64;
+    while c.nova.scalar_i64(rows).await != live {
+        assert!(
+            Instant::now() < deadline,
+            "{}: nova-compute made no {live} compute_nodes rows ({})",
+            c.via,
+            log.display()
+        );
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
     tokio::time::sleep(Duration::from_secs(8)).await; // two power syncs
-    for n in live().filter(|n| n.instance != Instance::None) {
+    for n in c.live().filter(|n| n.instance != Instance::None) {
         let want = if n.instance == Instance::Stopped { STOPPED } else { ACTIVE };
         assert_eq!(instance(c, n.id).await, want, "{}: instance of node {}", c.via, n.id);
     }
     assert_eq!(c.power_actions()[actions..].to_vec(), NONE, "{}: nova-compute's takeover reached a BMC", c.via);
-    c.bmc(VM_NODE).must(&["power", "off"]);
-    wait_instance(c, VM_NODE, STOPPED, "the machine switched off at its BMC").await;
+    c.bmc(c.vm_node).must(&["power", "off"]);
+    wait_instance(c, c.vm_node, STOPPED, "the machine switched off at its BMC").await;
     smoke(r, c).await;
     assert!(!std::fs::read_to_string(&log).unwrap().contains("Traceback"), "a traceback in {}", log.display());
     drop(nova);
     // the machine as it was, for the steps after (Nova is stopped: it will not switch it off again)
-    c.bmc(VM_NODE).must(&["power", "on"]);
+    c.bmc(c.vm_node).must(&["power", "on"]);
 }
 
 /// An instance active and running, or stopped, on the new host (`instance`).
@@ -330,32 +359,31 @@ async fn smoke(r: &Rehearsal, c: &Cloud) {
     c.step(&["smoke", "list", "--all-tenants"]);
     let listed: Vec<[String; 3]> =
         nova_rows(&c.output("smoke-list.txt")).into_iter().map(|r| [0, 2, 4].map(|i| r[i].clone())).collect();
-    let want: Vec<[String; 3]> = live()
+    let mut want: Vec<[String; 3]> = c
+        .live()
         .filter(|n| n.instance != Instance::None)
         .map(|n| {
-            let (status, power) = if n.instance == Instance::Running && n.id != VM_NODE {
+            let (status, power) = if n.instance == Instance::Running && n.id != c.vm_node {
                 ("ACTIVE", "Running")
             } else {
                 ("SHUTOFF", "Shutdown")
             };
-            [instance_uuid(n.id), status.into(), power.into()]
+            [c.instance_uuid(n.id), status.into(), power.into()]
         })
         .collect();
     let mut sorted = listed.clone();
     sorted.sort();
+    want.sort();
     assert_eq!(sorted, want, "{via}: nova list (ID, Status, Power State)");
 
     // the old hosts' services (their nova-computes stopped in step 3) and their compute_nodes rows
-    let old = "SELECT CAST(id AS CHAR) FROM services WHERE deleted = 0 AND host LIKE 'bm-compute-%' ORDER BY id";
+    let old = "SELECT CAST(id AS CHAR) FROM services WHERE deleted = 0 AND host LIKE 'bm-compute-%' AND `binary` = 'nova-compute' ORDER BY id";
     let old: Vec<String> = c.nova.rows(old).await.concat();
-    assert_eq!(old.len(), 2, "{via}: the old baremetal hosts' services");
+    assert_eq!(old.len(), c.old_hosts().len(), "{via}: the old baremetal hosts' nova-compute services");
     c.step(&["smoke", "hypervisor-stats"]);
     let before = nova_table(&c.output("smoke-hypervisor-stats.txt"));
-    assert_eq!(
-        before.get("count").map(String::as_str),
-        Some("14"),
-        "{via}: the old hosts' 7 rows and the new 7: {before:?}"
-    );
+    let both = (2 * c.live().count()).to_string();
+    assert_eq!(before.get("count"), Some(&both), "{via}: the old hosts' rows and the new, a node each: {before:?}");
     c.step(&["smoke", "service-list", "--binary", "nova-compute"]);
     for id in &old {
         c.step(&["smoke", "service-delete", id]);
@@ -373,9 +401,9 @@ async fn smoke(r: &Rehearsal, c: &Cloud) {
     }
 
     // node 6's instance, stopped above: start, both reboots, stop
-    let i6 = instance_uuid(VM_NODE);
-    let boots = || r.console().matches(r.marker.as_str()).count();
-    let whole = || r.console().rsplit_once(r.marker.as_str()).is_some_and(|(_, after)| after.contains('\n'));
+    let i6 = c.instance_uuid(c.vm_node);
+    let boots = || c.console().matches(r.marker.as_str()).count();
+    let whole = || c.console().rsplit_once(r.marker.as_str()).is_some_and(|(_, after)| after.contains('\n'));
     for (args, state, told, boot) in [
         (vec!["start"], ACTIVE, vec!["power on"], true),
         (vec!["reboot"], ACTIVE, vec!["power off", "power on"], true),
@@ -383,23 +411,23 @@ async fn smoke(r: &Rehearsal, c: &Cloud) {
         (vec!["stop"], STOPPED, vec!["power off"], false),
     ] {
         let what = format!("nova {}", args.join(" "));
-        let (actions, booted) = (c.bmc(VM_NODE).power_actions().len(), boots());
+        let (actions, booted) = (c.bmc(c.vm_node).power_actions().len(), boots());
         let t0 = Instant::now();
         c.step(&[&["smoke"], &args[..], &[&i6]].concat());
-        wait_instance(c, VM_NODE, state, &what).await;
-        assert_eq!(c.bmc(VM_NODE).power_actions()[actions..], told, "{what}: what the machine's BMC was told");
+        wait_instance(c, c.vm_node, state, &what).await;
+        assert_eq!(c.bmc(c.vm_node).power_actions()[actions..], told, "{what}: what the machine's BMC was told");
         if boot {
             let again = wait(150, || boots() > booted && whole());
-            assert!(again, "{what}: the instance did not boot again:\n{}", r.console());
+            assert!(again, "{what}: the instance did not boot again:\n{}", c.console());
         }
         eprintln!("rehearsal: {what}: {:.1?}", t0.elapsed());
     }
-    c.bmc(VM_NODE).wait_power("off");
+    c.bmc(c.vm_node).wait_power("off");
 }
 
 /// An instance in Nova: "vm_state power_state task_state deleted host".
 async fn instance(c: &Cloud, id: i64) -> String {
-    let q = format!("SELECT CONCAT(vm_state, ' ', power_state, ' ', COALESCE(task_state, '-'), ' ', deleted, ' ', host) FROM instances WHERE uuid = '{}'", instance_uuid(id));
+    let q = format!("SELECT CONCAT(vm_state, ' ', power_state, ' ', COALESCE(task_state, '-'), ' ', deleted, ' ', host) FROM instances WHERE uuid = '{}'", c.instance_uuid(id));
     c.nova.rows(&q).await.concat().concat()
 }
 
@@ -433,7 +461,7 @@ async fn wizard(c: &Cloud) {
     std::thread::sleep(Duration::from_secs(1));
     shot("1-connections");
     for (key, next, name) in [
-        ("Enter", "nova_bm: 8 nodes", "2-inventory"),
+        ("Enter", &*format!("nova_bm: {} nodes", c.nodes.len()), "2-inventory"),
         ("n", "all decided", "3-conflicts"),
         ("n", "REHEARSAL", "4-flavors"),
         ("n", "Press Enter to start the rehearsal", "5-confirm"),
@@ -491,7 +519,12 @@ fn no_password_in_any_output(r: &Rehearsal) {
             if allowed.iter().any(|a| rel.starts_with(a) || rel == *a) {
                 continue;
             }
-            let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap_or_default()).into_owned();
+            let mut text = String::from_utf8_lossy(&std::fs::read(&f).unwrap_or_default()).into_owned();
+            if rel.starts_with("nova-compute/nova.") {
+                // Juno's own option dump at start (debug on): `[ironic] admin_password` is not secret
+                // in 2014.2, which `config` warns of (the `config` step's check); nothing else
+                text = text.lines().filter(|l| !l.contains("ironic.admin_password")).collect::<Vec<_>>().join("\n");
+            }
             if [r.bmc_secret.as_str(), "adminpass", READER_PASSWORD].iter().any(|p| text.contains(p)) {
                 leaks.push(f.display().to_string());
             }

@@ -108,6 +108,10 @@ mod tests {
         assert_eq!(get(&b, ConfFile::Nova, "ironic", "admin_auth_token"), Some("noauth"));
         assert!(get(&b, ConfFile::Nova, "ironic", "admin_password").is_none());
         assert!(b.warnings.iter().any(|w| w.contains("Glance behind Keystone refuses it")), "{:?}", b.warnings);
+        // Juno logs [ironic] admin_password in clear with debug on: said wherever one is written
+        let logged = |p: &ConfPlan| p.warnings.iter().any(|w| w.contains("writes it in clear into its log"));
+        assert!(logged(&j) && logged(&n), "{:?}", j.warnings);
+        assert!(!logged(&b) && !logged(&m), "{:?} {:?}", b.warnings, m.warnings);
         // what is shown (JSON, table) never holds a password; the written file does
         for p in [&j, &m, &n, &b] {
             let shown = serde_json::to_string(p).unwrap();

@@ -73,6 +73,13 @@ pub fn changes<'a>(inp: &'a ConfInputs, warnings: &mut Vec<String>) -> Result<Ch
 
 /// Why a made-up token in Juno's `[ironic] admin_auth_token` breaks `nova boot` with a Glance
 /// behind Keystone.
+/// Juno's Nova declares `[ironic] admin_password` without `secret=True` (fixed in Kilo): at start each
+/// service logs its option values at DEBUG, this one in clear. Seen in the upgrade rehearsal on the
+/// cloud nova baremetal made (docs/config.md).
+const JUNO_PASSWORD_LOGGED: &str = "[ironic] admin_password: Juno's Nova (2014.2) does not treat it as a secret; with [DEFAULT] debug = true every Nova service writes it in clear into its log when it starts. Keep debug off on the hosts that read this nova.conf, or restrict those logs and change the password after the window";
+
+const NO_TENANT: &str = "no admin_tenant_name in [keystone_authtoken]: set [ironic] admin_tenant_name by hand";
+
 const JUNO_NOAUTH_GLANCE: &str = "[ironic] admin_auth_token = noauth: Juno's Ironic conductor hands this token to Glance when it validates a deploy (each nova boot); a Glance behind Keystone refuses it (401) and the boot ends in \"No valid host\". Give --ironic-username and BM2IRONIC_IRONIC_SERVICE_PASSWORD, or a nova.conf whose [keystone_authtoken] has admin_user and admin_password, so that nova-compute sends a Keystone token";
 
 fn juno(
@@ -148,6 +155,7 @@ fn juno(
     };
     c.set_plain(s, "admin_username", &user.username, &why);
     c.set(s, "admin_password", ConfValue::password(user.password.clone()), "that user's password");
+    warnings.push(JUNO_PASSWORD_LOGGED.into());
     c.set_plain(
         s,
         "admin_url",
@@ -156,9 +164,7 @@ fn juno(
     );
     match id.project.as_deref() {
         Some(p) => c.set_plain(s, "admin_tenant_name", p, "the service tenant (from [keystone_authtoken])"),
-        None => {
-            warnings.push("no admin_tenant_name in [keystone_authtoken]: set [ironic] admin_tenant_name by hand".into())
-        }
+        None => warnings.push(NO_TENANT.into()),
     }
     c.remove(s, "admin_auth_token", "Keystone credentials are used instead");
     Ok(())

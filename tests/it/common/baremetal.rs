@@ -54,8 +54,16 @@ impl BaremetalHost {
     /// own: oslo.config merges a `[DEFAULT]` given twice); a `pxelinux.cfg` directory in its TFTP
     /// root, as the operator made it (nova baremetal links each MAC's config there).
     pub async fn start_with(keystone_v2: u16, backend: Backend, more: &str) -> BaremetalHost {
+        BaremetalHost::start_on(keystone_v2, backend, None, more).await
+    }
+
+    /// `start_with` on the Nova database `nova` (None: a fresh SQLite one from Juno's schema).
+    pub async fn start_on(keystone_v2: u16, backend: Backend, nova: Option<TestDb>, more: &str) -> BaremetalHost {
         let nova_bm = baremetal_dbsync(backend, "bmreal").await;
-        let nova = juno_nova_schema_db().await;
+        let nova = match nova {
+            Some(db) => db,
+            None => juno_nova_schema_db().await,
+        };
         let tftp = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(tftp.path().join("pxelinux.cfg")).unwrap();
         let dir = tempfile::tempdir().unwrap().keep();

@@ -35,6 +35,19 @@ fn glance_sh(venv: &Path) -> Command {
 }
 
 impl Glance {
+    /// `start` with the Juno tests' images from scripts/bootvm.sh's dir `boot`: the deploy kernel
+    /// and the instance's kernel its `vmlinuz`, the deploy ramdisk its file `deploy_ramdisk`, the
+    /// instance's ramdisk its `initramfs`.
+    pub async fn start_juno(boot: &Path, deploy_ramdisk: &str) -> Option<Glance> {
+        let served = [
+            (KERNEL, boot.join("vmlinuz")),
+            (RAMDISK, boot.join(deploy_ramdisk)),
+            (KERNEL_I, boot.join("vmlinuz")),
+            (RAMDISK_I, boot.join("initramfs")),
+        ];
+        Glance::start(&served.iter().map(|(i, p)| (*i, p.as_path())).collect::<Vec<_>>()).await
+    }
+
     /// Starts Glance (None after a loud skip without its venv or its Keystone) and uploads the images: each of
     /// `files` (id, file) with the bytes of its file, padded with zeros to whole MiB (Juno reads
     /// `qemu-img info`, whose fractional sizes, "13.5 MiB", it cannot parse; a kernel and a gzip'd

@@ -2,7 +2,7 @@
 //! machine's servers and skips (env), running the binary (cli), processes stopped when dropped
 //! (process), ports (ports), Ironic (ironic), fake BMCs (bmc), Keystone (keystone), the Juno releases
 //! (juno), a real Glance (glance), the Juno Nova control plane (nova), the proxy (proxy), the API-load
-//! tests' world (api_load), nova baremetal's own compute host and API (baremetal), the headless wizard (wizard), a real terminal (tmux), a machine's network
+//! tests' world (api_load), nova baremetal's own compute host and API (baremetal), its deploys (deploys), the headless wizard (wizard), a real terminal (tmux), a machine's network
 //! boot (netboot), the upgrade rehearsal's cloud (rehearsal), schemas compared (schema).
 //! This file only declares them, re-exports what most tests use, and holds the macros.
 #![allow(dead_code)]
@@ -12,6 +12,7 @@ pub mod baremetal;
 pub mod bmc;
 pub mod cli;
 pub mod db;
+pub mod deploys;
 pub mod env;
 pub mod glance;
 pub mod ironic;

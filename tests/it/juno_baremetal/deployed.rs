@@ -48,99 +48,30 @@ mod against;
 use against::{deployed_shapes, instance_rows, mac, old_instances, the_proxy, the_resources, the_tree, BMCS, FLAVOR};
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 
 use crate::common::baremetal::{nova, raw, BaremetalHost};
-use crate::common::bmc::{Bmc, BmcOptions, DeployVm, Vm};
-use crate::common::glance::Glance;
+use crate::common::bmc::{Bmc, BmcOptions};
+use crate::common::deploys::{console, machine, view, wait_marker, wait_status, Deployer, APPEND};
 use crate::common::ironic::{start_ironic, IronicOptions, Release};
-use crate::common::juno::{
-    dbsync, juno_nova_sh, juno_nova_venv, juno_venv, keystone_v2, wait_for, IMAGE, KERNEL, KERNEL_I, RAMDISK, RAMDISK_I,
-};
-use crate::common::netboot::{plain, repoint};
+use crate::common::juno::{dbsync, juno_nova_venv, juno_venv, keystone_v2, wait_for, IMAGE, KERNEL, RAMDISK};
+use crate::common::netboot::repoint;
 use crate::common::nova::{rows, table, NovaPlane, HOST};
-use crate::common::ports::port;
-use crate::common::process::{wait_port, Guard};
 use crate::common::{bm, server_env, Backend, TestDb, IRONIC_VENV, MYSQL_ADMIN};
 use reqwest::Method;
 
 use super::{differences, nova_bm_rows};
-
-/// nova baremetal's `pxe_append_params` here: its default, the serial console, and the deploy
-/// helper's port for the deploy ramdisk (scripts/bootvm.sh; DIB's ramdisk knew only 10000).
-const APPEND: &str = "nofb nomodeset vga=normal console=ttyS0";
 
 /// The fixture's deliberate difference (docs/mapping.md 7): its deleted node was updated once, as a
 /// node a deploy touched has been; nova baremetal's API leaves NULL on a node nothing updated (its
 /// delete does not touch `updated_at`).
 const DELIBERATE: [&str; 2] = ["fixture: node 4 updated_at=set", "juno:    node 4 updated_at=NULL"];
 
-/// Node `id`'s machine: a QEMU VM (reaching this host's loopback at 10.0.2.2, for the deploy helper)
-/// behind its BMC, off, PXE-booting from the TFTP root `net`.
-fn machine(venv: &Path, boot: &Path, work: &Path, net: &Path, id: i64) -> Bmc {
-    let accel = std::fs::read_to_string(boot.join("accel")).map(|a| a.trim().to_string()).unwrap_or("tcg".into());
-    let dir = work.join(format!("vm{id}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(boot.join("disk.img"), dir.join("disk.img")).unwrap();
-    let mut o = BmcOptions::new(venv, &format!("bmc-pass-{id}")).at(BMCS[id as usize - 1], 623);
-    o.vm = Some(Vm { dir: dir.clone(), disk: dir.join("disk.img"), tftp: net.to_path_buf(), mac: mac(id), accel });
-    o.deploy = Some(DeployVm { memory_mib: 256, disk_gib: 0, hostfwd: vec![], reach_host: true });
-    o.stderr = Some(dir.join("bmc.stderr"));
-    Bmc::start(o)
-}
-
-/// The VM's serial console, as plain text.
-fn console(vm: &Path) -> String {
-    plain(&String::from_utf8_lossy(&std::fs::read(vm.join("console.log")).unwrap_or_default()))
-}
-
-/// Waits until the VM's console shows `marker` `n` times; the console's end on timeout.
-async fn wait_marker(vm: &Path, marker: &str, n: usize, secs: u64, what: &str) -> Duration {
-    let t0 = Instant::now();
-    while console(vm).matches(marker).count() < n {
-        if t0.elapsed() > Duration::from_secs(secs) {
-            let c = console(vm);
-            let tail: String = c.chars().rev().take(3000).collect::<Vec<_>>().into_iter().rev().collect();
-            panic!("{what}: no boot of the instance (marker {n}) on {} after {secs} s:\n{tail}", vm.display());
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    t0.elapsed()
-}
-
-/// A TFTP server's view (QEMU's) of a PXE tree whose configs name files by absolute path: the loader,
-/// `pxelinux.cfg` of the tree, and the tree itself at its own absolute path under the view.
-fn view(view: &Path, tree: &Path, boot: &Path) {
-    std::fs::create_dir_all(view).unwrap();
-    for f in ["pxelinux.0", "ldlinux.c32"] {
-        std::fs::copy(boot.join(f), view.join(f)).unwrap();
-    }
-    std::os::unix::fs::symlink(tree.join("pxelinux.cfg"), view.join("pxelinux.cfg")).unwrap();
-    let mirror = view.join(tree.strip_prefix("/").unwrap());
-    std::fs::create_dir_all(mirror.parent().unwrap()).unwrap();
-    std::os::unix::fs::symlink(tree, &mirror).unwrap();
-}
-
-/// `nova show` of an instance, as a table.
-fn show(p: &NovaPlane, id: &str) -> std::collections::BTreeMap<String, String> {
-    table(&nova(p, &["show", id]))
-}
-
-/// Waits until `nova show NAME` has every (field, value) of `want`, or its status is ERROR.
-async fn wait_status(p: &NovaPlane, name: &str, want: &[(&str, &str)], secs: u64) -> Duration {
-    let t0 = Instant::now();
-    loop {
-        let s = show(p, name);
-        if want.iter().all(|(k, v)| s.get(*k).map(String::as_str) == Some(*v)) {
-            return t0.elapsed();
-        }
-        if s.get("status").map(String::as_str) == Some("ERROR") || t0.elapsed() > Duration::from_secs(secs) {
-            panic!("{name}: not {want:?} after {:?}: {s:?}; log {}", t0.elapsed(), p.log().display());
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
+/// Node `id`'s machine: a QEMU VM behind its BMC (common/deploys.rs).
+fn vm(venv: &Path, boot: &Path, work: &Path, net: &Path, id: i64) -> Bmc {
+    machine(venv, boot, work, net, (id, BMCS[id as usize - 1], &mac(id)), &format!("bmc-pass-{id}"))
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -158,58 +89,26 @@ async fn nova_baremetal_deploys_then_the_window() {
     let marker = format!("{} root={root_uuid}", read("marker"));
     assert!(boot.join("deploy-ramdisk").exists(), "scripts/bootvm.sh builds deploy-ramdisk");
 
-    // Glance: the deploy kernel and ramdisk, the instance image with its kernel and ramdisk
-    let served = [
-        (KERNEL, boot.join("vmlinuz")),
-        (RAMDISK, boot.join("deploy-ramdisk")),
-        (KERNEL_I, boot.join("vmlinuz")),
-        (RAMDISK_I, boot.join("initramfs")),
-    ];
-    let served: Vec<(&str, &Path)> = served.iter().map(|(i, p)| (*i, p.as_path())).collect();
-    let Some(glance) = Glance::start(&served).await else { return };
-    let glance_at = format!("127.0.0.1:{}", glance.port);
-
-    // nova baremetal's compute host, its deploy helper's port in the PXE configs it writes
-    let helper_port = port();
-    let more = format!(
-        "\n[DEFAULT]\nglance_api_servers = {glance_at}\n\n[baremetal]\n\
-         pxe_append_params = {APPEND} bm2.deploy_port={helper_port}\npxe_deploy_timeout = 900\n"
-    );
-    let host = BaremetalHost::start_with(ks, Backend::MySql, &more).await;
-    let tftp = host.tftp.path().to_path_buf();
+    // Glance (the deploy kernel and ramdisk, the instance image with its kernel and ramdisk), nova
+    // baremetal's compute host (its deploy helper's port in the PXE configs it writes), the helper
+    let Some(mut w) = Deployer::start(ks, None, &boot, &root_uuid).await else { return };
+    let glance_at = format!("127.0.0.1:{}", w.glance.port);
+    let tftp = w.host.tftp.path().to_path_buf();
     lap("nova baremetal's control plane up");
-    let helper_dir = tempfile::tempdir().unwrap().keep();
-    let helper_conf = helper_dir.join("deploy-helper.conf");
-    std::fs::write(
-        &helper_conf,
-        format!(
-            "[DEFAULT]\nrpc_backend = fake\nlog_file = {}\ndebug = true\n\n[baremetal]\nsql_connection = {}\n",
-            helper_dir.join("deploy-helper.log").display(),
-            crate::common::db::sqlalchemy_url(&host.nova_bm.admin_url)
-        ),
-    )
-    .unwrap();
-    let helper = Guard::spawn(
-        juno_nova_sh()
-            .args(["deploy-helper", helper_conf.to_str().unwrap(), &helper_port.to_string()])
-            .env("BM2_STUB_ROOT_UUID", &root_uuid)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(helper_dir.join("stderr.log")).unwrap()),
-    );
-    wait_port(helper_port, "nova baremetal's deploy helper").await;
 
     // the machines, and the network's TFTP root: nova baremetal's tree as QEMU serves it
     let work = tempfile::tempdir().unwrap().keep();
     let net = work.join("net");
     view(&work.join("nova-view"), &tftp, &boot);
     std::os::unix::fs::symlink(work.join("nova-view"), &net).unwrap();
-    let m1 = machine(&ironic_venv, &boot, &work, &net, 1);
-    let m2 = machine(&ironic_venv, &boot, &work, &net, 2);
+    let m1 = vm(&ironic_venv, &boot, &work, &net, 1);
+    let m2 = vm(&ironic_venv, &boot, &work, &net, 2);
     // node 3's machine: a BMC only (its instance is deleted before the window; the test plays its
     // deploy ramdisk's one request, below: two TCG boots less)
     let m3 = Bmc::start(BmcOptions::new(&ironic_venv, "bmc-pass-3").at(BMCS[2], 623));
 
     // the operator's enrolment and flavor, with Juno's `nova`
+    let host = &w.host;
     let p = &host.plane;
     for id in 1..=3i64 {
         let pw = format!("bmc-pass-{id}");
@@ -245,22 +144,8 @@ async fn nova_baremetal_deploys_then_the_window() {
             &["boot", "--flavor", FLAVOR, "--image", IMAGE, "--availability-zone", &zone, &format!("bm-instance-{id}")],
         );
     }
-    // node 3's deploy ramdisk's POST, as the VMs' ramdisk sends it (scripts/bootvm.sh), once nova
-    // baremetal has written the deployment's key and powered the machine on
-    let prepared = "SELECT CASE WHEN COUNT(*) = 1 THEN 1 ELSE 0 END FROM bm_nodes WHERE id = 3 AND task_state = 'prepared' AND deploy_key IS NOT NULL";
-    wait_for(&host.nova_bm, prepared, 600, "node 3 prepared for its deploy", &p.log()).await;
-    let (key, inst) = {
-        let r = host.nova_bm.rows("SELECT deploy_key, instance_uuid FROM bm_nodes WHERE id = 3").await;
-        (r[0][0].clone(), r[0][1].clone())
-    };
-    let posted = reqwest::Client::new()
-        .post(format!("http://127.0.0.1:{helper_port}/"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(format!("i=3&k={key}&a=127.0.0.1&n=iqn-{inst}&e="))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(posted.status().as_u16(), 200, "the deploy helper took node 3's deployment");
+    // node 3's deploy ramdisk's POST, as the VMs' ramdisk sends it (scripts/bootvm.sh)
+    w.post(3).await;
     let active = [("status", "ACTIVE"), ("OS-EXT-STS:power_state", "1")];
     for id in [1, 2, 3] {
         let took = wait_status(p, &format!("bm-instance-{id}"), &active, 900).await;
@@ -273,7 +158,7 @@ async fn nova_baremetal_deploys_then_the_window() {
         assert!(c.contains("bm2ironic-deploy-ramdisk: deployment"), "the deploy ramdisk ran:\n{c}");
     }
     lap("both machines booted their instance");
-    let helper_log = std::fs::read_to_string(helper_dir.join("deploy-helper.log")).unwrap_or_default();
+    let helper_log = w.helper_log();
     for id in [1, 2, 3] {
         assert!(helper_log.contains(&format!("deployment to node {id} done")), "the helper's log:\n{helper_log}");
     }
@@ -298,8 +183,7 @@ async fn nova_baremetal_deploys_then_the_window() {
     m2.wait_power("off");
     let before = rows(&nova(p, &["list"]));
     the_resources(&host.nova, &uuids, &p.log()).await;
-    let append = format!("{APPEND} bm2.deploy_port={helper_port}");
-    the_tree(&tftp, &host.nova_bm, &root_uuid, &append).await;
+    the_tree(&tftp, &host.nova_bm, &root_uuid, &w.append()).await;
     // nova baremetal's own API, the proxy's oracle: every node's show by its integer id, and the list
     let base = format!("http://127.0.0.1:{}", p.port);
     let old_list = raw(&base, &p.keystone, Method::GET, "", None).await;
@@ -309,11 +193,11 @@ async fn nova_baremetal_deploys_then_the_window() {
     }
     // the fixture against what nova baremetal wrote (issue part 2): nova_bm's rows, Nova's instances
     let instances_path = p.dir.join("state/instances");
-    let shapes = deployed_shapes(&host, &tftp, &instances_path).await;
+    let shapes = deployed_shapes(host, &tftp, &instances_path).await;
     let ours = TestDb::with_fixture(Backend::MySql, "bmdours", &shapes).await.unwrap();
     let d = differences(&nova_bm_rows(&ours).await, &nova_bm_rows(&host.nova_bm).await);
     assert_eq!(d, DELIBERATE, "our fixture's instance nodes against the rows nova baremetal's deploy wrote");
-    let old = old_instances(&host).await;
+    let old = old_instances(host).await;
     let old_uuids: Vec<String> = host
         .nova
         .rows("SELECT uuid FROM instances WHERE deleted = 0 ORDER BY id")
@@ -345,9 +229,10 @@ async fn nova_baremetal_deploys_then_the_window() {
         .await;
     eprintln!("nova_bm after nova baremetal's deploys: {bm_rows:?}");
     lap("the before-world made");
-    drop(helper);
+    w.stop_helper();
 
     // ---- the window: nova baremetal's nova-compute stops
+    let Deployer { host, glance, .. } = w;
     let BaremetalHost { plane, nova_bm, nova: nova_db, tftp: _keep_tftp } = host;
     drop(plane);
     let tgt = dbsync(&venv, Backend::Sqlite, "bmdtgt").await;

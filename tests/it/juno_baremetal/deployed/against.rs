@@ -17,8 +17,7 @@ use bm2ironic::core::demo::fixture::Fixture;
 
 /// The BMCs of nodes 1-3 (port 623: nova baremetal's and Juno Ironic's ipmitool know no other).
 pub const BMCS: [&str; 3] = ["127.0.45.1", "127.0.45.2", "127.0.45.3"];
-/// The flavor nova baremetal's instances are built with.
-pub const FLAVOR: &str = "bm.juno";
+pub use crate::common::deploys::FLAVOR;
 /// Node `id`'s MAC (its one NIC, as `baremetal-node-create` made it).
 pub fn mac(id: i64) -> String {
     format!("52:55:00:45:00:{id:02x}")
