@@ -80,9 +80,11 @@ async fn nova(backend: Backend) -> Option<TestDb> {
     Some(t)
 }
 
+/// The check as an operator runs it; each BMC given 10 s (the farm is one Python process: on a
+/// loaded CI machine, 3 s once let node 5's session go unanswered, no command reaching its BMC).
 fn check(src: &TestDb, nova: &TestDb, tgt: &TestDb, cmd: &[&str], logs: &std::path::Path) -> Outcome {
     bm(cmd.to_vec())
-        .args(["--check-bmc", "--bmc-timeout", "3s", "--bmc-concurrency", "4", "--resolve", "unknown-boot=local-boot"])
+        .args(["--check-bmc", "--bmc-timeout", "10s", "--bmc-concurrency", "4", "--resolve", "unknown-boot=local-boot"])
         .args(STANDARD_RESOLUTIONS)
         .source(src)
         .nova(Some(nova))
@@ -119,7 +121,7 @@ async fn stale_silent_off_and_twice_enrolled_bmcs_are_found_by_reads_alone(backe
     let logs = tempfile::tempdir().unwrap();
 
     let out = check(&src, &nova, &tgt, &["plan", "--json"], logs.path());
-    reads_only(&farm, backend, 1);
+    reads_only(&farm, backend, 1, &out.text());
     assert_eq!(out.code, 3, "duplicate-bmc blocks: {}", out.text());
     let plan = out.json();
     let found = findings(&plan);
@@ -186,12 +188,13 @@ async fn stale_silent_off_and_twice_enrolled_bmcs_are_found_by_reads_alone(backe
         assert!(!out.text().contains(&pw) && !md.contains(&pw) && !audit.contains(&pw), "node {id}'s password shown");
     }
     assert!(!audit.contains("changed-Secret-2"));
-    reads_only(&farm, backend, 2);
+    reads_only(&farm, backend, 2, &out.text());
 }
 
 /// The BMCs received nothing but reads, and one power read each a run (`runs` so far); none was
 /// told a power action.
-fn reads_only(farm: &BmcFarm, backend: Backend, runs: usize) {
+/// Judged after `runs` runs of the check; `said`: the last run's output, shown with a failure.
+fn reads_only(farm: &BmcFarm, backend: Backend, runs: usize, said: &str) {
     assert_eq!(farm.power_actions(), Vec::<String>::new(), "a power action reached a BMC");
     let want = |id: i64| if id == 2 || id == 9 { 0 } else { runs };
     // the farm's log of what it received reaches this process a little after the command's end (a
@@ -209,7 +212,7 @@ fn reads_only(farm: &BmcFarm, backend: Backend, runs: usize) {
         assert!(got.iter().all(|c| READS.contains(&c.as_str())), "the BMC of node {id} received {got:?}");
         let reads = got.iter().filter(|c| *c == "get-chassis-status").count();
         // node 2's BMC refuses the session, node 9's its privilege: no read reaches them
-        assert_eq!(reads, want(id), "node {id}: one power read a run: {got:?}");
+        assert_eq!(reads, want(id), "node {id}: one power read a run: {got:?}; the check said:\n{said}");
     }
 }
 
