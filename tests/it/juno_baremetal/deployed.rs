@@ -123,13 +123,8 @@ async fn nova_baremetal_deploys_then_the_window() {
     let kernel = format!("baremetal:deploy_kernel_id={KERNEL}");
     let ramdisk = format!("baremetal:deploy_ramdisk_id={RAMDISK}");
     nova(p, &["flavor-key", FLAVOR, "set", "cpu_arch=x86_64", &kernel, &ramdisk]);
-    let uuids: Vec<String> = host
-        .nova_bm
-        .rows("SELECT uuid FROM bm_nodes WHERE deleted = 0 ORDER BY id")
-        .await
-        .into_iter()
-        .map(|r| r[0].clone())
-        .collect();
+    let uuids: Vec<String> =
+        host.nova_bm.rows("SELECT uuid FROM bm_nodes WHERE deleted = 0 ORDER BY id").await.concat();
     let nodes = format!(
         "SELECT CASE WHEN COUNT(*) = 3 THEN 1 ELSE 0 END FROM compute_nodes WHERE deleted = 0 AND hypervisor_hostname IN ('{}')",
         uuids.join("', '")
@@ -198,13 +193,8 @@ async fn nova_baremetal_deploys_then_the_window() {
     let d = differences(&nova_bm_rows(&ours).await, &nova_bm_rows(&host.nova_bm).await);
     assert_eq!(d, DELIBERATE, "our fixture's instance nodes against the rows nova baremetal's deploy wrote");
     let old = old_instances(host).await;
-    let old_uuids: Vec<String> = host
-        .nova
-        .rows("SELECT uuid FROM instances WHERE deleted = 0 ORDER BY id")
-        .await
-        .into_iter()
-        .map(|r| r[0].clone())
-        .collect();
+    let old_uuids: Vec<String> =
+        host.nova.rows("SELECT uuid FROM instances WHERE deleted = 0 ORDER BY id").await.concat();
     let d = differences(&instance_rows(&old).await, &instance_rows(&host.nova).await);
     let deliberate: Vec<String> = [
         "fixture: {} architecture=x86_64",
