@@ -190,4 +190,12 @@ if [ -n "$WITHOUT_JUNO" ]; then
   echo "   the Juno sources and how to make them: docs/juno.md"
 fi
 print_phases
+# CI shows the start and the end of this output: each failed test's panic comes last, so it is seen
+if [ "$status" -ne 0 ] && [ -s /tmp/bm2ironic-test-output.txt ]; then
+  echo "== why the failed tests failed (first 3, 40 lines each; all of it in /tmp/bm2ironic-test-output.txt) =="
+  awk '/^---- .* stdout ----$/ { name = $2; n = 0; on = 0; next }
+       /^failures:$/ { on = 0; name = "" }
+       name != "" && !on && /panicked at/ { on = 1; k++; if (k <= 3) print "   " name }
+       on && k <= 3 && n < 40 { print "     " $0; n++ }' /tmp/bm2ironic-test-output.txt
+fi
 exit "$status"

@@ -358,7 +358,19 @@ async fn a_migrated_instance_boots_from_ironics_pxe_config_after_a_reboot_and_no
         .unwrap();
     assert_eq!(r.status().as_u16(), 202, "{}", r.text().await.unwrap_or_default());
     let again = instance.wait_console(t1 + per_boot, |c| c.matches(marker.as_str()).count() >= 2);
-    assert!(again, "the instance did not boot again within {per_boot:?} of the reboot\n{}", instance.tail());
+    if !again {
+        let n = ironic::get(&base, &format!("/v1/nodes/{NODE}")).await;
+        panic!(
+            "the instance did not boot again within {per_boot:?} of the reboot; the BMC was asked for {:?}; \
+             Ironic's node: power {} -> {}, last_error {}\n{}\n{}",
+            instance.power_actions(),
+            n["power_state"],
+            n["target_power_state"],
+            n["last_error"],
+            instance.tail(),
+            ironic.log_tail()
+        );
+    }
     let second = marker_at(1) - t1;
     let m = instance.markers(&marker);
     assert_eq!(m.len(), 2, "{m:?}");
@@ -371,7 +383,12 @@ async fn a_migrated_instance_boots_from_ironics_pxe_config_after_a_reboot_and_no
         "both boots came through PXE\n{}",
         instance.tail()
     );
-    assert_eq!(instance.power_actions(), ["power off", "power on"], "Ironic's reboot: off, then on");
+    assert_eq!(
+        instance.power_actions(),
+        ["power off", "power on"],
+        "Ironic's reboot: off, then on\n{}",
+        ironic.log_tail()
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let n = ironic::get(&base, &format!("/v1/nodes/{NODE}")).await;
@@ -380,7 +397,7 @@ async fn a_migrated_instance_boots_from_ironics_pxe_config_after_a_reboot_and_no
             assert!(n["last_error"].is_null(), "{n:#}");
             break;
         }
-        assert!(Instant::now() < deadline, "the reboot never ended in Ironic: {n:#}");
+        assert!(Instant::now() < deadline, "the reboot never ended in Ironic: {n:#}\n{}", ironic.log_tail());
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
 
