@@ -353,8 +353,10 @@ impl Page for ConnectionsForm {
             if focused && status.chars().count() + 2 > value_w as usize {
                 whole = Some((status.clone(), st, y + 1));
             }
+            // an unfocused field's status that does not fit says so (`…`); focused, it is shown whole below
+            let line = crate::core::text::clipped(&status, value_w.saturating_sub(2) as usize).into_owned();
             f.render_widget(
-                Paragraph::new(Line::from(vec![Span::raw("  "), Span::styled(status, st)])),
+                Paragraph::new(Line::from(vec![Span::raw("  "), Span::styled(line, st)])),
                 Rect::new(inner.x + label_w, y + 1, value_w, 1),
             );
             y += 2;

@@ -133,3 +133,24 @@ fn blanks_are_invalid_not_a_value() {
     assert!(matches!(c[Field::DeployKernel].status, FieldStatus::Invalid(_)));
     assert_eq!(c.plan_options(&PlanOptions::default()).deploy_kernel, None);
 }
+
+#[test]
+fn an_unfocused_status_that_does_not_fit_says_it_was_cut() {
+    let mut c = screen();
+    c.focus = Field::NovaBmDb;
+    c.test_all();
+    let long = "cannot reach the Ironic database at db2:5432: connection refused (is the server running?)";
+    c.tested(Field::IronicDb, 0, Err(long.into()));
+    let s = fixture::session(Mode::Live);
+    let text = fixture::draw(80, 24, &c, &fixture::draw_ctx(&s));
+    let line = text
+        .lines()
+        .find(|l| l.contains("failed: cannot reach the Ironic database"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.trim_end().trim_end_matches('│').trim_end().ends_with('…'), "cut without a mark: {line:?}\n{text}");
+    assert!(!text.contains("running?)"), "{text}");
+    // focused, the same status is shown whole (wrapped below the field)
+    c.focus = Field::IronicDb;
+    let text = fixture::draw(80, 24, &c, &fixture::draw_ctx(&s));
+    assert!(text.contains("running?)"), "{text}");
+}
