@@ -4,11 +4,9 @@
 
 use std::path::Path;
 
-use bm2ironic::core::db::secret::Secret;
 use bm2ironic::core::demo::fixture::Fixture;
-use bm2ironic::core::source::model::{BmInterface, BmNode};
 
-use crate::common::netboot;
+use crate::common::netboot::{self, TwoNodes};
 pub use crate::common::netboot::{pxe_mac_name, repoint, NOVA_APPEND};
 
 pub const BMC_USER: &str = "admin";
@@ -80,46 +78,15 @@ pub fn write_nova_tftp(tree: &Path, view: &Path, boot: &Path, root_uuid: &str) {
 
 /// nova_bm as nova baremetal left it: the instance node (running, its machine the VM) and a free one.
 pub fn nova_bm() -> Fixture {
-    let t = chrono::NaiveDate::from_ymd_opt(2014, 5, 1).and_then(|d| d.and_hms_opt(10, 0, 0));
-    let node = |id: i64, uuid: &str, bmc: &str| BmNode {
-        id,
-        uuid: Some(uuid.into()),
-        service_host: Some("bm-compute-1".into()),
-        cpus: Some(1),
-        memory_mb: Some(256),
-        local_gb: Some(1),
-        pm_address: Some(bmc.into()),
-        pm_user: Some(BMC_USER.into()),
-        pm_password: Some(Secret::new(BMC_PASSWORD)),
-        preserve_ephemeral: Some(false),
-        created_at: t,
-        updated_at: t,
-        deleted_raw: Some(0),
-        ..Default::default()
-    };
-    let mut instance = node(1, NODE, NODE_BMC);
-    instance.task_state = Some("active".into());
-    instance.instance_uuid = Some(INSTANCE.into());
-    instance.instance_name = Some("instance-00000025".into());
-    instance.root_mb = Some(24);
-    instance.swap_mb = Some(8);
-    instance.ephemeral_mb = Some(0);
-    instance.image_path = Some("/var/lib/nova/instances/instance-00000025/disk".into());
-    instance.pxe_config_path = Some(format!("/tftpboot/{INSTANCE}/config"));
-    let iface = |id: i64, node: i64, mac: &str| {
-        BmInterface {
-            id,
-            bm_node_id: Some(node),
-            address: Some(mac.into()),
-            created_at: t,
-            deleted_raw: Some(0),
-            ..Default::default()
-        }
-        .normalize()
-    };
-    Fixture {
-        schema_version: 10,
-        nodes: vec![instance, node(2, FREE, FREE_BMC)],
-        interfaces: vec![iface(1, 1, NODE_MACS[0]), iface(2, 1, NODE_MACS[1]), iface(3, 2, FREE_MAC)],
+    TwoNodes {
+        enrolled: (2014, 5, 1),
+        nodes: [(NODE, NODE_BMC), (FREE, FREE_BMC)],
+        bmc_login: (BMC_USER, BMC_PASSWORD),
+        size: (1, 256, 1),
+        instance: (INSTANCE, "instance-00000025"),
+        root_swap_mb: (24, 8),
+        image_path: Some("/var/lib/nova/instances/instance-00000025/disk"),
+        macs: &[(1, NODE_MACS[0]), (1, NODE_MACS[1]), (2, FREE_MAC)],
     }
+    .fixture()
 }

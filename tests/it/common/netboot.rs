@@ -75,3 +75,75 @@ pub fn plain(console: &str) -> String {
     let esc = regex::Regex::new(r"\x1b(\[[0-9;?]*[A-Za-z]|[^\[])").unwrap();
     esc.replace_all(console, "").replace('\r', "")
 }
+
+/// nova_bm as nova baremetal left a netboot cloud of two machines: node 1 running `instance`
+/// (deployed, its PXE config in nova's /tftpboot) and node 2 free, both on compute host
+/// `bm-compute-1`, of one size, their BMCs' login the same.
+pub struct TwoNodes<'a> {
+    /// when nova baremetal enrolled them (y, m, d)
+    pub enrolled: (i32, u32, u32),
+    /// (node uuid, BMC address): the instance's node, then the free one
+    pub nodes: [(&'a str, &'a str); 2],
+    pub bmc_login: (&'a str, &'a str),
+    /// cpus, memory MiB, disk GB
+    pub size: (i64, i64, i64),
+    /// the instance's uuid and name
+    pub instance: (&'a str, &'a str),
+    /// the instance's root and swap MiB
+    pub root_swap_mb: (i64, i64),
+    pub image_path: Option<&'a str>,
+    /// the interfaces: (node id, MAC)
+    pub macs: &'a [(i64, &'a str)],
+}
+
+impl TwoNodes<'_> {
+    pub fn fixture(&self) -> bm2ironic::core::demo::fixture::Fixture {
+        use bm2ironic::core::db::secret::Secret;
+        use bm2ironic::core::source::model::{BmInterface, BmNode};
+        let (y, m, d) = self.enrolled;
+        let t = chrono::NaiveDate::from_ymd_opt(y, m, d).and_then(|d| d.and_hms_opt(10, 0, 0));
+        let node = |id: i64, (uuid, bmc): (&str, &str)| BmNode {
+            id,
+            uuid: Some(uuid.into()),
+            service_host: Some("bm-compute-1".into()),
+            cpus: Some(self.size.0),
+            memory_mb: Some(self.size.1),
+            local_gb: Some(self.size.2),
+            pm_address: Some(bmc.into()),
+            pm_user: Some(self.bmc_login.0.into()),
+            pm_password: Some(Secret::new(self.bmc_login.1)),
+            preserve_ephemeral: Some(false),
+            created_at: t,
+            updated_at: t,
+            deleted_raw: Some(0),
+            ..Default::default()
+        };
+        let mut instance = node(1, self.nodes[0]);
+        instance.task_state = Some("active".into());
+        instance.instance_uuid = Some(self.instance.0.into());
+        instance.instance_name = Some(self.instance.1.into());
+        (instance.root_mb, instance.swap_mb, instance.ephemeral_mb) =
+            (Some(self.root_swap_mb.0), Some(self.root_swap_mb.1), Some(0));
+        instance.image_path = self.image_path.map(str::to_string);
+        instance.pxe_config_path = Some(format!("/tftpboot/{}/config", self.instance.0));
+        let interfaces = (1..)
+            .zip(self.macs)
+            .map(|(id, &(node, mac))| {
+                BmInterface {
+                    id,
+                    bm_node_id: Some(node),
+                    address: Some(mac.into()),
+                    created_at: t,
+                    deleted_raw: Some(0),
+                    ..Default::default()
+                }
+                .normalize()
+            })
+            .collect();
+        bm2ironic::core::demo::fixture::Fixture {
+            schema_version: 10,
+            nodes: vec![instance, node(2, self.nodes[1])],
+            interfaces,
+        }
+    }
+}

@@ -6,14 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use bm2ironic::core::db::secret::Secret;
 use bm2ironic::core::demo::fixture::Fixture;
-use bm2ironic::core::source::model::{BmInterface, BmNode};
 use serde_json::{json, Value};
 
 use crate::common::bmc::{Bmc, BmcOptions, DeployVm, Vm};
 use crate::common::ironic;
-use crate::common::netboot::plain;
+use crate::common::netboot::{plain, TwoNodes};
 
 pub const BMC_USER: &str = "admin";
 pub const BMC_PASSWORD: &str = "deploy-test-pass";
@@ -38,47 +36,17 @@ pub const AGENT_PORT: u16 = 9999;
 /// nova_bm: the instance node (active, its instance running) and the free node, both sized as the
 /// machines are (1 cpu, 1,536 MiB, 4 GB).
 pub fn nova_bm() -> Fixture {
-    let t = chrono::NaiveDate::from_ymd_opt(2014, 6, 1).and_then(|d| d.and_hms_opt(10, 0, 0));
-    let node = |id: i64, uuid: &str, bmc: &str| BmNode {
-        id,
-        uuid: Some(uuid.into()),
-        service_host: Some("bm-compute-1".into()),
-        cpus: Some(1),
-        memory_mb: Some(1536),
-        local_gb: Some(4),
-        pm_address: Some(bmc.into()),
-        pm_user: Some(BMC_USER.into()),
-        pm_password: Some(Secret::new(BMC_PASSWORD)),
-        preserve_ephemeral: Some(false),
-        created_at: t,
-        updated_at: t,
-        deleted_raw: Some(0),
-        ..Default::default()
-    };
-    let mut instance = node(1, NODE, NODE_BMC);
-    instance.task_state = Some("active".into());
-    instance.instance_uuid = Some(INSTANCE.into());
-    instance.instance_name = Some("instance-00000046".into());
-    instance.root_mb = Some(1024);
-    instance.swap_mb = Some(0);
-    instance.ephemeral_mb = Some(0);
-    instance.pxe_config_path = Some(format!("/tftpboot/{INSTANCE}/config"));
-    let iface = |id: i64, node: i64, mac: &str| {
-        BmInterface {
-            id,
-            bm_node_id: Some(node),
-            address: Some(mac.into()),
-            created_at: t,
-            deleted_raw: Some(0),
-            ..Default::default()
-        }
-        .normalize()
-    };
-    Fixture {
-        schema_version: 10,
-        nodes: vec![instance, node(2, FREE, FREE_BMC)],
-        interfaces: vec![iface(1, 1, NODE_MAC), iface(2, 2, FREE_MAC)],
+    TwoNodes {
+        enrolled: (2014, 6, 1),
+        nodes: [(NODE, NODE_BMC), (FREE, FREE_BMC)],
+        bmc_login: (BMC_USER, BMC_PASSWORD),
+        size: (1, 1536, 4),
+        instance: (INSTANCE, "instance-00000046"),
+        root_swap_mb: (1024, 0),
+        image_path: None,
+        macs: &[(1, NODE_MAC), (2, FREE_MAC)],
     }
+    .fixture()
 }
 
 /// A machine: its BMC and QEMU VM (network boot from the conductor's TFTP root, the host's loopback
