@@ -133,7 +133,9 @@ pub async fn run(global: &GlobalArgs, args: HostsArgs) -> Result<(), Failure> {
     using(ironic, async |ironic| {
         let db = hosts::open_nova(&nova.value, access).await?;
         let redacted = nova.value.redacted();
-        using(db, async |db| plan_and_apply(db, ironic.as_ref(), &nova_bm.value, &to, &args, redacted).await).await
+        let beats = settings.nova_conf.as_ref().map(|c| c.heartbeats.clone()).unwrap_or_default();
+        using(db, async |db| plan_and_apply(db, ironic.as_ref(), (&nova_bm.value, beats), &to, &args, redacted).await)
+            .await
     })
     .await
 }
@@ -141,12 +143,12 @@ pub async fn run(global: &GlobalArgs, args: HostsArgs) -> Result<(), Failure> {
 async fn plan_and_apply(
     db: &crate::core::db::Db,
     ironic: Option<&crate::core::db::Db>,
-    nova_bm: &crate::core::db::url::DbUrl,
+    (nova_bm, heartbeats): (&crate::core::db::url::DbUrl, crate::core::settings::heartbeat::Heartbeats),
     to: &str,
     args: &HostsArgs,
     nova_shown: &str,
 ) -> Result<(), Failure> {
-    let mut plan = hosts::preview_hosts(nova_bm, db, to).await?;
+    let mut plan = hosts::preview_hosts(nova_bm, db, to, heartbeats).await?;
     plan.leave_out(&args.leave_out).map_err(Failure::usage)?;
     if let Some(i) = ironic {
         hosts::check_ironic_holds(i, &mut plan).await?;

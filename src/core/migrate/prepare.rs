@@ -177,7 +177,11 @@ pub(crate) async fn read_nova(
 ) -> Result<Option<NovaFacts>, PrepareError> {
     let Some(u) = &settings.nova_db else { return Ok(None) };
     let uuids: Vec<String> = inventory.nodes.iter().filter_map(|n| n.node.instance_uuid.clone()).collect();
-    Ok(Some(nova::read_facts(&u.value, &uuids).await?))
+    let mut facts = nova::read_facts(&u.value, &uuids).await?;
+    if let Some(c) = &settings.nova_conf {
+        facts.heartbeats = c.heartbeats.clone();
+    }
+    Ok(Some(facts))
 }
 
 /// What a prepare read, from either target, before it plans.

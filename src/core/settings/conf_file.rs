@@ -8,6 +8,7 @@ use crate::core::db::secret::Secret;
 use crate::core::db::url::{DbUrl, UrlError};
 use crate::core::settings::baremetal::BaremetalConf;
 use crate::core::settings::file::{self, FileProblem, MAX_CONFIG_FILE};
+use crate::core::settings::heartbeat::Heartbeats;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfError {
@@ -258,6 +259,9 @@ pub struct NovaConf {
     pub nova_api_db: Option<DbUrl>,
     pub host: Option<String>,
     pub baremetal: BaremetalConf,
+    /// `[DEFAULT] service_down_time`, `report_interval`, `servicegroup_driver`: when Nova counts
+    /// this host's nova-compute down
+    pub heartbeats: Heartbeats,
 }
 
 impl NovaConf {
@@ -306,7 +310,22 @@ impl NovaConf {
             Some(u) => Some(u),
             None => ini.url("DEFAULT", "sql_connection")?,
         };
+        let int = |key: &str| -> Result<Option<i64>, ConfError> {
+            let Some(v) = ini.get("DEFAULT", key).filter(|v| !v.trim().is_empty()) else { return Ok(None) };
+            v.trim().parse::<i64>().map(Some).map_err(|_| ConfError::BadValue {
+                path: ini.path.clone(),
+                setting: format!("[DEFAULT] {key} = {}", crate::core::text::visible_line(v)),
+                reason: "not a whole number of seconds, as Nova reads it".into(),
+            })
+        };
+        let heartbeats = Heartbeats::from_conf(
+            &ini.path,
+            int("service_down_time")?,
+            int("report_interval")?,
+            ini.get("DEFAULT", "servicegroup_driver"),
+        );
         Ok(NovaConf {
+            heartbeats,
             nova_bm_db: ini.url("baremetal", "sql_connection")?,
             nova_db,
             nova_api_db: ini.url("api_database", "connection")?,
@@ -401,6 +420,24 @@ flavor_extra_specs = cpu_arch:x86_64, hw:foo:bar
     fn default_power_manager_is_ipmi() {
         let ini = IniFile::parse(Path::new("n"), "[baremetal]\nsql_connection = sqlite:////x.db\n").unwrap();
         assert_eq!(NovaConf::from_ini(ini).unwrap().baremetal.power_manager(), BaremetalConf::DEFAULT_POWER_MANAGER);
+    }
+
+    #[test]
+    fn when_nova_counts_nova_compute_down_is_read_from_default() {
+        let c = nova_conf();
+        assert_eq!((c.heartbeats.down_after, c.heartbeats.unknowable.as_deref()), (60, None));
+        let text = "[DEFAULT]\nservice_down_time = 180\nreport_interval = 30\n[baremetal]\nx = 1\n";
+        let c = NovaConf::from_ini(IniFile::parse(Path::new("nova.conf"), text).unwrap()).unwrap();
+        assert_eq!(c.heartbeats.down_after, 180);
+        let text = "[DEFAULT]\nservicegroup_driver = mc\n[baremetal]\nx = 1\n";
+        let c = NovaConf::from_ini(IniFile::parse(Path::new("nova.conf"), text).unwrap()).unwrap();
+        assert!(c.heartbeats.unknowable.is_some());
+        for bad in ["sixty", "1.5", "60s"] {
+            let text = format!("[DEFAULT]\nreport_interval = {bad}\n[baremetal]\nx = 1\n");
+            let e = NovaConf::from_ini(IniFile::parse(Path::new("/etc/nova/nova.conf"), &text).unwrap()).unwrap_err();
+            let e = e.to_string();
+            assert!(e.contains("/etc/nova/nova.conf") && e.contains(&format!("report_interval = {bad}")), "{e}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod baremetal;
 pub mod conf_file;
 pub mod file;
+pub mod heartbeat;
 pub mod project;
 
 use std::path::{Path, PathBuf};

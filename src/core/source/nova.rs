@@ -12,9 +12,7 @@ use serde::Serialize;
 
 use crate::core::db::url::DbUrl;
 use crate::core::db::{Access, Cast, Db, DbError, Dialect};
-
-/// nova's default `service_down_time`: a service whose heartbeat is older is down.
-pub const SERVICE_DOWN_SECONDS: i64 = 60;
+use crate::core::settings::heartbeat::Heartbeats;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct NovaInstance {
@@ -68,16 +66,35 @@ pub struct NovaFacts {
     pub flavors: Option<Vec<NovaFlavor>>,
     /// The database server's clock (UTC), against which heartbeats are judged.
     pub now: Option<NaiveDateTime>,
+    /// When Nova counts a service down: Nova's defaults, or the compute host's nova.conf
+    /// (`--nova-conf`).
+    pub heartbeats: Heartbeats,
 }
 
 impl NovaFacts {
-    /// nova-compute services on `host` whose heartbeat is recent.
-    pub fn running_compute(&self, host: &str) -> Option<&NovaService> {
+    /// A nova-compute service on `host` that Nova counts up (its heartbeat at most
+    /// `service_down_time` old; one from the future, a skewed clock, counts too), or whose state
+    /// the heartbeats cannot show; with what says so, for a message.
+    pub fn running_compute(&self, host: &str) -> Option<(&NovaService, String)> {
         let now = self.now?;
-        self.services.iter().find(|s| {
-            s.binary == "nova-compute"
-                && s.host == host
-                && s.updated_at.is_some_and(|t| (now - t).num_seconds() < SERVICE_DOWN_SECONDS)
+        let h = &self.heartbeats;
+        self.services.iter().filter(|s| s.binary == "nova-compute" && s.host == host).find_map(|s| {
+            let beat = s.updated_at.map(|t| t.to_string()).unwrap_or_else(|| "never".into());
+            if let Some(why) = &h.unknowable {
+                return Some((s, format!("may be running (its last heartbeat: {beat}; {why})")));
+            }
+            let age = now - s.updated_at?;
+            (age.num_milliseconds() <= h.down_after * 1000).then(|| {
+                let ago = age.num_seconds();
+                let ago = if ago < 0 { format!("{}s in the future", -ago) } else { format!("{ago}s ago") };
+                (
+                    s,
+                    format!(
+                        "sent a heartbeat at {beat}, {ago} (Nova counts it down after {}s: {})",
+                        h.down_after, h.from
+                    ),
+                )
+            })
         })
     }
 }
@@ -253,4 +270,51 @@ pub async fn read_from(db: &Db, instance_uuids: &[String]) -> Result<NovaFacts, 
     tracing::info!(url = %db.url.redacted(), instances = facts.instances.len(), services = facts.services.len(),
         flavors = facts.flavors.as_ref().map_or(0, Vec::len), "read nova facts");
     Ok(facts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn facts(age_ms: i64, heartbeats: Heartbeats) -> NovaFacts {
+        let now = chrono::NaiveDate::from_ymd_opt(2014, 10, 16).and_then(|d| d.and_hms_opt(12, 0, 0)).unwrap();
+        let svc = |host: &str, binary: &str| NovaService {
+            host: host.into(),
+            binary: binary.into(),
+            updated_at: Some(now - chrono::Duration::milliseconds(age_ms)),
+            disabled: false,
+        };
+        NovaFacts {
+            services: vec![svc("bm-compute-1", "nova-conductor"), svc("bm-compute-1", "nova-compute")],
+            now: Some(now),
+            heartbeats,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_heartbeat_is_judged_as_nova_judges_it() {
+        // nova/servicegroup/drivers/db.py: up while abs(elapsed) <= service_down_time
+        let up = |age_ms: i64, h: Heartbeats| facts(age_ms, h).running_compute("bm-compute-1").map(|(_, w)| w);
+        let why = up(60_000, Heartbeats::default()).expect("60 s old: up");
+        assert!(why.contains("60s ago") && why.contains("down after 60s"), "{why}");
+        assert_eq!(up(60_001, Heartbeats::default()), None);
+        // one from the future (a skewed clock) counts as running: the safe side
+        assert!(up(-300_000, Heartbeats::default()).unwrap().contains("300s in the future"));
+        assert_eq!(facts(5_000, Heartbeats::default()).running_compute("bm-compute-2").map(|_| ()), None);
+        // the compute host's nova.conf: longer and shorter than Nova's default
+        let conf = |sdt| Heartbeats::from_conf(Path::new("nova.conf"), Some(sdt), None, None);
+        assert!(up(170_000, conf(180)).unwrap().contains("service_down_time = 180 in nova.conf"));
+        assert_eq!(up(25_000, conf(20)), None);
+        assert!(up(19_000, conf(20)).is_some());
+    }
+
+    #[test]
+    fn heartbeats_that_cannot_tell_name_every_nova_compute() {
+        let mc = Heartbeats::from_conf(Path::new("nova.conf"), None, None, Some("mc"));
+        let (s, why) = facts(3_600_000, mc).running_compute("bm-compute-1").map(|(s, w)| (s.clone(), w)).unwrap();
+        assert_eq!(s.binary, "nova-compute");
+        assert!(why.starts_with("may be running") && why.contains("servicegroup_driver = mc"), "{why}");
+    }
 }

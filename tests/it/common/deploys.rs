@@ -41,12 +41,19 @@ impl Deployer {
     /// Starts Glance with the images of `boot` (scripts/bootvm.sh's dir), nova baremetal's compute
     /// host (nova_bm on MariaDB, its Nova database `nova` or a fresh SQLite one, its API behind the
     /// Keystone v2.0 on port `ks`), and the deploy helper, which hands the machines' disks the root
-    /// uuid `root_uuid`. None (after a loud skip) without Glance.
-    pub async fn start(ks: u16, nova_db: Option<TestDb>, boot: &Path, root_uuid: &str) -> Option<Deployer> {
+    /// uuid `root_uuid`. `defaults`: more `[DEFAULT]` lines of its nova.conf. None (after a loud
+    /// skip) without Glance.
+    pub async fn start(
+        ks: u16,
+        nova_db: Option<TestDb>,
+        boot: &Path,
+        root_uuid: &str,
+        defaults: &str,
+    ) -> Option<Deployer> {
         let glance = Glance::start_juno(boot, "deploy-ramdisk").await?;
         let helper_port = port();
         let more = format!(
-            "\n[DEFAULT]\nglance_api_servers = 127.0.0.1:{}\n\n[baremetal]\n\
+            "\n[DEFAULT]\nglance_api_servers = 127.0.0.1:{}\n{defaults}\n[baremetal]\n\
              pxe_append_params = {APPEND} bm2.deploy_port={helper_port}\npxe_deploy_timeout = 900\n",
             glance.port
         );

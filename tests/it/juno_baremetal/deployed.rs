@@ -91,7 +91,7 @@ async fn nova_baremetal_deploys_then_the_window() {
 
     // Glance (the deploy kernel and ramdisk, the instance image with its kernel and ramdisk), nova
     // baremetal's compute host (its deploy helper's port in the PXE configs it writes), the helper
-    let Some(mut w) = Deployer::start(ks, None, &boot, &root_uuid).await else { return };
+    let Some(mut w) = Deployer::start(ks, None, &boot, &root_uuid, "").await else { return };
     let glance_at = format!("127.0.0.1:{}", w.glance.port);
     let tftp = w.host.tftp.path().to_path_buf();
     lap("nova baremetal's control plane up");

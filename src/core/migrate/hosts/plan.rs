@@ -157,11 +157,10 @@ pub fn plan_hosts(nodes: &[BmNode], facts: &NovaFacts, to: &str) -> HostPlan {
     }
     let old: BTreeSet<&str> = plan.moves.iter().filter_map(|m| m.old_host.as_deref()).filter(|h| *h != to).collect();
     for h in old {
-        if let Some(s) = facts.running_compute(h) {
+        if let Some((_, why)) = facts.running_compute(h) {
             plan.refusals.push(format!(
-                "the nova-compute on old host {} is running (heartbeat {}): stop every baremetal nova-compute first (runbook step 3)",
+                "the nova-compute on old host {} {why}: stop every baremetal nova-compute first (runbook step 3)",
                 crate::core::text::visible_line(h),
-                s.updated_at.map(|t| t.to_string()).unwrap_or_default()
             ));
         }
     }

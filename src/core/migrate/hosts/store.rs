@@ -8,6 +8,7 @@ use crate::core::db::sql::Val;
 use crate::core::db::url::DbUrl;
 use crate::core::db::{Access, Cast, Db, DbError, Dialect, Tx};
 use crate::core::migrate::hosts::plan::{plan_hosts, HostMove, HostPlan};
+use crate::core::settings::heartbeat::Heartbeats;
 use crate::core::source::nova::{self, NovaError};
 use crate::core::source::nova_bm::{NovaBmSource, SourceError};
 
@@ -32,7 +33,13 @@ pub enum HostsError {
 }
 
 /// Reads nova_bm (read-only) and Nova's instances and services, and plans the move to `to`.
-pub async fn preview_hosts(nova_bm: &DbUrl, nova_db: &Db, to: &str) -> Result<HostPlan, HostsError> {
+/// `heartbeats`: when Nova counts the old hosts' nova-compute down (their nova.conf, or Nova's defaults).
+pub async fn preview_hosts(
+    nova_bm: &DbUrl,
+    nova_db: &Db,
+    to: &str,
+    heartbeats: Heartbeats,
+) -> Result<HostPlan, HostsError> {
     let src = NovaBmSource::open(nova_bm).await?;
     let inv = src.read_inventory(|_| {}).await;
     src.close().await;
@@ -43,7 +50,8 @@ pub async fn preview_hosts(nova_bm: &DbUrl, nova_db: &Db, to: &str) -> Result<Ho
         .filter(|n| !n.deleted)
         .filter_map(|n| n.instance_uuid.as_deref().map(str::trim).filter(|i| !i.is_empty()).map(str::to_string))
         .collect();
-    let facts = nova::read_from(nova_db, &uuids).await?;
+    let mut facts = nova::read_from(nova_db, &uuids).await?;
+    facts.heartbeats = heartbeats;
     Ok(plan_hosts(&nodes, &facts, to))
 }
 

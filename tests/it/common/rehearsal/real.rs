@@ -7,8 +7,9 @@
 //! helper, then boots its instance (its console marker); nodes 3-5 BMCs only, whose ramdisk's one
 //! request the test sends. Then `nova stop` of node 4's instance, `nova delete` of node 5's (nova
 //! baremetal's teardown: a free node again), nova baremetal's control plane stopped and its
-//! nova-compute's heartbeat let age past `service_down_time` (runbook step 3). The nova.conf it ran
-//! with is the operator's NOVA_CONF (a copy in etc/).
+//! nova-compute's heartbeat let age past its nova.conf's `service_down_time` (30 s, not Nova's
+//! default) until Juno's `nova-manage service list` counts it down (runbook step 3). The nova.conf it
+//! ran with is the operator's NOVA_CONF (a copy in etc/).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,10 +17,11 @@ use std::path::{Path, PathBuf};
 use super::world::{bmc_addr, mac, Instance, Node, Rehearsal};
 use crate::common::baremetal::{nova, BaremetalHost};
 use crate::common::bmc::{Bmc, BmcOptions};
+use crate::common::cli::bm;
 use crate::common::db::TestDb;
 use crate::common::deploys::{machine, view, wait_marker, wait_status, Deployer, FLAVOR};
 use crate::common::glance::Glance;
-use crate::common::juno::{wait_for, IMAGE, KERNEL, RAMDISK};
+use crate::common::juno::{wait_for, IMAGE, JUNO_NOVA_VENV, KERNEL, RAMDISK};
 use crate::common::nova::HOST;
 
 /// The nodes nova baremetal made, by nova_bm id (the order its API made them in).
@@ -39,6 +41,10 @@ pub const REAL: [Node; 6] = [
 
 /// The node whose machine is the VM.
 pub const REAL_VM: i64 = 2;
+
+/// nova baremetal's host reports every 5 s, and Nova counts a service down after this many seconds
+/// (its nova.conf's `service_down_time`, not Nova's default 60): the tool must read it from there.
+const DOWN_AFTER: u64 = 30;
 
 /// What the cloud nova baremetal made leaves the load: its databases, the nova.conf it ran with, its
 /// TFTP tree, the machines' BMCs, each node's uuid and instance's uuid by nova_bm id, the network's
@@ -60,7 +66,8 @@ pub struct Made {
 pub async fn stage(r: &Rehearsal, dir: &Path, nova_db: TestDb) -> Made {
     let t0 = std::time::Instant::now();
     let lap = |what: &str| eprintln!("rehearsal: db load, nova baremetal: {what} after {:.1?}", t0.elapsed());
-    let d = Deployer::start(r.keystone_v2, Some(nova_db), &r.boot, &r.root_uuid)
+    let beats = format!("report_interval = 5\nservice_down_time = {DOWN_AFTER}\n");
+    let d = Deployer::start(r.keystone_v2, Some(nova_db), &r.boot, &r.root_uuid, &beats)
         .await
         .expect("Glance (checked by Rehearsal::stage)");
     let tftp = d.host.tftp.path().to_path_buf();
@@ -149,10 +156,8 @@ pub async fn stage(r: &Rehearsal, dir: &Path, nova_db: TestDb) -> Made {
     std::fs::copy(&conf, &nova_conf).unwrap();
     let Deployer { host, glance, .. } = d;
     let BaremetalHost { plane, nova_bm, nova, tftp: keep } = host;
-    let log = plane.log();
     drop(plane);
-    let up = "SELECT CASE WHEN COUNT(*) = 0 THEN 1 ELSE 0 END FROM services WHERE deleted = 0 AND `binary` = 'nova-compute' AND updated_at > UTC_TIMESTAMP() - INTERVAL 62 SECOND";
-    wait_for(&nova, up, 120, "nova baremetal's nova-compute down", &log).await;
+    until_nova_counts_it_down(&nova_conf).await;
     lap("its nova-compute down");
     Made { nova_bm, nova, nova_conf, tftp, bmcs, uuids, network_tftp, glance, keep }
 }
@@ -161,4 +166,41 @@ pub async fn stage(r: &Rehearsal, dir: &Path, nova_db: TestDb) -> Made {
 async fn by_id(nova_bm: &TestDb, col: &str) -> BTreeMap<i64, String> {
     let q = format!("SELECT CAST(id AS CHAR), {col} FROM bm_nodes WHERE {col} IS NOT NULL");
     nova_bm.rows(&q).await.into_iter().map(|r| (r[0].parse().unwrap(), r[1].clone())).collect()
+}
+
+/// Runbook step 3 after nova baremetal's services stopped: Juno's own `nova-manage service list`
+/// (Nova's servicegroup code on `conf`) still counts the nova-compute up, and so does the tool
+/// (`hosts` refuses, naming the nova.conf's `service_down_time`); then the wait until Nova counts it
+/// down. The plan right after must agree (rehearsal.rs: no `nova-compute-running`).
+async fn until_nova_counts_it_down(conf: &Path) {
+    let manage = PathBuf::from(std::env::var(JUNO_NOVA_VENV).expect("the Juno Nova venv")).join("bin/nova-manage");
+    let state = || {
+        let out = std::process::Command::new(&manage)
+            .arg("--config-file")
+            .arg(conf)
+            .args(["service", "list"])
+            .output()
+            .expect("Juno's nova-manage");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = text.lines().find(|l| l.starts_with("nova-compute ")).map(str::to_string);
+        line.unwrap_or_else(|| {
+            panic!("nova-manage service list: no nova-compute\n{text}\n{}", String::from_utf8_lossy(&out.stderr))
+        })
+    };
+    let first = state();
+    assert!(first.contains(":-)"), "Juno's Nova counts the nova-compute down at once: {first}");
+    let out = bm(["hosts", "--to", "ironic-compute", "--nova-conf"]).arg(conf).run();
+    assert_eq!(out.code, 3, "hosts while Nova counts nova-compute up ({first}): {}", out.text());
+    let said = out.text();
+    let why = format!("service_down_time = {DOWN_AFTER} in {}", conf.display());
+    assert!(said.contains("sent a heartbeat") && said.contains(&why), "hosts names Nova's own figure: {said}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(DOWN_AFTER + 60);
+    loop {
+        let now = state();
+        if now.contains("XXX") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "Juno's Nova still counts the nova-compute up: {now}");
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
 }

@@ -17,15 +17,12 @@ impl Checks<'_> {
         let hosts: BTreeSet<&str> =
             inv.nodes.iter().filter(|n| !n.node.deleted).filter_map(|n| n.node.service_host.as_deref()).collect();
         for h in hosts {
-            if let Some(s) = facts.running_compute(h) {
+            if let Some((_, why)) = facts.running_compute(h) {
                 self.d.raise(
                     ConflictCode::NovaComputeRunning,
                     Subject::Host { host: h.to_string() },
                     None,
-                    format!(
-                        "nova-compute on {h} sent a heartbeat at {} (stop it before the load)",
-                        s.updated_at.map(|t| t.to_string()).unwrap_or_default()
-                    ),
+                    format!("nova-compute on {h} {why} (stop it before the load)"),
                 );
             }
         }
