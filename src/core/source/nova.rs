@@ -35,6 +35,8 @@ pub struct NovaService {
     pub host: String,
     pub binary: String,
     pub updated_at: Option<NaiveDateTime>,
+    /// when the service first started: Nova's heartbeat until its first report
+    pub created_at: Option<NaiveDateTime>,
     pub disabled: bool,
 }
 
@@ -79,21 +81,21 @@ impl NovaFacts {
         let now = self.now?;
         let h = &self.heartbeats;
         self.services.iter().filter(|s| s.binary == "nova-compute" && s.host == host).find_map(|s| {
-            let beat = s.updated_at.map(|t| t.to_string()).unwrap_or_else(|| "never".into());
+            // as Nova: `updated_at or created_at` (a service that has not reported yet)
+            let at = s.updated_at.or(s.created_at);
+            let beat = match (s.updated_at, at) {
+                (Some(t), _) => format!("sent a heartbeat at {t}"),
+                (None, Some(t)) => format!("has sent no heartbeat since it started at {t}"),
+                (None, None) => "has sent no heartbeat".into(),
+            };
             if let Some(why) = &h.unknowable {
-                return Some((s, format!("may be running (its last heartbeat: {beat}; {why})")));
+                return Some((s, format!("may be running ({beat}; {why})")));
             }
-            let age = now - s.updated_at?;
+            let age = now - at?;
             (age.num_milliseconds() <= h.down_after * 1000).then(|| {
                 let ago = age.num_seconds();
                 let ago = if ago < 0 { format!("{}s in the future", -ago) } else { format!("{ago}s ago") };
-                (
-                    s,
-                    format!(
-                        "sent a heartbeat at {beat}, {ago} (Nova counts it down after {}s: {})",
-                        h.down_after, h.from
-                    ),
-                )
+                (s, format!("{beat}, {ago} (Nova counts it down after {}s: {})", h.down_after, h.from))
             })
         })
     }
@@ -131,10 +133,12 @@ fn instances_sql(d: Dialect, marks: &str, boot_ids: bool) -> String {
     )
 }
 
-/// The live services: host, binary, heartbeat, disabled (0/1).
-fn services_sql(d: Dialect) -> String {
+/// The live services: host, binary, heartbeat, disabled (0/1), and `created_at` when the table
+/// has it (Nova's has; a trimmed copy may not).
+fn services_sql(d: Dialect, created: bool) -> String {
+    let created = if created { format!(", {}", d.column("created_at", Cast::Time)) } else { String::new() };
     format!(
-        "SELECT {}, {} AS bin, {}, {} FROM services WHERE deleted = 0",
+        "SELECT {}, {} AS bin, {}, {}{created} FROM services WHERE deleted = 0",
         d.cast(Cast::Text, "host"),
         d.cast(Cast::Text, &d.quote("binary")),
         d.column("updated_at", Cast::Time),
@@ -250,13 +254,15 @@ pub async fn read_from(db: &Db, instance_uuids: &[String]) -> Result<NovaFacts, 
             }
         }
     }
-    let (svc_sql, now_sql) = (services_sql(d), format!("SELECT {}", d.utc_now()));
+    let created = db.column_names("services").await?.iter().any(|c| c.eq_ignore_ascii_case("created_at"));
+    let (svc_sql, now_sql) = (services_sql(d, created), format!("SELECT {}", d.utc_now()));
     let services = db
         .fetch_map(&svc_sql, vec![], |r| {
             Ok(NovaService {
                 host: r.opt_string("host")?.unwrap_or_default(),
                 binary: r.opt_string("bin")?.unwrap_or_default(),
                 updated_at: r.opt_time("updated_at")?,
+                created_at: if created { r.opt_time("created_at")? } else { None },
                 disabled: r.get::<i64, _>("disabled")? != 0,
             })
         })
@@ -283,6 +289,7 @@ mod tests {
             host: host.into(),
             binary: binary.into(),
             updated_at: Some(now - chrono::Duration::milliseconds(age_ms)),
+            created_at: None,
             disabled: false,
         };
         NovaFacts {
@@ -316,5 +323,19 @@ mod tests {
         let (s, why) = facts(3_600_000, mc).running_compute("bm-compute-1").map(|(s, w)| (s.clone(), w)).unwrap();
         assert_eq!(s.binary, "nova-compute");
         assert!(why.starts_with("may be running") && why.contains("servicegroup_driver = mc"), "{why}");
+    }
+
+    #[test]
+    fn a_service_that_has_not_reported_yet_is_judged_by_its_start() {
+        let mut f = facts(0, Heartbeats::default());
+        let now = f.now.unwrap();
+        f.services[1].updated_at = None;
+        f.services[1].created_at = Some(now - chrono::Duration::seconds(5));
+        let why = f.running_compute("bm-compute-1").map(|(_, w)| w).expect("5 s since its start: up");
+        assert!(why.starts_with("has sent no heartbeat since it started at") && why.contains(", 5s ago"), "{why}");
+        f.services[1].created_at = Some(now - chrono::Duration::seconds(61));
+        assert_eq!(f.running_compute("bm-compute-1").map(|_| ()), None);
+        f.services[1].created_at = None;
+        assert_eq!(f.running_compute("bm-compute-1").map(|_| ()), None);
     }
 }

@@ -240,6 +240,7 @@ mod tests {
             host: "bm-1".into(),
             binary: "nova-compute".into(),
             updated_at: Some(now),
+            created_at: None,
             disabled: false,
         });
         let p = plan_hosts(&nodes, &facts, "new");
