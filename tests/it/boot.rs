@@ -175,6 +175,8 @@ async fn start_ironic_for_boot(venv: &Path, boot: &Path, dir: &Path, db_url: &st
         takeover_interval: Some(2),
         file_paths: Some(files.to_path_buf()),
         pxe_loaders: Some(boot.to_path_buf()),
+        // Ironic's own default: the machines' BMCs share a loaded host (no BMC here is dead)
+        ipmi_retry: Some(60),
         ..IronicOptions::new(venv, db_url)
     })
     .await

@@ -145,6 +145,8 @@ async fn a_migrated_free_node_is_deployed_cleaned_and_redeployed_and_an_instance
         api_host: Some(HOST_NAME.into()),
         http_url: Some(format!("http://{HOST_NAME}:{http}")),
         automated_clean: Some(true),
+        // Ironic's own default: the machines' BMCs share a loaded host (no BMC here is dead)
+        ipmi_retry: Some(60),
         hosts: vec![(HOST_NAME.into(), "127.0.0.1".into())],
         glance: Some((
             format!("http://127.0.0.1:{}", glance.port),

@@ -68,6 +68,11 @@ pub struct IronicOptions {
     pub api_host: Option<String>,
     pub http_url: Option<String>,
     pub automated_clean: Option<bool>,
+    /// Seconds an IPMI command is retried (`[ipmi] command_retry_timeout`); None: the script's 10 s,
+    /// for the tests of dead BMCs. A QEMU machine's BMC on a loaded host can be silent for longer
+    /// (a CI run's deploy:: once failed cleaning on one `power status`): those tests give Ironic's
+    /// own default, 60.
+    pub ipmi_retry: Option<u32>,
     /// Names (name, address) this Ironic alone resolves: it runs in a mount namespace of its own
     /// whose /etc/hosts is this machine's plus these (`unshare`; the machine's file is untouched).
     pub hosts: Vec<(String, String)>,
@@ -95,6 +100,7 @@ impl IronicOptions {
             api_host: None,
             http_url: None,
             automated_clean: None,
+            ipmi_retry: None,
             hosts: Vec::new(),
             glance: None,
         }
@@ -197,6 +203,7 @@ pub fn write_conf(o: &IronicOptions, dir: &Path, port: u16) -> PathBuf {
         ("BM2_IRONIC_API_HOST", o.api_host.clone()),
         ("BM2_IRONIC_HTTP_URL", o.http_url.clone()),
         ("BM2_IRONIC_AUTOMATED_CLEAN", o.automated_clean.map(|c| c.to_string())),
+        ("BM2_IRONIC_IPMI_RETRY", o.ipmi_retry.map(|c| c.to_string())),
         ("BM2_IRONIC_GLANCE", o.glance.as_ref().map(|g| g.0.clone())),
         ("BM2_IRONIC_GLANCE_KEYSTONE", o.glance.as_ref().map(|g| g.1.clone())),
         ("BM2_IRONIC_GLANCE_PASSWORD", o.glance.as_ref().map(|g| g.2.clone())),
