@@ -528,7 +528,10 @@ async fn rehearsal_timing_matches_the_wall_clock() {
         assert!(shown <= wall && wall - shown < Duration::from_millis(400), "shown {shown:?}, wall {wall:?}");
         let rate = r.app.progress.rate().expect("a rate while loading");
         let average = done as f64 / wall.as_secs_f64();
-        assert!(rate > average / 3.0 && rate < average * 3.0, "rate {rate:.0}/s, average so far {average:.0}/s");
+        // the window's rate, not the average: a loaded host's slow start (a CI run: 15,765/s against
+        // 3,790/s on average) may part them widely; a rate in other units or from another origin
+        // is 1,000 times off
+        assert!(rate > average / 20.0 && rate < average * 20.0, "rate {rate:.0}/s, average so far {average:.0}/s");
         assert!(screen_text(&mut r).contains(&format!("{} nodes/s", human_rate(rate))));
         assert!(!r.app.progress.eta().starts_with('-'), "an ETA while loading: {}", r.app.progress.eta());
     }

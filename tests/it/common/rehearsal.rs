@@ -128,6 +128,8 @@ impl Cloud {
             file_paths: Some(tree),
             pxe_loaders: Some(r.boot.clone()),
             glance,
+            // Ironic's own default: the machines' BMCs share a loaded host (no BMC here is dead)
+            ipmi_retry: Some(60),
             ..IronicOptions::new(&r.venv, &ironic_db.admin_url)
         };
         std::fs::create_dir_all(dir.join("ironic")).unwrap();
